@@ -1,0 +1,206 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ValidationError, type AnyObject, type ObjectSchema } from 'yup';
+import { StartupError, errorMessage } from '../errors';
+import { CONFIG_SEARCH_PLACES } from './defaults';
+import { configSchema, type Config, type FrozenConfig } from './schema';
+
+// Precedence (decisions.md): command-line flag > environment > config file > default.
+
+export const CONFIG_EXIT_CODE = 2;
+
+/** Environment variables and the config key each one sets. */
+export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
+  SVC_PORT: ['port'],
+  SVC_HOST: ['host'],
+  SVC_SECRET: ['secret', 'client.secret'],
+  SVC_DATABASE: ['database'],
+  SVC_URL: ['client.url'],
+};
+
+/** A flag value as commander hands it over, keyed by the dotted config key it sets. */
+export type FlagOverrides = Readonly<Record<string, string | boolean | undefined>>;
+
+export interface LoadOptions {
+  /** `--config FILE`: load this file instead of searching. */
+  configFile?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  flags?: FlagOverrides;
+}
+
+export interface LoadedConfig {
+  config: FrozenConfig;
+  /** The config file used, if any. */
+  filepath: string | null;
+}
+
+type PlainObject = Record<string, unknown>;
+
+export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
+  const env = options.env ?? process.env;
+  const file = await readConfigFile(options.configFile, options.cwd ?? process.cwd());
+  const fileLabel = file ? `config file ${file.filepath}` : 'config file';
+
+  const fromFile = file ? checkSource(file.config, fileLabel) : {};
+  const fromEnv = checkSource(envOverrides(env), 'environment');
+  const fromFlags = checkSource(flagOverrides(options.flags ?? {}), 'command line');
+
+  const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
+  const config = validate(merged, 'configuration');
+  return { config: deepFreeze(config), filepath: file?.filepath ?? null };
+}
+
+async function readConfigFile(explicit: string | undefined, cwd: string): Promise<{ config: unknown; filepath: string } | null> {
+  if (explicit !== undefined) {
+    const filepath = path.resolve(cwd, explicit);
+    if (!fs.existsSync(filepath)) throw configError(`config file not found: ${filepath}`);
+    return loadWithCosmiconfig((explorer) => explorer.load(filepath), filepath);
+  }
+  // Checking for the files first keeps cosmiconfig (and YAML parsing) off the start-up path
+  // of client commands when there is no config file at all.
+  const candidate = CONFIG_SEARCH_PLACES.map((name) => path.join(cwd, name)).find((p) => fs.existsSync(p));
+  if (!candidate) return null;
+  return loadWithCosmiconfig((explorer) => explorer.search(cwd), candidate);
+}
+
+type Explorer = ReturnType<typeof import('cosmiconfig')['cosmiconfig']>;
+
+async function loadWithCosmiconfig(
+  run: (explorer: Explorer) => Promise<{ config: unknown; filepath: string; isEmpty?: boolean } | null>,
+  filepath: string,
+): Promise<{ config: unknown; filepath: string } | null> {
+  const { cosmiconfig } = await import('cosmiconfig');
+  const explorer = cosmiconfig('svc', { searchPlaces: CONFIG_SEARCH_PLACES, searchStrategy: 'none', cache: false });
+  let result;
+  try {
+    result = await run(explorer);
+  } catch (error) {
+    throw configError(`cannot read config file ${filepath}: ${firstLine(errorMessage(error))}`);
+  }
+  if (!result) return null;
+  return { config: result.isEmpty ? {} : result.config, filepath: result.filepath };
+}
+
+/** Rejects unknown keys and wrong types in one source, naming the key and the source. */
+function checkSource(raw: unknown, label: string): PlainObject {
+  if (raw === undefined || raw === null) return {};
+  if (!isPlainObject(raw)) throw configError(`${label}: the configuration must be an object`);
+  const unknownKey = findUnknownKey(raw, configSchema as ObjectSchema<AnyObject>, '');
+  if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
+  validate(raw, label);
+  return raw;
+}
+
+function validate(value: PlainObject, label: string): Config {
+  try {
+    return configSchema.validateSync(value, { strict: true, abortEarly: true }) as Config;
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      const key = error.path ?? '';
+      const actual = getPath(value, key.replace(/\[(\d+)\]/g, '.$1'));
+      throw configError(`${label}: invalid value for "${key}": ${describeValidation(error, actual)}`);
+    }
+    throw error;
+  }
+}
+
+function describeValidation(error: ValidationError, actual: unknown): string {
+  const message = error.errors[0] ?? error.message;
+  // yup's typeError text ("must be a `number` type, but the final value was: ...") is long; shorten it.
+  const typeMatch = /must be a `(\w+)` type/.exec(message);
+  if (typeMatch) return `expected a ${typeMatch[1]}, got ${JSON.stringify(actual)}`;
+  return message.replace(/^\S+ /, '');
+}
+
+function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): string | null {
+  for (const [key, child] of Object.entries(value)) {
+    const fieldSchema = Object.hasOwn(schema.fields, key) ? schema.fields[key] : undefined;
+    const fullKey = prefix + key;
+    if (!fieldSchema) return fullKey;
+    if ('fields' in fieldSchema && isPlainObject(child)) {
+      const nested = findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, fullKey + '.');
+      if (nested) return nested;
+    }
+  }
+  return null;
+}
+
+function envOverrides(env: NodeJS.ProcessEnv): PlainObject {
+  const result: PlainObject = {};
+  for (const [name, keys] of Object.entries(ENV_KEYS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '' && name !== 'SVC_SECRET') continue;
+    for (const key of keys) setPath(result, key, coerce(key, raw, `environment variable ${name}`));
+  }
+  return result;
+}
+
+function flagOverrides(flags: FlagOverrides): PlainObject {
+  const result: PlainObject = {};
+  for (const [key, raw] of Object.entries(flags)) {
+    if (raw === undefined) continue;
+    setPath(result, key, typeof raw === 'boolean' ? raw : coerce(key, raw, `command line (${key})`));
+  }
+  return result;
+}
+
+/** Strings from the environment or the command line take the type of the key's default. */
+function coerce(key: string, raw: string, label: string): unknown {
+  const example = getPath(configSchema.getDefault() as PlainObject, key);
+  if (typeof example === 'number') {
+    const trimmed = raw.trim();
+    const value = trimmed === '' ? NaN : Number(trimmed);
+    if (!Number.isFinite(value)) throw configError(`${label}: invalid value for "${key}": expected a number, got ${JSON.stringify(raw)}`);
+    return value;
+  }
+  if (typeof example === 'boolean') {
+    if (/^(true|1|yes)$/i.test(raw)) return true;
+    if (/^(false|0|no)$/i.test(raw)) return false;
+    throw configError(`${label}: invalid value for "${key}": expected true or false, got ${JSON.stringify(raw)}`);
+  }
+  return raw;
+}
+
+function configError(message: string): StartupError {
+  return new StartupError(`config error: ${message}`, CONFIG_EXIT_CODE);
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}
+
+function isPlainObject(value: unknown): value is PlainObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function getPath(target: PlainObject, key: string): unknown {
+  return key.split('.').reduce<unknown>((node, part) => (typeof node === 'object' && node !== null ? (node as PlainObject)[part] : undefined), target);
+}
+
+function setPath(target: PlainObject, key: string, value: unknown): void {
+  const parts = key.split('.');
+  const last = parts.pop() as string;
+  let node = target;
+  for (const part of parts) {
+    if (!isPlainObject(node[part])) node[part] = {};
+    node = node[part] as PlainObject;
+  }
+  node[last] = value;
+}
+
+function deepMerge(base: PlainObject, override: PlainObject): PlainObject {
+  const result: PlainObject = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    result[key] = isPlainObject(value) && isPlainObject(result[key]) ? deepMerge(result[key] as PlainObject, value) : value;
+  }
+  return result;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,100 @@
+// The shapes that travel through svc. This module imports nothing on purpose:
+// every layer may depend on it, it depends on none.
+
+/**
+ * A single metadata value. Submissions only ever yield scalars; lists (`genres`) and maps
+ * (`enrichment_sources`, field -> provider) come from enrichment.
+ */
+export type FieldValue = string | number | boolean | string[] | Readonly<Record<string, string>>;
+
+/** Track metadata keyed by field name (lower-case names as sent by DJ software). */
+export type TrackFields = Record<string, FieldValue>;
+
+/** What the server keeps for one successful submission. */
+export interface TrackRecord {
+  dbid: number;
+  /** Arrival order; the current track is the stored record with the highest one. */
+  receivedSeq: number;
+  receivedAt: string;
+  metadata: TrackFields;
+}
+
+export const IMAGE_CATEGORIES = ['cover', 'fanart', 'banner', 'logo', 'thumbnail'] as const;
+export type ImageCategory = (typeof IMAGE_CATEGORIES)[number];
+
+/** An image an enricher found; the image store downloads it (maybe after the response). */
+export interface ImageCandidate {
+  category: ImageCategory;
+  url: string;
+  /** Name of the provider that found it. */
+  source: string;
+}
+
+/** Fields that carry numbers; numeric strings (GET sends strings) become numbers. */
+export const NUMERIC_FIELDS: ReadonlySet<string> = new Set([
+  'bpm',
+  'duration',
+  'bitrate',
+  'samplerate',
+  'track',
+  'tracktotal',
+  'disc',
+  'disctotal',
+  'fpcalcduration',
+  'deck',
+]);
+
+/** Known text fields: a number or boolean sent for one of these is dropped with a warning. */
+export const TEXT_FIELDS: ReadonlySet<string> = new Set([
+  'artist',
+  'title',
+  'album',
+  'albumartist',
+  'genre',
+  'date',
+  'composer',
+  'lyricist',
+  'key',
+  'publisher',
+  'label',
+  'isrc',
+  'comments',
+  'musicbrainzartistid',
+  'musicbrainzrecordingid',
+  'musicbrainzalbumid',
+  'musicbrainzreleasegroupid',
+  'fpcalcfingerprint',
+  'coverurl',
+  'artistlongbio',
+  'artistshortbio',
+]);
+
+/**
+ * System and security-sensitive fields removed from every submission
+ * (api-spec 2.2; decisions.md "Removed fields"). Compared case-insensitively.
+ */
+export const REMOVED_FIELDS: ReadonlySet<string> = new Set([
+  'hostname',
+  'hostfqdn',
+  'hostip',
+  'ipaddress',
+  'httpport',
+  'dbid',
+  'filename',
+  'previoustrack',
+  'cache_warmed',
+  'track_received',
+  'version',
+  'coverimagetype',
+  'secret',
+  '__proto__',
+  'constructor',
+  'prototype',
+]);
+
+/** Suffixes that mark binary payloads (e.g. `coverimageraw`, `artistthumbnailbase64`). */
+export const REMOVED_FIELD_SUFFIXES: readonly string[] = ['raw', 'base64'];
+
+/** A submission needs one of these non-empty, or both fingerprint fields (decisions.md). */
+export const IDENTIFYING_FIELDS: readonly string[] = ['artist', 'title', 'isrc', 'musicbrainzrecordingid'];
+export const FINGERPRINT_FIELDS: readonly [string, string] = ['fpcalcfingerprint', 'fpcalcduration'];

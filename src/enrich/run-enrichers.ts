@@ -1,0 +1,65 @@
+import type { ImageCandidate, TrackFields } from '../domain/track';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log';
+import { fillEmptyFields, type Merged } from '../pipeline/merge';
+import type { Enrichment, EnrichmentPlan } from './enricher';
+
+export interface EnrichmentOutcome extends Merged {
+  images: ImageCandidate[];
+  /** True when the deadline cut enrichment short; whatever arrived in time is kept. */
+  timedOut: boolean;
+}
+
+export interface RunOptions {
+  deadlineMs: number;
+  /** Aborts everything, e.g. when the whole submission timed out. */
+  signal?: AbortSignal;
+  logger: Logger;
+}
+
+/**
+ * Runs the plan stage by stage under one shared deadline. Never throws: a failing provider
+ * is logged and contributes nothing, a slow one is abandoned at the deadline.
+ */
+export async function runEnrichers(track: Readonly<TrackFields>, plan: EnrichmentPlan, options: RunOptions): Promise<EnrichmentOutcome> {
+  let merged: Merged = { fields: { ...track }, sources: {} };
+  const images: ImageCandidate[] = [];
+  if (plan.every((stage) => stage.length === 0)) return { ...merged, images, timedOut: false };
+
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error('enrichment deadline reached')), options.deadlineMs);
+  const onParentAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onParentAbort, { once: true });
+  const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+
+  try {
+    for (const stage of plan) {
+      if (controller.signal.aborted) break;
+      const settled: (Enrichment | null | undefined)[] = new Array(stage.length);
+      const snapshot = merged.fields;
+      const runs = stage.map(async (enricher, index) => {
+        try {
+          settled[index] = await enricher.enrich(snapshot, { signal: controller.signal });
+        } catch (error) {
+          if (!controller.signal.aborted) options.logger.warn(`enrichment: ${enricher.name} failed: ${errorMessage(error)}`);
+          settled[index] = null;
+        }
+      });
+      await Promise.race([Promise.all(runs), aborted]);
+      // Merge in plan order so the result does not depend on which provider answered first.
+      stage.forEach((enricher, index) => {
+        const result = settled[index];
+        if (!result) return;
+        if (result.fields) merged = fillEmptyFields(merged, result.fields, enricher.name);
+        if (result.images) images.push(...result.images);
+      });
+    }
+    const timedOut = controller.signal.aborted && !options.signal?.aborted;
+    if (timedOut) options.logger.warn(`enrichment: deadline of ${options.deadlineMs} ms reached, keeping what arrived`);
+    return { ...merged, images, timedOut };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onParentAbort);
+    if (!controller.signal.aborted) controller.abort(new Error('enrichment finished'));
+  }
+}

@@ -1,0 +1,63 @@
+// Every error svc can answer with, in one catalogue (style: fastify lib/errors.js).
+// `expose` says whether the message may reach a client; 5xx never expose internals.
+
+export interface ErrorSpec {
+  status: number;
+  message: string;
+  expose: boolean;
+}
+
+export const ERRORS = {
+  INVALID_JSON: { status: 400, message: 'Invalid JSON in request body', expose: true },
+  BODY_NOT_OBJECT: { status: 400, message: 'Request body must be a JSON object', expose: true },
+  INVALID_PARAMETERS: { status: 400, message: 'Invalid query parameters', expose: true },
+  NO_IDENTIFYING_FIELD: {
+    status: 400,
+    message:
+      'A submission needs at least one of artist, title, isrc, musicbrainzrecordingid, or both fpcalcfingerprint and fpcalcduration',
+    expose: true,
+  },
+  MISSING_SECRET: { status: 403, message: 'Missing secret in request', expose: true },
+  INVALID_SECRET: { status: 403, message: 'Invalid secret', expose: true },
+  NOT_FOUND: { status: 404, message: 'Not found', expose: true },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
+  PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
+  BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
+  UPGRADE_REQUIRED: { status: 426, message: 'This endpoint only accepts WebSocket connections', expose: true },
+  INTERNAL: { status: 500, message: 'Internal server error', expose: false },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly expose: boolean;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
+    const spec: ErrorSpec = ERRORS[code];
+    super(message ?? spec.message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = spec.status;
+    this.expose = spec.expose;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** A start-up or usage problem: one clear line for the user, then a non-zero exit. */
+export class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = 1,
+  ) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

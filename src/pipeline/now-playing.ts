@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { TrackRecord } from '../domain/track';
+
+// The current track (decisions.md: the successful submission that arrived last) and the
+// in-process "track changed" event. /v1/last is served from a copy serialized once per change.
+
+export interface NowPlayingSnapshot {
+  record: TrackRecord | null;
+  /** The /v1/last body: `{}` or `{dbid, ...processed metadata}`. */
+  body: string;
+  etag: string;
+}
+
+interface NowPlayingEvents {
+  /** A newer track became current. */
+  'track-changed': [TrackRecord];
+  /** The current track's metadata changed (e.g. its cover arrived after the response). */
+  'track-updated': [TrackRecord];
+}
+
+export class NowPlaying extends EventEmitter<NowPlayingEvents> {
+  private snapshotValue: NowPlayingSnapshot;
+
+  constructor(initial: TrackRecord | null) {
+    super();
+    // Every WebSocket viewer subscribes; the default limit of 10 would warn for no reason.
+    this.setMaxListeners(0);
+    this.snapshotValue = serialize(initial);
+  }
+
+  snapshot(): NowPlayingSnapshot {
+    return this.snapshotValue;
+  }
+
+  current(): TrackRecord | null {
+    return this.snapshotValue.record;
+  }
+
+  /** Makes `record` current unless a submission that arrived later is already current. */
+  offer(record: TrackRecord): boolean {
+    const current = this.snapshotValue.record;
+    if (current && current.receivedSeq > record.receivedSeq) return false;
+    this.snapshotValue = serialize(record);
+    this.emit('track-changed', record);
+    return true;
+  }
+
+  /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */
+  update(record: TrackRecord): void {
+    if (this.snapshotValue.record?.dbid !== record.dbid) return;
+    this.snapshotValue = serialize(record);
+    this.emit('track-updated', record);
+  }
+}
+
+function serialize(record: TrackRecord | null): NowPlayingSnapshot {
+  const body = record ? JSON.stringify({ dbid: record.dbid, ...record.metadata }) : '{}';
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return { record, body, etag };
+}

@@ -1,0 +1,84 @@
+import { AppError } from '../errors';
+
+// Stage 1: turn the HTTP request (query string, JSON or form body) into raw fields plus
+// the credential carriers. Pure: no Koa, no I/O.
+
+export type AuthCarrier = 'header' | 'body' | 'query';
+
+/** Where a secret came from and its bytes (header bytes are latin1 as they came off the wire). */
+export interface Credential {
+  carrier: AuthCarrier;
+  bytes: Buffer;
+}
+
+export interface RawRequest {
+  method: string;
+  /** Parsed query string; repeated keys arrive as arrays. */
+  query: Readonly<Record<string, string | string[] | undefined>>;
+  /** Parsed body for POST (JSON or form), undefined for GET/HEAD. */
+  body?: unknown;
+  /** Form bodies are read like query strings (decisions.md): repeated keys are an error. */
+  bodyIsForm?: boolean;
+  /** Value of X-SVC-Client-Auth, else of X-WNP-Client-Auth ('' when absent). */
+  authHeader: string;
+}
+
+export interface ParsedSubmission {
+  fields: Record<string, unknown>;
+  credential: Credential | null;
+}
+
+export function parseSubmission(request: RawRequest): ParsedSubmission {
+  const query = singleValuedQuery(request.query);
+  let fields: Record<string, unknown>;
+  if (request.method === 'POST') {
+    if (!isPlainObject(request.body)) throw new AppError('BODY_NOT_OBJECT');
+    fields = request.bodyIsForm ? singleValuedForm(request.body) : request.body;
+  } else {
+    fields = query;
+  }
+  return { fields, credential: pickCredential(request, fields, query) };
+}
+
+/**
+ * Precedence (decisions.md): a non-empty auth header decides alone; otherwise the body
+ * field `secret` (POST); otherwise the query parameter `secret` (any method).
+ */
+function pickCredential(request: RawRequest, fields: Record<string, unknown>, query: Record<string, string>): Credential | null {
+  if (request.authHeader !== '') return { carrier: 'header', bytes: Buffer.from(request.authHeader, 'latin1') };
+  if (request.method === 'POST' && Object.hasOwn(fields, 'secret')) {
+    const value = fields.secret;
+    // A non-string secret can never match; it still counts as "given", so the answer is "Invalid secret".
+    if (value !== '' && value !== null && value !== undefined) {
+      return { carrier: 'body', bytes: Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8') };
+    }
+  }
+  if (Object.hasOwn(query, 'secret') && query.secret !== '') {
+    return { carrier: 'query', bytes: Buffer.from(query.secret as string, 'utf8') };
+  }
+  return null;
+}
+
+function singleValuedQuery(query: RawRequest['query']): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (Array.isArray(value)) throw new AppError('INVALID_PARAMETERS', `Repeated query parameter '${shortName(key)}'`);
+    if (value !== undefined) result[key] = value;
+  }
+  return result;
+}
+
+function singleValuedForm(body: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(body)) {
+    if (Array.isArray(value)) throw new AppError('INVALID_PARAMETERS', `Repeated form parameter '${shortName(key)}'`);
+  }
+  return body;
+}
+
+export function shortName(key: string): string {
+  return key.length > 64 ? key.slice(0, 64) + '…' : key;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,138 @@
+import {
+  NUMERIC_FIELDS,
+  REMOVED_FIELDS,
+  REMOVED_FIELD_SUFFIXES,
+  TEXT_FIELDS,
+  type TrackFields,
+} from '../domain/track';
+import { shortName } from './parse';
+
+// Stage 3: make submitted fields safe to store and show (api-spec 4.2 rules 1-3;
+// decisions.md "Null bytes", "Truncation", "Removed fields", "Types"). Pure.
+
+export interface SanitizeOptions {
+  /** Longest string kept, in code points. */
+  maxFieldLength: number;
+}
+
+export interface Sanitized {
+  fields: TrackFields;
+  warnings: string[];
+  /** A submitted `coverurl`: never echoed, only ever fetched by the server (images). */
+  submittedCoverUrl?: string;
+}
+
+const MAX_FIELD_NAME_LENGTH = 128;
+
+export function sanitize(input: Readonly<Record<string, unknown>>, options: SanitizeOptions): Sanitized {
+  const fields: TrackFields = {};
+  const warnings: string[] = [];
+  let submittedCoverUrl: string | undefined;
+
+  for (const [rawKey, rawValue] of Object.entries(input)) {
+    const key = rawKey.replaceAll('\0', '');
+    if (isRemovedField(key) || rawValue === null || rawValue === undefined) continue;
+    if (!isValidFieldName(key)) {
+      warnings.push(`Field '${shortName(printable(key))}' dropped: invalid field name`);
+      continue;
+    }
+    if (typeof rawValue === 'object') {
+      warnings.push(`Field '${key}' dropped: ${Array.isArray(rawValue) ? 'lists' : 'objects'} are not accepted`);
+      continue;
+    }
+
+    if (NUMERIC_FIELDS.has(key)) {
+      const number = toFiniteNumber(rawValue);
+      if (number === undefined) warnings.push(`Field '${key}' dropped: not a finite number`);
+      else fields[key] = number;
+      continue;
+    }
+
+    if (typeof rawValue === 'string') {
+      const text = cleanString(rawValue);
+      if (text === '' || /^data:/i.test(text)) continue;
+      if (key === 'coverurl') {
+        submittedCoverUrl = text;
+        continue;
+      }
+      const { value, originalLength } = truncate(text, options.maxFieldLength);
+      if (originalLength > options.maxFieldLength) {
+        warnings.push(`Field '${key}' truncated from ${originalLength} to ${options.maxFieldLength} characters`);
+      }
+      fields[key] = value;
+      continue;
+    }
+
+    if (TEXT_FIELDS.has(key)) {
+      warnings.push(`Field '${key}' dropped: expected text`);
+      continue;
+    }
+    if (typeof rawValue === 'number') {
+      if (Number.isFinite(rawValue)) fields[key] = rawValue;
+      else warnings.push(`Field '${key}' dropped: not a finite number`);
+      continue;
+    }
+    if (typeof rawValue === 'boolean') {
+      fields[key] = rawValue;
+      continue;
+    }
+    warnings.push(`Field '${key}' dropped: unsupported value`);
+  }
+
+  return submittedCoverUrl === undefined ? { fields, warnings } : { fields, warnings, submittedCoverUrl };
+}
+
+export function isRemovedField(key: string): boolean {
+  const lower = key.toLowerCase();
+  return REMOVED_FIELDS.has(lower) || REMOVED_FIELD_SUFFIXES.some((suffix) => lower.endsWith(suffix));
+}
+
+/** Every null byte goes (not only trailing ones); lone surrogates become U+FFFD; ends are trimmed. */
+export function cleanString(value: string): string {
+  return value.replaceAll('\0', '').toWellFormed().trim();
+}
+
+/** Cuts to `max` code points, so a surrogate pair is never split. */
+export function truncate(value: string, max: number): { value: string; originalLength: number } {
+  // Fast path: a string of at most `max` UTF-16 units has at most `max` code points.
+  if (value.length <= max) return { value, originalLength: countCodePoints(value) };
+  const codePoints = Array.from(value);
+  if (codePoints.length <= max) return { value, originalLength: codePoints.length };
+  return { value: codePoints.slice(0, max).join(''), originalLength: codePoints.length };
+}
+
+function countCodePoints(value: string): number {
+  let count = 0;
+  for (let i = 0; i < value.length; i += 1) {
+    const unit = value.charCodeAt(i);
+    // A high surrogate followed by a low one is a single code point.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1;
+    }
+    count += 1;
+  }
+  return count;
+}
+
+const NUMERIC_TEXT = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/** A number, or a numeric string as GET sends it; anything not finite is undefined. */
+export function toFiniteNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== 'string') return undefined;
+  const text = value.replaceAll('\0', '').trim();
+  if (!NUMERIC_TEXT.test(text)) return undefined;
+  const number = Number(text);
+  return Number.isFinite(number) ? number : undefined;
+}
+
+function isValidFieldName(key: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return key.length > 0 && key.length <= MAX_FIELD_NAME_LENGTH && !/[\u0000-\u001f\u007f]/.test(key) && key.isWellFormed();
+}
+
+function printable(key: string): string {
+  // eslint-disable-next-line no-control-regex
+  return key.toWellFormed().replace(/[\u0000-\u001f\u007f]/g, '?');
+}

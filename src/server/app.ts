@@ -1,0 +1,50 @@
+import Koa from 'koa';
+import type Router from '@koa/router';
+import { AppError } from '../errors';
+import type { Logger } from '../log';
+import type { AppMiddleware, AppState } from './context';
+import { cors } from './middleware/cors';
+import { handleErrors } from './middleware/errors';
+import { logRequests } from './middleware/request-log';
+
+export interface AppDeps {
+  logger: Logger;
+  corsOrigins: readonly string[];
+  routers: readonly Router<AppState>[];
+}
+
+/** Builds the Koa app; never listens (start.ts does). Middleware order is the request's path. */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: false });
+  app.silent = true;
+  app.use(logRequests(deps.logger));
+  app.use(handleErrors(deps.logger));
+  app.use(cors(deps.corsOrigins));
+  for (const router of deps.routers) app.use(router.routes() as unknown as AppMiddleware);
+  app.use(unmatched(deps.routers));
+  return app;
+}
+
+/** JSON 404 for unknown paths; JSON 405 with `Allow` for a known path and a wrong method. */
+function unmatched(routers: readonly Router<AppState>[]): AppMiddleware {
+  return async function notFoundOrNotAllowed(ctx, next) {
+    await next();
+    if (ctx.body !== undefined || ctx.status !== 404) return;
+    const allowed = new Set<string>();
+    for (const router of routers) {
+      for (const layer of router.match(ctx.path, ctx.method).path) {
+        for (const method of layer.methods) allowed.add(method);
+      }
+    }
+    if (allowed.size === 0) throw new AppError('NOT_FOUND', `Not found: ${ctx.path}`);
+    allowed.add('OPTIONS');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', [...allowed].join(', '));
+      ctx.status = 204;
+      return;
+    }
+    throw new AppError('METHOD_NOT_ALLOWED', `Method ${ctx.method} not allowed on ${ctx.path}`, {
+      headers: { Allow: [...allowed].join(', ') },
+    });
+  };
+}

@@ -1,0 +1,38 @@
+import bodyParser from 'koa-bodyparser';
+import { AppError } from '../../errors';
+import type { AppMiddleware } from '../context';
+
+// POST bodies (decisions.md): JSON with Content-Type application/json; a missing type or
+// text/plain that parses as JSON is accepted too; form-encoded bodies are read like a query
+// string. Anything else is 415. Bodies over maxBodyBytes are 413.
+
+const FORM = 'application/x-www-form-urlencoded';
+
+export function parseBody(maxBodyBytes: number): AppMiddleware[] {
+  const parser = bodyParser({
+    enableTypes: ['json', 'form'],
+    extendTypes: { json: ['application/json', 'application/*+json', 'text/plain'] },
+    jsonLimit: String(maxBodyBytes),
+    formLimit: String(maxBodyBytes),
+    // Non-object JSON is parsed so the pipeline can answer with a precise 400.
+    strict: false,
+  }) as unknown as AppMiddleware;
+
+  const checkContentType: AppMiddleware = async function checkContentType(ctx, next) {
+    if (ctx.method !== 'POST') return next();
+    const declared = Number(ctx.get('Content-Length'));
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      throw new AppError('BODY_TOO_LARGE', `Request body too large (limit ${maxBodyBytes} bytes)`);
+    }
+    if (!ctx.get('Content-Type')) ctx.req.headers['content-type'] = 'application/json';
+    if (!ctx.is('json', FORM, 'text/plain', 'application/*+json')) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type: send application/json or application/x-www-form-urlencoded');
+    }
+    return next();
+  };
+  return [checkContentType, parser];
+}
+
+export function isFormRequest(contentType: string): boolean {
+  return contentType.split(';')[0]?.trim().toLowerCase() === FORM;
+}

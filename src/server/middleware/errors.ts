@@ -1,0 +1,42 @@
+import { AppError, ERRORS, type ErrorCode } from '../../errors';
+import type { Logger } from '../../log';
+import type { AppMiddleware } from '../context';
+
+// First in the chain: every error becomes `{"error": "..."}` with the catalogue's status.
+// A 5xx is logged once with the request id and never shows its internals to the client.
+
+/** Statuses that the body parser (raw-body, co-body) raises, mapped to our catalogue. */
+const HTTP_STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
+  400: 'INVALID_JSON',
+  413: 'BODY_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+export function handleErrors(logger: Logger): AppMiddleware {
+  return async function errorResponder(ctx, next) {
+    try {
+      await next();
+    } catch (error) {
+      const appError = toAppError(error);
+      ctx.status = appError.status;
+      ctx.set(appError.headers);
+      ctx.body = { error: appError.expose ? appError.message : ERRORS.INTERNAL.message };
+      if (appError.status >= 500) {
+        const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        logger.error(`request ${ctx.state.requestId} failed: ${detail}`);
+      }
+    }
+  };
+}
+
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const status = typeof error === 'object' && error !== null && 'status' in error ? Number(error.status) : NaN;
+  const code = HTTP_STATUS_CODES[status];
+  if (code) {
+    const tooLarge = code === 'BODY_TOO_LARGE' && typeof error === 'object' && error !== null && 'limit' in error;
+    const message = tooLarge ? `Request body too large (limit ${String((error as { limit: unknown }).limit)} bytes)` : undefined;
+    return new AppError(code, message, { cause: error });
+  }
+  return new AppError('INTERNAL', undefined, { cause: error });
+}
