@@ -11,6 +11,7 @@ import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp } from './app';
 import { v1Routes } from './routes/v1';
+import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 
 // The composition root of the server process: builds the real objects, listens, and closes
 // everything in reverse order.
@@ -29,6 +30,7 @@ export interface RunningServer {
   host: string;
   tracks: TrackStore;
   nowPlaying: NowPlaying;
+  hub: ImageHub;
   close(): Promise<void>;
 }
 
@@ -70,7 +72,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     ],
   });
 
+  const hub = createImageHub({ nowPlaying, logger });
   const server = http.createServer(app.callback());
+  server.on('upgrade', (request, socket, head) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path === IMAGES_WS_PATH) {
+      hub.handleUpgrade(request, socket, head);
+      return;
+    }
+    socket.end('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"error":"Not found"}');
+  });
   try {
     await listen(server, config.port, config.host);
   } catch (error) {
@@ -84,6 +95,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      await hub.close();
       await Promise.race([Promise.allSettled([...inFlight]), delay(options.shutdownGraceMs ?? 10_000)]);
       server.closeAllConnections();
       await stopped;
@@ -92,7 +104,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, close };
+  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, hub, close };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

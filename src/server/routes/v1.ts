@@ -59,6 +59,11 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     ctx.body = await deps.trackInFlight(submitTrack(request, receivedSeq, deps.submit));
   };
 
+  // Reached only without an Upgrade header: the WebSocket handshake is taken by the http server.
+  router.get('/images/ws', () => {
+    throw new AppError('UPGRADE_REQUIRED', undefined, { headers: { Upgrade: 'websocket' } });
+  });
+
   router.get('/remoteinput', stampArrival, remoteInput);
   router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), remoteInput);
   return router;

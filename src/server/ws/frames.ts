@@ -32,3 +32,15 @@ export interface ImageFrame {
 }
 
 export type PushFrame = TrackFrame | ImageFrame;
+
+export function trackFrame(record: { dbid: number; metadata: TrackFields }): TrackFrame {
+  const text = (key: string) => (typeof record.metadata[key] === 'string' ? record.metadata[key] : undefined);
+  return {
+    type: 'track',
+    dbid: record.dbid,
+    artist: text('artist'),
+    title: text('title'),
+    album: text('album'),
+    track: { dbid: record.dbid, ...record.metadata },
+  };
+}
