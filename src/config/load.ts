@@ -70,7 +70,8 @@ async function loadWithCosmiconfig(
   run: (explorer: Explorer) => Promise<{ config: unknown; filepath: string; isEmpty?: boolean } | null>,
   filepath: string,
 ): Promise<{ config: unknown; filepath: string } | null> {
-  const { cosmiconfig } = await import('cosmiconfig');
+  // Loaded on demand (a plain require, so it works under Jest's CommonJS runtime too).
+  const { cosmiconfig } = require('cosmiconfig') as typeof import('cosmiconfig');
   const explorer = cosmiconfig('svc', { searchPlaces: CONFIG_SEARCH_PLACES, searchStrategy: 'none', cache: false });
   let result;
   try {
