@@ -141,7 +141,7 @@ function flagOverrides(flags: FlagOverrides): PlainObject {
   const result: PlainObject = {};
   for (const [key, raw] of Object.entries(flags)) {
     if (raw === undefined) continue;
-    setPath(result, key, typeof raw === 'boolean' ? raw : coerce(key, raw, `command line (${key})`));
+    setPath(result, key, typeof raw === 'boolean' ? raw : coerce(key, raw, 'command line'));
   }
   return result;
 }
