@@ -22,6 +22,7 @@ export function normalize(text: string): string {
     .toLowerCase()
     .replace(BRACKETED_FEATURING, ' ')
     .replace(TRAILING_FEATURING, '')
+    .replace(/['\u2019`\u00b4]/gu, '')
     .replace(/&|\+/gu, ' and ')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim()

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ImageCandidate, TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
@@ -30,6 +31,8 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
   if (plan.every((stage) => stage.length === 0)) return { ...merged, images, timedOut: false };
 
   const controller = new AbortController();
+  // Every lookup, queue wait and request of the submission listens to this one signal.
+  setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(new Error('enrichment deadline reached')), options.deadlineMs);
   const onParentAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onParentAbort, { once: true });
