@@ -26,21 +26,44 @@ interface Flight {
   waiters: number;
 }
 
+/** Decoded answers kept in memory, so a hot track costs no SQLite read, JSON parse or decode. */
+const MEMORY_ENTRIES = 2000;
+
+interface Remembered {
+  value: unknown;
+  expiresAt: number;
+}
+
 export class Lookups {
   private readonly inFlight = new Map<string, Flight>();
+  /** Least recently used first (a Map keeps insertion order). */
+  private readonly memory = new Map<string, Remembered>();
 
-  constructor(private readonly cache: LookupCacheStore) {}
+  constructor(
+    private readonly cache: LookupCacheStore,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async get<T>(spec: LookupSpec<T>, signal: AbortSignal): Promise<T | null> {
     signal.throwIfAborted();
-    const cached = this.cache.get(spec.service, spec.key);
-    if (cached && !cached.found) return null;
-    if (cached) {
-      const value = decodeCached(spec, cached.answer);
-      if (value !== UNREADABLE) return value;
+    const flightKey = `${spec.service}\n${spec.key}`;
+    const remembered = this.memory.get(flightKey);
+    if (remembered && remembered.expiresAt > this.now()) {
+      this.memory.delete(flightKey);
+      this.memory.set(flightKey, remembered);
+      // Stored by this same spec (service and key) below.
+      return remembered.value as T | null;
     }
 
-    const flightKey = `${spec.service}\n${spec.key}`;
+    const cached = this.cache.get(spec.service, spec.key);
+    if (cached) {
+      const value = cached.found ? decodeCached(spec, cached.answer) : null;
+      if (value !== UNREADABLE) {
+        this.remember(flightKey, value, cached.expiresAt);
+        return value;
+      }
+    }
+
     let flight = this.inFlight.get(flightKey);
     if (!flight) {
       flight = this.start(spec, flightKey);
@@ -50,13 +73,23 @@ export class Lookups {
     return (await join(flight, signal, () => this.inFlight.delete(flightKey))) as T | null;
   }
 
+  private remember(key: string, value: unknown, expiresAt: number): void {
+    this.memory.delete(key);
+    this.memory.set(key, { value, expiresAt });
+    if (this.memory.size > MEMORY_ENTRIES) {
+      const oldest = this.memory.keys().next();
+      if (!oldest.done) this.memory.delete(oldest.value);
+    }
+  }
+
   private start<T>(spec: LookupSpec<T>, flightKey: string): Flight {
     const controller = new AbortController();
     const promise = (async () => {
       try {
         const raw = await spec.fetch(controller.signal);
         const value = raw === undefined ? null : decodeFresh(spec, raw);
-        this.cache.put(spec.service, spec.key, value === null ? { found: false } : { found: true, answer: JSON.stringify(value) });
+        const expiresAt = this.cache.put(spec.service, spec.key, value === null ? { found: false } : { found: true, answer: JSON.stringify(value) });
+        this.remember(flightKey, value, expiresAt);
         return value;
       } finally {
         if (this.inFlight.get(flightKey)?.controller === controller) this.inFlight.delete(flightKey);

@@ -3,7 +3,7 @@ import type { Enricher, Enrichment, EnrichmentContext } from './enricher';
 import { asMbid } from './json-read';
 import { chooseRelease, creditText, pickMatch, type Match, type Wanted } from './match';
 import { MusicBrainzApi } from './musicbrainz-api';
-import type { MbArtist, MbGenre, MbRecording, MbRelease } from './musicbrainz-types';
+import type { MbArtist, MbGenre, MbRecording, MbRecordingList, MbRelease } from './musicbrainz-types';
 import { fieldText, foundFields, logDegraded, type ServiceDeps } from './service';
 
 // MusicBrainz (issue 5): the recording by its MBID, else by ISRC, else by a search on artist and
@@ -50,11 +50,26 @@ async function findRecording(api: MusicBrainzApi, track: Readonly<TrackFields>, 
 /** Searches with the album first (when given), then without it if that found no release of it. */
 async function search(api: MusicBrainzApi, wanted: Wanted, signal: AbortSignal): Promise<Match | undefined> {
   const first = await api.search(wanted, signal);
-  const match = first ? pickMatch(wanted, first.recordings) : undefined;
+  const match = first ? matchOnce(wanted, first) : undefined;
   if (wanted.album === undefined || match?.release) return match;
   const broader = await api.search({ artist: wanted.artist, title: wanted.title }, signal);
-  const broaderMatch = broader ? pickMatch(wanted, broader.recordings) : undefined;
+  const broaderMatch = broader ? matchOnce(wanted, broader) : undefined;
   return broaderMatch?.release ? broaderMatch : (match ?? broaderMatch);
+}
+
+// Cached answers are shared objects, so the outcome of matching one can be remembered with it:
+// a track seen before is matched once, not on every submission.
+const matches = new WeakMap<MbRecordingList, Map<string, Match | undefined>>();
+
+function matchOnce(wanted: Wanted, answer: MbRecordingList): Match | undefined {
+  const key = JSON.stringify([wanted.artist, wanted.title, wanted.album ?? null]);
+  let byWanted = matches.get(answer);
+  if (!byWanted) {
+    byWanted = new Map();
+    matches.set(answer, byWanted);
+  }
+  if (!byWanted.has(key)) byWanted.set(key, pickMatch(wanted, answer.recordings));
+  return byWanted.get(key);
 }
 
 function withRelease(recording: MbRecording, album: string | undefined): Match {

@@ -27,7 +27,7 @@ describe('Lookups (cache and coalescing)', () => {
   beforeEach(() => {
     db = openDatabase(':memory:');
     now = 1_700_000_000_000;
-    lookups = new Lookups(createLookupCacheStore(db, () => now));
+    lookups = new Lookups(createLookupCacheStore(db, () => now), () => now);
   });
   afterEach(() => db.close());
 
