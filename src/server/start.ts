@@ -63,7 +63,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config),
+          plan: options.plan ?? buildEnrichmentPlan(config, { db, logger }),
           tracks,
           nowPlaying,
           logger,
