@@ -6,6 +6,8 @@ import { runCli } from '../helpers/run-cli';
 import { startServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 
+// Every server here runs with --offline: tests never send traffic beyond loopback.
+
 describe('svc serve', () => {
   const temp = makeTempDir();
   afterAll(() => temp.cleanup());
@@ -34,7 +36,7 @@ describe('svc serve', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as net.AddressInfo;
     try {
-      const result = await runCli(['serve', '--port', String(port), '--db', ':memory:']);
+      const result = await runCli(['serve', '--port', String(port), '--db', ':memory:', '--offline']);
       expect(result.code).toBe(1);
       expect(result.stderr.trim()).toBe(`svc: cannot listen on 127.0.0.1:${port}: the port is already in use (choose another with --port)`);
       expect(result.stdout).toBe('');
@@ -46,7 +48,7 @@ describe('svc serve', () => {
   it('When the database path cannot be created, then one clear line and exit 1', async () => {
     const file = path.join(temp.dir, 'plain-file');
     fs.writeFileSync(file, 'not a directory');
-    const result = await runCli(['serve', '--port', '0', '--db', path.join(file, 'svc.db')]);
+    const result = await runCli(['serve', '--port', '0', '--db', path.join(file, 'svc.db'), '--offline']);
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^svc: cannot open database .*plain-file\/svc\.db: E[A-Z]+: /);
@@ -69,7 +71,7 @@ describe('svc serve', () => {
 
   it('When SVC_PORT and SVC_DATABASE are set, then serve uses them; --port beats SVC_PORT', async () => {
     const dbFile = path.join(temp.dir, 'env.db');
-    const serve = await startServeProcess(['--port', '0'], { SVC_PORT: '1', SVC_DATABASE: dbFile, XDG_DATA_HOME: temp.dir });
+    const serve = await startServeProcess(['--port', '0', '--offline'], { SVC_PORT: '1', SVC_DATABASE: dbFile, XDG_DATA_HOME: temp.dir });
     try {
       expect(serve.url).not.toMatch(/:1$/);
       expect((await postJson(`${serve.url}/v1/remoteinput`, { artist: 'Env' })).status).toBe(200);
