@@ -189,6 +189,21 @@ describe('POST /v1/remoteinput with enrichment', () => {
     });
   });
 
+  describe('recognition', () => {
+    it('When a fingerprint is longer than maxFieldLength, then AcoustID receives it whole while the stored field is truncated with a warning', async () => {
+      server = await startTestServer({ config: enrichmentConfig(fakes, { musicbrainz: { enabled: false } }) });
+      const fingerprint = 'AQAD' + 'tEmUaEkS'.repeat(250);
+      const response = await postJson(`${server.url}/v1/remoteinput`, { fpcalcfingerprint: fingerprint, fpcalcduration: 330 });
+      expect(response.status).toBe(200);
+      const body = asObject(response.json);
+      expect(body.warnings).toEqual([`Field 'fpcalcfingerprint' truncated from ${fingerprint.length} to 1000 characters`]);
+      expect(asObject(body.processed_metadata).fpcalcfingerprint).toBe(fingerprint.slice(0, 1000));
+      const lookups = fakes.acoustid.requests.filter((call) => call.path === '/v2/lookup');
+      expect(lookups).toHaveLength(1);
+      expect(lookups[0]?.query.fingerprint).toBe(fingerprint);
+    });
+  });
+
   describe('offline', () => {
     it('When enrichment is disabled, then no outside request is made at all', async () => {
       await start({ enabled: false });
