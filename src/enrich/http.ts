@@ -107,7 +107,7 @@ export class ServiceClient {
 
   private async fetchOnce(url: string, options: RequestOptions, redirect: 'follow' | 'manual'): Promise<Response> {
     options.signal.throwIfAborted();
-    const signal = AbortSignal.any([options.signal, AbortSignal.timeout(this.options.timeoutMs)]);
+    const signal = anySignal([options.signal, AbortSignal.timeout(this.options.timeoutMs)]);
     const headers: Record<string, string> = { 'User-Agent': this.options.userAgent, Accept: 'application/json' };
     try {
       return await fetch(url, {
@@ -201,4 +201,21 @@ async function discard(response: Response): Promise<void> {
 function causeOf(error: unknown): unknown {
   // undici wraps the socket error ("ECONNREFUSED") in a TypeError("fetch failed").
   return error instanceof Error && error.cause !== undefined ? error.cause : error;
+}
+
+/** `AbortSignal.any` only exists from Node 20.3; svc supports every Node 20. */
+export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([...signals]);
+  const controller = new AbortController();
+  const already = signals.find((signal) => signal.aborted);
+  if (already) {
+    controller.abort(already.reason);
+    return controller.signal;
+  }
+  const onAbort = (event: Event) => {
+    controller.abort((event.target as AbortSignal).reason);
+    for (const signal of signals) signal.removeEventListener('abort', onAbort);
+  };
+  for (const signal of signals) signal.addEventListener('abort', onAbort);
+  return controller.signal;
 }

@@ -1,3 +1,4 @@
+import { anySignal } from '../../../src/enrich/http';
 import { RateLimiter } from '../../../src/enrich/rate-limit';
 
 // The limiter's interval is injectable so this runs fast; the real 1 s MusicBrainz interval is
@@ -45,5 +46,31 @@ describe('RateLimiter', () => {
     const controller = new AbortController();
     controller.abort(new Error('gone'));
     await expect(new RateLimiter(1000).take(controller.signal)).rejects.toThrow('gone');
+  });
+});
+
+describe('anySignal (AbortSignal.any for Node 20.0-20.2)', () => {
+  const original = AbortSignal.any;
+  beforeEach(() => {
+    (AbortSignal as { any?: unknown }).any = undefined;
+  });
+  afterEach(() => {
+    AbortSignal.any = original;
+  });
+
+  it('aborts with the reason of whichever signal aborts first', () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const combined = anySignal([a.signal, b.signal]);
+    expect(combined.aborted).toBe(false);
+    b.abort(new Error('second'));
+    expect(combined.aborted).toBe(true);
+    expect((combined.reason as Error).message).toBe('second');
+  });
+
+  it('is aborted at once when a signal already is', () => {
+    const a = new AbortController();
+    a.abort('gone');
+    expect(anySignal([a.signal, new AbortController().signal]).reason).toBe('gone');
   });
 });
