@@ -49,7 +49,7 @@ const FAILURE_TEXT: Readonly<Record<FetchFailure | ImageRejected['reason'], stri
   'http-status': 'the server did not answer with an image',
   'too-large': 'the image is larger than 10 MiB',
   'not-an-image': 'not a JPEG, PNG, WebP or GIF image',
-  timeout: 'the download took longer than 10 seconds',
+  timeout: 'the download took too long',
   network: 'the server could not be reached',
 };
 
@@ -77,9 +77,11 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       const image = await this.download(coverurl, signal);
       return { cover: toCover(image.key) };
     } catch (error) {
-      if (signal.aborted) return {};
-      this.deps.logger.warn(`cover from ${url.host} not stored: ${errorMessage(error)}`);
-      return { warning: `Field 'coverurl' dropped: ${failureText(error)}` };
+      const outOfTime = signal.aborted && isTimeout(signal.reason);
+      // Abandoned with its submission (408, shutdown): nobody is left to warn.
+      if (signal.aborted && !outOfTime) return {};
+      this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
+      return { warning: `Field 'coverurl' dropped: ${outOfTime ? FAILURE_TEXT.timeout : failureText(error)}` };
     }
   }
 
@@ -210,6 +212,11 @@ function uniqueByUrl(candidates: readonly ImageCandidate[]): ImageCandidate[] {
     seen.add(key);
     return true;
   });
+}
+
+/** AbortSignal.timeout()'s reason: a DOMException, checked by name (it may come from another realm). */
+function isTimeout(reason: unknown): boolean {
+  return typeof reason === 'object' && reason !== null && 'name' in reason && reason.name === 'TimeoutError';
 }
 
 function failureText(error: unknown): string {

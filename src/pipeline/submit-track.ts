@@ -40,6 +40,9 @@ export interface ImageIntake {
   collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void;
 }
 
+/** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
+const COVER_SHARE_OF_BUDGET = 0.8;
+
 export interface SubmitResult {
   dbid: number;
   processed_metadata: TrackFields;
@@ -54,9 +57,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   requireIdentifyingField(fields);
 
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
-    // The submitted cover downloads while enrichment runs: both share the processing budget.
+    // The submitted cover downloads while enrichment runs, and gives up well inside the
+    // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
+    const coverSignal = AbortSignal.any([signal, AbortSignal.timeout(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET)]);
     const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
-      ? deps.images.fetchSubmittedCover(submittedCoverUrl, signal)
+      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverSignal)
       : Promise.resolve({});
     const enriched = await runEnrichers(fields, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { asObject, getWithQuery, postJson, request } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
-import { redirectTo, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
+import { afterDelay, redirectTo, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // POST /v1/remoteinput with a `coverurl`, then GET /cover/<key>: the server fetches the cover
@@ -132,6 +132,23 @@ describe('submitted cover URLs', () => {
       expect(standIn.requests).toEqual(['/redirect.png']);
       expect(host.requests).toEqual([]);
       expect(t.logs.join('\n')).not.toContain('s3cr3t');
+    });
+  });
+
+  describe('When the cover is slower than the processing budget allows', () => {
+    it('then the track is stored without it, with a warning, instead of a 408', async () => {
+      host.route('/slow.png', afterDelay(3000, serveBytes(png, 'image/png')));
+      const t = await startTestServer({ config: { processingTimeoutSeconds: 1, coverFetch: { allowPrivateAddresses: true } } });
+      try {
+        const started = Date.now();
+        const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Slow cover', coverurl: `${host.url}/slow.png` });
+        expect(res.status).toBe(200);
+        expect(Date.now() - started).toBeLessThan(1000);
+        expect(asObject(res.json).warnings).toEqual(["Field 'coverurl' dropped: the download took too long"]);
+        expect(asObject((await request(`${t.url}/v1/last`)).json).title).toBe('Slow cover');
+      } finally {
+        await t.close();
+      }
     });
   });
 });
