@@ -9,9 +9,8 @@
 // Loopback only; bounded in time (about a minute, killed at 150 s); diagnostics on stderr; on
 // stdout one JSON line per row. svc and the baseline run pinned to CPU 0, the client fleets
 // (each its own process, so client work never loads the server) and this driver on CPU 1.
-// BENCH_PIN=0 turns pinning off. The same file is also the two helper processes:
-//   node ws-fanout.bench.js baseline-server      bare ws server: POST /broadcast sends the body to all
-//   node ws-fanout.bench.js clients <ws-url> <n>  n clients; reports when all n got a frame
+// BENCH_PIN=0 turns pinning off. Helper processes: bench/lib/ws-clients.js (a client fleet) and
+// bench/lib/ws-broadcast-server.js (the baseline).
 
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -32,70 +31,6 @@ const MiB = 1024 * 1024;
 const now = () => performance.timeOrigin + performance.now();
 const log = (message) => process.stderr.write(`[ws-fanout] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// ---------------------------------------------------------------------------------------------
-// Helper process: a fleet of clients.
-
-function runClients(url, count) {
-  const { WebSocket } = require(path.join(ROOT, 'node_modules', 'ws'));
-  const seen = new Map(); // dbid -> { count, last }
-  const sockets = [];
-  const onFrame = (data) => {
-    const at = now();
-    const match = /"dbid":(\d+)/.exec(String(data));
-    if (!match) return;
-    const dbid = Number(match[1]);
-    const entry = seen.get(dbid) ?? { count: 0, last: 0 };
-    entry.count += 1;
-    entry.last = at;
-    seen.set(dbid, entry);
-    if (entry.count === count) {
-      seen.delete(dbid);
-      process.send({ type: 'all-received', dbid, last: entry.last });
-    }
-  };
-  const connectOne = () =>
-    new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { perMessageDeflate: false });
-      socket.on('message', onFrame);
-      socket.once('open', () => resolve(socket));
-      socket.once('error', reject);
-    });
-  (async () => {
-    for (let done = 0; done < count; done += 100) {
-      sockets.push(...(await Promise.all(Array.from({ length: Math.min(100, count - done) }, connectOne))));
-    }
-    process.send({ type: 'ready', connected: sockets.length });
-  })().catch((error) => {
-    process.send({ type: 'failed', message: error.message });
-    process.exit(1);
-  });
-  process.on('message', (message) => {
-    if (message === 'stop') {
-      for (const socket of sockets) socket.terminate();
-      process.exit(0);
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helper process: the baseline, a bare ws server that broadcasts what it is posted, then answers.
-
-function runBaselineServer() {
-  const { WebSocketServer } = require(path.join(ROOT, 'node_modules', 'ws'));
-  const server = http.createServer((request, response) => {
-    const chunks = [];
-    request.on('data', (chunk) => chunks.push(chunk));
-    request.on('end', () => {
-      const frame = Buffer.concat(chunks).toString('utf8');
-      for (const socket of wss.clients) socket.send(frame);
-      response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
-    });
-  });
-  const wss = new WebSocketServer({ server, perMessageDeflate: false });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`));
-}
 
 // ---------------------------------------------------------------------------------------------
 // The driver.
@@ -155,13 +90,13 @@ async function startSvc(dir) {
 }
 
 async function startBaseline() {
-  const child = spawnPinned('0', [__filename, 'baseline-server'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnPinned('0', [path.join(__dirname, 'lib', 'ws-broadcast-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
   return { child, url: await waitForListening(child, 'baseline ws server') };
 }
 
 /** A client fleet; resolves once all are connected. `received(dbid)` resolves with the last arrival time. */
 async function startFleet(wsUrl, count) {
-  const child = spawnPinned('1', [__filename, 'clients', wsUrl, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawnPinned('1', [path.join(__dirname, 'lib', 'ws-clients.js'), assertLoopback(wsUrl), String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const arrivals = new Map();
   const waiters = new Map();
   await new Promise((resolve, reject) => {
@@ -242,6 +177,7 @@ function figure(values) {
 function emitRow({ row, unit, svc, baselineLabel, baseline, goal, met, details }) {
   const s = figure(svc);
   const b = figure(baseline);
+  // No ratio against a zero (e.g. every client had the frame before the 200 in both).
   const ratio = b.median === 0 ? null : Math.round((s.median / b.median) * 1000) / 1000;
   process.stdout.write(JSON.stringify({ row, unit, svc: s, baseline: { label: baselineLabel, ...b }, ratio, goal, met: met(s), details }) + '\n');
 }
@@ -253,6 +189,7 @@ function emitFailure(row, unit, error) {
 const ROWS = {
   p50: `ws fan-out p50, ${CLIENTS} clients (200 -> last client)`,
   p99: `ws fan-out p99, ${CLIENTS} clients (200 -> last client)`,
+  e2e: `ws change p99, ${CLIENTS} clients (request sent -> last client)`,
   rss: `svc resident memory with ${CLIENTS} ws clients`,
 };
 
@@ -277,45 +214,46 @@ async function drive() {
     // The baseline sends the very frame svc sends for a change, with its own dbid.
     let sampleFrame = null;
     let baselineDbid = 1_000_000;
-    // The frames go out before the 200 is written, so part of the fan-out happens before the
-    // 200 arrives: the time from sending the request to the last client is kept as well.
-    const fromSend = { svc: [], baseline: [] };
+    // Both servers send the frames before they write the 200, so the last client often has the
+    // frame before the 200 arrives: "200 -> last client" is then 0 (no viewer is behind the
+    // submitter). The time from sending the request to the last client is measured as well.
     const contenders = {
       async svc(i) {
         const body = JSON.stringify({ artist: 'Daft Punk', title: `One More Time ${i}`, album: 'Discovery', genre: 'House', date: '2001' });
         const { sent, at, body: result } = await post(`${svc.url}/v1/remoteinput`, body);
         sampleFrame ??= JSON.stringify({ type: 'track', dbid: result.dbid, artist: 'Daft Punk', title: `One More Time ${i}`, album: 'Discovery', track: { dbid: result.dbid, ...result.processed_metadata } });
         const last = await svcFleet.received(result.dbid);
-        fromSend.svc.push(last - sent);
-        return last - at;
+        return { afterResponse: Math.max(0, last - at), fromRequest: last - sent };
       },
       async baseline() {
         baselineDbid += 1;
         const frame = sampleFrame.replace(/"dbid":\d+/g, `"dbid":${baselineDbid}`);
         const { sent, at } = await post(`${baseline.url}/broadcast`, frame);
         const last = await baselineFleet.received(baselineDbid);
-        fromSend.baseline.push(last - sent);
-        return last - at;
+        return { afterResponse: Math.max(0, last - at), fromRequest: last - sent };
       },
     };
     await contenders.svc(-1); // one change first, so the baseline has svc's frame to send
-    fromSend.svc.length = 0;
 
-    const perRound = { svc: { p50: [], p99: [] }, baseline: { p50: [], p99: [] } };
-    const all = { svc: [], baseline: [] };
+    const perRound = { svc: { p50: [], p99: [], e2e99: [] }, baseline: { p50: [], p99: [], e2e99: [] } };
+    const all = { svc: { afterResponse: [], fromRequest: [] }, baseline: { afterResponse: [], fromRequest: [] } };
     for (let round = 0; round < ROUNDS; round += 1) {
       // Alternate the order per round, so machine drift hits both alike.
       const order = round % 2 === 0 ? ['svc', 'baseline'] : ['baseline', 'svc'];
       for (const name of order) {
-        const latencies = [];
+        const samples = [];
         for (let change = 0; change < CHANGES_PER_ROUND; change += 1) {
-          latencies.push(await contenders[name](round * CHANGES_PER_ROUND + change));
+          samples.push(await contenders[name](round * CHANGES_PER_ROUND + change));
           await sleep(20);
         }
-        perRound[name].p50.push(percentile(latencies, 50));
-        perRound[name].p99.push(percentile(latencies, 99));
-        all[name].push(...latencies);
-        log(`round ${round + 1} ${name}: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`);
+        const afterResponse = samples.map((sample) => sample.afterResponse);
+        const fromRequest = samples.map((sample) => sample.fromRequest);
+        perRound[name].p50.push(percentile(afterResponse, 50));
+        perRound[name].p99.push(percentile(afterResponse, 99));
+        perRound[name].e2e99.push(percentile(fromRequest, 99));
+        all[name].afterResponse.push(...afterResponse);
+        all[name].fromRequest.push(...fromRequest);
+        log(`round ${round + 1} ${name}: 200 -> last client p50 ${percentile(afterResponse, 50).toFixed(1)} ms, p99 ${percentile(afterResponse, 99).toFixed(1)} ms; request -> last client p50 ${percentile(fromRequest, 50).toFixed(1)} ms, p99 ${percentile(fromRequest, 99).toFixed(1)} ms`);
       }
     }
     const connectedRss = await rssSamples(svc.child.pid);
@@ -325,31 +263,25 @@ async function drive() {
       rounds: ROUNDS,
       changes_per_round: CHANGES_PER_ROUND,
       clients: CLIENTS,
-      p50_all: round2(percentile(all[name], 50)),
-      p99_all: round2(percentile(all[name], 99)),
-      request_sent_to_last_client_p50: round2(percentile(fromSend[name], 50)),
-      request_sent_to_last_client_p99: round2(percentile(fromSend[name], 99)),
+      after_response_p50_all: round2(percentile(all[name].afterResponse, 50)),
+      after_response_p99_all: round2(percentile(all[name].afterResponse, 99)),
+      request_to_last_client_p50_all: round2(percentile(all[name].fromRequest, 50)),
+      request_to_last_client_p99_all: round2(percentile(all[name].fromRequest, 99)),
     });
-    emitRow({
-      row: ROWS.p50,
-      unit: 'ms',
-      svc: perRound.svc.p50,
-      baselineLabel: `bare ws server, same frame, ${CLIENTS} clients`,
-      baseline: perRound.baseline.p50,
-      goal: null,
-      met: () => null,
-      details: { svc: details('svc'), baseline: details('baseline') },
-    });
-    emitRow({
-      row: ROWS.p99,
-      unit: 'ms',
-      svc: perRound.svc.p99,
-      baselineLabel: `bare ws server, same frame, ${CLIENTS} clients`,
-      baseline: perRound.baseline.p99,
-      goal: `p99 < ${P99_GOAL_MS} ms`,
-      met: (s) => s.max < P99_GOAL_MS,
-      details: { svc: details('svc'), baseline: details('baseline') },
-    });
+    const fanOut = (row, key, goal, met) =>
+      emitRow({
+        row,
+        unit: 'ms',
+        svc: perRound.svc[key],
+        baselineLabel: `bare ws server, same frame, ${CLIENTS} clients`,
+        baseline: perRound.baseline[key],
+        goal,
+        met,
+        details: { svc: details('svc'), baseline: details('baseline') },
+      });
+    fanOut(ROWS.p50, 'p50', null, () => null);
+    fanOut(ROWS.p99, 'p99', `p99 < ${P99_GOAL_MS} ms`, (s) => s.max < P99_GOAL_MS);
+    fanOut(ROWS.e2e, 'e2e99', null, () => null);
     emitRow({
       row: ROWS.rss,
       unit: 'MiB',
@@ -368,11 +300,8 @@ async function drive() {
   }
 }
 
-if (process.argv[2] === 'clients') {
-  runClients(assertLoopback(process.argv[3]), Number(process.argv[4]));
-} else if (process.argv[2] === 'baseline-server') {
-  runBaselineServer();
-} else {
+/** Bounded in time: past TIME_LIMIT_MS every row is reported as failed and the children are killed. */
+function main() {
   process.once('exit', killChildren);
   const watchdog = setTimeout(() => {
     log(`time limit of ${TIME_LIMIT_MS / 1000} s reached`);
@@ -393,3 +322,5 @@ if (process.argv[2] === 'clients') {
     },
   );
 }
+
+main();

@@ -117,6 +117,16 @@ describe('/v1/images/ws', () => {
     expect(last.coverurl).toBe(`cover/${sha(lateCover)}`);
   });
 
+  it('When a provider offers an image it offered before, then it is linked again without a second download', async () => {
+    const client = await connect();
+    const downloads = host.requests.length;
+    const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Björk', title: 'Late Images', album: 'Post' });
+    const { dbid } = asObject(res.json);
+    await client.waitFor((frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'fanart', { timeoutMs: 2000 });
+    expect(client.frames.filter((frame) => frame.type === 'image' && frame.dbid === dbid).map((frame) => frame.key)).toEqual([sha(lateCover), sha(fanart)]);
+    expect(host.requests.length).toBe(downloads);
+  });
+
   it('When an image client asks get_images and list_images, then the answers carry the stored images', async () => {
     const client = await connect();
     const data = await client.ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'bjork' } });
