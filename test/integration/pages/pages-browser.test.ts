@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// The callbacks handed to page.evaluate/waitForFunction run in the browser, hence the DOM types.
 import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import type { Enricher } from '../../../src/enrich/enricher';
