@@ -82,7 +82,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config),
+          plan: options.plan ?? buildEnrichmentPlan(config, { db, logger }),
           tracks,
           nowPlaying,
           logger,
@@ -127,12 +127,18 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
+      const graceMs = options.shutdownGraceMs ?? 10_000;
+      const deadline = delay(graceMs);
+      // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await hub.close();
-      await Promise.race([Promise.allSettled([...inFlight]), delay(options.shutdownGraceMs ?? 10_000)]);
-      server.closeAllConnections();
+      const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
+      if (!drained) server.closeAllConnections();
       await stopped;
+      // A submission whose client went away still runs; let it finish before the database closes.
+      await Promise.race([Promise.allSettled([...inFlight]), deadline]);
+      // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
       db.close();
     })();

@@ -38,16 +38,18 @@ async function serve(options: ServeOptions): Promise<number> {
     },
   });
   const logger = createLogger();
-  const server = await startServer(config, { logger });
-  process.stdout.write(`svc listening on ${server.url}\n`);
-  if (!isLoopbackHost(config.host) && config.secret === '') {
-    logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
-  }
-
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  // Handlers first: a signal that arrives while starting must still close things cleanly.
+  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
+  const server = await startServer(config, { logger });
+  if (!isLoopbackHost(config.host) && config.secret === '') {
+    logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
+  }
+  process.stdout.write(`svc listening on ${server.url}\n`);
+
+  const signal = await stopSignal;
   logger.info(`${signal} received: finishing in-flight submissions and closing`);
   await server.close();
   return 0;

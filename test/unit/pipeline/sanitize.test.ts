@@ -115,6 +115,15 @@ describe('sanitize', () => {
     expect(fields.title).toBe('a\ufffdb');
   });
 
+  it('When a fingerprint is longer than the limit, then the field is truncated but recognition gets it whole', () => {
+    const fingerprint = 'AQAD'.repeat(1000);
+    const result = sanitize({ fpcalcfingerprint: fingerprint, fpcalcduration: 200 }, limits);
+    expect(result.fields.fpcalcfingerprint).toBe(fingerprint.slice(0, 1000));
+    expect(result.warnings).toEqual(["Field 'fpcalcfingerprint' truncated from 4000 to 1000 characters"]);
+    expect(result.recognitionInput).toEqual({ fpcalcfingerprint: fingerprint });
+    expect(sanitize({ title: 'x'.repeat(2000) }, limits).recognitionInput).toBeUndefined();
+  });
+
   it('When the limit is configured lower, then truncation follows it', () => {
     const { fields, warnings } = sanitize({ title: 'abcdef' }, { maxFieldLength: 3 });
     expect(fields.title).toBe('abc');
