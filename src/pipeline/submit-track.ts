@@ -22,12 +22,26 @@ export interface SubmitDeps {
   tracks: TrackStore;
   nowPlaying: NowPlaying;
   logger: Logger;
-  /**
-   * Hands images (a submitted cover URL, enrichment finds) to the image store once the record
-   * exists; downloads may finish after the response.
-   */
-  onImages?: (record: TrackRecord, images: ImageCandidate[], submittedCoverUrl: string | undefined) => void;
+  /** Where images go; without it a submitted `coverurl` is dropped and no image is fetched. */
+  images?: ImageIntake;
 }
+
+/** A cover in the image store; `url` is what `coverurl` says: `cover/<key>`. */
+export interface StoredCover {
+  key: string;
+  url: string;
+}
+
+/** The image store's side of a submission (implemented by images/collector.ts). */
+export interface ImageIntake {
+  /** Fetches and stores a submitted `coverurl`. Never throws: a cover that cannot be had is a warning. */
+  fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }>;
+  /** Links the images to the stored record and downloads the enrichment ones in the background. */
+  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void;
+}
+
+/** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
+const COVER_SHARE_OF_BUDGET = 0.8;
 
 export interface SubmitResult {
   dbid: number;
@@ -43,19 +57,30 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   requireIdentifyingField(fields);
 
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
+    // The submitted cover downloads while enrichment runs, and gives up well inside the
+    // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
+    const coverSignal = AbortSignal.any([signal, AbortSignal.timeout(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET)]);
+    const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
+      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverSignal)
+      : Promise.resolve({});
     const enriched = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
       signal,
       logger: deps.logger,
     });
+    const { cover, warning } = await submittedCover;
+    if (warning) warnings.push(warning);
     // The stored record keeps the truncated values the response warned about.
     const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
+    // `coverurl` only ever names an image in our store (decisions.md: never echoed).
+    delete metadata.coverurl;
+    if (cover) metadata.coverurl = cover.url;
     if (Object.keys(enriched.sources).length > 0) metadata.enrichment_sources = enriched.sources;
     // 408 means nothing is stored: a timed-out submission stops here even if enrichment finishes later.
     signal.throwIfAborted();
     const stored = deps.tracks.insert({ receivedSeq, receivedAt, metadata });
     deps.nowPlaying.offer(stored);
-    deps.onImages?.(stored, enriched.images, submittedCoverUrl);
+    deps.images?.collect(stored, cover, enriched.images);
     return stored;
   });
 

@@ -5,11 +5,16 @@ import type { EnrichmentPlan } from '../enrich/enricher';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import { StartupError } from '../errors';
 import { createLogger, type Logger } from '../log';
+import { ImageCollector } from '../images/collector';
+import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../pipeline/now-playing';
 import { openDatabase } from '../store/database';
+import { createImageStore, type ImageStore } from '../store/images';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp } from './app';
+import { coverRoutes } from './routes/cover';
+import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 
@@ -22,6 +27,10 @@ export interface StartOptions {
   plan?: EnrichmentPlan;
   /** How long a shutdown waits for in-flight submissions before closing connections. */
   shutdownGraceMs?: number;
+  /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
+  imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
+  /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
+  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number };
 }
 
 export interface RunningServer {
@@ -31,6 +40,8 @@ export interface RunningServer {
   tracks: TrackStore;
   nowPlaying: NowPlaying;
   hub: ImageHub;
+  images: ImageCollector;
+  imageStore: ImageStore;
   close(): Promise<void>;
 }
 
@@ -39,6 +50,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const db = openDatabase(config.database);
   const tracks = createTrackStore(db);
   const nowPlaying = new NowPlaying(tracks.current());
+  const imageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  // One fetcher, one address guard, for submitted covers and enrichment images alike.
+  const fetchImage = createImageFetcher({
+    allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
+    userAgent: `svc/${VERSION}`,
+    ...options.imageFetch,
+  });
+  const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
   const inFlight = new Set<Promise<unknown>>();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
@@ -67,12 +86,27 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           tracks,
           nowPlaying,
           logger,
+          images,
         },
       }),
+      coverRoutes(imageStore),
+      pageRoutes(),
     ],
   });
 
-  const hub = createImageHub({ nowPlaying, logger });
+  const hub = createImageHub({
+    nowPlaying,
+    logger,
+    version: VERSION,
+    images: {
+      imagesOf: (record) => images.imagesOf(record),
+      on: (event, listener) => images.on(event, listener),
+      off: (event, listener) => images.off(event, listener),
+      find: (query) => imageStore.find(query),
+      get: (key) => imageStore.get(key),
+    },
+    ...options.ws,
+  });
   const server = http.createServer(app.callback());
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
@@ -104,12 +138,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       await stopped;
       // A submission whose client went away still runs; let it finish before the database closes.
       await Promise.race([Promise.allSettled([...inFlight]), deadline]);
+      // Then the background image downloads: abandoned, and waited for, before the database closes.
+      await images.close();
       db.close();
     })();
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, hub, close };
+  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, hub, images, imageStore, close };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

@@ -25,7 +25,51 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tracks_by_received_seq ON tracks (received_seq);
     `,
   },
-  // Version 2 is the image store's (written in parallel); migrate() applies versions in order.
+  {
+    version: 2,
+    name: 'images',
+    sql: `
+      -- Content-addressed images (issue 4 "Image store"): key = SHA-256 of the bytes, hex.
+      CREATE TABLE images (
+        key TEXT PRIMARY KEY CHECK (length(key) = 64),
+        mime_type TEXT NOT NULL CHECK (mime_type IN ('image/jpeg', 'image/png', 'image/webp', 'image/gif')),
+        size INTEGER NOT NULL CHECK (size > 0),
+        stored_at TEXT NOT NULL,
+        -- Milliseconds since the epoch; the least recently used images are evicted first.
+        last_used INTEGER NOT NULL
+      );
+      CREATE INDEX images_by_last_used ON images (last_used);
+      -- The bytes apart from the metadata, so size sums and LRU scans never read blobs.
+      CREATE TABLE image_blobs (
+        key TEXT PRIMARY KEY NOT NULL REFERENCES images (key) ON DELETE CASCADE,
+        bytes BLOB NOT NULL
+      );
+      -- Which images belong to which track, by category; the id keeps the order they arrived in.
+      CREATE TABLE track_images (
+        id INTEGER PRIMARY KEY,
+        dbid INTEGER NOT NULL REFERENCES tracks (dbid) ON DELETE CASCADE,
+        category TEXT NOT NULL CHECK (category IN ('cover', 'fanart', 'banner', 'logo', 'thumbnail')),
+        image_key TEXT NOT NULL REFERENCES images (key) ON DELETE CASCADE,
+        -- Normalized artist and album names, for the image clients' get_images/list_images.
+        artist_key TEXT NOT NULL,
+        album_key TEXT NOT NULL,
+        source TEXT NOT NULL,
+        UNIQUE (dbid, category, image_key)
+      );
+      CREATE INDEX track_images_by_artist ON track_images (artist_key, category);
+      CREATE INDEX track_images_by_album ON track_images (artist_key, album_key, category);
+      CREATE INDEX track_images_by_key ON track_images (image_key);
+      -- Provider image URLs already downloaded (content URLs do not change), so a known one is
+      -- linked again without a second download. Only a SHA-256 of the URL is kept (a URL may
+      -- carry a token). Submitted cover URLs are never remembered: they may change content.
+      CREATE TABLE image_urls (
+        url_sha256 TEXT PRIMARY KEY,
+        image_key TEXT NOT NULL REFERENCES images (key) ON DELETE CASCADE,
+        fetched_at INTEGER NOT NULL
+      );
+      CREATE INDEX image_urls_by_key ON image_urls (image_key);
+    `,
+  },
   {
     version: 3,
     name: 'lookup cache',

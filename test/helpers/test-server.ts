@@ -2,7 +2,7 @@ import path from 'node:path';
 import { configSchema, type Config, type FrozenConfig } from '../../src/config/schema';
 import type { EnrichmentPlan } from '../../src/enrich/enricher';
 import { createLogger } from '../../src/log';
-import { startServer, type RunningServer } from '../../src/server/start';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server/start';
 import { makeTempDir } from './temp-dir';
 
 export type DeepPartial<T> = T extends readonly (infer U)[] ? readonly U[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
@@ -26,6 +26,8 @@ export interface TestServerOptions {
   plan?: EnrichmentPlan;
   /** Reuse a database file (e.g. across a restart); defaults to a new temp dir. */
   dbFile?: string;
+  imageFetch?: StartOptions['imageFetch'];
+  ws?: StartOptions['ws'];
 }
 
 /** Config for tests: embedded defaults, port 0, a temp database, no outbound enrichment. */
@@ -41,7 +43,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const logs: string[] = [];
   const logger = createLogger((line) => logs.push(line));
   let config = testConfig(options.config ?? {}, dbFile);
-  let server = await startServer(config, { logger, plan: options.plan });
+  const startOptions = (): StartOptions => ({ logger, plan: options.plan, imageFetch: options.imageFetch, ws: options.ws });
+  let server = await startServer(config, startOptions());
   let running = true;
   const handle: TestServer = {
     url: server.url,
@@ -60,7 +63,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       // Let in-process HTTP clients notice that their pooled keep-alive sockets were closed.
       await new Promise((resolve) => setTimeout(resolve, 50));
       config = testConfig({ ...(options.config ?? {}), port: server.port }, dbFile);
-      server = await startServer(config, { logger, plan: options.plan });
+      server = await startServer(config, startOptions());
       running = true;
       handle.server = server;
       handle.config = config;

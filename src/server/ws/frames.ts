@@ -1,9 +1,12 @@
 import type { ImageCategory, TrackFields } from '../../domain/track';
 
-// Frames of /v1/images/ws (decisions.md "/v1/images/ws"). JSON text frames.
+// Frames of /v1/images/ws (decisions.md "/v1/images/ws"). JSON text frames. Pure.
 // Pushed by the server, unprompted:
 //   track  on connect (when a track is current) and on every track change
-//   image  once per image as it becomes available for the current track (cover first)
+//   image  once per image as it becomes available for the current track (cover first); on
+//          connect, one per image the current track already has
+// Sent in answer to a client's message (ws/requests.ts):
+//   welcome, image_data, no_image, image_list, error
 
 /** The current track changed (or a client just connected). `track` is exactly the /v1/last body. */
 export interface TrackFrame {
@@ -32,6 +35,98 @@ export interface ImageFrame {
 }
 
 export type PushFrame = TrackFrame | ImageFrame;
+
+// Answers to the request messages What's Now Playing image clients send (README lists each).
+
+export interface WelcomeFrame {
+  type: 'welcome';
+  server: 'svc';
+  version: string;
+  status: 'ready';
+}
+
+export type DataType = 'artist' | 'album';
+
+interface ImageQueryEcho {
+  data_type: DataType;
+  category: string;
+  artist: string;
+  album?: string;
+}
+
+/** One stored image, inline: `image_data` is the bytes in base64. */
+export interface ImageDataFrame extends ImageQueryEcho {
+  type: 'image_data';
+  image_data: string;
+  key: string;
+  url: string;
+  mime_type: string;
+}
+
+export interface NoImageFrame extends ImageQueryEcho {
+  type: 'no_image';
+  message: string;
+}
+
+/** The stored images that match, as keys (`cache_keys`, newest first) and fetchable URLs. */
+export interface ImageListFrame extends ImageQueryEcho {
+  type: 'image_list';
+  cache_keys: string[];
+  total: number;
+  images: { key: string; url: string; mime_type: string }[];
+}
+
+export const WS_ERROR_CODES = [
+  'INVALID_JSON',
+  'BAD_STRUCTURE',
+  'UNKNOWN_MESSAGE_TYPE',
+  'MISSING_CATEGORY',
+  'MISSING_DATATYPE',
+  'MISSING_PARAMETERS',
+  'UNSUPPORTED_DATA_TYPE',
+  'MISSING_ARTIST',
+  'MISSING_ALBUM',
+  'UNSUPPORTED_CATEGORY',
+  'SERVER_ERROR',
+] as const;
+export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
+
+export interface ErrorFrame {
+  type: 'error';
+  error_code: WsErrorCode;
+  message: string;
+}
+
+export type ReplyFrame = WelcomeFrame | ImageDataFrame | NoImageFrame | ImageListFrame | ErrorFrame;
+
+export function errorFrame(code: WsErrorCode, message: string): ErrorFrame {
+  return { type: 'error', error_code: code, message };
+}
+
+/** What an image frame is built from: a stored image of a track (images/collector.ts). */
+export interface ImageOfTrack {
+  dbid: number;
+  category: ImageCategory;
+  key: string;
+  mimeType: string;
+  artist?: string;
+  title?: string;
+  album?: string;
+}
+
+export function imageFrame(image: ImageOfTrack): ImageFrame {
+  return {
+    type: 'image',
+    dbid: image.dbid,
+    category: image.category,
+    key: image.key,
+    url: `cover/${image.key}`,
+    mime_type: image.mimeType,
+    artist: image.artist,
+    title: image.title,
+    album: image.album,
+  };
+}
 
 export function trackFrame(record: { dbid: number; metadata: TrackFields }): TrackFrame {
   const text = (key: string) => (typeof record.metadata[key] === 'string' ? record.metadata[key] : undefined);

@@ -1,0 +1,225 @@
+import { EventEmitter } from 'node:events';
+import type { ImageCandidate, ImageCategory, TrackRecord } from '../domain/track';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log';
+import type { NowPlaying } from '../pipeline/now-playing';
+import type { ImageIntake, StoredCover } from '../pipeline/submit-track';
+import { ImageRejected, isImageKey, type ImageStore, type StoredImage } from '../store/images';
+import type { TrackStore } from '../store/tracks';
+import { ImageFetchError, parseFetchableUrl, type FetchFailure, type ImageFetcher } from './fetch-image';
+import { nameKey } from './names';
+
+// Gets a track's images into the store and out to viewers: the submitted cover before the
+// record is stored (so the 200 already carries `coverurl`), the enrichment images after it, in
+// the background. Every image that becomes available for the current track is announced with
+// an 'image' event (the WebSocket hub turns it into a frame).
+
+/** An image of a track that is stored and can be fetched at `cover/<key>`. */
+export interface AvailableImage {
+  dbid: number;
+  category: ImageCategory;
+  key: string;
+  mimeType: string;
+  artist?: string;
+  title?: string;
+  album?: string;
+}
+
+interface CollectorEvents {
+  image: [AvailableImage];
+}
+
+export interface CollectorDeps {
+  store: ImageStore;
+  tracks: TrackStore;
+  nowPlaying: NowPlaying;
+  fetchImage: ImageFetcher;
+  logger: Logger;
+}
+
+/** More candidates than this for one track are ignored (a slideshow needs a handful). */
+const MAX_CANDIDATES_PER_TRACK = 16;
+/** Background downloads of one track that run at the same time. */
+const DOWNLOADS_IN_PARALLEL = 3;
+
+const FAILURE_TEXT: Readonly<Record<FetchFailure | ImageRejected['reason'], string>> = {
+  'bad-url': 'not an http(s) URL',
+  'refused-address': 'its host is a local or reserved address',
+  'too-many-redirects': 'too many redirects',
+  'http-status': 'the server did not answer with an image',
+  'too-large': 'the image is larger than 10 MiB',
+  'not-an-image': 'not a JPEG, PNG, WebP or GIF image',
+  timeout: 'the download took too long',
+  network: 'the server could not be reached',
+};
+
+export function coverUrlFor(key: string): string {
+  return `cover/${key}`;
+}
+
+export class ImageCollector extends EventEmitter<CollectorEvents> implements ImageIntake {
+  private readonly pending = new Set<Promise<void>>();
+  private readonly shutdown = new AbortController();
+
+  constructor(private readonly deps: CollectorDeps) {
+    super();
+    // Every WebSocket hub listens once; more listeners are not per client.
+    this.setMaxListeners(0);
+  }
+
+  async fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }> {
+    // Our own reference (e.g. `svc last | svc submit`): kept when the image is stored here.
+    const own = /^cover\/([0-9a-f]{64})$/.exec(coverurl);
+    if (own?.[1] && isImageKey(own[1]) && this.deps.store.meta(own[1])) return { cover: toCover(own[1]) };
+    const url = parseFetchableUrl(coverurl);
+    if (!url) return { warning: "Field 'coverurl' dropped: not an http(s) URL" };
+    try {
+      const image = await this.download(coverurl, signal);
+      return { cover: toCover(image.key) };
+    } catch (error) {
+      const outOfTime = signal.aborted && isTimeout(signal.reason);
+      // Abandoned with its submission (408, shutdown): nobody is left to warn.
+      if (signal.aborted && !outOfTime) return {};
+      this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
+      return { warning: `Field 'coverurl' dropped: ${outOfTime ? FAILURE_TEXT.timeout : failureText(error)}` };
+    }
+  }
+
+  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void {
+    if (cover) this.linkAndAnnounce(record, 'cover', cover.key, 'submitted');
+    const wanted = uniqueByUrl(candidates).slice(0, MAX_CANDIDATES_PER_TRACK);
+    if (wanted.length === 0) return;
+    const work = this.collectInBackground(record, cover !== undefined, wanted).catch((error: unknown) => {
+      this.deps.logger.error(`images of track ${record.dbid}: ${errorMessage(error)}`);
+    });
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+
+  /** The stored images of a track, as announced (for a viewer that connects later). */
+  imagesOf(record: TrackRecord): AvailableImage[] {
+    return this.deps.store.imagesOf(record.dbid).map((image) => announcement(record, image.category, image));
+  }
+
+  /** Resolves once every background download has finished (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Abandons the background downloads. */
+  async close(): Promise<void> {
+    this.shutdown.abort(new Error('server shutting down'));
+    await this.idle();
+  }
+
+  private async collectInBackground(record: TrackRecord, hasCover: boolean, candidates: readonly ImageCandidate[]): Promise<void> {
+    // Cover first (decisions.md): the first cover candidate that downloads becomes `coverurl`.
+    if (!hasCover) {
+      for (const candidate of candidates.filter((c) => c.category === 'cover')) {
+        if (this.shutdown.signal.aborted) return;
+        const image = await this.tryCandidate(candidate);
+        if (image) {
+          this.setCoverUrl(record.dbid, image.key);
+          this.linkAndAnnounce(record, 'cover', image.key, candidate.source);
+          break;
+        }
+      }
+    }
+    const queue = candidates.filter((c) => c.category !== 'cover');
+    const worker = async () => {
+      for (let candidate = queue.shift(); candidate; candidate = queue.shift()) {
+        if (this.shutdown.signal.aborted) return;
+        const image = await this.tryCandidate(candidate);
+        if (image) this.linkAndAnnounce(record, candidate.category, image.key, candidate.source);
+      }
+    };
+    await Promise.all(Array.from({ length: DOWNLOADS_IN_PARALLEL }, worker));
+  }
+
+  /** A provider image: a URL downloaded before is linked again without a download. */
+  private async tryCandidate(candidate: ImageCandidate): Promise<StoredImage | null> {
+    const known = this.deps.store.keyForUrl(candidate.url);
+    const stored = known ? this.deps.store.meta(known) : null;
+    if (stored) return stored;
+    try {
+      const image = await this.download(candidate.url, this.shutdown.signal);
+      this.deps.store.rememberUrl(candidate.url, image.key);
+      return image;
+    } catch (error) {
+      if (!this.shutdown.signal.aborted) {
+        const host = parseFetchableUrl(candidate.url)?.host ?? 'an invalid URL';
+        this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
+      }
+      return null;
+    }
+  }
+
+  private async download(url: string, signal: AbortSignal): Promise<StoredImage> {
+    const fetched = await this.deps.fetchImage(url, signal);
+    return this.deps.store.put(fetched.bytes);
+  }
+
+  private setCoverUrl(dbid: number, key: string): void {
+    const latest = this.deps.tracks.byDbid(dbid);
+    if (!latest || latest.metadata.coverurl !== undefined) return;
+    const updated = { ...latest, metadata: { ...latest.metadata, coverurl: coverUrlFor(key) } };
+    this.deps.tracks.updateMetadata(dbid, updated.metadata);
+    this.deps.nowPlaying.update(updated);
+  }
+
+  private linkAndAnnounce(record: TrackRecord, category: ImageCategory, key: string, source: string): void {
+    const image = this.deps.store.meta(key);
+    if (!image) return; // evicted in the meantime
+    const isNew = this.deps.store.link({
+      dbid: record.dbid,
+      category,
+      key,
+      artistKey: nameKey(text(record, 'artist') ?? ''),
+      albumKey: nameKey(text(record, 'album') ?? ''),
+      source,
+    });
+    // Frames are for the track on screen; an older track's images are stored, not announced.
+    if (isNew && this.deps.nowPlaying.current()?.dbid === record.dbid) this.emit('image', announcement(record, category, image));
+  }
+}
+
+function announcement(record: TrackRecord, category: ImageCategory, image: StoredImage): AvailableImage {
+  return {
+    dbid: record.dbid,
+    category,
+    key: image.key,
+    mimeType: image.mimeType,
+    artist: text(record, 'artist'),
+    title: text(record, 'title'),
+    album: text(record, 'album'),
+  };
+}
+
+function toCover(key: string): StoredCover {
+  return { key, url: coverUrlFor(key) };
+}
+
+function text(record: TrackRecord, field: string): string | undefined {
+  const value = record.metadata[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function uniqueByUrl(candidates: readonly ImageCandidate[]): ImageCandidate[] {
+  const seen = new Set<string>();
+  return candidates.filter((candidate) => {
+    const key = `${candidate.category} ${candidate.url}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** AbortSignal.timeout()'s reason: a DOMException, checked by name (it may come from another realm). */
+function isTimeout(reason: unknown): boolean {
+  return typeof reason === 'object' && reason !== null && 'name' in reason && reason.name === 'TimeoutError';
+}
+
+function failureText(error: unknown): string {
+  if (error instanceof ImageFetchError || error instanceof ImageRejected) return FAILURE_TEXT[error.reason];
+  return 'the cover could not be stored';
+}

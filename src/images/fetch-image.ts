@@ -1,0 +1,221 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
+import { SNIFF_BYTES, sniffImageType, type ImageMimeType } from './sniff';
+
+// The one image downloader: submitted cover URLs and enrichment images alike (issue 4
+// "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is
+// opened, inside the connection's own `lookup`, so a DNS answer cannot change between the
+// check and the connect (rebinding). Redirects are followed by hand and checked again per hop.
+
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+export type FetchFailure =
+  | 'bad-url'
+  | 'refused-address'
+  | 'too-many-redirects'
+  | 'http-status'
+  | 'too-large'
+  | 'not-an-image'
+  | 'timeout'
+  | 'network';
+
+export class ImageFetchError extends Error {
+  constructor(
+    readonly reason: FetchFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ImageFetchError';
+  }
+}
+
+export type Resolver = (hostname: string) => Promise<readonly dns.LookupAddress[]>;
+
+export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+export interface ImageFetcherOptions extends GuardPolicy {
+  userAgent: string;
+  timeoutMs?: number;
+  maxBytes?: number;
+  maxRedirects?: number;
+  /** Name resolution; tests inject one to map names to loopback without DNS. */
+  resolve?: Resolver;
+  /**
+   * Replaces the address check. Tests only: all their servers are on loopback, so one loopback
+   * address has to stand in for "a public host" to show that a redirect to loopback is refused.
+   */
+  allowAddress?: AddressCheck;
+}
+
+export type AddressCheck = (address: string) => boolean;
+
+export interface FetchedImage {
+  bytes: Buffer;
+  mimeType: ImageMimeType;
+}
+
+export type ImageFetcher = (url: string, signal?: AbortSignal) => Promise<FetchedImage>;
+
+/** An http(s) URL without credentials, or null: anything else is never fetched. */
+export function parseFetchableUrl(text: string): URL | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.username !== '' || url.password !== '' || url.hostname === '') return null;
+  return url;
+}
+
+export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
+  const maxBytes = options.maxBytes ?? MAX_IMAGE_BYTES;
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const allowed: AddressCheck = options.allowAddress ?? ((address) => isAllowedAddress(address, options));
+  const lookup = guardedLookup(options.resolve ?? systemResolver, allowed);
+  const headers = { 'User-Agent': options.userAgent, Accept: 'image/jpeg, image/png, image/webp, image/gif' };
+
+  return async function fetchImage(text, signal) {
+    let url = parseFetchableUrl(text);
+    if (!url) throw new ImageFetchError('bad-url', 'only http(s) URLs without credentials are fetched');
+    const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const combined = signal ? AbortSignal.any([deadline, signal]) : deadline;
+    try {
+      for (let hop = 0; ; hop += 1) {
+        checkLiteralHost(url, allowed);
+        const outcome = await requestOnce(url, { headers, lookup, maxBytes, signal: combined });
+        if ('image' in outcome) return outcome.image;
+        if (hop === maxRedirects) throw new ImageFetchError('too-many-redirects', `more than ${maxRedirects} redirects`);
+        const next = parseFetchableUrl(new URL(outcome.location, url).href);
+        if (!next) throw new ImageFetchError('bad-url', 'redirected to a URL that is not http(s)');
+        url = next;
+      }
+    } catch (error) {
+      if (error instanceof ImageFetchError) throw error;
+      if (deadline.aborted) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
+      if (signal?.aborted) throw signal.reason;
+      throw new ImageFetchError('network', `${url.host}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+}
+
+/** An IP literal never reaches `lookup` (net connects to it directly), so it is checked here. */
+function checkLiteralHost(url: URL, allowed: AddressCheck): void {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (net.isIP(host) !== 0 && !allowed(host)) {
+    throw new ImageFetchError('refused-address', `${host} is a ${classifyAddress(host)} address`);
+  }
+}
+
+/** A `lookup` for net.connect that resolves, refuses the host if ANY address is not allowed, then connects. */
+export function guardedLookup(resolve: Resolver, allowed: AddressCheck): net.LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        const refused = addresses.find((entry) => !allowed(entry.address));
+        if (refused) {
+          const kind = classifyAddress(refused.address);
+          callback(new ImageFetchError('refused-address', `${hostname} resolves to a ${kind} address (${refused.address})`), '');
+          return;
+        }
+        const family = familyNumber(lookupOptions.family);
+        const usable = family === 0 ? addresses : addresses.filter((entry) => entry.family === family);
+        const first = usable[0];
+        if (!first) {
+          callback(new ImageFetchError('network', `${hostname} has no usable address`), '');
+          return;
+        }
+        if (lookupOptions.all) callback(null, [...usable]);
+        else callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, ''),
+    );
+  };
+}
+
+function familyNumber(family: number | string | undefined): number {
+  if (family === 4 || family === 'IPv4') return 4;
+  if (family === 6 || family === 'IPv6') return 6;
+  return 0;
+}
+
+interface RequestSettings {
+  headers: Record<string, string>;
+  lookup: net.LookupFunction;
+  maxBytes: number;
+  signal: AbortSignal;
+}
+
+type HopOutcome = { image: FetchedImage } | { location: string };
+
+function requestOnce(url: URL, settings: RequestSettings): Promise<HopOutcome> {
+  return new Promise((resolve, reject) => {
+    const transport = url.protocol === 'https:' ? https : http;
+    // agent: false: a fresh connection per request, so no pooled socket skips the lookup check.
+    const request = transport.request(url, { method: 'GET', headers: settings.headers, agent: false, lookup: settings.lookup, signal: settings.signal });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      const fail = (error: ImageFetchError) => {
+        response.destroy();
+        reject(error);
+      };
+      if (REDIRECT_STATUSES.has(status)) {
+        const location = response.headers.location;
+        if (!location) return fail(new ImageFetchError('http-status', `${url.host} answered ${status} without a Location`));
+        response.destroy();
+        return resolve({ location });
+      }
+      if (status !== 200 && status !== 203) return fail(new ImageFetchError('http-status', `${url.host} answered ${status}`));
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > settings.maxBytes) {
+        return fail(new ImageFetchError('too-large', `image is ${declared} bytes, over the ${settings.maxBytes} byte limit`));
+      }
+      collectBody(response, settings.maxBytes).then((image) => resolve({ image }), reject);
+    });
+    request.end();
+  });
+}
+
+/** Reads the body up to `maxBytes`, giving up early when the first bytes are not an image. */
+function collectBody(response: http.IncomingMessage, maxBytes: number): Promise<FetchedImage> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let sniffed = false;
+    const fail = (error: Error) => {
+      response.destroy();
+      reject(error);
+    };
+    response.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > maxBytes) return fail(new ImageFetchError('too-large', `image is over the ${maxBytes} byte limit`));
+      chunks.push(chunk);
+      if (!sniffed && total >= SNIFF_BYTES) {
+        sniffed = true;
+        if (!sniffImageType(Buffer.concat(chunks))) fail(notAnImage());
+      }
+    });
+    response.on('end', () => {
+      const bytes = Buffer.concat(chunks, total);
+      const mimeType = sniffImageType(bytes);
+      if (mimeType) resolve({ bytes, mimeType });
+      else reject(notAnImage());
+    });
+    response.on('error', reject);
+    response.on('close', () => {
+      if (!response.complete) reject(new ImageFetchError('network', 'connection closed before the image was complete'));
+    });
+  });
+}
+
+function notAnImage(): ImageFetchError {
+  return new ImageFetchError('not-an-image', 'the response is not a JPEG, PNG, WebP or GIF image');
+}

@@ -1,0 +1,37 @@
+import Router from '@koa/router';
+import { AppError } from '../../errors';
+import { isImageKey, type ImageStore } from '../../store/images';
+import type { AppState } from '../context';
+import { matchesEtag } from './v1';
+
+// GET /cover/<key> (decisions.md): the stored bytes with their sniffed Content-Type. The key is
+// the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+export function coverRoutes(store: Pick<ImageStore, 'get'>): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get('/cover/:key', (ctx) => {
+    const key = ctx.params.key ?? '';
+    if (!isImageKey(key)) throw new AppError('NOT_FOUND', 'No image with this key');
+    const etag = `"${key}"`;
+    // Content addressing: whoever holds this ETag holds these bytes, stored or not any more.
+    if (matchesEtag(ctx.get('If-None-Match'), etag)) {
+      ctx.set('ETag', etag);
+      ctx.set('Cache-Control', IMMUTABLE);
+      ctx.status = 304;
+      return;
+    }
+    const image = store.get(key);
+    if (!image) throw new AppError('NOT_FOUND', 'No image with this key');
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', IMMUTABLE);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'");
+    ctx.type = image.mimeType;
+    ctx.body = image.bytes;
+  });
+
+  return router;
+}

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Router, { type RouterContext } from '@koa/router';
+import { AppError, StartupError, errorMessage } from '../../errors';
+import type { AppState } from '../context';
+import { matchesEtag } from './v1';
+
+// The overlay pages shipped in the package (public/, plain HTML/CSS/JS, no build step):
+//   GET /           now-playing overlay for an OBS browser source
+//   GET /slideshow  full-window slideshow of the current track's images
+//   GET /assets/<file>  their CSS and JS
+// Files are read once at start-up; only the files found then are ever served.
+
+export const PUBLIC_DIR = path.resolve(__dirname, '..', '..', '..', 'public');
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+};
+
+// Everything from our own origin; the stream is on the same host (ws: for browsers whose
+// 'self' does not cover WebSocket URLs yet).
+const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+const PAGES: Readonly<Record<string, string>> = { '/': 'overlay.html', '/slideshow': 'slideshow.html' };
+
+export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
+  const assets = readAssets(dir);
+  const router = new Router<AppState>();
+
+  const serve = (ctx: RouterContext<AppState>, asset: Asset) => {
+    ctx.set('ETag', asset.etag);
+    // Revalidated on every load, so an upgrade of svc reaches the browser source at once.
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    if (asset.type.startsWith('text/html')) ctx.set('Content-Security-Policy', PAGE_CSP);
+    ctx.type = asset.type;
+    if (matchesEtag(ctx.get('If-None-Match'), asset.etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = asset.body;
+  };
+
+  for (const [route, file] of Object.entries(PAGES)) {
+    const asset = assets.get(file);
+    if (!asset) throw new StartupError(`overlay page ${file} is missing from ${dir}`);
+    router.get(route, (ctx) => serve(ctx, asset));
+  }
+  router.get('/assets/:file', (ctx) => {
+    const asset = assets.get(ctx.params.file ?? '');
+    if (!asset || asset.type.startsWith('text/html')) throw new AppError('NOT_FOUND', `Not found: ${ctx.path}`);
+    serve(ctx, asset);
+  });
+  return router;
+}
+
+function readAssets(dir: string): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (error) {
+    throw new StartupError(`cannot read the overlay pages in ${dir}: ${errorMessage(error)}`);
+  }
+  for (const name of names) {
+    const type = CONTENT_TYPES[path.extname(name)];
+    if (!type) continue;
+    const body = fs.readFileSync(path.join(dir, name));
+    assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+  }
+  return assets;
+}

@@ -1,0 +1,153 @@
+import { IMAGE_CATEGORIES, type ImageCategory } from '../../domain/track';
+import { errorMessage } from '../../errors';
+import { nameKey } from '../../images/names';
+import type { StoredImage } from '../../store/images';
+import {
+  errorFrame,
+  type DataType,
+  type ImageDataFrame,
+  type ImageListFrame,
+  type NoImageFrame,
+  type ReplyFrame,
+  type WsErrorCode,
+} from './frames';
+
+// The request/response side of /v1/images/ws, as What's Now Playing image clients speak it:
+// hello -> welcome; get_images -> image_data | no_image; list_images -> image_list; any
+// problem -> error with an error_code. Artist images come in fanart/banner/logo/thumbnail,
+// album images only as cover (the same split What's Now Playing makes).
+
+export interface ImageLookup {
+  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
+  get(key: string): (StoredImage & { bytes: Buffer }) | null;
+}
+
+export interface RequestContext {
+  images: ImageLookup;
+  version: string;
+  /** Picks one of `count` images for get_images; random by default, like the reference app. */
+  pick?: (count: number) => number;
+}
+
+const ARTIST_CATEGORIES: ReadonlySet<string> = new Set(IMAGE_CATEGORIES.filter((c) => c !== 'cover'));
+
+type Message = Record<string, unknown>;
+
+class RequestError extends Error {
+  constructor(
+    readonly code: WsErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Answers one text message from a client. Never throws. */
+export function answerMessage(text: string, context: RequestContext): ReplyFrame {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return errorFrame('INVALID_JSON', 'Invalid JSON in message');
+  }
+  try {
+    if (!isObject(message) || typeof message.type !== 'string') throw new RequestError('BAD_STRUCTURE', 'request was not understood');
+    switch (message.type) {
+      case 'hello':
+        return { type: 'welcome', server: 'svc', version: context.version, status: 'ready' };
+      case 'get_images': {
+        const category = requiredString(message.category, 'category', 'MISSING_CATEGORY');
+        const dataType = requiredString(message.data_type ?? message.datatype, 'datatype', 'MISSING_DATATYPE');
+        return getImages(parseQuery(message, category, dataType), context);
+      }
+      case 'list_images': {
+        const dataType = requiredString(message.data_type ?? message.datatype, 'datatype', 'MISSING_DATATYPE');
+        const category = requiredString(message.category, 'category', 'MISSING_CATEGORY');
+        return listImages(parseQuery(message, category, dataType), context);
+      }
+      default:
+        throw new RequestError('UNKNOWN_MESSAGE_TYPE', `Unknown message type: ${message.type.slice(0, 64)}`);
+    }
+  } catch (error) {
+    if (error instanceof RequestError) return errorFrame(error.code, error.message);
+    return errorFrame('SERVER_ERROR', `Failed to get images: ${errorMessage(error)}`);
+  }
+}
+
+interface ImageQuery {
+  dataType: DataType;
+  category: ImageCategory;
+  artist: string;
+  album?: string;
+}
+
+function parseQuery(message: Message, category: string, dataType: string): ImageQuery {
+  // The reference clients put artist/album in `parameters`; top-level fields are accepted too.
+  const parameters = message.parameters ?? { artist: message.artist, album: message.album };
+  if (!isObject(parameters)) throw new RequestError('MISSING_PARAMETERS', 'parameters are required');
+  if (dataType !== 'artist' && dataType !== 'album') {
+    throw new RequestError('UNSUPPORTED_DATA_TYPE', `Data type "${dataType.slice(0, 64)}" not supported`);
+  }
+  const artist = requiredString(parameters.artist, 'artist', 'MISSING_ARTIST');
+  if (dataType === 'artist') {
+    if (!ARTIST_CATEGORIES.has(category)) {
+      throw new RequestError('UNSUPPORTED_CATEGORY', `Category "${category.slice(0, 64)}" not supported for artists`);
+    }
+    return { dataType, category: category as ImageCategory, artist };
+  }
+  const album = requiredString(parameters.album, 'album', 'MISSING_ALBUM');
+  if (category !== 'cover') throw new RequestError('UNSUPPORTED_CATEGORY', `Category "${category.slice(0, 64)}" not supported for albums`);
+  return { dataType, category: 'cover', artist, album };
+}
+
+function findImages(query: ImageQuery, context: RequestContext): StoredImage[] {
+  const artistKey = nameKey(query.artist);
+  return context.images.find({
+    category: query.category,
+    artistKey,
+    ...(query.album === undefined ? {} : { albumKey: nameKey(query.album) }),
+  });
+}
+
+function echo(query: ImageQuery): { data_type: DataType; category: string; artist: string; album?: string } {
+  return { data_type: query.dataType, category: query.category, artist: query.artist, ...(query.album === undefined ? {} : { album: query.album }) };
+}
+
+function getImages(query: ImageQuery, context: RequestContext): ImageDataFrame | NoImageFrame {
+  const found = findImages(query, context);
+  const pick = context.pick ?? ((count: number) => Math.floor(Math.random() * count));
+  const chosen = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
+  const image = chosen ? context.images.get(chosen.key) : null;
+  if (!image) {
+    const what = query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;
+    return { type: 'no_image', ...echo(query), message: `No ${what}` };
+  }
+  return {
+    type: 'image_data',
+    ...echo(query),
+    image_data: image.bytes.toString('base64'),
+    key: image.key,
+    url: `cover/${image.key}`,
+    mime_type: image.mimeType,
+  };
+}
+
+function listImages(query: ImageQuery, context: RequestContext): ImageListFrame {
+  const found = findImages(query, context);
+  return {
+    type: 'image_list',
+    ...echo(query),
+    cache_keys: found.map((image) => image.key),
+    total: found.length,
+    images: found.map((image) => ({ key: image.key, url: `cover/${image.key}`, mime_type: image.mimeType })),
+  };
+}
+
+function requiredString(value: unknown, name: string, code: WsErrorCode): string {
+  if (typeof value !== 'string' || value === '') throw new RequestError(code, `${name} is required`);
+  return value;
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import type { ImageCategory } from '../domain/track';
+import { sniffImageType, type ImageMimeType } from '../images/sniff';
+import type { Db } from './database';
+
+// The image store (issue 4 "Image store"): content-addressed blobs in SQLite, their sniffed MIME
+// type, the links from track records by category, and least-recently-used eviction past
+// `images.maxTotalBytes`. Statements are prepared once, when the store opens.
+
+export const MAX_STORED_IMAGE_BYTES = 10 * 1024 * 1024;
+/** A served image is marked as used at most this often, so a busy overlay does not write per request. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface StoredImage {
+  key: string;
+  mimeType: ImageMimeType;
+  size: number;
+}
+
+export interface LinkedImage extends StoredImage {
+  dbid: number;
+  category: ImageCategory;
+  source: string;
+}
+
+export interface NewLink {
+  dbid: number;
+  category: ImageCategory;
+  key: string;
+  /** Normalized names (images/names.ts) the image clients look images up by. */
+  artistKey: string;
+  albumKey: string;
+  source: string;
+}
+
+export class ImageRejected extends Error {
+  constructor(
+    readonly reason: 'not-an-image' | 'too-large',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ImageRejected';
+  }
+}
+
+export interface ImageStore {
+  /** Stores the bytes (idempotent by key) and evicts the least recently used others past the bound. */
+  put(bytes: Buffer): StoredImage;
+  /** Metadata and bytes; marks the image as used. */
+  get(key: string): (StoredImage & { bytes: Buffer }) | null;
+  meta(key: string): StoredImage | null;
+  /** Links a stored image to a track; false when that link existed already. */
+  link(link: NewLink): boolean;
+  /** A track's images in the order they arrived. */
+  imagesOf(dbid: number): LinkedImage[];
+  /** Distinct images of an artist (and album), most recently linked first. */
+  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
+  /** The image a provider URL was downloaded into earlier, if it is still stored. */
+  keyForUrl(url: string): string | null;
+  rememberUrl(url: string, key: string): void;
+  totalBytes(): number;
+}
+
+export interface ImageStoreOptions {
+  maxTotalBytes: number;
+  /** Clock in milliseconds; tests pass their own to order uses. */
+  now?: () => number;
+}
+
+interface ImageRow {
+  key: string;
+  mime_type: ImageMimeType;
+  size: number;
+}
+
+export function isImageKey(text: string): boolean {
+  return /^[0-9a-f]{64}$/.test(text);
+}
+
+export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore {
+  const now = options.now ?? Date.now;
+  const insertImage = db.prepare<[string, string, number, string, number], never>(
+    'INSERT INTO images (key, mime_type, size, stored_at, last_used) VALUES (?, ?, ?, ?, ?)',
+  );
+  const insertBlob = db.prepare<[string, Buffer], never>('INSERT INTO image_blobs (key, bytes) VALUES (?, ?)');
+  const touch = db.prepare<[number, string, number], never>('UPDATE images SET last_used = ? WHERE key = ? AND last_used < ?');
+  const meta = db.prepare<[string], ImageRow>('SELECT key, mime_type, size FROM images WHERE key = ?');
+  const blob = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM image_blobs WHERE key = ?');
+  const total = db.prepare<[], { total: number | null }>('SELECT sum(size) AS total FROM images');
+  const oldest = db.prepare<[string], { key: string; size: number }>(
+    'SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32',
+  );
+  const remove = db.prepare<[string], never>('DELETE FROM images WHERE key = ?');
+  const insertLink = db.prepare<[number, string, string, string, string, string], never>(
+    'INSERT OR IGNORE INTO track_images (dbid, category, image_key, artist_key, album_key, source) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const linksOf = db.prepare<[number], ImageRow & { dbid: number; category: ImageCategory; source: string }>(
+    `SELECT l.dbid, l.category, l.source, i.key, i.mime_type, i.size
+       FROM track_images l JOIN images i ON i.key = l.image_key
+      WHERE l.dbid = ? ORDER BY l.id`,
+  );
+  const byArtist = db.prepare<[string, string], ImageRow>(
+    `SELECT i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
+      WHERE l.artist_key = ? AND l.category = ? GROUP BY i.key ORDER BY max(l.id) DESC`,
+  );
+  const byAlbum = db.prepare<[string, string, string], ImageRow>(
+    `SELECT i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
+      WHERE l.artist_key = ? AND l.album_key = ? AND l.category = ? GROUP BY i.key ORDER BY max(l.id) DESC`,
+  );
+  const urlKey = db.prepare<[string], { image_key: string }>('SELECT image_key FROM image_urls WHERE url_sha256 = ?');
+  const rememberUrl = db.prepare<[string, string, number], never>(
+    `INSERT INTO image_urls (url_sha256, image_key, fetched_at) VALUES (?, ?, ?)
+     ON CONFLICT (url_sha256) DO UPDATE SET image_key = excluded.image_key, fetched_at = excluded.fetched_at`,
+  );
+
+  const evictBeyondBound = (keep: string) => {
+    let size = total.get()?.total ?? 0;
+    while (size > options.maxTotalBytes) {
+      const victims = oldest.all(keep);
+      if (victims.length === 0) return;
+      for (const victim of victims) {
+        if (size <= options.maxTotalBytes) return;
+        // Cascades to the blob, the track links and remembered URLs.
+        remove.run(victim.key);
+        size -= victim.size;
+      }
+    }
+  };
+
+  const put = db.transaction((bytes: Buffer): StoredImage => {
+    const mimeType = sniffImageType(bytes);
+    if (!mimeType) throw new ImageRejected('not-an-image', 'not a JPEG, PNG, WebP or GIF image');
+    if (bytes.length > MAX_STORED_IMAGE_BYTES || bytes.length > options.maxTotalBytes) {
+      throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the limit`);
+    }
+    const key = sha256(bytes);
+    const at = now();
+    if (meta.get(key)) {
+      touch.run(at, key, at);
+    } else {
+      insertImage.run(key, mimeType, bytes.length, new Date(at).toISOString(), at);
+      insertBlob.run(key, bytes);
+      evictBeyondBound(key);
+    }
+    return { key, mimeType, size: bytes.length };
+  });
+
+  const link = db.transaction((entry: NewLink): boolean => {
+    const at = now();
+    touch.run(at, entry.key, at);
+    return insertLink.run(entry.dbid, entry.category, entry.key, entry.artistKey, entry.albumKey, entry.source).changes > 0;
+  });
+
+  return {
+    put,
+    get(key) {
+      const row = meta.get(key);
+      const data = row && blob.get(key);
+      if (!row || !data) return null;
+      const at = now();
+      touch.run(at, key, at - TOUCH_INTERVAL_MS);
+      return { ...fromRow(row), bytes: data.bytes };
+    },
+    meta(key) {
+      const row = meta.get(key);
+      return row ? fromRow(row) : null;
+    },
+    link,
+    imagesOf(dbid) {
+      return linksOf.all(dbid).map((row) => ({ ...fromRow(row), dbid: row.dbid, category: row.category, source: row.source }));
+    },
+    find(query) {
+      const rows = query.albumKey === undefined
+        ? byArtist.all(query.artistKey, query.category)
+        : byAlbum.all(query.artistKey, query.albumKey, query.category);
+      return rows.map(fromRow);
+    },
+    keyForUrl(url) {
+      return urlKey.get(sha256(url))?.image_key ?? null;
+    },
+    rememberUrl(url, key) {
+      rememberUrl.run(sha256(url), key, now());
+    },
+    totalBytes() {
+      return total.get()?.total ?? 0;
+    },
+  };
+}
+
+function fromRow(row: ImageRow): StoredImage {
+  return { key: row.key, mimeType: row.mime_type, size: row.size };
+}
+
+function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}

@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { makeTempDir } from './temp-dir';
+
+// Headless Chromium (Debian package `chromium`, installed by .ci/run) driven by playwright-core.
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const ARTIFACTS = path.join(__dirname, '..', 'artifacts');
+
+export function chromiumInstalled(): boolean {
+  return fs.existsSync(CHROMIUM);
+}
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** A fresh browser with a new, empty profile directory. */
+export async function launchBrowser(viewport: { width: number; height: number }): Promise<Browser> {
+  const profile = makeTempDir('svc-chromium-');
+  const context = await chromium.launchPersistentContext(profile.dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      profile.cleanup();
+    },
+  };
+}
+
+export function artifactPath(name: string): string {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  return path.join(ARTIFACTS, name);
+}
