@@ -1,3 +1,4 @@
+import type { TrackFields } from '../../../src/domain/track';
 import { fillEmptyFields } from '../../../src/pipeline/merge';
 import { requireIdentifyingField } from '../../../src/pipeline/validate';
 
@@ -21,11 +22,11 @@ describe('fillEmptyFields', () => {
 });
 
 describe('requireIdentifyingField', () => {
-  it.each([{ artist: 'A' }, { title: 'T' }, { isrc: 'GBDUW0000059' }, { musicbrainzrecordingid: 'x' }, { fpcalcfingerprint: 'AQAA', fpcalcduration: 200 }])(
+  it.each<TrackFields>([{ artist: 'A' }, { title: 'T' }, { isrc: 'GBDUW0000059' }, { musicbrainzrecordingid: 'x' }, { fpcalcfingerprint: 'AQAA', fpcalcduration: 200 }])(
     'accepts %p',
     (fields) => expect(() => requireIdentifyingField(fields)).not.toThrow(),
   );
-  it.each([{}, { album: 'B' }, { fpcalcfingerprint: 'AQAA' }, { fpcalcduration: 200 }, { artist: '' }])('rejects %p', (fields) => {
+  it.each<TrackFields>([{}, { album: 'B' }, { fpcalcfingerprint: 'AQAA' }, { fpcalcduration: 200 }, { artist: '' }])('rejects %p', (fields) => {
     expect(() => requireIdentifyingField(fields)).toThrow(/needs at least one of artist, title/);
   });
 });
