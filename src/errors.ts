@@ -24,6 +24,8 @@ export const ERRORS = {
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
+  MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
+  HEADERS_TOO_LARGE: { status: 431, message: 'Request line or headers too large', expose: true },
   UPGRADE_REQUIRED: { status: 426, message: 'This endpoint only accepts WebSocket connections', expose: true },
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
 } as const satisfies Record<string, ErrorSpec>;

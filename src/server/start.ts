@@ -13,6 +13,7 @@ import { createImageStore, type ImageStore } from '../store/images';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp } from './app';
+import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
 import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
@@ -114,8 +115,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       hub.handleUpgrade(request, socket, head);
       return;
     }
-    socket.end('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"error":"Not found"}');
+    endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
+  server.on('clientError', answerClientError);
   try {
     await listen(server, config.port, config.host);
   } catch (error) {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { VERSION } from '../../src/version';
 import { asObject, getWithQuery, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
@@ -92,6 +93,31 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const res = await request(`${t.url}/v1/images/ws`);
     expect(res.status).toBe(426);
     expect(typeof asObject(res.json).error).toBe('string');
+  });
+
+  it('When the request headers are over 16 KiB or the request is garbage, then the error is still JSON', async () => {
+    const huge = await request(`${t.url}/v1/remoteinput?artist=${'a'.repeat(20_000)}`);
+    expect(huge.status).toBe(431);
+    expect(asObject(huge.json).error).toBe('Request line or headers too large');
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(t.server.port, '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      let data = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(raw.split('\r\n\r\n')[1]).toBe('{"error":"Malformed HTTP request"}');
+  });
+
+  it('When a WebSocket upgrade asks for another path, then the refusal is JSON', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(t.server.port, '127.0.0.1', () =>
+        socket.write('GET /v1/other HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
+      );
+      let data = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    expect(raw).toMatch(/\r\n\r\n\{"error":"Not found: \/v1\/other"\}$/);
   });
 
   it('Every request gets one access log line with method, path, status and milliseconds', async () => {

@@ -20,7 +20,7 @@ export function registerServe(program: Command, setResult: (done: Promise<number
     .option('--host <address>', 'listen address; 0.0.0.0 for LAN clients (default 127.0.0.1, env SVC_HOST)')
     .option('--secret <secret>', 'shared secret required by /v1/remoteinput (env SVC_SECRET)')
     .option('--db <file>', 'SQLite database file, or :memory: (env SVC_DATABASE)')
-    .option('--offline', 'disable all enrichment lookups (no outbound requests)')
+    .option('--offline', 'no lookups in outside music services (a submitted coverurl is still fetched)')
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .addHelpText('after', '\nExamples:\n  $ svc serve\n  $ svc serve --host 0.0.0.0 --port 9000 --secret "$(cat ~/.svc-secret)"\n  $ svc serve --db :memory: --offline')
     .action((options: ServeOptions) => setResult(serve(options)));

@@ -8,8 +8,8 @@ import type { AppState } from '../../../src/server/context';
 import { request } from '../../helpers/http';
 
 describe('the error catalogue', () => {
-  it('uses only the statuses decisions.md lists (plus 426 for a plain GET on the WebSocket path)', () => {
-    const documented = [400, 403, 404, 405, 408, 413, 415, 426, 500];
+  it('uses only the statuses decisions.md lists (plus 426 for a plain GET on the WebSocket path, 431 from the HTTP parser)', () => {
+    const documented = [400, 403, 404, 405, 408, 413, 415, 426, 431, 500];
     for (const [code, spec] of Object.entries(ERRORS)) expect([code, documented.includes(spec.status)]).toEqual([code, true]);
   });
 

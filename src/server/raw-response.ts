@@ -1,0 +1,28 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ERRORS, type ErrorCode } from '../errors';
+
+// Answers written straight to a socket, for the requests Koa never sees: a failed WebSocket
+// upgrade, and requests Node's HTTP parser rejects (headers over 16 KiB, garbage).
+// Still `{"error": "..."}`, like every other error of svc.
+
+export function endWithError(socket: Duplex, code: ErrorCode, message?: string): void {
+  const { status } = ERRORS[code];
+  const body = JSON.stringify({ error: message ?? ERRORS[code].message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/** Node's `clientError`: answer in JSON when the socket can still take it. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  endWithError(socket, error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST');
+}
