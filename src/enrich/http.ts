@@ -1,3 +1,4 @@
+import { anySignal } from '../signals';
 import { errorMessage } from '../errors';
 import type { RateLimiter } from './rate-limit';
 
@@ -203,19 +204,3 @@ function causeOf(error: unknown): unknown {
   return error instanceof Error && error.cause !== undefined ? error.cause : error;
 }
 
-/** `AbortSignal.any` only exists from Node 20.3; svc supports every Node 20. */
-export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
-  if (typeof AbortSignal.any === 'function') return AbortSignal.any([...signals]);
-  const controller = new AbortController();
-  const already = signals.find((signal) => signal.aborted);
-  if (already) {
-    controller.abort(already.reason);
-    return controller.signal;
-  }
-  const onAbort = (event: Event) => {
-    controller.abort((event.target as AbortSignal).reason);
-    for (const signal of signals) signal.removeEventListener('abort', onAbort);
-  };
-  for (const signal of signals) signal.addEventListener('abort', onAbort);
-  return controller.signal;
-}

@@ -1,3 +1,4 @@
+import { anySignal } from '../signals';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -86,7 +87,7 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
     let url = parseFetchableUrl(text);
     if (!url) throw new ImageFetchError('bad-url', 'only http(s) URLs without credentials are fetched');
     const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const combined = signal ? AbortSignal.any([deadline, signal]) : deadline;
+    const combined = signal ? anySignal([deadline, signal]) : deadline;
     try {
       for (let hop = 0; ; hop += 1) {
         checkLiteralHost(url, allowed);

@@ -1,3 +1,4 @@
+import { anySignal } from '../signals';
 import type { FieldValue, ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
@@ -59,7 +60,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
     // The submitted cover downloads while enrichment runs, and gives up well inside the
     // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
-    const coverSignal = AbortSignal.any([signal, AbortSignal.timeout(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET)]);
+    const coverSignal = anySignal([signal, AbortSignal.timeout(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET)]);
     const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
       ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverSignal)
       : Promise.resolve({});

@@ -1,4 +1,4 @@
-import { anySignal } from '../../../src/enrich/http';
+import { anySignal } from '../../../src/signals';
 import { RateLimiter } from '../../../src/enrich/rate-limit';
 
 // The limiter's interval is injectable so this runs fast; the real 1 s MusicBrainz interval is
