@@ -1,11 +1,13 @@
 'use strict';
 // What DJ software sends: a What's Now Playing "Remote Output" style submission with the named
-// fields of api-spec 2.2. `[<id>]` is replaced by autocannon (idReplacement) with a unique id
-// per request, so every stored row can be told apart.
+// fields of api-spec 2.2. The load worker replaces UNIQUE_MARKER (option `uniqueMarker`) with
+// an id unique to each request, so every stored row can be told apart.
+
+const UNIQUE_MARKER = '[<seq>]';
 
 const SUBMISSION = {
   artist: 'Bench Artist',
-  title: 'Bench Title [<id>]',
+  title: `Bench Title ${UNIQUE_MARKER}`,
   album: 'Bench Album',
   genre: 'Electronic',
   date: '2024',
@@ -19,10 +21,10 @@ const SUBMISSION = {
   isrc: 'GBAAA2400001',
 };
 
-/** The submission as a JSON body; `unique` keeps the `[<id>]` marker for autocannon. */
+/** The submission as a JSON body; `unique` keeps UNIQUE_MARKER in the title for the load worker. */
 function submissionBody({ unique = true } = {}) {
   const track = { ...SUBMISSION, title: unique ? SUBMISSION.title : 'Bench Title' };
   return JSON.stringify(track);
 }
 
-module.exports = { SUBMISSION, submissionBody };
+module.exports = { SUBMISSION, UNIQUE_MARKER, submissionBody };

@@ -6,6 +6,30 @@
 const autocannon = require('autocannon');
 const { assertLoopbackUrl } = require('./loopback');
 
+/**
+ * `uniqueMarker: "[<seq>]"` replaces that marker in the body with an id unique to each request
+ * (run tag + sequence number), so every stored submission can be told apart. autocannon's own
+ * `idReplacement` is not used: it declares a Content-Length for a fixed id length while the ids
+ * it inserts vary in length, and the server then waits for bytes that never come.
+ */
+function withUniqueBodies(options) {
+  const { uniqueMarker, ...rest } = options;
+  if (!uniqueMarker) return rest;
+  if (typeof rest.body !== 'string' || !rest.body.includes(uniqueMarker)) throw new Error(`uniqueMarker ${uniqueMarker} is not in the body`);
+  const template = rest.body;
+  const runTag = require('node:crypto').randomBytes(4).toString('hex');
+  let sequence = 0;
+  return {
+    ...rest,
+    requests: [{
+      setupRequest(request) {
+        sequence += 1;
+        return { ...request, body: template.split(uniqueMarker).join(`${runTag}-${sequence}`) };
+      },
+    }],
+  };
+}
+
 /** Every response time of a run, for exact percentiles. */
 class LatencyRecorder {
   constructor() {
@@ -42,11 +66,12 @@ async function main() {
   assertLoopbackUrl(options.url);
   if (options.amount === undefined && !(options.duration > 0)) throw new Error('a load run needs a duration or an amount');
 
+  const runOptions = withUniqueBodies(options);
   const latencies = new LatencyRecorder();
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const result = await new Promise((resolve, reject) => {
-    const instance = autocannon({ ...options, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false }, (error, res) => (error ? reject(error) : resolve(res)));
+    const instance = autocannon({ ...runOptions, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false }, (error, res) => (error ? reject(error) : resolve(res)));
     // autocannon's own histogram keeps whole milliseconds; a fast server answers in a fraction
     // of one, so percentiles are computed here from each response's hrtime duration.
     instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.add(responseTimeMs));
