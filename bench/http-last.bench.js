@@ -42,7 +42,7 @@ async function main() {
     const load = async (server, duration, label) => {
       const { result, cpuSeconds } = await measureCpu(server.pid, () => runLoad({ url: `${server.url}/v1/last`, connections: CONNECTIONS, duration }));
       // The server is idle outside the run, so its CPU over the run's length is its busy share.
-      return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.elapsedSeconds };
+      return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.activeSeconds };
     };
     await load(svc, WARMUP, 'svc warm-up');
     await load(baseline, WARMUP, 'baseline warm-up');

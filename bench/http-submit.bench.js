@@ -39,11 +39,11 @@ async function main() {
       }, { timeoutMs: 90_000 }));
       sentTotals.sent += result.sent;
       sentTotals.ok += result['2xx'];
-      return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.elapsedSeconds };
+      return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.activeSeconds };
     };
     const get = async (duration, label) => {
       const { result, cpuSeconds } = await measureCpu(svc.pid, () => runLoad({ url: `${svc.url}/v1/last`, connections: CONNECTIONS, duration }));
-      return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.elapsedSeconds };
+      return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.activeSeconds };
     };
 
     await post(WARMUP_SUBMISSIONS, 'POST warm-up');

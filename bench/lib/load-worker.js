@@ -70,24 +70,33 @@ async function main() {
   const latencies = new LatencyRecorder();
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
+  let lastResponseAt = started;
   const result = await new Promise((resolve, reject) => {
     const instance = autocannon({ ...runOptions, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false }, (error, res) => (error ? reject(error) : resolve(res)));
     // autocannon's own histogram keeps whole milliseconds; a fast server answers in a fraction
     // of one, so percentiles are computed here from each response's hrtime duration.
-    instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.add(responseTimeMs));
+    instance.on('response', (_client, _status, _bytes, responseTimeMs) => {
+      latencies.add(responseTimeMs);
+      lastResponseAt = process.hrtime.bigint();
+    });
   });
   const elapsedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  // autocannon notices the end of a run only on its next 1-second tick, and its `duration`
+  // includes that idle tail: an `amount` run of 3.1 s reports 4 s. Throughput is counted over
+  // the time responses were actually arriving.
+  const activeSeconds = Number(lastResponseAt - started) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
 
   const completed = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
   process.stdout.write(JSON.stringify({
     url: result.url,
     connections: result.connections,
-    // Completed responses per second over the run, measured the same way for every run
-    // (autocannon's `requests.average` averages 1-second buckets and skews short runs).
-    requestsPerSecond: completed / result.duration,
-    duration: result.duration,
+    // Completed responses per second while responses were arriving, measured the same way for
+    // every run (autocannon's `requests.average` averages 1-second buckets and skews short runs).
+    requestsPerSecond: activeSeconds > 0 ? completed / activeSeconds : 0,
+    activeSeconds,
     elapsedSeconds,
+    duration: result.duration,
     completed,
     sent: result.requests.sent,
     '2xx': result['2xx'],
@@ -100,7 +109,7 @@ async function main() {
     latency: latencies.summary(),
     // Share of one core the load generator used: near 1.0 means the load generator, not the
     // server, may be what limits the run.
-    loadGeneratorCpu: (cpu.user + cpu.system) / 1e6 / elapsedSeconds,
+    loadGeneratorCpu: (cpu.user + cpu.system) / 1e6 / activeSeconds,
     autocannonAverageRps: result.requests.average,
   }) + '\n');
 }
