@@ -2,7 +2,8 @@
 // Row 1: GET /v1/last on svc against a bare node:http server answering the same bytes
 // (same status, headers and body, captured from svc), each in its own process, pinned to the
 // same CPU, loaded by autocannon from another process and CPU. Throughput and p99, medians of
-// alternating rounds. BENCH_PROFILE=1 also writes a CPU profile of svc to bench/results/.
+// alternating rounds. BENCH_PROFILE=1 also writes CPU profiles of svc and of the baseline to
+// bench/results/profiles/{svc,baseline}/ (summarize with bench/lib/cpuprofile-summary.js).
 
 const path = require('node:path');
 const { startSvc, ROOT } = require('./lib/svc-process');
@@ -21,7 +22,8 @@ const ROW_P99 = 'GET /v1/last p99 latency (50 conn)';
 
 async function main() {
   const profileDir = process.env.BENCH_PROFILE === '1' ? path.join(ROOT, 'bench', 'results', 'profiles') : null;
-  const svc = await startSvc({ nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  const profileArgs = (name) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
+  const svc = await startSvc({ nodeArgs: profileArgs('svc') });
   let baseline = null;
   try {
     // A real current track, so /v1/last answers a full record rather than `{}`.
@@ -35,7 +37,7 @@ async function main() {
     const lastUrl = `${svc.url}/v1/last`;
     const response = await captureResponse(lastUrl);
     if (response.status !== 200) throw new Error(`GET /v1/last answered ${response.status}`);
-    baseline = await startBaseline(response);
+    baseline = await startBaseline(response, { nodeArgs: profileArgs('baseline') });
     await assertSameResponse(lastUrl, `${baseline.url}/v1/last`);
     log(`svc ${svc.url} (pid ${svc.pid}), baseline ${baseline.url} (pid ${baseline.pid}); ${response.body.length} body bytes, headers: ${Object.keys(response.headers).join(', ')}`);
 
@@ -76,7 +78,7 @@ async function main() {
     });
   } finally {
     await Promise.all([svc.stop(), baseline?.stop()]);
-    if (profileDir) log(`CPU profile of svc written to ${profileDir} (summarize: node bench/lib/cpuprofile-summary.js FILE)`);
+    if (profileDir) log(`CPU profiles written to ${profileDir}/{svc,baseline} (summarize: node bench/lib/cpuprofile-summary.js FILE)`);
   }
 }
 
