@@ -50,7 +50,7 @@ async function measureRound(round) {
 }
 
 async function main() {
-  const { svc: samples } = await alternate(ROUNDS, { svc: measureRound });
+  const { svc: samples } = await alternate(ROUNDS, { svc: measureRound }, { minRounds: 2 });
   const inMiB = (key) => samples.map((s) => mib(s[key]));
   emitRow({
     row: ROW_IDLE,

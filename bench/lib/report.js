@@ -65,18 +65,38 @@ function log(message) {
   process.stderr.write(`[${name}] ${message}\n`);
 }
 
+/** Milliseconds left of the budget run.js gave this file (BENCH_BUDGET_MS), or Infinity. */
+function budgetLeftMs() {
+  const budget = Number(process.env.BENCH_BUDGET_MS);
+  if (!(budget > 0)) return Infinity;
+  return budget - process.uptime() * 1000;
+}
+
+/** Time kept back for stopping servers and printing rows after the last round. */
+const CLEANUP_RESERVE_MS = 10_000;
+
 /**
  * Runs each contender once per round, in alternating order (A B, B A, A B, ...), so that machine
  * drift during the rounds hits svc and its baseline alike. Returns the samples per contender.
+ * After `minRounds`, a round that would not fit in what is left of the file's budget is not
+ * started (on a busy machine, fewer rounds beat a file killed with no rows at all).
  * @param {number} rounds
  * @param {Record<string, (round: number) => Promise<unknown>>} contenders
+ * @param {{minRounds?: number}} [options]
  */
-async function alternate(rounds, contenders) {
+async function alternate(rounds, contenders, { minRounds = 3 } = {}) {
   const names = Object.keys(contenders);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
+  let longestRoundMs = 0;
   for (let round = 0; round < rounds; round++) {
+    if (round >= minRounds && budgetLeftMs() < longestRoundMs * 1.25 + CLEANUP_RESERVE_MS) {
+      log(`stopping after ${round} rounds: the next one would not fit in the time budget`);
+      break;
+    }
+    const started = Date.now();
     const order = round % 2 === 0 ? names : [...names].reverse();
     for (const name of order) samples[name].push(await contenders[name](round));
+    longestRoundMs = Math.max(longestRoundMs, Date.now() - started);
   }
   return samples;
 }
@@ -87,4 +107,4 @@ function envInt(name, fallback) {
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
-module.exports = { emitRow, emitFailure, meetsGoal, alternate, log, envInt };
+module.exports = { emitRow, emitFailure, meetsGoal, alternate, budgetLeftMs, log, envInt };
