@@ -24,5 +24,8 @@ server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`baseline listening on http://127.0.0.1:${server.address().port}\n`);
 });
 
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});
 setInterval(() => {}, 1 << 30); // stay alive while idle (close() ends the process)
