@@ -5,7 +5,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { assertLoopbackUrl } = require('./loopback');
-const { CPU, spawnPinned, stopProcess, waitForListening } = require('./processes');
+const { CPU, spawnPinned, stopProcess, waitForListening, removeOnExit } = require('./processes');
 
 /**
  * @param {{status?: number, headers: Record<string,string>, body: string}} response
@@ -13,6 +13,7 @@ const { CPU, spawnPinned, stopProcess, waitForListening } = require('./processes
  */
 async function startBaseline(response, options = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-baseline-'));
+  removeOnExit(dir);
   const specFile = path.join(dir, 'response.json');
   fs.writeFileSync(specFile, JSON.stringify(response));
   const child = spawnPinned('cpu' in options ? options.cpu : CPU.server, process.execPath, [

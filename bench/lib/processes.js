@@ -2,10 +2,12 @@
 // Child processes of a bench file: started pinned to a CPU when possible, tracked so that none
 // outlives the bench file, and stopped by their own pid.
 
+const fs = require('node:fs');
 const { spawn, spawnSync } = require('node:child_process');
 const { assertLoopbackUrl } = require('./loopback');
 
 const live = new Set();
+const tempDirs = new Set();
 let exitHooksInstalled = false;
 
 /**
@@ -60,6 +62,15 @@ function killAllTracked() {
     }
   }
   live.clear();
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+/** Removes `dir` when the bench file exits or is stopped, unless `forget(dir)` was called first. */
+function removeOnExit(dir) {
+  installExitHooks();
+  tempDirs.add(dir);
+  return { forget: () => tempDirs.delete(dir) };
 }
 
 /** Resolves when `child` has exited; SIGTERM first, SIGKILL after `graceMs`. */
@@ -112,4 +123,4 @@ function waitForListening(child, { timeoutMs = 15_000, describe = 'process', std
   });
 }
 
-module.exports = { CPU, canPin, spawnPinned, track, stopProcess, waitForListening };
+module.exports = { CPU, canPin, spawnPinned, track, stopProcess, waitForListening, removeOnExit };

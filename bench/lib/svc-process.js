@@ -5,7 +5,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { CPU, spawnPinned, stopProcess, waitForListening } = require('./processes');
+const { CPU, spawnPinned, stopProcess, waitForListening, removeOnExit } = require('./processes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SVC_BIN = path.join(ROOT, 'bin', 'svc.js');
@@ -26,6 +26,8 @@ async function startSvc(options = {}) {
     throw new Error('dist/ is missing: run `npm run build` first (`npm run bench` does)');
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  // Also when the bench file is stopped mid-run (time budget, Ctrl-C); keepDir hands it to the caller.
+  const cleanup = removeOnExit(dir);
   const dbFile = options.dbFile ?? path.join(dir, 'svc.db');
   // The access log (one line per request) goes to a file: cheap to write, never blocks on a
   // full pipe, and its tail explains a failed start.
@@ -60,7 +62,8 @@ async function startSvc(options = {}) {
   let stopped = null;
   const stop = () => {
     stopped ??= stopProcess(child).then((code) => {
-      if (!options.keepDir) fs.rmSync(dir, { recursive: true, force: true });
+      if (options.keepDir) cleanup.forget();
+      else fs.rmSync(dir, { recursive: true, force: true });
       return code;
     });
     return stopped;
