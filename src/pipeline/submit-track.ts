@@ -103,10 +103,11 @@ function pick(fields: TrackFields, keys: readonly string[]): TrackFields {
 
 async function withProcessingTimeout<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
-  const timeout = new AppError('PROCESSING_TIMEOUT', `Metadata processing exceeded ${seconds} seconds`);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
+      // Built here, not up front: an error captures a stack, and most submissions never time out.
+      const timeout = new AppError('PROCESSING_TIMEOUT', `Metadata processing exceeded ${seconds} seconds`);
       controller.abort(timeout);
       reject(timeout);
     }, seconds * 1000);

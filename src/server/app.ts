@@ -3,23 +3,25 @@ import type Router from '@koa/router';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import type { AppMiddleware, AppState } from './context';
-import { cors } from './middleware/cors';
+import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
-import { logRequests } from './middleware/request-log';
+import { createRequestIds, logRequests } from './middleware/request-log';
 
 export interface AppDeps {
   logger: Logger;
-  corsOrigins: readonly string[];
+  cors: CorsPolicy;
   routers: readonly Router<AppState>[];
+  /** Shared with the /v1/last fast path, so ids stay unique across both. */
+  nextRequestId?: () => string;
 }
 
 /** Builds the Koa app; never listens (start.ts does). Middleware order is the request's path. */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true;
-  app.use(logRequests(deps.logger));
+  app.use(logRequests(deps.logger, deps.nextRequestId ?? createRequestIds()));
   app.use(handleErrors(deps.logger));
-  app.use(cors(deps.corsOrigins));
+  app.use(cors(deps.cors));
   for (const router of deps.routers) app.use(router.routes() as unknown as AppMiddleware);
   app.use(unmatched(deps.routers));
   return app;

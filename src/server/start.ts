@@ -13,6 +13,9 @@ import { createImageStore, type ImageStore } from '../store/images';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp } from './app';
+import { createLastFastPath } from './last-fast-path';
+import { corsPolicy } from './middleware/cors';
+import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
 import { pageRoutes } from './routes/pages';
@@ -68,9 +71,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return work;
   };
 
+  const cors = corsPolicy(config.corsOrigins);
+  const nextRequestId = createRequestIds();
   const app = createApp({
     logger,
-    corsOrigins: config.corsOrigins,
+    cors,
+    nextRequestId,
     routers: [
       v1Routes({
         version: VERSION,
@@ -108,7 +114,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     },
     ...options.ws,
   });
-  const server = http.createServer(app.callback());
+  const handleWithKoa = app.callback();
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId });
+  const server = http.createServer((request, response) => {
+    if (!answerLast(request, response)) void handleWithKoa(request, response);
+  });
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (path === IMAGES_WS_PATH) {

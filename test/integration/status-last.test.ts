@@ -44,6 +44,24 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     expect(changed.headers.get('etag')).not.toBe(etag);
   });
 
+  it('When /v1/last is asked in its plain form (fast path) or another spelling (Koa route), then both answers are the same', async () => {
+    const headers = { Origin: 'https://overlay.example' };
+    const fast = await request(`${t.url}/v1/last`, { headers });
+    const routed = await request(`${t.url}/v1/last?from=koa`, { headers });
+    expect(fast.status).toBe(200);
+    expect(routed.status).toBe(200);
+    expect(fast.text).toBe(routed.text);
+    for (const name of ['etag', 'cache-control', 'content-type', 'content-length', 'vary', 'access-control-allow-origin', 'access-control-expose-headers']) {
+      expect([name, fast.headers.get(name)]).toEqual([name, routed.headers.get(name)]);
+    }
+    expect(fast.headers.get('x-request-id')).not.toBe(routed.headers.get('x-request-id'));
+    const head = await request(`${t.url}/v1/last`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-length')).toBe(fast.headers.get('content-length'));
+    expect(t.logs.filter((line) => line.includes(` GET /v1/last 200 `) && line.includes(`id=${fast.headers.get('x-request-id')}`))).toHaveLength(1);
+  });
+
   it('When a path is unknown, then the answer is a JSON 404', async () => {
     for (const path of ['/nope', '/v1', '/v1/last/extra', '/v2/last']) {
       const res = await request(`${t.url}${path}`);

@@ -6,15 +6,27 @@ import type { AppMiddleware } from '../context';
 const ALLOWED_HEADERS = 'Content-Type, X-SVC-Client-Auth, X-WNP-Client-Auth, If-None-Match';
 const ALLOWED_METHODS = 'GET, HEAD, POST, OPTIONS';
 
-export function cors(origins: readonly string[]): AppMiddleware {
+/** The CORS headers of a response, decided once per request from its Origin. Pure. */
+export type CorsPolicy = (origin: string) => Record<string, string>;
+
+export function corsPolicy(origins: readonly string[]): CorsPolicy {
   const anyOrigin = origins.includes('*');
   const allowed = new Set(origins);
-  return async function corsHeaders(ctx, next) {
-    const origin = ctx.get('Origin');
-    if (!anyOrigin) ctx.vary('Origin');
+  return function corsHeadersFor(origin) {
+    const headers: Record<string, string> = anyOrigin ? {} : { Vary: 'Origin' };
     if (origin && (anyOrigin || allowed.has(origin))) {
-      ctx.set('Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
-      ctx.set('Access-Control-Expose-Headers', 'ETag, X-Request-Id');
+      headers['Access-Control-Allow-Origin'] = anyOrigin ? '*' : origin;
+      headers['Access-Control-Expose-Headers'] = 'ETag, X-Request-Id';
+    }
+    return headers;
+  };
+}
+
+export function cors(policy: CorsPolicy): AppMiddleware {
+  return async function corsHeaders(ctx, next) {
+    for (const [name, value] of Object.entries(policy(ctx.get('Origin')))) {
+      if (name === 'Vary') ctx.vary(value);
+      else ctx.set(name, value);
     }
     if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
       ctx.set('Access-Control-Allow-Methods', ALLOWED_METHODS);

@@ -5,19 +5,30 @@ import type { AppMiddleware } from '../context';
 // One stderr line per request: method, path (secret redacted), status, milliseconds, request id.
 // Bodies and headers are never logged: they may carry the secret.
 
-export function logRequests(logger: Logger): AppMiddleware {
+/** Request ids unique within this process run: a random prefix and a counter. */
+export function createRequestIds(): () => string {
   const prefix = randomBytes(3).toString('hex');
   let counter = 0;
+  return () => {
+    counter += 1;
+    return `${prefix}-${counter.toString(36)}`;
+  };
+}
+
+export function logAccess(logger: Logger, method: string, url: string, status: number, started: bigint, requestId: string): void {
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  logger.info(`${method} ${redactUrl(url)} ${status} ${ms.toFixed(1)}ms id=${requestId}`);
+}
+
+export function logRequests(logger: Logger, nextRequestId: () => string): AppMiddleware {
   return async function accessLog(ctx, next) {
     const started = process.hrtime.bigint();
-    counter += 1;
-    ctx.state.requestId = `${prefix}-${counter.toString(36)}`;
+    ctx.state.requestId = nextRequestId();
     ctx.set('X-Request-Id', ctx.state.requestId);
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info(`${ctx.method} ${redactUrl(ctx.originalUrl)} ${ctx.status} ${ms.toFixed(1)}ms id=${ctx.state.requestId}`);
+      logAccess(logger, ctx.method, ctx.originalUrl, ctx.status, started, ctx.state.requestId);
     }
   };
 }

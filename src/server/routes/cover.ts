@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import { isImageKey, type ImageStore } from '../../store/images';
 import type { AppState } from '../context';
-import { matchesEtag } from './v1';
+import { matchesEtag } from '../etag';
 
 // GET /cover/<key> (decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.

@@ -6,6 +6,7 @@ import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/su
 import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppState } from '../context';
 import { isFormRequest, parseBody } from '../middleware/body';
+import { lastResponse } from './last';
 
 // Thin handlers for /v1 (api-spec 4): they shape HTTP in and out; the use case lives in pipeline/.
 
@@ -28,16 +29,13 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     ctx.body = status;
   });
 
+  // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route
+  // serves the other spellings (`/v1/last?x`, `/v1/last/`) and gives the path its 405 and OPTIONS.
   router.get('/last', (ctx) => {
-    const { body, etag } = deps.nowPlaying.snapshot();
-    ctx.set('ETag', etag);
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.type = 'application/json';
-    if (matchesEtag(ctx.get('If-None-Match'), etag)) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.body = body;
+    const answer = lastResponse(deps.nowPlaying.snapshot(), ctx.get('If-None-Match'));
+    ctx.set(answer.headers);
+    ctx.status = answer.status;
+    if (answer.body !== undefined) ctx.body = answer.body;
   });
 
   const stampArrival = async (ctx: AppContext, next: () => Promise<unknown>) => {
@@ -67,17 +65,6 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
   router.get('/remoteinput', stampArrival, remoteInput);
   router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), remoteInput);
   return router;
-}
-
-/**
- * RFC 9110 13.1.2 weak comparison. Koa's `ctx.fresh` is not used: it ignores If-None-Match
- * when the request says `Cache-Control: no-cache`, which fetch() adds to every conditional request.
- */
-export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
-  if (ifNoneMatch === '') return false;
-  if (ifNoneMatch.trim() === '*') return true;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag));
 }
 
 function toRawRequest(ctx: AppContext): RawRequest {

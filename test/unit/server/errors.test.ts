@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { AppError, ERRORS } from '../../../src/errors';
 import { createLogger } from '../../../src/log';
 import { createApp } from '../../../src/server/app';
+import { corsPolicy } from '../../../src/server/middleware/cors';
 import type { AppState } from '../../../src/server/context';
 import { request } from '../../helpers/http';
 
@@ -39,7 +40,7 @@ describe('the error middleware', () => {
     router.get('/internal-app-error', () => {
       throw new AppError('INTERNAL', 'detail that must stay inside');
     });
-    const app = createApp({ logger: createLogger((line) => logs.push(line)), corsOrigins: ['*'], routers: [router] });
+    const app = createApp({ logger: createLogger((line) => logs.push(line)), cors: corsPolicy(['*']), routers: [router] });
     server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
