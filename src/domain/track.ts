@@ -22,6 +22,17 @@ export interface TrackRecord {
 export const IMAGE_CATEGORIES = ['cover', 'fanart', 'banner', 'logo', 'thumbnail'] as const;
 export type ImageCategory = (typeof IMAGE_CATEGORIES)[number];
 
+/** A stored image of a track, fetchable at `cover/<key>` (what an image frame is built from). */
+export interface TrackImage {
+  dbid: number;
+  category: ImageCategory;
+  key: string;
+  mimeType: string;
+  artist?: string;
+  title?: string;
+  album?: string;
+}
+
 /** An image an enricher found; the image store downloads it (maybe after the response). */
 export interface ImageCandidate {
   category: ImageCategory;

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { ImageCandidate, ImageCategory, TrackRecord } from '../domain/track';
+import type { ImageCandidate, ImageCategory, TrackImage, TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import type { NowPlaying } from '../pipeline/now-playing';
@@ -14,19 +14,8 @@ import { nameKey } from './names';
 // the background. Every image that becomes available for the current track is announced with
 // an 'image' event (the WebSocket hub turns it into a frame).
 
-/** An image of a track that is stored and can be fetched at `cover/<key>`. */
-export interface AvailableImage {
-  dbid: number;
-  category: ImageCategory;
-  key: string;
-  mimeType: string;
-  artist?: string;
-  title?: string;
-  album?: string;
-}
-
 interface CollectorEvents {
-  image: [AvailableImage];
+  image: [TrackImage];
 }
 
 export interface CollectorDeps {
@@ -97,7 +86,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   }
 
   /** The stored images of a track, as announced (for a viewer that connects later). */
-  imagesOf(record: TrackRecord): AvailableImage[] {
+  imagesOf(record: TrackRecord): TrackImage[] {
     return this.deps.store.imagesOf(record.dbid).map((image) => announcement(record, image.category, image));
   }
 
@@ -183,7 +172,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   }
 }
 
-function announcement(record: TrackRecord, category: ImageCategory, image: StoredImage): AvailableImage {
+function announcement(record: TrackRecord, category: ImageCategory, image: StoredImage): TrackImage {
   return {
     dbid: record.dbid,
     category,

@@ -1,4 +1,4 @@
-import type { ImageCategory, TrackFields } from '../../domain/track';
+import type { ImageCategory, TrackFields, TrackImage } from '../../domain/track';
 
 // Frames of /v1/images/ws (decisions.md "/v1/images/ws"). JSON text frames. Pure.
 // Pushed by the server, unprompted:
@@ -103,18 +103,7 @@ export function errorFrame(code: WsErrorCode, message: string): ErrorFrame {
   return { type: 'error', error_code: code, message };
 }
 
-/** What an image frame is built from: a stored image of a track (images/collector.ts). */
-export interface ImageOfTrack {
-  dbid: number;
-  category: ImageCategory;
-  key: string;
-  mimeType: string;
-  artist?: string;
-  title?: string;
-  album?: string;
-}
-
-export function imageFrame(image: ImageOfTrack): ImageFrame {
+export function imageFrame(image: TrackImage): ImageFrame {
   return {
     type: 'image',
     dbid: image.dbid,

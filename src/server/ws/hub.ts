@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { TrackRecord } from '../../domain/track';
+import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../pipeline/now-playing';
-import { errorFrame, imageFrame, trackFrame, type ImageOfTrack, type PushFrame, type ReplyFrame } from './frames';
+import { errorFrame, imageFrame, trackFrame, type PushFrame, type ReplyFrame } from './frames';
 import { answerMessage, type ImageLookup } from './requests';
 
 // /v1/images/ws (decisions.md): pushes the current track on connect and on every change, then
@@ -19,9 +19,9 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
-  imagesOf(record: TrackRecord): ImageOfTrack[];
-  on(event: 'image', listener: (image: ImageOfTrack) => void): unknown;
-  off(event: 'image', listener: (image: ImageOfTrack) => void): unknown;
+  imagesOf(record: TrackRecord): TrackImage[];
+  on(event: 'image', listener: (image: TrackImage) => void): unknown;
+  off(event: 'image', listener: (image: TrackImage) => void): unknown;
 }
 
 export interface HubOptions {
@@ -83,7 +83,7 @@ export function createImageHub(options: HubOptions): ImageHub {
   };
 
   const onTrackChanged = (record: TrackRecord) => broadcast(trackFrame(record));
-  const onImage = (image: ImageOfTrack) => broadcast(imageFrame(image));
+  const onImage = (image: TrackImage) => broadcast(imageFrame(image));
   options.nowPlaying.on('track-changed', onTrackChanged);
   options.images.on('image', onImage);
 
@@ -106,7 +106,7 @@ export function createImageHub(options: HubOptions): ImageHub {
     for (const image of safeImagesOf(current)) push(socket, JSON.stringify(imageFrame(image)));
   });
 
-  const safeImagesOf = (record: TrackRecord): ImageOfTrack[] => {
+  const safeImagesOf = (record: TrackRecord): TrackImage[] => {
     try {
       return options.images.imagesOf(record);
     } catch (error) {
