@@ -4,6 +4,7 @@ import { VERSION } from '../version';
 import { registerLast } from './commands/last';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
+import { registerSubmit } from './commands/submit';
 import type { CliContext, SetResult } from './context';
 import { CliError, EXIT, EXIT_CODE_HELP } from './exit-codes';
 import { createStreams, type Streams } from './io';
@@ -13,7 +14,7 @@ import { createStreams, type Streams } from './io';
 // stack, ws, chalk, the config loader) when it runs, so that `svc last` starts fast.
 
 const GLOBAL_HELP = `
-Client commands (last, status) share --url, --secret, --config, --json
+Client commands (submit, last, status) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
 http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
@@ -21,6 +22,7 @@ Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, FORCE_
 
 Examples:
   $ svc serve --secret s3cret &
+  $ svc submit --secret s3cret --artist 'Daft Punk' --title 'One More Time'
   $ svc last --follow --format '{artist} - {title}'
 
 ${EXIT_CODE_HELP}`;
@@ -34,6 +36,7 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
     .exitOverride()
     .addHelpText('after', GLOBAL_HELP);
   registerServe(program, ctx, setResult);
+  registerSubmit(program, ctx, setResult);
   registerLast(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
   return program;
