@@ -59,6 +59,8 @@ export class SvcClient {
     }
     const { response, signal } = await this.send(url, { method: 'GET' });
     const bytes = await readBody(url, () => response.arrayBuffer(), signal, this.settings.timeoutMs);
+    // An announced image can be evicted from the store before it is fetched.
+    if (response.status === 404) throw new CliError(`${url.href}: not found (no longer stored on the server)`, EXIT.SERVER_ERROR);
     if (!response.ok) throw statusError(url, response, Buffer.from(bytes).toString('utf8'));
     return { bytes: Buffer.from(bytes), contentType: response.headers.get('content-type') ?? '' };
   }

@@ -5,6 +5,7 @@ import { registerLast } from './commands/last';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
+import { registerWatchImages } from './commands/watch-images';
 import type { CliContext, SetResult } from './context';
 import { CliError, EXIT, EXIT_CODE_HELP } from './exit-codes';
 import { createStreams, type Streams } from './io';
@@ -14,7 +15,7 @@ import { createStreams, type Streams } from './io';
 // stack, ws, chalk, the config loader) when it runs, so that `svc last` starts fast.
 
 const GLOBAL_HELP = `
-Client commands (submit, last, status) share --url, --secret, --config, --json
+Client commands (submit, last, status, watch-images) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
 http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
@@ -39,6 +40,7 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerSubmit(program, ctx, setResult);
   registerLast(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
+  registerWatchImages(program, ctx, setResult);
   return program;
 }
 
