@@ -10,5 +10,4 @@ module.exports = {
   testTimeout: 30000,
   // Integration tests start real servers and processes; two workers fit a 2-core machine.
   maxWorkers: 2,
-  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
 };

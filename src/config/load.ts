@@ -70,7 +70,8 @@ async function loadWithCosmiconfig(
   run: (explorer: Explorer) => Promise<{ config: unknown; filepath: string; isEmpty?: boolean } | null>,
   filepath: string,
 ): Promise<{ config: unknown; filepath: string } | null> {
-  const { cosmiconfig } = await import('cosmiconfig');
+  // Loaded on demand (a plain require, so it works under Jest's CommonJS runtime too).
+  const { cosmiconfig } = require('cosmiconfig') as typeof import('cosmiconfig');
   const explorer = cosmiconfig('svc', { searchPlaces: CONFIG_SEARCH_PLACES, searchStrategy: 'none', cache: false });
   let result;
   try {
@@ -140,7 +141,7 @@ function flagOverrides(flags: FlagOverrides): PlainObject {
   const result: PlainObject = {};
   for (const [key, raw] of Object.entries(flags)) {
     if (raw === undefined) continue;
-    setPath(result, key, typeof raw === 'boolean' ? raw : coerce(key, raw, `command line (${key})`));
+    setPath(result, key, typeof raw === 'boolean' ? raw : coerce(key, raw, 'command line'));
   }
   return result;
 }

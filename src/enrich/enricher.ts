@@ -12,6 +12,11 @@ export interface Enrichment {
   fields?: TrackFields;
   /** Images to fetch into the image store (they may arrive after the HTTP response). */
   images?: ImageCandidate[];
+  /**
+   * Field -> provider, for fields this enricher got from another service than the one it is
+   * named after (e.g. the Wikidata enricher's biography comes from Wikipedia).
+   */
+  sources?: Readonly<Record<string, string>>;
 }
 
 export interface Enricher {

@@ -1,8 +1,12 @@
+import { setMaxListeners } from 'node:events';
 import type { ImageCandidate, TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import { fillEmptyFields, type Merged } from '../pipeline/merge';
 import type { Enrichment, EnrichmentPlan } from './enricher';
+
+/** How long providers may take to return partial results once the deadline has passed. */
+const ABORT_GRACE_MS = 25;
 
 export interface EnrichmentOutcome extends Merged {
   images: ImageCandidate[];
@@ -27,6 +31,8 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
   if (plan.every((stage) => stage.length === 0)) return { ...merged, images, timedOut: false };
 
   const controller = new AbortController();
+  // Every lookup, queue wait and request of the submission listens to this one signal.
+  setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(new Error('enrichment deadline reached')), options.deadlineMs);
   const onParentAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onParentAbort, { once: true });
@@ -46,11 +52,14 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
         }
       });
       await Promise.race([Promise.all(runs), aborted]);
+      // At the deadline, a provider that was part-way through (e.g. MusicBrainz had its match but
+      // not yet the label) gets a moment to hand over what it has: "keep whatever arrived in time".
+      if (controller.signal.aborted) await Promise.race([Promise.all(runs), delay(ABORT_GRACE_MS)]);
       // Merge in plan order so the result does not depend on which provider answered first.
       stage.forEach((enricher, index) => {
         const result = settled[index];
         if (!result) return;
-        if (result.fields) merged = fillEmptyFields(merged, result.fields, enricher.name);
+        if (result.fields) merged = fillEmptyFields(merged, result.fields, enricher.name, result.sources);
         if (result.images) images.push(...result.images);
       });
     }
@@ -62,4 +71,8 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
     options.signal?.removeEventListener('abort', onParentAbort);
     if (!controller.signal.aborted) controller.abort(new Error('enrichment finished'));
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

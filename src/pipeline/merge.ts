@@ -9,13 +9,19 @@ export interface Merged {
   sources: Record<string, string>;
 }
 
-export function fillEmptyFields(base: Merged, addition: Readonly<TrackFields>, provider: string): Merged {
+/** `fieldSources` names another provider for some fields (field -> provider); `provider` for the rest. */
+export function fillEmptyFields(
+  base: Merged,
+  addition: Readonly<TrackFields>,
+  provider: string,
+  fieldSources: Readonly<Record<string, string>> = {},
+): Merged {
   const fields: TrackFields = { ...base.fields };
   const sources = { ...base.sources };
   for (const [key, value] of Object.entries(addition)) {
     if (isEmpty(value) || !isEmpty(fields[key])) continue;
     fields[key] = value;
-    sources[key] = provider;
+    sources[key] = Object.hasOwn(fieldSources, key) ? (fieldSources[key] ?? provider) : provider;
   }
   return { fields, sources };
 }

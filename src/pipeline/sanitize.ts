@@ -20,7 +20,15 @@ export interface Sanitized {
   warnings: string[];
   /** A submitted `coverurl`: never echoed, only ever fetched by the server (images). */
   submittedCoverUrl?: string;
+  /**
+   * Recognition inputs whole, before truncation: fpcalc fingerprints run to kilobytes and a cut
+   * one identifies nothing. Used for lookups only; the stored field is the truncated one.
+   */
+  recognitionInput?: TrackFields;
 }
+
+/** Fields handed to recognition services untruncated (see `Sanitized.recognitionInput`). */
+const RECOGNITION_FIELDS: ReadonlySet<string> = new Set(['fpcalcfingerprint']);
 
 const MAX_FIELD_NAME_LENGTH = 128;
 
@@ -28,6 +36,7 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
   const fields: TrackFields = {};
   const warnings: string[] = [];
   let submittedCoverUrl: string | undefined;
+  let recognitionInput: TrackFields | undefined;
 
   for (const [rawKey, rawValue] of Object.entries(input)) {
     const key = rawKey.replaceAll('\0', '');
@@ -58,6 +67,7 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
       const { value, originalLength } = truncate(text, options.maxFieldLength);
       if (originalLength > options.maxFieldLength) {
         warnings.push(`Field '${key}' truncated from ${originalLength} to ${options.maxFieldLength} characters`);
+        if (RECOGNITION_FIELDS.has(key)) recognitionInput = { ...recognitionInput, [key]: text };
       }
       fields[key] = value;
       continue;
@@ -79,7 +89,10 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
     warnings.push(`Field '${key}' dropped: unsupported value`);
   }
 
-  return submittedCoverUrl === undefined ? { fields, warnings } : { fields, warnings, submittedCoverUrl };
+  const result: Sanitized = { fields, warnings };
+  if (submittedCoverUrl !== undefined) result.submittedCoverUrl = submittedCoverUrl;
+  if (recognitionInput !== undefined) result.recognitionInput = recognitionInput;
+  return result;
 }
 
 export function isRemovedField(key: string): boolean {

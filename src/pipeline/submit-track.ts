@@ -1,4 +1,4 @@
-import type { ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
+import type { FieldValue, ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError } from '../errors';
@@ -39,16 +39,17 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
+  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
   requireIdentifyingField(fields);
 
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
-    const enriched = await runEnrichers(fields, deps.plan, {
+    const enriched = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
       signal,
       logger: deps.logger,
     });
-    const metadata: TrackFields = { ...enriched.fields };
+    // The stored record keeps the truncated values the response warned about.
+    const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
     if (Object.keys(enriched.sources).length > 0) metadata.enrichment_sources = enriched.sources;
     // 408 means nothing is stored: a timed-out submission stops here even if enrichment finishes later.
     signal.throwIfAborted();
@@ -68,6 +69,10 @@ export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'sec
   const { fields: rawFields, credential } = parseSubmission(request);
   authenticate(credential, deps.secret);
   requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+}
+
+function pick(fields: TrackFields, keys: readonly string[]): TrackFields {
+  return Object.fromEntries(keys.filter((key) => key in fields).map((key) => [key, fields[key] as FieldValue]));
 }
 
 async function withProcessingTimeout<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {

@@ -63,7 +63,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config),
+          plan: options.plan ?? buildEnrichmentPlan(config, { db, logger }),
           tracks,
           nowPlaying,
           logger,
@@ -93,12 +93,17 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
+      const graceMs = options.shutdownGraceMs ?? 10_000;
+      const deadline = delay(graceMs);
+      // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await hub.close();
-      await Promise.race([Promise.allSettled([...inFlight]), delay(options.shutdownGraceMs ?? 10_000)]);
-      server.closeAllConnections();
+      const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
+      if (!drained) server.closeAllConnections();
       await stopped;
+      // A submission whose client went away still runs; let it finish before the database closes.
+      await Promise.race([Promise.allSettled([...inFlight]), deadline]);
       db.close();
     })();
     return closing;

@@ -57,6 +57,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async restart() {
       if (running) await server.close();
+      // Let in-process HTTP clients notice that their pooled keep-alive sockets were closed.
+      await new Promise((resolve) => setTimeout(resolve, 50));
       config = testConfig({ ...(options.config ?? {}), port: server.port }, dbFile);
       server = await startServer(config, { logger, plan: options.plan });
       running = true;

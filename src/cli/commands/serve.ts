@@ -43,14 +43,16 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
     },
   });
   const logger = createLogger();
+  // Handlers first: a signal that arrives while starting must still close things cleanly.
+  const interrupted = ctx.untilInterrupted();
+  const stopSignal = new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));
   const server = await startServer(config, { logger });
-  ctx.io.out(`svc listening on ${server.url}`);
   if (!isLoopbackHost(config.host) && config.secret === '') {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
+  ctx.io.out(`svc listening on ${server.url}`);
 
-  const interrupted = ctx.untilInterrupted();
-  const signal = await new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));
+  const signal = await stopSignal;
   logger.info(`${String(signal)} received: finishing in-flight submissions and closing`);
   await server.close();
   return 0;

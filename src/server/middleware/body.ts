@@ -9,14 +9,17 @@ import type { AppMiddleware } from '../context';
 const FORM = 'application/x-www-form-urlencoded';
 
 export function parseBody(maxBodyBytes: number): AppMiddleware[] {
-  const parser = bodyParser({
+  const options: bodyParser.Options & { onProtoPoisoning: 'remove' } = {
+    // `__proto__` keys are removed fields (decisions.md), not a reason to refuse the body.
+    onProtoPoisoning: 'remove',
     enableTypes: ['json', 'form'],
     extendTypes: { json: ['application/json', 'application/*+json', 'text/plain'] },
     jsonLimit: String(maxBodyBytes),
     formLimit: String(maxBodyBytes),
     // Non-object JSON is parsed so the pipeline can answer with a precise 400.
     strict: false,
-  }) as unknown as AppMiddleware;
+  };
+  const parser = bodyParser(options) as unknown as AppMiddleware;
 
   const checkContentType: AppMiddleware = async function checkContentType(ctx, next) {
     if (ctx.method !== 'POST') return next();

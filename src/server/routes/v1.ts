@@ -33,7 +33,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'application/json';
-    if (ctx.fresh) {
+    if (matchesEtag(ctx.get('If-None-Match'), etag)) {
       ctx.status = 304;
       return;
     }
@@ -67,6 +67,17 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
   router.get('/remoteinput', stampArrival, remoteInput);
   router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), remoteInput);
   return router;
+}
+
+/**
+ * RFC 9110 13.1.2 weak comparison. Koa's `ctx.fresh` is not used: it ignores If-None-Match
+ * when the request says `Cache-Control: no-cache`, which fetch() adds to every conditional request.
+ */
+export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch === '') return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag));
 }
 
 function toRawRequest(ctx: AppContext): RawRequest {

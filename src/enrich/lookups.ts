@@ -1,0 +1,148 @@
+import { errorMessage } from '../errors';
+import type { LookupCacheStore } from '../store/lookup-cache';
+import { UpstreamError } from './http';
+
+// Every lookup of an outside service goes through here (issue 5 "Cache"): a live cached answer
+// is used as is; identical lookups in flight at the same time share one request; the answer is
+// cached (found or not found), a failure never is.
+
+export interface LookupSpec<T> {
+  service: string;
+  /** Identifies the question (endpoint and parameters, never an API key). */
+  key: string;
+  /** Asks the service; resolves undefined for "not found" (e.g. 404). */
+  fetch: (signal: AbortSignal) => Promise<unknown>;
+  /**
+   * Keeps the part of the answer svc uses, in the answer's own shape (so decoding a decoded
+   * answer gives it back: the cache stores decoded answers and decodes them again on reading).
+   * Returns null when the answer means "not found"; throws on an answer it cannot read.
+   */
+  decode: (raw: unknown) => T | null;
+}
+
+interface Flight {
+  promise: Promise<unknown>;
+  controller: AbortController;
+  waiters: number;
+}
+
+/** Decoded answers kept in memory, so a hot track costs no SQLite read, JSON parse or decode. */
+const MEMORY_ENTRIES = 2000;
+
+interface Remembered {
+  value: unknown;
+  expiresAt: number;
+}
+
+export class Lookups {
+  private readonly inFlight = new Map<string, Flight>();
+  /** Least recently used first (a Map keeps insertion order). */
+  private readonly memory = new Map<string, Remembered>();
+
+  constructor(
+    private readonly cache: LookupCacheStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get<T>(spec: LookupSpec<T>, signal: AbortSignal): Promise<T | null> {
+    signal.throwIfAborted();
+    const flightKey = `${spec.service}\n${spec.key}`;
+    const remembered = this.memory.get(flightKey);
+    if (remembered && remembered.expiresAt > this.now()) {
+      this.memory.delete(flightKey);
+      this.memory.set(flightKey, remembered);
+      // Stored by this same spec (service and key) below.
+      return remembered.value as T | null;
+    }
+
+    const cached = this.cache.get(spec.service, spec.key);
+    if (cached) {
+      const value = cached.found ? decodeCached(spec, cached.answer) : null;
+      if (value !== UNREADABLE) {
+        this.remember(flightKey, value, cached.expiresAt);
+        return value;
+      }
+    }
+
+    let flight = this.inFlight.get(flightKey);
+    if (!flight) {
+      flight = this.start(spec, flightKey);
+      this.inFlight.set(flightKey, flight);
+    }
+    // Each flight's result was produced by `spec.decode` for this same service and key.
+    return (await join(flight, signal, () => this.inFlight.delete(flightKey))) as T | null;
+  }
+
+  private remember(key: string, value: unknown, expiresAt: number): void {
+    this.memory.delete(key);
+    this.memory.set(key, { value, expiresAt });
+    if (this.memory.size > MEMORY_ENTRIES) {
+      const oldest = this.memory.keys().next();
+      if (!oldest.done) this.memory.delete(oldest.value);
+    }
+  }
+
+  private start<T>(spec: LookupSpec<T>, flightKey: string): Flight {
+    const controller = new AbortController();
+    const promise = (async () => {
+      try {
+        const raw = await spec.fetch(controller.signal);
+        const value = raw === undefined ? null : decodeFresh(spec, raw);
+        const expiresAt = this.cache.put(spec.service, spec.key, value === null ? { found: false } : { found: true, answer: JSON.stringify(value) });
+        this.remember(flightKey, value, expiresAt);
+        return value;
+      } finally {
+        if (this.inFlight.get(flightKey)?.controller === controller) this.inFlight.delete(flightKey);
+      }
+    })();
+    // Waiters that left (deadline) must not turn a later failure into an unhandled rejection.
+    promise.catch(() => undefined);
+    return { promise, controller, waiters: 0 };
+  }
+}
+
+/** Waits for a shared flight; the flight is cancelled when its last waiter gives up. */
+function join(flight: Flight, signal: AbortSignal, forget: () => void): Promise<unknown> {
+  flight.waiters += 1;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      flight.waiters -= 1;
+      if (flight.waiters === 0) {
+        forget();
+        flight.controller.abort(signal.reason);
+      }
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    flight.promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function decodeFresh<T>(spec: LookupSpec<T>, raw: unknown): T | null {
+  try {
+    return spec.decode(raw);
+  } catch (cause) {
+    if (cause instanceof UpstreamError) throw cause;
+    throw new UpstreamError(spec.service, `unreadable answer: ${errorMessage(cause)}`, { transient: true, cause });
+  }
+}
+
+const UNREADABLE = Symbol('unreadable cached answer');
+
+function decodeCached<T>(spec: LookupSpec<T>, answer: string): T | null | typeof UNREADABLE {
+  try {
+    return spec.decode(JSON.parse(answer) as unknown);
+  } catch {
+    // A row svc cannot read any more (e.g. written by another version) is asked again.
+    return UNREADABLE;
+  }
+}

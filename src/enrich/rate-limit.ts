@@ -1,0 +1,85 @@
+// Spacing of outbound requests per service host (issue 5 "Courtesy"): MusicBrainz allows one
+// request per second per client, AcoustID three. One FIFO queue per host, so concurrent
+// submissions wait their turn instead of flooding the service.
+
+export class RateLimiter {
+  private nextAt = 0;
+  private readonly queue: { resolve: () => void; reject: (reason: unknown) => void; signal: AbortSignal; onAbort: () => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    /** Minimum time between the starts of two requests. */
+    readonly intervalMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Resolves when the caller may send its request; rejects (and leaves the queue) on abort. */
+  take(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const index = this.queue.indexOf(waiter);
+          if (index >= 0) this.queue.splice(index, 1);
+          reject(signal.reason);
+        },
+      };
+      signal.addEventListener('abort', waiter.onAbort, { once: true });
+      this.queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** Nobody sends before `ms` from now (a 503/429 with Retry-After applies to every caller). */
+  pauseFor(ms: number): void {
+    this.nextAt = Math.max(this.nextAt, this.now() + ms);
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.pump();
+  }
+
+  /** Callers waiting for their turn (for tests and diagnostics). */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  private pump(): void {
+    if (this.timer) return;
+    const waiter = this.queue[0];
+    if (!waiter) return;
+    const wait = this.nextAt - this.now();
+    if (wait > 0) {
+      // Timers may fire a little early, so pump() checks the clock again rather than trusting them.
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.pump();
+      }, Math.ceil(wait));
+      this.timer.unref();
+      return;
+    }
+    this.queue.shift();
+    waiter.signal.removeEventListener('abort', waiter.onAbort);
+    this.nextAt = this.now() + this.intervalMs;
+    waiter.resolve();
+    this.pump();
+  }
+}
+
+// One limiter per host and interval for the whole process, not per server instance: the services'
+// limits apply to this machine, however many servers it runs.
+const processLimiters = new Map<string, RateLimiter>();
+
+export function processRateLimiter(origin: string, intervalMs: number): RateLimiter {
+  const key = `${origin} ${intervalMs}`;
+  let limiter = processLimiters.get(key);
+  if (!limiter) {
+    limiter = new RateLimiter(intervalMs);
+    processLimiters.set(key, limiter);
+  }
+  return limiter;
+}

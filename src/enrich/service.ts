@@ -1,0 +1,49 @@
+import type { ImageCandidate, ImageCategory, TrackFields } from '../domain/track';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log';
+import type { ServiceClient } from './http';
+import type { Lookups } from './lookups';
+
+// What every provider module is built from, and the few helpers they share.
+
+export interface ServiceDeps {
+  /** The service's HTTP client (User-Agent, timeout, rate limit). */
+  client: ServiceClient;
+  /** Cache and coalescing of lookups. */
+  lookups: Lookups;
+  logger: Logger;
+}
+
+/** A text field of the track, trimmed; undefined when absent or empty. */
+export function fieldText(track: Readonly<TrackFields>, key: string): string | undefined {
+  const value = track[key];
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** A list field (e.g. `artistwebsites`), also accepting a single string. */
+export function fieldTexts(track: Readonly<TrackFields>, key: string): string[] {
+  const value = track[key];
+  if (typeof value === 'string') return value.trim() === '' ? [] : [value.trim()];
+  return Array.isArray(value) ? value : [];
+}
+
+/** Logs a failed secondary lookup that the provider survives; a cancelled one is not news. */
+export function logDegraded(logger: Logger, signal: AbortSignal, what: string, error: unknown): void {
+  if (!signal.aborted) logger.warn(`enrichment: ${what} failed, continuing without it: ${errorMessage(error)}`);
+}
+
+export function image(category: ImageCategory, url: string | undefined, source: string): ImageCandidate[] {
+  return url !== undefined && /^https?:\/\//i.test(url) ? [{ category, url, source }] : [];
+}
+
+/** Drops undefined values so only what was found reaches the merge. */
+export function foundFields(fields: Record<string, TrackFields[string] | undefined>): TrackFields {
+  const result: TrackFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) continue;
+    result[key] = value;
+  }
+  return result;
+}

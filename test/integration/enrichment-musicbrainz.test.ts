@@ -1,0 +1,162 @@
+import { runEnrichers } from '../../src/enrich/run-enrichers';
+import { silentLogger } from '../../src/log';
+import { VERSION } from '../../src/version';
+import { FINGERPRINTS } from '../fakes/artist-services';
+import { startFakeServices, type FakeServices } from '../fakes/services';
+import {
+  DAFT_PUNK,
+  MASSIVE_ATTACK,
+  MEZZANINE,
+  MEZZANINE_GROUP,
+  MUSIQUE,
+  MUSIQUE_GROUP,
+  ONE_MORE_TIME,
+  TEARDROP,
+  TEARDROP_ISRC,
+} from '../fixtures/ids';
+import { noDeadline, planAgainstFakes, type TestPlan } from '../helpers/enrichment-plan';
+
+// The MusicBrainz provider (search, MBID and ISRC lookups, release choice) and the whole staged
+// plan, against the fakes. MusicBrainz requests are spaced 1 s apart, so each test makes few.
+
+const TEARDROP_FIELDS = {
+  musicbrainzrecordingid: TEARDROP,
+  title: 'Teardrop',
+  artist: 'Massive Attack',
+  musicbrainzartistid: MASSIVE_ATTACK,
+  isrc: TEARDROP_ISRC,
+  musicbrainzalbumid: MEZZANINE,
+  musicbrainzreleasegroupid: MEZZANINE_GROUP,
+  album: 'Mezzanine',
+  date: '1998-04-20',
+  label: 'Circa',
+  genre: 'trip hop',
+  genres: ['trip hop', 'downtempo'],
+  artistwebsites: ['https://www.massiveattack.co.uk/', 'https://www.wikidata.org/wiki/Q10527', 'https://www.discogs.com/artist/1615-Massive-Attack'],
+};
+
+describe('MusicBrainz provider', () => {
+  let fakes: FakeServices;
+  let current: TestPlan | undefined;
+  const musicbrainz = () => (current = planAgainstFakes(fakes)).enricher('musicbrainz');
+
+  beforeAll(async () => {
+    fakes = await startFakeServices();
+  });
+  afterAll(() => fakes.close());
+  beforeEach(() => fakes.reset());
+  afterEach(() => current?.close());
+
+  it('When artist and title are searched, then the recording on the official album wins over compilations, with label, genres and web sites', async () => {
+    const result = await musicbrainz().enrich({ artist: 'Massive Attack', title: 'Teardrop' }, noDeadline());
+    // Search answers carry no genres, so they come from the release lookup.
+    expect(result?.fields).toEqual(TEARDROP_FIELDS);
+    const calls = fakes.musicbrainz.calls();
+    expect(calls.map((call) => call.path)).toEqual(['/ws/2/recording', `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
+    expect(calls[0]?.query).toEqual({ query: 'recording:"Teardrop" AND artist:"Massive Attack"', limit: '25', fmt: 'json' });
+    expect(calls[1]?.query.inc).toBe('labels genres release-groups');
+    expect(calls[2]?.query.inc).toBe('url-rels genres');
+    for (const call of calls) expect(call.headers['user-agent']).toBe(`svc/${VERSION} ( https://example.org/svc-tests )`);
+  });
+
+  it('When an album is given, then the release of that album is chosen, even a compilation', async () => {
+    const result = await musicbrainz().enrich({ artist: 'Daft Punk', title: 'One More Time', album: 'Musique Vol. 1' }, noDeadline());
+    expect(result?.fields).toMatchObject({
+      musicbrainzrecordingid: ONE_MORE_TIME,
+      musicbrainzalbumid: MUSIQUE,
+      musicbrainzreleasegroupid: MUSIQUE_GROUP,
+      album: 'Musique Vol. 1',
+      label: 'Virgin',
+      genres: ['french house', 'house'],
+      musicbrainzartistid: DAFT_PUNK,
+      artistwebsites: ['https://www.daftpunk.com/'],
+    });
+    expect(fakes.musicbrainz.calls('/ws/2/recording')[0]?.query.query).toBe('recording:"One More Time" AND artist:"Daft Punk" AND release:"Musique Vol. 1"');
+  });
+
+  it('When the search finds only weak candidates, then nothing is filled and no further lookup is made', async () => {
+    expect(await musicbrainz().enrich({ artist: 'Portishead', title: 'Glory Box' }, noDeadline())).toBeNull();
+    expect(fakes.musicbrainz.calls()).toHaveLength(1);
+  });
+
+  it('When the recording MBID is submitted, then it is looked up directly and its best release chosen', async () => {
+    const result = await musicbrainz().enrich({ musicbrainzrecordingid: TEARDROP }, noDeadline());
+    expect(result?.fields).toMatchObject({ title: 'Teardrop', artist: 'Massive Attack', album: 'Mezzanine', musicbrainzalbumid: MEZZANINE });
+    expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/recording/${TEARDROP}`);
+    expect(fakes.musicbrainz.calls()[0]?.query.inc).toBe('artist-credits releases release-groups isrcs genres');
+  });
+
+  it('When an ISRC is submitted, then its recording is used', async () => {
+    const result = await musicbrainz().enrich({ isrc: 'gb-aaa-98-00321' }, noDeadline());
+    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine', title: 'Teardrop' });
+    expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/isrc/${TEARDROP_ISRC}`);
+  });
+
+  it('When the release lookup fails, then the match is still returned without label', async () => {
+    fakes.musicbrainz.override((request) => (request.path.startsWith('/ws/2/release/') ? { status: 500, body: 'Internal Server Error' } : undefined));
+    const result = await musicbrainz().enrich({ artist: 'Massive Attack', title: 'Teardrop' }, noDeadline());
+    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine' });
+    expect(result?.fields?.label).toBeUndefined();
+    expect(current?.logs.join('\n')).toMatch(/musicbrainz release lookup failed.*HTTP 500/);
+  });
+});
+
+describe('the whole plan', () => {
+  let fakes: FakeServices;
+
+  beforeAll(async () => {
+    fakes = await startFakeServices();
+  });
+  afterAll(() => fakes.close());
+
+  it('When only a fingerprint is submitted, then recognition, MusicBrainz, the cover and the artist providers run in order', async () => {
+    const testPlan = planAgainstFakes(fakes);
+    try {
+      expect(testPlan.plan.map((stage) => stage.map((enricher) => enricher.name))).toEqual([
+        ['acoustid'],
+        ['musicbrainz'],
+        ['coverartarchive'],
+        ['wikidata', 'theaudiodb', 'fanarttv'],
+      ]);
+      const fingerprint = Object.keys(FINGERPRINTS)[0] ?? '';
+      const outcome = await runEnrichers({ fpcalcfingerprint: fingerprint, fpcalcduration: 330, genre: 'Downtempo' }, testPlan.plan, { deadlineMs: 10_000, logger: silentLogger });
+
+      expect(outcome.timedOut).toBe(false);
+      // A recording lookup carries the recording's own genres, which come before the release's.
+      expect(outcome.fields).toMatchObject({ ...TEARDROP_FIELDS, genres: ['trip hop', 'electronic'], genre: 'Downtempo', artistshortbio: 'English trip hop group' });
+      expect(outcome.fields.artistlongbio).toEqual(expect.stringContaining('English trip hop group formed in 1988'));
+      expect(outcome.sources).toMatchObject({
+        musicbrainzrecordingid: 'acoustid',
+        title: 'acoustid',
+        artist: 'acoustid',
+        album: 'musicbrainz',
+        label: 'musicbrainz',
+        artistwebsites: 'musicbrainz',
+        artistshortbio: 'wikidata',
+        artistlongbio: 'wikipedia',
+      });
+      // The submitter's genre is never overwritten.
+      expect(outcome.sources.genre).toBeUndefined();
+      expect(outcome.images.map((image) => `${image.category}:${image.source}`)).toEqual([
+        'cover:coverartarchive',
+        'thumbnail:wikidata',
+        'thumbnail:theaudiodb',
+        'logo:theaudiodb',
+        'banner:theaudiodb',
+        'fanart:theaudiodb',
+        'fanart:theaudiodb',
+        'cover:fanarttv',
+        'fanart:fanarttv',
+        'fanart:fanarttv',
+        'fanart:fanarttv',
+        'thumbnail:fanarttv',
+        'logo:fanarttv',
+        'banner:fanarttv',
+      ]);
+      // MusicBrainz was asked by recording id (from AcoustID), then for the release and the artist.
+      expect(fakes.musicbrainz.calls().map((call) => call.path)).toEqual([`/ws/2/recording/${TEARDROP}`, `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
+    } finally {
+      testPlan.close();
+    }
+  });
+});

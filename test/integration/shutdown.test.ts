@@ -1,0 +1,22 @@
+import { asObject, postJson } from '../helpers/http';
+import { delayingEnricher } from '../helpers/enrichers';
+import { startTestServer } from '../helpers/test-server';
+
+describe('graceful shutdown', () => {
+  it('When the server closes during a submission, then that submission finishes, is answered 200 and is stored', async () => {
+    const t = await startTestServer({ plan: [[delayingEnricher(() => 400, { album: 'Finished' })]] });
+    try {
+      const inFlight = postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'In flight' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const closing = t.server.close();
+      const res = await inFlight;
+      await closing;
+      expect(res.status).toBe(200);
+      expect(asObject(asObject(res.json).processed_metadata).album).toBe('Finished');
+      await t.restart();
+      expect(t.server.tracks.count()).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});

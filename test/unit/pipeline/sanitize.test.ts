@@ -1,0 +1,146 @@
+import { sanitize, toFiniteNumber, truncate } from '../../../src/pipeline/sanitize';
+
+const limits = { maxFieldLength: 1000 };
+
+describe('sanitize', () => {
+  it('When a string holds null bytes anywhere, then every one is removed', () => {
+    const { fields } = sanitize({ artist: '\0Daft\0 Punk\0', title: 'One\0\0More' }, limits);
+    expect(fields).toEqual({ artist: 'Daft Punk', title: 'OneMore' });
+  });
+
+  it('When a field is longer than the limit, then it is cut to the limit with the exact warning of the spec', () => {
+    const { fields, warnings } = sanitize({ title: 'x'.repeat(100_000) }, limits);
+    expect(fields.title).toBe('x'.repeat(1000));
+    expect(warnings).toEqual(["Field 'title' truncated from 100000 to 1000 characters"]);
+  });
+
+  it('When 1,500 emoji are sent, then 1,000 code points are kept and no surrogate pair is split', () => {
+    const emoji = '\u{1F3B5}'.repeat(1500);
+    const { fields, warnings } = sanitize({ title: emoji }, limits);
+    const kept = fields.title as string;
+    expect(Array.from(kept)).toHaveLength(1000);
+    expect(kept.isWellFormed()).toBe(true);
+    expect(warnings).toEqual(["Field 'title' truncated from 1500 to 1000 characters"]);
+  });
+
+  it('When a field is exactly at the limit, then it is kept whole without a warning', () => {
+    const { fields, warnings } = sanitize({ title: '\u{1F3B5}'.repeat(1000) }, limits);
+    expect(Array.from(fields.title as string)).toHaveLength(1000);
+    expect(warnings).toEqual([]);
+  });
+
+  it.each([
+    'hostname', 'hostfqdn', 'hostip', 'ipaddress', 'httpport', 'dbid', 'filename', 'previoustrack',
+    'cache_warmed', 'track_received', 'version', 'coverimagetype', 'secret', 'coverimageraw',
+    'artistthumbnailbase64', 'HostName', 'constructor', 'prototype',
+  ])('When the system or binary field %s is sent, then it is removed without a warning', (key) => {
+    const { fields, warnings } = sanitize({ artist: 'A', [key]: 'value' }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('When __proto__ is an own key (as JSON.parse makes it), then it is removed and nothing is polluted', () => {
+    const input = JSON.parse('{"artist":"A","__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const { fields } = sanitize(input, limits);
+    expect(Object.keys(fields)).toEqual(['artist']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(fields)).toBe(Object.prototype);
+  });
+
+  it('When a value is a data: URI, then the field is removed', () => {
+    const { fields } = sanitize({ artist: 'A', comments: ' DATA:image/png;base64,AAAA' }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+  });
+
+  it('When a coverurl is sent, then it is taken out of the fields and handed over, never echoed', () => {
+    const result = sanitize({ artist: 'A', coverurl: 'https://example.invalid/c.jpg' }, limits);
+    expect(result.fields).toEqual({ artist: 'A' });
+    expect(result.submittedCoverUrl).toBe('https://example.invalid/c.jpg');
+  });
+
+  it('When numeric fields arrive as strings, then they come back as numbers', () => {
+    const { fields, warnings } = sanitize({ bpm: '128.5', duration: ' 240 ', bitrate: 320, samplerate: '4.41e4', track: '7' }, limits);
+    expect(fields).toEqual({ bpm: 128.5, duration: 240, bitrate: 320, samplerate: 44100, track: 7 });
+    expect(warnings).toEqual([]);
+  });
+
+  it.each(['NaN', 'Infinity', '-Infinity', '1e400', 'abc', '', '0x10', true])(
+    'When a numeric field is %p, then it is dropped with a warning',
+    (value) => {
+      const { fields, warnings } = sanitize({ artist: 'A', bpm: value }, limits);
+      expect(fields).toEqual({ artist: 'A' });
+      expect(warnings).toEqual(["Field 'bpm' dropped: not a finite number"]);
+    },
+  );
+
+  it('When an unknown field holds a non-finite number (JSON 1e400), then it is dropped with a warning', () => {
+    const input = JSON.parse('{"artist":"A","loudness":1e400}') as Record<string, unknown>;
+    const { fields, warnings } = sanitize(input, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual(["Field 'loudness' dropped: not a finite number"]);
+  });
+
+  it('When objects or lists are sent, then they are dropped with a warning', () => {
+    const { fields, warnings } = sanitize({ artist: 'A', extra: { a: 1 }, tags: ['x'] }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual(["Field 'extra' dropped: objects are not accepted", "Field 'tags' dropped: lists are not accepted"]);
+  });
+
+  it('When a text field holds a number or boolean, then it is dropped with a warning', () => {
+    const { fields, warnings } = sanitize({ artist: 42, title: true, album: 'B' }, limits);
+    expect(fields).toEqual({ album: 'B' });
+    expect(warnings).toEqual(["Field 'artist' dropped: expected text", "Field 'title' dropped: expected text"]);
+  });
+
+  it('When unknown scalar fields are sent, then they are kept as they are', () => {
+    const { fields } = sanitize({ artist: 'A', deckname: 'Deck 1', loudness: -7.5, explicit: false }, limits);
+    expect(fields).toEqual({ artist: 'A', deckname: 'Deck 1', loudness: -7.5, explicit: false });
+  });
+
+  it('When values are null or empty, then they are left out silently', () => {
+    const { fields, warnings } = sanitize({ artist: 'A', album: null, genre: '   ', title: '\0' }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('When a field name is empty or holds control characters, then it is dropped with a warning', () => {
+    const { fields, warnings } = sanitize({ artist: 'A', '': 'x', 'a\u0001b': 'y', ['k'.repeat(200)]: 'z' }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toHaveLength(3);
+    for (const warning of warnings) expect(warning).toMatch(/dropped: invalid field name$/);
+  });
+
+  it('When a string holds a lone surrogate, then it is replaced so the stored text is valid UTF-8', () => {
+    const { fields } = sanitize({ title: 'a\ud800b' }, limits);
+    expect(fields.title).toBe('a\ufffdb');
+  });
+
+  it('When a fingerprint is longer than the limit, then the field is truncated but recognition gets it whole', () => {
+    const fingerprint = 'AQAD'.repeat(1000);
+    const result = sanitize({ fpcalcfingerprint: fingerprint, fpcalcduration: 200 }, limits);
+    expect(result.fields.fpcalcfingerprint).toBe(fingerprint.slice(0, 1000));
+    expect(result.warnings).toEqual(["Field 'fpcalcfingerprint' truncated from 4000 to 1000 characters"]);
+    expect(result.recognitionInput).toEqual({ fpcalcfingerprint: fingerprint });
+    expect(sanitize({ title: 'x'.repeat(2000) }, limits).recognitionInput).toBeUndefined();
+  });
+
+  it('When the limit is configured lower, then truncation follows it', () => {
+    const { fields, warnings } = sanitize({ title: 'abcdef' }, { maxFieldLength: 3 });
+    expect(fields.title).toBe('abc');
+    expect(warnings).toEqual(["Field 'title' truncated from 6 to 3 characters"]);
+  });
+});
+
+describe('truncate', () => {
+  it('counts code points, not UTF-16 units', () => {
+    expect(truncate('\u{1F600}\u{1F600}ab', 3)).toEqual({ value: '\u{1F600}\u{1F600}a', originalLength: 4 });
+    expect(truncate('\u{1F600}'.repeat(3), 3)).toEqual({ value: '\u{1F600}'.repeat(3), originalLength: 3 });
+  });
+});
+
+describe('toFiniteNumber', () => {
+  it.each([
+    ['12', 12], ['-3.5', -3.5], ['.5', 0.5], ['1e3', 1000], [7, 7],
+  ] as const)('reads %p as %p', (input, expected) => expect(toFiniteNumber(input)).toBe(expected));
+  it.each(['1,5', '12abc', ' ', 'Infinity', NaN, Infinity, null])('rejects %p', (input) => expect(toFiniteNumber(input)).toBeUndefined());
+});

@@ -1,0 +1,72 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import { AppError, ERRORS } from '../../../src/errors';
+import { createLogger } from '../../../src/log';
+import { createApp } from '../../../src/server/app';
+import type { AppState } from '../../../src/server/context';
+import { request } from '../../helpers/http';
+
+describe('the error catalogue', () => {
+  it('uses only the statuses decisions.md lists (plus 426 for a plain GET on the WebSocket path)', () => {
+    const documented = [400, 403, 404, 405, 408, 413, 415, 426, 500];
+    for (const [code, spec] of Object.entries(ERRORS)) expect([code, documented.includes(spec.status)]).toEqual([code, true]);
+  });
+
+  it('keeps the exact 403 bodies of decisions.md', () => {
+    expect(ERRORS.MISSING_SECRET.message).toBe('Missing secret in request');
+    expect(ERRORS.INVALID_SECRET.message).toBe('Invalid secret');
+  });
+
+  it('never exposes a 5xx message', () => {
+    for (const spec of Object.values(ERRORS)) if (spec.status >= 500) expect(spec.expose).toBe(false);
+  });
+});
+
+describe('the error middleware', () => {
+  const logs: string[] = [];
+  let server: http.Server;
+  let url: string;
+
+  beforeAll(async () => {
+    const router = new Router<AppState>();
+    router.get('/boom', () => {
+      throw new Error('database password is hunter2');
+    });
+    router.get('/teapot', () => {
+      throw new AppError('INVALID_PARAMETERS', 'Bad thing');
+    });
+    router.get('/internal-app-error', () => {
+      throw new AppError('INTERNAL', 'detail that must stay inside');
+    });
+    const app = createApp({ logger: createLogger((line) => logs.push(line)), corsOrigins: ['*'], routers: [router] });
+    server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('When a route throws an unexpected error, then a generic JSON 500, and the stack is logged once with the request id', async () => {
+    const res = await request(`${url}/boom`);
+    expect(res.status).toBe(500);
+    expect(res.json).toEqual({ error: 'Internal server error' });
+    expect(res.text).not.toContain('hunter2');
+    const requestId = res.headers.get('x-request-id') as string;
+    const errorLines = logs.filter((line) => line.includes(' error '));
+    expect(errorLines).toHaveLength(1);
+    expect(errorLines[0]).toContain(`request ${requestId} failed: Error: database password is hunter2`);
+  });
+
+  it('When an AppError with a 5xx status carries a message, then the client still gets the generic text', async () => {
+    const res = await request(`${url}/internal-app-error`);
+    expect(res.json).toEqual({ error: 'Internal server error' });
+  });
+
+  it('When a 4xx AppError is thrown, then its status and message are the response and nothing is logged as an error', async () => {
+    const before = logs.filter((line) => line.includes(' error ')).length;
+    const res = await request(`${url}/teapot`);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error: 'Bad thing' });
+    expect(logs.filter((line) => line.includes(' error '))).toHaveLength(before);
+  });
+});
