@@ -50,18 +50,19 @@ export async function createClient(options: ClientOptions): Promise<SvcClient> {
 
 /** The server's base URL, ending in "/" so that relative paths keep a path prefix. */
 export function parseBaseUrl(raw: string): URL {
-  const invalid = (why: string, shown = JSON.stringify(raw)) =>
+  const invalid = (why: string, shown: string) =>
     new CliError(`invalid server URL ${shown}: ${why} (set it with --url, SVC_URL or client.url)`, EXIT.USAGE);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalid('not a URL');
+    throw invalid('not a URL', JSON.stringify(raw));
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('expected http:// or https://');
-  // Credentials or a query in the URL would end up in logs; the secret has its own option.
-  if (url.username || url.password) throw invalid('no user or password in the URL; use --secret', `on ${url.host}`);
-  if (url.search || url.hash) throw invalid('no query string or fragment');
+  // Never echo credentials or a query string: either may hold a secret.
+  const shown = `${url.protocol}//${url.host}${url.pathname}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('expected http:// or https://', shown);
+  if (url.username || url.password) throw invalid('no user or password in the URL; use --secret', shown);
+  if (url.search || url.hash) throw invalid('no query string or fragment', shown);
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
 }
