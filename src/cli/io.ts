@@ -1,5 +1,3 @@
-import readline from 'node:readline';
-
 // The only module that touches process.stdin/stdout/stderr. stdout carries data only,
 // stderr diagnostics only. Each line is one write, so a pipe sees it at once.
 
@@ -57,7 +55,8 @@ export function createStreams(): Streams {
     err: (line) => writeErrSafely(line + '\n'),
     writeOut,
     writeErr: writeErrSafely,
-    stdinLines: () => readline.createInterface({ input: stdin, crlfDelay: Infinity, terminal: false }),
+    // readline is only needed by `svc submit -`: required then, not at start-up.
+    stdinLines: () => (require('node:readline') as typeof import('node:readline')).createInterface({ input: stdin, crlfDelay: Infinity, terminal: false }),
     stdoutClosed,
     flush: () =>
       new Promise<void>((resolve) => {

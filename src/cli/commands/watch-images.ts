@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -106,6 +105,7 @@ async function saveImage(client: SvcClient, frame: ImageFrame, dir: string): Pro
   } catch (error) {
     throw new CliError(`cannot save image ${frame.key}: ${error instanceof Error ? error.message : String(error)}`, EXIT.SERVER_ERROR);
   }
+  const { createHash } = require('node:crypto') as typeof import('node:crypto');
   if (createHash('sha256').update(bytes).digest('hex') !== frame.key.toLowerCase()) {
     throw new CliError(`image ${frame.key}: the downloaded bytes do not match the key; not saved`, EXIT.SERVER_ERROR);
   }
