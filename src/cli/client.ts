@@ -127,7 +127,12 @@ export function unreachable(url: URL, error: unknown, signal: AbortSignal | null
   if (signal?.aborted) {
     return new CliError(`no answer from ${url.origin} within ${formatSeconds(timeoutMs)} (see --timeout)`, EXIT.UNREACHABLE);
   }
-  return new CliError(`cannot reach ${url.origin}: ${describeNetworkError(error)} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
+  const reason = describeNetworkError(error);
+  if (reason === 'bad port') {
+    // The Fetch standard blocks some ports (e.g. 1, 9, 6000, 10080) whatever the server does.
+    return new CliError(`cannot use ${url.origin}: port ${url.port} is one that HTTP clients refuse to connect to; run svc serve on another port`, EXIT.USAGE);
+  }
+  return new CliError(`cannot reach ${url.origin}: ${reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
 }
 
 const NETWORK_ERRORS: Readonly<Record<string, string>> = {

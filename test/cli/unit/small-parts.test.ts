@@ -1,5 +1,5 @@
 import { parseBaseUrl, parseSeconds } from '../../../src/cli/client-options';
-import { describeNetworkError } from '../../../src/cli/client';
+import { describeNetworkError, unreachable } from '../../../src/cli/client';
 import { CliError } from '../../../src/cli/exit-codes';
 import { extensionFor, imageFileName } from '../../../src/cli/image-files';
 import { colorEnabled } from '../../../src/cli/io';
@@ -71,5 +71,20 @@ describe('describeNetworkError', () => {
   test('When fetch wraps a refused connection, then it says "connection refused"', () => {
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(describeNetworkError(new TypeError('fetch failed', { cause }))).toBe('connection refused');
+  });
+});
+
+describe('unreachable', () => {
+  test('When fetch refuses the port itself ("bad port"), then it is a usage error, not an unreachable server', () => {
+    const url = new URL('http://127.0.0.1:6000/v1/last');
+    const error = unreachable(url, new TypeError('fetch failed', { cause: new Error('bad port') }), null, 1000);
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toContain('port 6000');
+  });
+
+  test('When the timeout signal fired, then it says how long it waited', () => {
+    const signal = AbortSignal.abort();
+    const error = unreachable(new URL('http://127.0.0.1:1234/'), new Error('aborted'), signal, 2500);
+    expect(error).toMatchObject({ exitCode: 4, message: 'no answer from http://127.0.0.1:1234 within 2.5 s (see --timeout)' });
   });
 });
