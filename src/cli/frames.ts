@@ -22,6 +22,15 @@ export function isImageFrame(frame: unknown): frame is ImageFrame {
   );
 }
 
+/**
+ * What makes a track frame "the same track" for the followers: the dbid, plus the names in
+ * case a server started over with a fresh database and hands out the same dbid again. A later
+ * frame for the same record (e.g. once its cover arrived) is not a new track.
+ */
+export function trackIdentity(frame: TrackFrame): string {
+  return JSON.stringify([frame.dbid, frame.artist ?? null, frame.title ?? null, frame.album ?? null]);
+}
+
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -53,6 +53,22 @@ describe('svc last --follow', () => {
     expect(follow.stderr()).not.toMatch(/\n\s+at /);
   });
 
+  test('When the server comes back with a fresh database that reuses the dbid, then the new track is still printed', async () => {
+    await submit('Old', 'Database');
+    const follow = startCli(['last', '--follow', '--json', '--url', server.url]);
+    await follow.waitForLines(1);
+    const port = server.server.port;
+    await server.close();
+    await follow.waitForStderr(/lost the connection/);
+    server = await startTestServer({ config: { port } });
+    await follow.waitForStderr(/reconnected/);
+    await submit('New', 'Database');
+    const tracks = (await follow.waitForLines(2)).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(tracks.map((track) => track.artist)).toEqual(['Old', 'New']);
+    expect(tracks[1]?.dbid).toBe(tracks[0]?.dbid);
+    await follow.stop();
+  });
+
   test('When nothing plays yet, then it prints nothing until the first track arrives', async () => {
     const follow = startCli(['last', '--follow', '--url', server.url]);
     await connected();

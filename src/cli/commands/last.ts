@@ -3,7 +3,7 @@ import { addClientOptions, createClient, type ClientOptions } from '../client-op
 import type { SvcClient } from '../client';
 import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
-import { isObject, isTrackFrame } from '../frames';
+import { isObject, isTrackFrame, trackIdentity } from '../frames';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, renderTrack, type TrackStyle } from '../output';
 
@@ -55,7 +55,7 @@ async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
 }
 
 async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Promise<number> {
-  let shownDbid: number | undefined;
+  let shownTrack: string | undefined;
   await followImageStream({
     url: client.wsEndpoint('v1/images/ws'),
     connectTimeoutMs: client.settings.timeoutMs,
@@ -63,8 +63,8 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
     note: (message) => ctx.io.err(`svc: ${message}`),
     onFrame(frame) {
       // The server pushes the current track on every (re)connect: print each track once.
-      if (!isTrackFrame(frame) || frame.dbid === shownDbid) return;
-      shownDbid = frame.dbid;
+      if (!isTrackFrame(frame) || trackIdentity(frame) === shownTrack) return;
+      shownTrack = trackIdentity(frame);
       ctx.io.out(renderTrack(frame.track, style));
     },
   });

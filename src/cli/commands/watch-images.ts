@@ -5,7 +5,7 @@ import type { SvcClient } from '../client';
 import { addClientOptions, createClient, type ClientOptions } from '../client-options';
 import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
-import { isImageFrame, isTrackFrame, type ImageFrame } from '../frames';
+import { isImageFrame, isTrackFrame, trackIdentity, type ImageFrame } from '../frames';
 import { imageFileName } from '../image-files';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
@@ -48,7 +48,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
   const saveDir = options.save;
   if (saveDir !== undefined) await prepareDirectory(saveDir);
 
-  let shownTrack: number | undefined;
+  let shownTrack: string | undefined;
   const shownImages = new Set<string>();
   const out = ctx.io.out;
 
@@ -60,8 +60,8 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
     async onFrame(frame) {
       if (isTrackFrame(frame)) {
         // The server pushes the current track on every (re)connect: show each track once.
-        if (frame.dbid === shownTrack) return;
-        shownTrack = frame.dbid;
+        if (trackIdentity(frame) === shownTrack) return;
+        shownTrack = trackIdentity(frame);
         if (!paint) out(jsonLine(frame));
         else if (saveDir === undefined) out(`${paint.faint(`#${frame.dbid}`)} track  ${humanTrackLine(frame.track, paint)}`);
         return;
