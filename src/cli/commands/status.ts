@@ -5,6 +5,7 @@ import { CliError, EXIT } from '../exit-codes';
 import { isObject } from '../frames';
 import { colorEnabled } from '../io';
 import { createPainter, jsonLine } from '../output';
+import { oneLine } from '../template';
 
 // `svc status`: GET /v1/status; exit 0 when the server answers {"status": "ok"}.
 
@@ -26,8 +27,9 @@ export function registerStatus(program: Command, ctx: CliContext, setResult: Set
 async function runStatus(options: ClientOptions, ctx: CliContext): Promise<number> {
   const client = await createClient(options);
   const { json } = await client.getJson('v1/status');
-  const status = isObject(json) && typeof json.status === 'string' ? json.status : undefined;
-  const version = isObject(json) && typeof json.version === 'string' ? json.version : 'unknown';
+  // Shown on a terminal: no control characters from the server.
+  const status = isObject(json) && typeof json.status === 'string' ? oneLine(json.status) : undefined;
+  const version = isObject(json) && typeof json.version === 'string' ? oneLine(json.version) : 'unknown';
   if (status === undefined) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/status').href}: no status field (is this an svc server?)`, EXIT.SERVER_ERROR);
   }
