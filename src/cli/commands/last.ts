@@ -21,8 +21,8 @@ Examples:
   Daft Punk - One More Time (Discovery, 2001)
   $ svc last --format '{artist} - {title} [{bpm} BPM]'
   $ svc last --json | jq -r .genre
-  $ svc last --follow --format '{artist} - {title}' > nowplaying.txt
-  $ svc last || echo "nothing playing (exit $?)"
+  $ svc last --follow --format '{artist} - {title}' | while IFS= read -r l; do echo "$l" > np.txt; done
+  $ svc last; [ $? -eq 6 ] && echo 'nothing playing'
 
 --format: {field} is any field of the /v1/last object (artist, title, album, date, genre,
 bpm, ...; {year} is the year of date); a missing field renders empty; {{ and }} are braces.`;

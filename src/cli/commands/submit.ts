@@ -14,14 +14,14 @@ interface SubmitOptions extends ClientOptions {
   artist?: string;
   title?: string;
   album?: string;
-  field: Record<string, string>;
+  field?: Record<string, string>;
 }
 
 const EXAMPLES = `
 Examples:
   $ svc submit --artist 'Daft Punk' --title 'One More Time' --album Discovery
   #1 Daft Punk - One More Time (Discovery)
-  $ svc submit --artist Moderat --title A New Error --field bpm=122 --field deck=2 --json
+  $ svc submit --artist Moderat --title 'A New Error' --field bpm=122 --field deck=2 --json
   $ echo '{"artist":"Burial","title":"Archangel"}' | svc submit -
   $ svc submit - < tracks.ndjson        # one submission per line
 
@@ -39,13 +39,13 @@ export function registerSubmit(program: Command, ctx: CliContext, setResult: Set
     .option('--artist <artist>', 'artist name')
     .option('--title <title>', 'track title')
     .option('--album <album>', 'album name')
-    .option('--field <key=value>', 'any other field, e.g. --field bpm=128 (repeatable)', collectField, {});
+    .option('--field <key=value>', 'any other field, e.g. --field bpm=128 (repeatable)', collectField);
   addClientOptions(command, 40)
     .addHelpText('after', EXAMPLES)
     .action((input: string | undefined, options: SubmitOptions) => setResult(runSubmit(input, options, ctx)));
 }
 
-function collectField(value: string, previous: Record<string, string>): Record<string, string> {
+function collectField(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const equals = value.indexOf('=');
   const key = equals === -1 ? '' : value.slice(0, equals).trim();
   if (key === '') throw new InvalidArgumentError(`expected key=value, got ${JSON.stringify(value)}.`);
