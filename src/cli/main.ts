@@ -1,46 +1,95 @@
 import { Command, CommanderError } from 'commander';
 import { StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
+import { registerLast } from './commands/last';
 import { registerServe } from './commands/serve';
-import { EXIT, EXIT_CODE_HELP } from './exit-codes';
+import { registerStatus } from './commands/status';
+import { registerSubmit } from './commands/submit';
+import { registerWatchImages } from './commands/watch-images';
+import type { CliContext, SetResult } from './context';
+import { CliError, EXIT, EXIT_CODE_HELP } from './exit-codes';
+import { createStreams, type Streams } from './io';
 
-// Builds the program, runs it, and maps every outcome to an exit code: the only process.exit.
+// The composition root of the CLI: builds the program, runs it, and maps every outcome to an
+// exit code. The only process.exit. Each command requires what only it needs (the server
+// stack, ws, chalk, the config loader) when it runs, so that `svc last` starts fast.
 
-export function buildProgram(setResult: (done: Promise<number>) => void): Command {
+const GLOBAL_HELP = `
+Client commands (submit, last, status, watch-images) share --url, --secret, --config, --json
+and --timeout. The server address and secret come from the flag, else the environment
+(SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
+http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
+Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, FORCE_COLOR=1 on.
+
+Examples:
+  $ svc serve --secret s3cret &
+  $ svc submit --secret s3cret --artist 'Daft Punk' --title 'One More Time'
+  $ svc last --follow --format '{artist} - {title}'
+
+${EXIT_CODE_HELP}`;
+
+export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   const program = new Command('svc')
     .description('now-playing track metadata service and client')
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: ctx.io.writeOut, writeErr: ctx.io.writeErr })
     .exitOverride()
-    .addHelpText('after', `\n${EXIT_CODE_HELP}`);
-  registerServe(program, setResult);
+    .addHelpText('after', GLOBAL_HELP);
+  registerServe(program, ctx, setResult);
+  registerSubmit(program, ctx, setResult);
+  registerLast(program, ctx, setResult);
+  registerStatus(program, ctx, setResult);
+  registerWatchImages(program, ctx, setResult);
   return program;
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
+  const io = createStreams();
+  let interruption: AbortController | undefined;
+  const ctx: CliContext = {
+    io,
+    untilInterrupted() {
+      if (!interruption) {
+        const controller = new AbortController();
+        process.once('SIGINT', () => controller.abort('SIGINT'));
+        process.once('SIGTERM', () => controller.abort('SIGTERM'));
+        interruption = controller;
+      }
+      return interruption.signal;
+    },
+  };
+
   let result: Promise<number> = Promise.resolve(EXIT.OK);
-  const program = buildProgram((done) => {
+  let endWhenStdoutCloses = true;
+  const program = buildProgram(ctx, (done, options) => {
+    // Handled below; this only keeps an early rejection from counting as unhandled.
+    done.catch(() => undefined);
     result = done;
+    endWhenStdoutCloses = !options?.keepRunningWhenStdoutCloses;
   });
+
   let code: number;
   try {
     await program.parseAsync([...argv]);
-    code = await result;
+    // A reader that went away (`svc last --follow | head -n 1`) ends the command quietly, with 0.
+    code = await (endWhenStdoutCloses ? Promise.race([result, io.stdoutClosed.then(() => EXIT.OK)]) : result);
   } catch (error) {
-    code = exitCodeFor(error);
+    code = exitCodeFor(error, io);
   }
+  await io.flush();
   process.exit(code);
 }
 
-function exitCodeFor(error: unknown): number {
+function exitCodeFor(error: unknown, io: Streams): number {
   if (error instanceof CommanderError) {
     // --help and --version are successes; commander already printed the message.
     return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
   }
-  if (error instanceof StartupError) {
-    process.stderr.write(`svc: ${error.message}\n`);
+  if (error instanceof CliError || error instanceof StartupError) {
+    io.err(`svc: ${error.message}`);
     return error.exitCode;
   }
-  process.stderr.write(`svc: unexpected error: ${errorMessage(error)}\n`);
+  io.err(`svc: unexpected error: ${errorMessage(error)}`);
   return EXIT.SERVER_ERROR;
 }

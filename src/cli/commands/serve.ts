@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/load';
 import { createLogger } from '../../log';
-import { isLoopbackHost, startServer } from '../../server/start';
+import type { CliContext, SetResult } from '../context';
+
+// The server stack (Koa, SQLite, ws) is required only when `svc serve` runs, so that the
+// client commands start fast (see bench/cli-startup.bench.js).
 
 interface ServeOptions {
   port?: string;
@@ -12,7 +14,7 @@ interface ServeOptions {
   offline?: boolean;
 }
 
-export function registerServe(program: Command, setResult: (done: Promise<number>) => void): void {
+export function registerServe(program: Command, ctx: CliContext, setResult: SetResult): void {
   program
     .command('serve')
     .description('start the Track Metadata Web API server')
@@ -23,10 +25,13 @@ export function registerServe(program: Command, setResult: (done: Promise<number
     .option('--offline', 'no lookups in outside music services (a submitted coverurl is still fetched)')
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .addHelpText('after', '\nExamples:\n  $ svc serve\n  $ svc serve --host 0.0.0.0 --port 9000 --secret "$(cat ~/.svc-secret)"\n  $ svc serve --db :memory: --offline')
-    .action((options: ServeOptions) => setResult(serve(options)));
+    .action((options: ServeOptions) => setResult(serve(options, ctx), { keepRunningWhenStdoutCloses: true }));
 }
 
-async function serve(options: ServeOptions): Promise<number> {
+async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
+  // require, not a top-level import: client commands never load Koa or SQLite.
+  const { loadConfig } = require('../../config/load') as typeof import('../../config/load');
+  const { isLoopbackHost, startServer } = require('../../server/start') as typeof import('../../server/start');
   const { config } = await loadConfig({
     configFile: options.config,
     flags: {
@@ -39,18 +44,16 @@ async function serve(options: ServeOptions): Promise<number> {
   });
   const logger = createLogger();
   // Handlers first: a signal that arrives while starting must still close things cleanly.
-  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  const interrupted = ctx.untilInterrupted();
+  const stopSignal = new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));
   const server = await startServer(config, { logger });
   if (!isLoopbackHost(config.host) && config.secret === '') {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
-  process.stdout.write(`svc listening on ${server.url}\n`);
+  ctx.io.out(`svc listening on ${server.url}`);
 
   const signal = await stopSignal;
-  logger.info(`${signal} received: finishing in-flight submissions and closing`);
+  logger.info(`${String(signal)} received: finishing in-flight submissions and closing`);
   await server.close();
   return 0;
 }

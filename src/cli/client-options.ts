@@ -1,0 +1,68 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { SvcClient } from './client';
+import { CliError, EXIT } from './exit-codes';
+
+// The options every client command shares, and how they become a client:
+// flag > environment (SVC_URL, SVC_SECRET) > config file (client.url, client.secret) > default.
+
+export interface ClientOptions {
+  url?: string;
+  secret?: string;
+  config?: string;
+  json?: boolean;
+  timeout?: number;
+}
+
+export function addClientOptions(command: Command, defaultTimeoutSeconds: number): Command {
+  return command
+    .option('--url <url>', 'server to talk to (env SVC_URL, config client.url; default http://127.0.0.1:8899)')
+    .option('--secret <secret>', 'shared secret, sent in the X-SVC-Client-Auth header (env SVC_SECRET, config client.secret)')
+    .option('-c, --config <file>', 'load this config file instead of searching for one')
+    .option('--json', 'print JSON (one object per line) instead of text')
+    .addOption(
+      new Option('--timeout <seconds>', 'give up on a request after this many seconds (counts as unreachable, exit 4)')
+        .argParser(parseSeconds)
+        .default(defaultTimeoutSeconds),
+    );
+}
+
+export function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new InvalidArgumentError('expected a positive number of seconds.');
+  }
+  return seconds;
+}
+
+/** Loads the config (lazily: yup and cosmiconfig are only needed here) and builds the client. */
+export async function createClient(options: ClientOptions): Promise<SvcClient> {
+  const { loadConfig } = require('../config/load') as typeof import('../config/load');
+  const { config } = await loadConfig({
+    configFile: options.config,
+    flags: { 'client.url': options.url, 'client.secret': options.secret },
+  });
+  return new SvcClient({
+    baseUrl: parseBaseUrl(config.client.url),
+    secret: config.client.secret,
+    timeoutMs: Math.round((options.timeout ?? 10) * 1000),
+  });
+}
+
+/** The server's base URL, ending in "/" so that relative paths keep a path prefix. */
+export function parseBaseUrl(raw: string): URL {
+  const invalid = (why: string, shown: string) =>
+    new CliError(`invalid server URL ${shown}: ${why} (set it with --url, SVC_URL or client.url)`, EXIT.USAGE);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('not a URL', JSON.stringify(raw));
+  }
+  // Never echo credentials or a query string: either may hold a secret.
+  const shown = `${url.protocol}//${url.host}${url.pathname}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('expected http:// or https://', shown);
+  if (url.username || url.password) throw invalid('no user or password in the URL; use --secret', shown);
+  if (url.search || url.hash) throw invalid('no query string or fragment', shown);
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}

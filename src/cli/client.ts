@@ -1,0 +1,163 @@
+import { CliError, EXIT, exitCodeForStatus } from './exit-codes';
+
+// HTTP client to a running svc: base URL, auth header, per-request timeout, and every failure
+// turned into a CliError with the right exit code. Uses the global fetch (Node 20).
+
+export const AUTH_HEADER = 'X-SVC-Client-Auth';
+
+export interface ClientSettings {
+  /** Base URL, always ending in "/" so that a path prefix (a reverse proxy) is kept. */
+  baseUrl: URL;
+  /** Shared secret; sent only in the auth header, and only where it is needed. */
+  secret: string;
+  /** Applies to each request separately. */
+  timeoutMs: number;
+}
+
+export interface Answer {
+  status: number;
+  /** The body parsed as JSON. */
+  json: unknown;
+  /** The body as it came. */
+  text: string;
+}
+
+export interface Download {
+  bytes: Buffer;
+  contentType: string;
+}
+
+export class SvcClient {
+  constructor(readonly settings: ClientSettings) {}
+
+  /** `path` is relative to the base URL, e.g. `v1/last`. */
+  endpoint(path: string): URL {
+    return new URL(path, this.settings.baseUrl);
+  }
+
+  /** The same endpoint with ws: or wss:. */
+  wsEndpoint(path: string): URL {
+    const url = this.endpoint(path);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    return url;
+  }
+
+  getJson(path: string): Promise<Answer> {
+    return this.requestJson(this.endpoint(path), { method: 'GET', headers: { Accept: 'application/json' } });
+  }
+
+  postJson(path: string, body: unknown): Promise<Answer> {
+    const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
+    if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
+    return this.requestJson(this.endpoint(path), { method: 'POST', headers, body: JSON.stringify(body) });
+  }
+
+  /** GETs bytes from a URL on the same server (an image announced on the stream). */
+  async download(url: URL): Promise<Download> {
+    if (url.origin !== this.settings.baseUrl.origin) {
+      throw new CliError(`refusing to download ${url.href}: not on ${this.settings.baseUrl.origin}`, EXIT.SERVER_ERROR);
+    }
+    const { response, signal } = await this.send(url, { method: 'GET' });
+    const bytes = await readBody(url, () => response.arrayBuffer(), signal, this.settings.timeoutMs);
+    // An announced image can be evicted from the store before it is fetched.
+    if (response.status === 404) throw new CliError(`${url.href}: not found (no longer stored on the server)`, EXIT.SERVER_ERROR);
+    if (!response.ok) throw statusError(url, response, Buffer.from(bytes).toString('utf8'));
+    return { bytes: Buffer.from(bytes), contentType: response.headers.get('content-type') ?? '' };
+  }
+
+  private async requestJson(url: URL, init: RequestInit): Promise<Answer> {
+    const { response, signal } = await this.send(url, init);
+    const text = await readBody(url, () => response.text(), signal, this.settings.timeoutMs);
+    if (!response.ok) throw statusError(url, response, text);
+    try {
+      return { status: response.status, json: JSON.parse(text), text };
+    } catch {
+      throw new CliError(`unexpected answer from ${url.href}: not JSON (is this an svc server?)`, EXIT.SERVER_ERROR);
+    }
+  }
+
+  private async send(url: URL, init: RequestInit): Promise<{ response: Response; signal: AbortSignal }> {
+    const signal = AbortSignal.timeout(this.settings.timeoutMs);
+    try {
+      // Redirects are not followed: the auth header would go along to wherever they point.
+      return { response: await fetch(url, { ...init, signal, redirect: 'manual' }), signal };
+    } catch (error) {
+      throw unreachable(url, error, signal, this.settings.timeoutMs);
+    }
+  }
+}
+
+async function readBody<T>(url: URL, read: () => Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw unreachable(url, error, signal, timeoutMs);
+  }
+}
+
+/** The server's own `{"error": "..."}` message, else the status text. */
+function errorText(body: string, fallback: string): string {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === 'object' && parsed !== null && 'error' in parsed && typeof parsed.error === 'string') return parsed.error;
+  } catch {
+    // Not our JSON error record: fall back to the status text.
+  }
+  return fallback || 'no message';
+}
+
+function statusError(url: URL, response: Response, body: string): CliError {
+  const { status } = response;
+  const code = exitCodeForStatus(status);
+  const location = response.headers.get('location');
+  const message = status >= 300 && status < 400 && location ? `redirected to ${location}; use that address as --url` : errorText(body, response.statusText);
+  const what =
+    code === EXIT.AUTH_REFUSED
+      ? `authentication refused (${status}): ${message} (check --secret, SVC_SECRET or client.secret)`
+      : code === EXIT.INPUT_REJECTED
+        ? `input rejected (${status}): ${message}`
+        : status === 408 || status >= 500
+          ? `server error (${status}): ${message}`
+          : `unexpected answer from ${url.href} (${status}): ${message} (is this an svc server?)`;
+  return new CliError(what, code);
+}
+
+/** Connection failures and timeouts: the server could not be reached (exit 4). */
+export function unreachable(url: URL, error: unknown, signal: AbortSignal | null, timeoutMs: number): CliError {
+  if (signal?.aborted) {
+    return new CliError(`no answer from ${url.origin} within ${formatSeconds(timeoutMs)} (see --timeout)`, EXIT.UNREACHABLE);
+  }
+  const reason = describeNetworkError(error);
+  if (reason === 'bad port') {
+    // The Fetch standard blocks some ports (e.g. 1, 9, 6000, 10080) whatever the server does.
+    return new CliError(`cannot use ${url.origin}: port ${url.port} is one that HTTP clients refuse to connect to; run svc serve on another port`, EXIT.USAGE);
+  }
+  return new CliError(`cannot reach ${url.origin}: ${reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
+}
+
+const NETWORK_ERRORS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed by the server',
+};
+
+export function describeNetworkError(error: unknown): string {
+  // fetch wraps the socket error: TypeError("fetch failed") with the real one as `cause`.
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code && NETWORK_ERRORS[code]) return NETWORK_ERRORS[code];
+    if (current.cause === undefined) return current.message;
+    current = current.cause;
+  }
+  return current instanceof Error ? current.message : String(current);
+}
+
+export function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
+}

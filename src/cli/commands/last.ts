@@ -1,0 +1,72 @@
+import { Option, type Command } from 'commander';
+import { addClientOptions, createClient, type ClientOptions } from '../client-options';
+import type { SvcClient } from '../client';
+import type { CliContext, SetResult } from '../context';
+import { CliError, EXIT } from '../exit-codes';
+import { isObject, isTrackFrame, trackIdentity } from '../frames';
+import { followImageStream } from '../image-stream';
+import { chooseTrackStyle, renderTrack, type TrackStyle } from '../output';
+
+// `svc last`: the current track once (exit 6 when nothing plays), or with --follow one line per
+// track change from /v1/images/ws until interrupted.
+
+interface LastOptions extends ClientOptions {
+  format?: string;
+  follow?: boolean;
+}
+
+const EXAMPLES = `
+Examples:
+  $ svc last
+  Daft Punk - One More Time (Discovery, 2001)
+  $ svc last --format '{artist} - {title} [{bpm} BPM]'
+  $ svc last --json | jq -r .genre
+  $ svc last --follow --format '{artist} - {title}' | while IFS= read -r l; do echo "$l" > np.txt; done
+  $ svc last; [ $? -eq 6 ] && echo 'nothing playing'
+
+--format: {field} is any field of the /v1/last object (artist, title, album, date, genre,
+bpm, ...; {year} is the year of date); a missing field renders empty; {{ and }} are braces.`;
+
+export function registerLast(program: Command, ctx: CliContext, setResult: SetResult): void {
+  const command = program.command('last').description('print the track playing now (exit 6 when nothing is playing)');
+  addClientOptions(command, 10)
+    .addOption(new Option('--format <template>', 'print with a template such as "{artist} - {title}"').conflicts('json'))
+    .option('-f, --follow', 'keep printing: the current track, then one line per track change, until interrupted')
+    .addHelpText('after', EXAMPLES)
+    .action((options: LastOptions) => setResult(runLast(options, ctx)));
+}
+
+async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
+  const style = chooseTrackStyle(options, ctx.io);
+  const client = await createClient(options);
+  if (options.follow) return follow(client, style, ctx);
+
+  const answer = await client.getJson('v1/last');
+  if (!isObject(answer.json)) {
+    throw new CliError(`unexpected answer from ${client.endpoint('v1/last').href}: not a JSON object`, EXIT.SERVER_ERROR);
+  }
+  if (Object.keys(answer.json).length === 0) {
+    // Scripts read the exit code; only a person at a terminal gets the words.
+    if (ctx.io.stderrIsTTY) ctx.io.err('svc: nothing playing');
+    return EXIT.NOTHING_PLAYING;
+  }
+  ctx.io.out(renderTrack(answer.json, style));
+  return EXIT.OK;
+}
+
+async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Promise<number> {
+  let shownTrack: string | undefined;
+  await followImageStream({
+    url: client.wsEndpoint('v1/images/ws'),
+    connectTimeoutMs: client.settings.timeoutMs,
+    stop: ctx.untilInterrupted(),
+    note: (message) => ctx.io.err(`svc: ${message}`),
+    onFrame(frame) {
+      // The server pushes the current track on every (re)connect: print each track once.
+      if (!isTrackFrame(frame) || trackIdentity(frame) === shownTrack) return;
+      shownTrack = trackIdentity(frame);
+      ctx.io.out(renderTrack(frame.track, style));
+    },
+  });
+  return EXIT.OK;
+}

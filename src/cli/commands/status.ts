@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { addClientOptions, createClient, type ClientOptions } from '../client-options';
+import type { CliContext, SetResult } from '../context';
+import { CliError, EXIT } from '../exit-codes';
+import { isObject } from '../frames';
+import { colorEnabled } from '../io';
+import { createPainter, jsonLine } from '../output';
+import { oneLine } from '../template';
+
+// `svc status`: GET /v1/status; exit 0 when the server answers {"status": "ok"}.
+
+const EXAMPLES = `
+Examples:
+  $ svc status
+  ok  svc 0.1.0 at http://127.0.0.1:8899/
+  $ svc status --json
+  {"status":"ok","version":"0.1.0"}
+  $ until svc status >/dev/null 2>&1; do sleep 1; done   # wait for the server`;
+
+export function registerStatus(program: Command, ctx: CliContext, setResult: SetResult): void {
+  const command = program.command('status').description('print the server status and version (exit 0 when healthy)');
+  addClientOptions(command, 10)
+    .addHelpText('after', EXAMPLES)
+    .action((options: ClientOptions) => setResult(runStatus(options, ctx)));
+}
+
+async function runStatus(options: ClientOptions, ctx: CliContext): Promise<number> {
+  const client = await createClient(options);
+  const { json } = await client.getJson('v1/status');
+  // Shown on a terminal: no control characters from the server.
+  const status = isObject(json) && typeof json.status === 'string' ? oneLine(json.status) : undefined;
+  const version = isObject(json) && typeof json.version === 'string' ? oneLine(json.version) : 'unknown';
+  if (status === undefined) {
+    throw new CliError(`unexpected answer from ${client.endpoint('v1/status').href}: no status field (is this an svc server?)`, EXIT.SERVER_ERROR);
+  }
+  const healthy = status === 'ok';
+  if (options.json) {
+    ctx.io.out(jsonLine(json));
+  } else {
+    const paint = createPainter(colorEnabled(ctx.io.env, ctx.io.stdoutIsTTY, false));
+    const word = healthy ? paint.good(status) : paint.bad(status);
+    ctx.io.out(`${word}  svc ${version} at ${client.settings.baseUrl.href}`);
+  }
+  if (!healthy) ctx.io.err(`svc: the server reports status "${status}"`);
+  return healthy ? EXIT.OK : EXIT.SERVER_ERROR;
+}

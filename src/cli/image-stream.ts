@@ -1,0 +1,146 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type WebSocket from 'ws';
+import { describeNetworkError, formatSeconds } from './client';
+import { CliError, EXIT } from './exit-codes';
+
+// Tails /v1/images/ws for `svc last --follow` and `svc watch-images`: frames are handed over in
+// order, one at a time; when the connection drops, a note goes to stderr and the stream
+// reconnects with exponential backoff until `stop` is aborted (SIGINT/SIGTERM).
+// The first connection must succeed: a wrong URL fails fast with exit 4 instead of waiting.
+
+export interface FollowOptions {
+  url: URL;
+  connectTimeoutMs: number;
+  stop: AbortSignal;
+  /** Called for each JSON frame, in order; the next frame waits for the returned promise. */
+  onFrame(frame: unknown, raw: string): void | Promise<void>;
+  /** A diagnostic line for stderr. */
+  note(message: string): void;
+  /** The server pings every 30 s; silence this long means the connection is dead. */
+  idleTimeoutMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+interface Outcome {
+  opened: boolean;
+  /** Why the connection ended, for the note on stderr. */
+  reason: string;
+  /** The server answered the upgrade with an HTTP status instead of switching protocols. */
+  httpStatus?: number;
+}
+
+export async function followImageStream(options: FollowOptions): Promise<void> {
+  // Only the streaming commands need ws: required here, not at start-up.
+  const WebSocketClass = require('ws') as typeof import('ws');
+  const initialBackoff = options.initialBackoffMs ?? 250;
+  const maxBackoff = options.maxBackoffMs ?? 5000;
+  let backoff = initialBackoff;
+  let connectedBefore = false;
+  let queue: Promise<void> = Promise.resolve();
+  const enqueue = (raw: string) => {
+    queue = queue.then(() => handleFrame(options, raw));
+  };
+
+  while (!options.stop.aborted) {
+    const outcome = await connectOnce(WebSocketClass, options, enqueue, () => {
+      if (connectedBefore) options.note(`reconnected to ${options.url.href}`);
+    });
+    if (options.stop.aborted) break;
+    if (!outcome.opened && !connectedBefore) throw firstConnectionError(options.url, outcome);
+    if (outcome.opened) {
+      connectedBefore = true;
+      backoff = initialBackoff;
+    }
+    options.note(`${outcome.reason}; reconnecting in ${formatSeconds(backoff)}`);
+    try {
+      await sleep(backoff, undefined, { signal: options.stop });
+    } catch {
+      break; // stopped while waiting
+    }
+    backoff = Math.min(backoff * 2, maxBackoff);
+  }
+}
+
+async function handleFrame(options: FollowOptions, raw: string): Promise<void> {
+  if (options.stop.aborted) return;
+  let frame: unknown;
+  try {
+    frame = JSON.parse(raw);
+  } catch {
+    options.note('ignoring a frame that is not JSON');
+    return;
+  }
+  try {
+    await options.onFrame(frame, raw);
+  } catch (error) {
+    options.note(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function connectOnce(
+  WebSocketClass: typeof WebSocket,
+  options: FollowOptions,
+  enqueue: (raw: string) => void,
+  onOpen: () => void,
+): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const socket = new WebSocketClass(options.url, { handshakeTimeout: options.connectTimeoutMs, perMessageDeflate: false });
+    let opened = false;
+    let failure = '';
+    let httpStatus: number | undefined;
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdleTimer = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        failure = `no heartbeat from the server for ${formatSeconds(options.idleTimeoutMs ?? 75_000)}`;
+        socket.terminate();
+      }, options.idleTimeoutMs ?? 75_000);
+    };
+    const onStop = () => socket.terminate();
+    options.stop.addEventListener('abort', onStop, { once: true });
+
+    socket.on('open', () => {
+      opened = true;
+      armIdleTimer();
+      onOpen();
+    });
+    socket.on('ping', armIdleTimer);
+    socket.on('message', (data, isBinary) => {
+      armIdleTimer();
+      if (!isBinary) enqueue(rawText(data));
+    });
+    socket.on('unexpected-response', (request, response) => {
+      httpStatus = response.statusCode;
+      failure = `the server answered HTTP ${response.statusCode} instead of opening the stream`;
+      response.resume();
+      request.destroy();
+      socket.terminate();
+    });
+    socket.on('error', (error) => {
+      failure ||= describeNetworkError(error);
+    });
+    socket.on('close', (code, reason) => {
+      clearTimeout(idleTimer);
+      options.stop.removeEventListener('abort', onStop);
+      const why = failure || `${code}${reason.length > 0 ? ` ${reason.toString('utf8')}` : ''}`;
+      resolve({
+        opened,
+        httpStatus,
+        reason: opened ? `lost the connection to ${options.url.href} (${why})` : `cannot reach ${options.url.href}: ${why || 'closed'}`,
+      });
+    });
+  });
+}
+
+function rawText(data: WebSocket.RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data).toString('utf8');
+}
+
+function firstConnectionError(url: URL, outcome: Outcome): CliError {
+  if (outcome.httpStatus !== undefined) {
+    return new CliError(`unexpected answer from ${url.href}: HTTP ${outcome.httpStatus} (is this an svc server?)`, EXIT.SERVER_ERROR);
+  }
+  return new CliError(`${outcome.reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
+}

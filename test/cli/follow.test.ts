@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { postJson } from '../helpers/http';
+import { SVC_BIN, cleanEnv, runCli } from '../helpers/run-cli';
+import { makeTempDir } from '../helpers/temp-dir';
+import { startTestServer, type TestServer } from '../helpers/test-server';
+import { killLeftovers, pause, startCli, unusedPort, waitUntil } from './cli-process';
+
+// `svc last --follow`: the real binary on the real /v1/images/ws stream.
+
+describe('svc last --follow', () => {
+  let server: TestServer;
+
+  beforeEach(async () => {
+    server = await startTestServer();
+  });
+  afterEach(async () => {
+    killLeftovers();
+    await server.close();
+  });
+
+  const submit = async (artist: string, title: string) => {
+    const answer = await postJson(`${server.url}/v1/remoteinput`, { artist, title, album: 'Live', date: '1999' });
+    expect(answer.status).toBe(200);
+  };
+  const connected = (count = 1) => waitUntil(() => server.server.hub.clientCount() === count, `${count} stream client(s) connected`);
+
+  test('When the track changes twice and the server restarts, then each track is printed once and it keeps following', async () => {
+    await submit('Artist A', 'First');
+    const follow = startCli(['last', '--follow', '--url', server.url]);
+    expect(await follow.waitForLines(1)).toEqual(['Artist A - First (Live, 1999)']);
+
+    await submit('Artist B', 'Second');
+    await follow.waitForLines(2);
+    await submit('Artist C', 'Third');
+    await follow.waitForLines(3);
+
+    await server.restart();
+    await follow.waitForStderr(/lost the connection to ws:\/\/127\.0\.0\.1:\d+\/v1\/images\/ws/);
+    await follow.waitForStderr(/reconnected/);
+    // The server pushes the current track again on reconnect; it must not be printed twice.
+    await submit('Artist D', 'Fourth');
+    await follow.waitForLines(4);
+
+    const exit = await follow.stop('SIGINT');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(follow.lines()).toEqual([
+      'Artist A - First (Live, 1999)',
+      'Artist B - Second (Live, 1999)',
+      'Artist C - Third (Live, 1999)',
+      'Artist D - Fourth (Live, 1999)',
+    ]);
+    expect(follow.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  test('When the server comes back with a fresh database that reuses the dbid, then the new track is still printed', async () => {
+    await submit('Old', 'Database');
+    const follow = startCli(['last', '--follow', '--json', '--url', server.url]);
+    await follow.waitForLines(1);
+    const port = server.server.port;
+    await server.close();
+    await follow.waitForStderr(/lost the connection/);
+    server = await startTestServer({ config: { port } });
+    await follow.waitForStderr(/reconnected/);
+    await submit('New', 'Database');
+    const tracks = (await follow.waitForLines(2)).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(tracks.map((track) => track.artist)).toEqual(['Old', 'New']);
+    expect(tracks[1]?.dbid).toBe(tracks[0]?.dbid);
+    await follow.stop();
+  });
+
+  test('When nothing plays yet, then it prints nothing until the first track arrives', async () => {
+    const follow = startCli(['last', '--follow', '--url', server.url]);
+    await connected();
+    await submit('Late', 'Starter');
+    expect(await follow.waitForLines(1)).toEqual(['Late - Starter (Live, 1999)']);
+    expect(await follow.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+
+  test('When --json is given, then every line is the /v1/last object of a track (NDJSON)', async () => {
+    const follow = startCli(['last', '--follow', '--json', '--url', server.url]);
+    await connected();
+    await submit('One', 'Uno');
+    await follow.waitForLines(1);
+    await submit('Two', 'Dos');
+    const lines = await follow.waitForLines(2);
+    await follow.stop();
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed).toEqual([
+      { dbid: expect.any(Number), artist: 'One', title: 'Uno', album: 'Live', date: '1999' },
+      { dbid: expect.any(Number), artist: 'Two', title: 'Dos', album: 'Live', date: '1999' },
+    ]);
+    expect(parsed[1]?.dbid).toBeGreaterThan(parsed[0]?.dbid as number);
+  });
+
+  test('When --format is given, then every change is printed with the template', async () => {
+    const follow = startCli(['last', '--follow', '--format', '{title} by {artist} [{genre}]', '--url', server.url]);
+    await connected();
+    await submit('Moderat', 'Bad Kingdom');
+    expect(await follow.waitForLines(1)).toEqual(['Bad Kingdom by Moderat []']);
+    await follow.stop();
+  });
+
+  test('When piped into `head -n 1`, then it ends quietly with 0 once head has gone', async () => {
+    await submit('Head', 'One');
+    const script = `"${process.execPath}" "${SVC_BIN}" last --follow --url ${server.url} 2>"$ERR_FILE" | head -n 1; echo "exit=\${PIPESTATUS[0]}"`;
+    const { dir, cleanup } = makeTempDir();
+    let killPipeline = () => {};
+    try {
+      const errFile = `${dir}/stderr.txt`;
+      // Its own process group, so that a failing test can end the whole pipeline.
+      const shell = spawn('bash', ['-c', script], { env: { ...cleanEnv(), ERR_FILE: errFile }, detached: true });
+      killPipeline = () => {
+        if (shell.exitCode === null && shell.pid) process.kill(-shell.pid, 'SIGKILL');
+      };
+      let out = '';
+      shell.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      const done = new Promise<number | null>((resolve) => shell.on('close', resolve));
+      await waitUntil(() => out.includes('\n'), 'head printed the first line');
+      // Once head has gone, svc notices at its next write, which a track change causes; keep
+      // changing the track in case head was still exiting when the first change went out.
+      let finished = false;
+      void done.then(() => (finished = true));
+      for (let change = 2; !finished && change < 10; change++) {
+        await submit('Head', `Change ${change}`);
+        await Promise.race([done, pause(1000)]);
+      }
+      expect(await done).toBe(0);
+      expect(out).toBe('Head - One (Live, 1999)\nexit=0\n');
+      expect(fs.readFileSync(errFile, 'utf8')).toBe('');
+    } finally {
+      killPipeline();
+      cleanup();
+    }
+  });
+
+  test('When the reader of stdout goes away, then it exits 0 without a stack trace', async () => {
+    await submit('Pipe', 'One');
+    const follow = startCli(['last', '--follow', '--url', server.url]);
+    await follow.waitForLines(1);
+    follow.child.stdout.destroy();
+    await submit('Pipe', 'Two');
+    expect(await follow.exited).toEqual({ code: 0, signal: null });
+    expect(follow.stderr()).toBe('');
+  });
+
+  test('When the server cannot be reached at start, then it exits 4 instead of waiting', async () => {
+    const port = await unusedPort();
+    const result = await runCli(['last', '--follow', '--url', `http://127.0.0.1:${port}`]);
+    expect(result).toMatchObject({ code: 4, stdout: '' });
+    expect(result.stderr).toMatch(/cannot reach ws:\/\/127\.0\.0\.1:\d+\/v1\/images\/ws: connection refused/);
+  });
+});

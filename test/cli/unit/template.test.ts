@@ -1,0 +1,56 @@
+import { TemplateError, compileTemplate, oneLine, trackLineParts, yearOf } from '../../../src/cli/template';
+import { humanTrackLine } from '../../../src/cli/output';
+
+const track = { dbid: 12, artist: 'Daft Punk', title: 'One More Time', album: 'Discovery', date: '2001-03-12', bpm: 123, genres: ['house', 'french house'] };
+
+describe('compileTemplate', () => {
+  test.each([
+    ['{artist} - {title}', 'Daft Punk - One More Time'],
+    ['{ artist }|{missing}|', 'Daft Punk||'],
+    ['{bpm} BPM, {year}', '123 BPM, 2001'],
+    ['{genres}', 'house, french house'],
+    ['{{artist}} {{{artist}}}', '{artist} {Daft Punk}'],
+    ['no placeholders', 'no placeholders'],
+    ['', ''],
+  ])('When the template is %j, then it renders %j', (template, expected) => {
+    expect(compileTemplate(template)(track)).toBe(expected);
+  });
+
+  test('When the track has its own year field, then {year} is that field', () => {
+    expect(compileTemplate('{year}')({ year: 1999, date: '2001' })).toBe('1999');
+  });
+
+  test('When a value holds control characters, then they become spaces', () => {
+    expect(compileTemplate('[{title}]')({ title: 'a\nb\u001b[31mc' })).toBe('[a b [31mc]');
+  });
+
+  test.each(['{artist', 'artist}', '{}', '{ }', '{a{b}', 'x } y'])('When the template is %j, then it is a TemplateError', (template) => {
+    expect(() => compileTemplate(template)).toThrow(TemplateError);
+  });
+});
+
+describe('the human line', () => {
+  test.each([
+    [{ artist: 'A', title: 'T', album: 'Al', date: '1999' }, 'A - T (Al, 1999)'],
+    [{ artist: 'A', title: 'T' }, 'A - T'],
+    [{ title: 'T', date: '03/12/2001' }, 'T (2001)'],
+    [{ artist: 'A', album: 'Al' }, 'A (Al)'],
+    [{ album: 'Al' }, '(Al)'],
+    [{ dbid: 4, isrc: 'GBAYE0601498' }, 'untitled #4'],
+    [{ artist: '  ', title: 'T', date: 'unknown' }, 'T'],
+  ])('When the track is %j, then the line is %j', (fields, expected) => {
+    expect(humanTrackLine(fields)).toBe(expected);
+  });
+
+  test('When the parts are asked for, then head and detail are split', () => {
+    expect(trackLineParts(track)).toEqual({ head: 'Daft Punk - One More Time', detail: 'Discovery, 2001' });
+  });
+
+  test('yearOf takes the first four-digit run, and nothing from a value without one', () => {
+    expect([yearOf('2001-03-12'), yearOf('12.03.2001'), yearOf(1998), yearOf('99'), yearOf(undefined)]).toEqual(['2001', '2001', '1998', '', '']);
+  });
+
+  test('oneLine trims and collapses control characters', () => {
+    expect(oneLine(' a\r\n\tb\u0007 ')).toBe('a b');
+  });
+});
