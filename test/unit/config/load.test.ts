@@ -46,6 +46,12 @@ describe('loadConfig', () => {
     expect(config.port).toBe(port);
   });
 
+  it('When the working directory has a package.json without an svc key, then the defaults apply', async () => {
+    const { config, filepath } = await loadConfig({ cwd: dir('package-json-without-svc'), env: {} });
+    expect(filepath).toBeNull();
+    expect(config.port).toBe(8899);
+  });
+
   it('When --config names a file, then that file is loaded instead of searching', async () => {
     const { config, filepath } = await loadConfig({ cwd: dir('svcrc-yaml'), configFile: path.join(dir('explicit'), 'custom.yaml'), env: {} });
     expect(filepath).toBe(path.join(dir('explicit'), 'custom.yaml'));
