@@ -59,12 +59,12 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   async fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }> {
     // Our own reference (e.g. `svc last | svc submit`): kept when the image is stored here.
     const own = /^cover\/([0-9a-f]{64})$/.exec(coverurl);
-    if (own?.[1] && isImageKey(own[1]) && this.deps.store.meta(own[1])) return { cover: toCover(own[1]) };
+    if (own?.[1] && isImageKey(own[1]) && this.deps.store.meta(own[1])) return { cover: toCover(own[1], 'submitted') };
     const url = parseFetchableUrl(coverurl);
     if (!url) return { warning: "Field 'coverurl' dropped: not an http(s) URL" };
     try {
       const image = await this.download(coverurl, signal);
-      return { cover: toCover(image.key) };
+      return { cover: toCover(image.key, 'submitted') };
     } catch (error) {
       const outOfTime = signal.aborted && isTimeout(signal.reason);
       // Abandoned with its submission (408, shutdown): nobody is left to warn.
@@ -74,8 +74,17 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     }
   }
 
+  knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined {
+    for (const candidate of candidates) {
+      if (candidate.category !== 'cover') continue;
+      const key = this.deps.store.keyForUrl(candidate.url);
+      if (key && this.deps.store.meta(key)) return toCover(key, candidate.source);
+    }
+    return undefined;
+  }
+
   collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void {
-    if (cover) this.linkAndAnnounce(record, 'cover', cover.key, 'submitted');
+    if (cover) this.linkAndAnnounce(record, 'cover', cover.key, cover.source);
     const wanted = uniqueByUrl(candidates).slice(0, MAX_CANDIDATES_PER_TRACK);
     if (wanted.length === 0) return;
     const work = this.collectInBackground(record, cover !== undefined, wanted).catch((error: unknown) => {
@@ -184,8 +193,8 @@ function announcement(record: TrackRecord, category: ImageCategory, image: Store
   };
 }
 
-function toCover(key: string): StoredCover {
-  return { key, url: coverUrlFor(key) };
+function toCover(key: string, source: string): StoredCover {
+  return { key, url: coverUrlFor(key), source };
 }
 
 function text(record: TrackRecord, field: string): string | undefined {

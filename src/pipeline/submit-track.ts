@@ -31,12 +31,16 @@ export interface SubmitDeps {
 export interface StoredCover {
   key: string;
   url: string;
+  /** Who supplied it: `submitted`, or the provider that found it. */
+  source: string;
 }
 
 /** The image store's side of a submission (implemented by images/collector.ts). */
 export interface ImageIntake {
   /** Fetches and stores a submitted `coverurl`. Never throws: a cover that cannot be had is a warning. */
   fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }>;
+  /** A cover among the candidates that is already in the store (a track seen before): no download. */
+  knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined;
   /** Links the images to the stored record and downloads the enrichment ones in the background. */
   collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void;
 }
@@ -69,8 +73,9 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       signal,
       logger: deps.logger,
     });
-    const { cover, warning } = await submittedCover;
+    const { cover: submitted, warning } = await submittedCover;
     if (warning) warnings.push(warning);
+    const cover = submitted ?? deps.images?.knownCover(enriched.images);
     // The stored record keeps the truncated values the response warned about.
     const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
     // `coverurl` only ever names an image in our store (decisions.md: never echoed).
