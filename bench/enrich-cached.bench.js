@@ -20,12 +20,23 @@ const TIME_LIMIT_MS = 120_000;
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures');
 const fixture = (service, name) => fs.readFileSync(path.join(FIXTURES, service, `${name}.json`), 'utf8');
 
-/** One loopback server answering the few outside calls of the measured track, counting them. */
+/** A 1x1 PNG: what every image URL of the fake answers. */
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+  'hex',
+);
+
+/**
+ * One loopback server answering the few outside calls of the measured track, counting them.
+ * Image URLs in the fixtures that name real hosts are rewritten to it: the benchmark must not
+ * even resolve an outside name.
+ */
 function startFakeServices() {
   let requests = 0;
   const server = http.createServer((req, res) => {
     requests += 1;
     const url = new URL(req.url, 'http://bench.invalid');
+    const self = `http://127.0.0.1:${server.address().port}`;
     const send = (status, body, type = 'application/json') => {
       res.writeHead(status, { 'Content-Type': type });
       res.end(body);
@@ -35,12 +46,13 @@ function startFakeServices() {
     if (p.startsWith('/ws/2/release/')) return send(200, fixture('musicbrainz', 'release-mezzanine'));
     if (p.startsWith('/ws/2/artist/')) return send(200, fixture('musicbrainz', 'artist-massive-attack'));
     if (p.startsWith('/caa/release/')) {
-      res.writeHead(307, { Location: `http://127.0.0.1:${server.address().port}/images/front.jpg` });
+      res.writeHead(307, { Location: `${self}/images/front.jpg` });
       return res.end();
     }
     if (p === '/w/api.php') return send(200, fixture('wikidata', 'entity-massive-attack'));
     if (p.startsWith('/wiki/en/api/rest_v1/page/summary/')) return send(200, fixture('wikipedia', 'en-massive-attack'));
-    if (p.startsWith('/adb/123/artist-mb.php')) return send(200, fixture('theaudiodb', 'artist-massive-attack'));
+    if (p.startsWith('/adb/123/artist-mb.php')) return send(200, fixture('theaudiodb', 'artist-massive-attack').replaceAll('https://www.theaudiodb.com', self));
+    if (p.startsWith('/images/') || p.startsWith('/wiki/Special:FilePath/')) return send(200, PNG, 'image/png');
     return send(404, '{"error":"Not Found"}');
   });
   return new Promise((resolve) =>
@@ -50,7 +62,9 @@ function startFakeServices() {
 
 function config(database, enrichment) {
   const base = configSchema.getDefault();
-  return configSchema.validateSync({ ...base, port: 0, database, enrichment: { ...base.enrichment, ...enrichment } }, { strict: true });
+  // The image store may download from the loopback fake.
+  const coverFetch = { allowPrivateAddresses: true };
+  return configSchema.validateSync({ ...base, port: 0, database, coverFetch, enrichment: { ...base.enrichment, ...enrichment } }, { strict: true });
 }
 
 async function submit(url) {
@@ -97,6 +111,7 @@ async function main() {
   try {
     // Prime the cache: the first submission asks the (fake) services, MusicBrainz at 1 request/s.
     const first = await submit(enriched.url);
+    await enriched.images.idle();
     const primed = fakes.count();
     if (first.body.processed_metadata.album !== 'Mezzanine') throw new Error('priming did not enrich the track');
     process.stderr.write(`primed the cache with ${primed} outside requests in ${first.elapsed.toFixed(0)} ms\n`);

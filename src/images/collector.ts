@@ -42,6 +42,13 @@ const FAILURE_TEXT: Readonly<Record<FetchFailure | ImageRejected['reason'], stri
   network: 'the server could not be reached',
 };
 
+/** An image of the store to link to a track. */
+interface Linkable {
+  category: ImageCategory;
+  key: string;
+  source: string;
+}
+
 export function coverUrlFor(key: string): string {
   return `cover/${key}`;
 }
@@ -77,17 +84,28 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined {
     for (const candidate of candidates) {
       if (candidate.category !== 'cover') continue;
-      const key = this.deps.store.keyForUrl(candidate.url);
-      if (key && this.deps.store.meta(key)) return toCover(key, candidate.source);
+      const key = this.storedKeyFor(candidate.url);
+      if (key) return toCover(key, candidate.source);
     }
     return undefined;
   }
 
   collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void {
-    if (cover) this.linkAndAnnounce(record, 'cover', cover.key, cover.source);
     const wanted = uniqueByUrl(candidates).slice(0, MAX_CANDIDATES_PER_TRACK);
-    if (wanted.length === 0) return;
-    const work = this.collectInBackground(record, cover !== undefined, wanted).catch((error: unknown) => {
+    // Images downloaded before (a track seen before) are linked at once, in one transaction;
+    // only the others are fetched in the background.
+    const known: Linkable[] = cover ? [{ category: 'cover', key: cover.key, source: cover.source }] : [];
+    const toFetch: ImageCandidate[] = [];
+    for (const candidate of wanted) {
+      if (candidate.category === 'cover' && cover) continue; // the first cover wins
+      const key = this.storedKeyFor(candidate.url);
+      if (key) known.push({ category: candidate.category, key, source: candidate.source });
+      else toFetch.push(candidate);
+    }
+    this.linkAndAnnounce(record, known);
+    if (toFetch.length === 0) return;
+    const hasCover = known.some((image) => image.category === 'cover');
+    const work = this.collectInBackground(record, hasCover, toFetch).catch((error: unknown) => {
       this.deps.logger.error(`images of track ${record.dbid}: ${errorMessage(error)}`);
     });
     this.pending.add(work);
@@ -118,7 +136,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
         const image = await this.tryCandidate(candidate);
         if (image) {
           this.setCoverUrl(record.dbid, image.key);
-          this.linkAndAnnounce(record, 'cover', image.key, candidate.source);
+          this.linkAndAnnounce(record, [{ category: 'cover', key: image.key, source: candidate.source }]);
           break;
         }
       }
@@ -128,17 +146,20 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       for (let candidate = queue.shift(); candidate; candidate = queue.shift()) {
         if (this.shutdown.signal.aborted) return;
         const image = await this.tryCandidate(candidate);
-        if (image) this.linkAndAnnounce(record, candidate.category, image.key, candidate.source);
+        if (image) this.linkAndAnnounce(record, [{ category: candidate.category, key: image.key, source: candidate.source }]);
       }
     };
     await Promise.all(Array.from({ length: DOWNLOADS_IN_PARALLEL }, worker));
   }
 
-  /** A provider image: a URL downloaded before is linked again without a download. */
+  /** The key of an image a URL was downloaded into earlier, if that image is still stored. */
+  private storedKeyFor(url: string): string | null {
+    const key = this.deps.store.keyForUrl(url);
+    return key && this.deps.store.meta(key) ? key : null;
+  }
+
+  /** Downloads a provider image; null (logged) when it cannot be had. */
   private async tryCandidate(candidate: ImageCandidate): Promise<StoredImage | null> {
-    const known = this.deps.store.keyForUrl(candidate.url);
-    const stored = known ? this.deps.store.meta(known) : null;
-    if (stored) return stored;
     try {
       const image = await this.download(candidate.url, this.shutdown.signal);
       this.deps.store.rememberUrl(candidate.url, image.key);
@@ -165,19 +186,17 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     this.deps.nowPlaying.update(updated);
   }
 
-  private linkAndAnnounce(record: TrackRecord, category: ImageCategory, key: string, source: string): void {
-    const image = this.deps.store.meta(key);
-    if (!image) return; // evicted in the meantime
-    const isNew = this.deps.store.link({
-      dbid: record.dbid,
-      category,
-      key,
-      artistKey: nameKey(text(record, 'artist') ?? ''),
-      albumKey: nameKey(text(record, 'album') ?? ''),
-      source,
-    });
+  private linkAndAnnounce(record: TrackRecord, images: readonly Linkable[]): void {
+    if (images.length === 0) return;
+    const artistKey = nameKey(text(record, 'artist') ?? '');
+    const albumKey = nameKey(text(record, 'album') ?? '');
+    const added = this.deps.store.link(images.map((image) => ({ dbid: record.dbid, ...image, artistKey, albumKey })));
     // Frames are for the track on screen; an older track's images are stored, not announced.
-    if (isNew && this.deps.nowPlaying.current()?.dbid === record.dbid) this.emit('image', announcement(record, category, image));
+    if (this.deps.nowPlaying.current()?.dbid !== record.dbid) return;
+    for (const link of added) {
+      const image = this.deps.store.meta(link.key);
+      if (image) this.emit('image', announcement(record, link.category, image));
+    }
   }
 }
 

@@ -49,8 +49,8 @@ export interface ImageStore {
   /** Metadata and bytes; marks the image as used. */
   get(key: string): (StoredImage & { bytes: Buffer }) | null;
   meta(key: string): StoredImage | null;
-  /** Links a stored image to a track; false when that link existed already. */
-  link(link: NewLink): boolean;
+  /** Links stored images to a track in one transaction; returns the links that are new. */
+  link(links: readonly NewLink[]): NewLink[];
   /** A track's images in the order they arrived. */
   imagesOf(dbid: number): LinkedImage[];
   /** Distinct images of an artist (and album), most recently linked first. */
@@ -145,10 +145,14 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
     return { key, mimeType, size: bytes.length };
   });
 
-  const link = db.transaction((entry: NewLink): boolean => {
+  const link = db.transaction((links: readonly NewLink[]): NewLink[] => {
     const at = now();
-    touch.run(at, entry.key, at);
-    return insertLink.run(entry.dbid, entry.category, entry.key, entry.artistKey, entry.albumKey, entry.source).changes > 0;
+    return links.filter((entry) => {
+      // An image evicted since the caller looked is skipped, not a foreign-key failure.
+      if (!meta.get(entry.key)) return false;
+      touch.run(at, entry.key, at - TOUCH_INTERVAL_MS);
+      return insertLink.run(entry.dbid, entry.category, entry.key, entry.artistKey, entry.albumKey, entry.source).changes > 0;
+    });
   });
 
   return {

@@ -69,7 +69,7 @@ describe('image store', () => {
       clock += 1000;
       return store.put(fakeJpeg(1000, seed)).key;
     });
-    store.link({ dbid: track.dbid, category: 'fanart', key: keys[0] as string, artistKey: 'a', albumKey: 'b', source: 'test' });
+    store.link([{ dbid: track.dbid, category: 'fanart', key: keys[0] as string, artistKey: 'a', albumKey: 'b', source: 'test' }]);
     // Served long after it was stored: the first image is now the most recently used.
     clock += 120_000;
     expect(store.get(keys[0] as string)).not.toBeNull();
@@ -103,7 +103,7 @@ describe('image store', () => {
     const cover2 = store.put(fakeJpeg(100, 2)).key;
     const fanart = store.put(fakeJpeg(100, 3)).key;
     const link = (dbid: number, category: 'cover' | 'fanart', key: string, album: string) =>
-      store.link({ dbid, category, key, artistKey: 'bjork', albumKey: album, source: 'test' });
+      store.link([{ dbid, category, key, artistKey: 'bjork', albumKey: album, source: 'test' }]).length === 1;
     expect(link(first.dbid, 'cover', cover1, 'homogenic')).toBe(true);
     expect(link(first.dbid, 'fanart', fanart, 'homogenic')).toBe(true);
     expect(link(first.dbid, 'fanart', fanart, 'homogenic')).toBe(false);
