@@ -8,7 +8,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { meetsGoal } = require('./lib/report');
+const { meetsAbsoluteGoal, meetsGoal } = require('./lib/report');
 const { clockTicks } = require('./lib/cpu');
 
 const BENCH_DIR = __dirname;
@@ -220,8 +220,9 @@ function normalizeRow(raw, entry) {
     row.ratio = row.svc.median / row.baseline.median;
   }
   if (row.goal !== undefined && row.goal !== null) {
+    const absolute = meetsAbsoluteGoal(row.svc, row.goal);
     try {
-      row.met = meetsGoal(row.ratio, row.goal);
+      row.met = absolute ?? meetsGoal(row.ratio, row.goal);
     } catch (error) {
       row.error ??= error.message;
     }

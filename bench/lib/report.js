@@ -10,6 +10,25 @@ const path = require('node:path');
 const { summarize, round } = require('./stats');
 
 const GOAL = /^(>=|<=|==|>|<)\s*(-?\d+(?:\.\d+)?)$/;
+/** A bound on svc's own figure, with its unit: "p99 < 100 ms", "< 150 MiB resident". */
+const ABSOLUTE_GOAL = /^(?:[A-Za-z0-9]+\s+)?(<=|<|>=|>)\s*(-?\d+(?:\.\d+)?)\s+[A-Za-z].*$/;
+
+/**
+ * Whether svc's figure meets an absolute goal in every run: the worst run (max for "<", min for
+ * ">") must be within the bound. null when `goal` is not an absolute goal.
+ */
+function meetsAbsoluteGoal(svc, goal) {
+  const match = ABSOLUTE_GOAL.exec(String(goal).trim());
+  if (!match) return null;
+  if (!svc || typeof svc.max !== 'number' || typeof svc.min !== 'number') return false;
+  const bound = Number(match[2]);
+  switch (match[1]) {
+    case '<': return svc.max < bound;
+    case '<=': return svc.max <= bound;
+    case '>': return svc.min > bound;
+    default: return svc.min >= bound;
+  }
+}
 
 /** Whether `ratio` meets `goal` (">= 0.75", "<= 1.5", "== 1"); null when there is no goal. */
 function meetsGoal(ratio, goal) {
@@ -107,4 +126,4 @@ function envInt(name, fallback) {
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
-module.exports = { emitRow, emitFailure, meetsGoal, alternate, budgetLeftMs, log, envInt };
+module.exports = { emitRow, emitFailure, meetsGoal, meetsAbsoluteGoal, alternate, budgetLeftMs, log, envInt };
