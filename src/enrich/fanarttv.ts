@@ -1,7 +1,7 @@
 import type { ImageCandidate, ImageCategory } from '../domain/track';
 import type { Enricher } from './enricher';
 import { asMbid, asNumber, asObject, asText, readList } from './json-read';
-import type { ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service';
 
 // fanart.tv v3 (issue 5; needs a personal API key): the artist's images by MusicBrainz artist id
 // (`/music/{mbid}`) -> fanart, thumbnails, logos, banners, and the album cover of the release
@@ -34,17 +34,9 @@ export interface FanartTvOptions {
 
 export function createFanartTv(deps: ServiceDeps, options: FanartTvOptions): Enricher {
   const lookup = (path: string, signal: AbortSignal) =>
-    deps.lookups.get<FanartAnswer>(
-      {
-        service: SERVICE,
-        key: path,
-        decode: decodeAnswer,
-        fetch: async (flightSignal) => {
-          const url = `${options.baseUrl}/${path}?api_key=${encodeURIComponent(options.apiKey)}`;
-          const answer = await deps.client.json(url, { signal: flightSignal });
-          return answer.found ? answer.body : undefined;
-        },
-      },
+    lookupJson<FanartAnswer>(
+      deps,
+      { service: SERVICE, key: path, url: `${options.baseUrl}/${path}?api_key=${encodeURIComponent(options.apiKey)}`, decode: decodeAnswer },
       signal,
     );
 

@@ -14,6 +14,23 @@ export interface ServiceDeps {
   logger: Logger;
 }
 
+/**
+ * A cached, coalesced GET of a JSON document; a 404 means "not found". `key` names the question
+ * and must never hold an API key (it is stored in the cache).
+ */
+export function lookupJson<T>(
+  deps: ServiceDeps,
+  question: { service: string; key: string; url: string; decode: (raw: unknown) => T | null },
+  signal: AbortSignal,
+): Promise<T | null> {
+  const { service, key, url, decode } = question;
+  const fetch = async (flightSignal: AbortSignal) => {
+    const answer = await deps.client.json(url, { signal: flightSignal });
+    return answer.found ? answer.body : undefined;
+  };
+  return deps.lookups.get({ service, key, decode, fetch }, signal);
+}
+
 /** A text field of the track, trimmed; undefined when absent or empty. */
 export function fieldText(track: Readonly<TrackFields>, key: string): string | undefined {
   const value = track[key];

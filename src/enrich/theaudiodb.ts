@@ -2,7 +2,7 @@ import type { ImageCandidate } from '../domain/track';
 import type { Enricher } from './enricher';
 import { asMbid, asObject, asText, readList } from './json-read';
 import { normalize, similarity } from './match';
-import { fieldText, foundFields, image, type ServiceDeps } from './service';
+import { fieldText, foundFields, image, lookupJson, type ServiceDeps } from './service';
 
 // TheAudioDB (issue 5): the artist by MusicBrainz id (`artist-mb.php?i=`), else by name
 // (`search.php?s=`) -> a biography (only used when none came earlier) and the artist's
@@ -36,17 +36,9 @@ export interface TheAudioDbOptions {
 
 export function createTheAudioDb(deps: ServiceDeps, options: TheAudioDbOptions): Enricher {
   const lookup = (endpoint: string, signal: AbortSignal) =>
-    deps.lookups.get<AudioDbAnswer>(
-      {
-        service: SERVICE,
-        key: endpoint,
-        decode: decodeAnswer,
-        fetch: async (flightSignal) => {
-          const url = `${options.baseUrl}/${encodeURIComponent(options.apiKey)}/${endpoint}`;
-          const answer = await deps.client.json(url, { signal: flightSignal });
-          return answer.found ? answer.body : undefined;
-        },
-      },
+    lookupJson<AudioDbAnswer>(
+      deps,
+      { service: SERVICE, key: endpoint, url: `${options.baseUrl}/${encodeURIComponent(options.apiKey)}/${endpoint}`, decode: decodeAnswer },
       signal,
     );
 

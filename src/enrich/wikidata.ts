@@ -1,6 +1,6 @@
 import type { Enricher, Enrichment } from './enricher';
 import { asList, asObject, asText } from './json-read';
-import { fieldTexts, foundFields, image, logDegraded, type ServiceDeps } from './service';
+import { fieldTexts, foundFields, image, logDegraded, lookupJson, type ServiceDeps } from './service';
 import type { WikipediaClient } from './wikipedia';
 
 // Wikidata + Wikipedia (issue 5): from the artist's Wikidata item (linked from MusicBrainz),
@@ -39,16 +39,9 @@ export function createWikidata(deps: ServiceDeps, options: WikidataOptions): Enr
     const query =
       `action=wbgetentities&ids=${id}&props=descriptions%7Cclaims%7Csitelinks` +
       `&languages=${languages.join('%7C')}&sitefilter=${languages.map((l) => `${l}wiki`).join('%7C')}&format=json`;
-    return deps.lookups.get(
-      {
-        service: SERVICE,
-        key: `wbgetentities?${query}`,
-        decode: (raw) => decodeEntity(raw, id),
-        fetch: async (flightSignal) => {
-          const answer = await deps.client.json(`${options.baseUrl}/w/api.php?${query}`, { signal: flightSignal });
-          return answer.found ? answer.body : undefined;
-        },
-      },
+    return lookupJson(
+      deps,
+      { service: SERVICE, key: `wbgetentities?${query}`, url: `${options.baseUrl}/w/api.php?${query}`, decode: (raw) => decodeEntity(raw, id) },
       signal,
     );
   };

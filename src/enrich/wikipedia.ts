@@ -1,5 +1,5 @@
 import { asObject, asText } from './json-read';
-import type { ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service';
 
 // Wikipedia's REST page summary (`/api/rest_v1/page/summary/{title}`): the lead of an article as
 // plain text, used as the artist's long biography.
@@ -21,18 +21,7 @@ export class WikipediaClient {
   summary(language: string, title: string, signal: AbortSignal): Promise<WikipediaSummary | null> {
     const path = `api/rest_v1/page/summary/${encodeURIComponent(title.replaceAll(' ', '_'))}`;
     const url = `${this.baseUrl.replaceAll('{lang}', language)}/${path}`;
-    return this.deps.lookups.get(
-      {
-        service: SERVICE,
-        key: `${language}/${path}`,
-        decode: decodeSummary,
-        fetch: async (flightSignal) => {
-          const answer = await this.deps.client.json(url, { signal: flightSignal });
-          return answer.found ? answer.body : undefined;
-        },
-      },
-      signal,
-    );
+    return lookupJson(this.deps, { service: SERVICE, key: `${language}/${path}`, url, decode: decodeSummary }, signal);
   }
 }
 
