@@ -28,6 +28,8 @@ export interface CollectorDeps {
 
 /** More candidates than this for one track are ignored (a slideshow needs a handful). */
 const MAX_CANDIDATES_PER_TRACK = 16;
+/** Provider URLs whose image key is remembered in memory (the store keeps them all). */
+const URL_KEYS_IN_MEMORY = 5000;
 /** Background downloads of one track that run at the same time. */
 const DOWNLOADS_IN_PARALLEL = 3;
 
@@ -56,6 +58,7 @@ export function coverUrlFor(key: string): string {
 export class ImageCollector extends EventEmitter<CollectorEvents> implements ImageIntake {
   private readonly pending = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
+  private readonly urlKeys = new Map<string, string>();
 
   constructor(private readonly deps: CollectorDeps) {
     super();
@@ -154,8 +157,19 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
 
   /** The key of an image a URL was downloaded into earlier, if that image is still stored. */
   private storedKeyFor(url: string): string | null {
-    const key = this.deps.store.keyForUrl(url);
+    // Provider URLs name fixed content, so the URL-to-key answer is kept in memory (bounded);
+    // whether the image is still stored (eviction) is asked every time.
+    let key = this.urlKeys.get(url) ?? null;
+    if (key === null) {
+      key = this.deps.store.keyForUrl(url);
+      if (key !== null) this.rememberKey(url, key);
+    }
     return key && this.deps.store.meta(key) ? key : null;
+  }
+
+  private rememberKey(url: string, key: string): void {
+    if (this.urlKeys.size >= URL_KEYS_IN_MEMORY) this.urlKeys.delete(this.urlKeys.keys().next().value as string);
+    this.urlKeys.set(url, key);
   }
 
   /** Downloads a provider image; null (logged) when it cannot be had. */
@@ -163,6 +177,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     try {
       const image = await this.download(candidate.url, this.shutdown.signal);
       this.deps.store.rememberUrl(candidate.url, image.key);
+      this.rememberKey(candidate.url, image.key);
       return image;
     } catch (error) {
       if (!this.shutdown.signal.aborted) {

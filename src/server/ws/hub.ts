@@ -69,6 +69,7 @@ export function createImageHub(options: HubOptions): ImageHub {
   };
 
   const broadcast = (frame: PushFrame) => {
+    if (wss.clients.size === 0) return;
     // Serialized once, not once per client.
     const data = JSON.stringify(frame);
     for (const socket of wss.clients) push(socket, data);
