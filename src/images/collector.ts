@@ -28,8 +28,10 @@ export interface CollectorDeps {
 
 /** More candidates than this for one track are ignored (a slideshow needs a handful). */
 const MAX_CANDIDATES_PER_TRACK = 16;
-/** Provider URLs whose image key is remembered in memory (the store keeps them all). */
-const URL_KEYS_IN_MEMORY = 5000;
+/** A provider image URL that failed is not asked again for this long (a track is played often). */
+const FAILED_URL_RETRY_MS = 60 * 60 * 1000;
+/** Provider URLs remembered in memory, for their image key or their failure (each map). */
+const URLS_IN_MEMORY = 5000;
 /** Background downloads of one track that run at the same time. */
 const DOWNLOADS_IN_PARALLEL = 3;
 
@@ -59,6 +61,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   private readonly pending = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
   private readonly urlKeys = new Map<string, string>();
+  /** Provider URLs that failed -> when they may be tried again. */
+  private readonly failedUrls = new Map<string, number>();
 
   constructor(private readonly deps: CollectorDeps) {
     super();
@@ -162,25 +166,24 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     let key = this.urlKeys.get(url) ?? null;
     if (key === null) {
       key = this.deps.store.keyForUrl(url);
-      if (key !== null) this.rememberKey(url, key);
+      if (key !== null) setBounded(this.urlKeys, url, key);
     }
     return key && this.deps.store.meta(key) ? key : null;
   }
 
-  private rememberKey(url: string, key: string): void {
-    if (this.urlKeys.size >= URL_KEYS_IN_MEMORY) this.urlKeys.delete(this.urlKeys.keys().next().value as string);
-    this.urlKeys.set(url, key);
-  }
 
-  /** Downloads a provider image; null (logged) when it cannot be had. */
+  /** Downloads a provider image; null (logged once) when it cannot be had. */
   private async tryCandidate(candidate: ImageCandidate): Promise<StoredImage | null> {
+    const retryAt = this.failedUrls.get(candidate.url);
+    if (retryAt !== undefined && retryAt > Date.now()) return null;
     try {
       const image = await this.download(candidate.url, this.shutdown.signal);
       this.deps.store.rememberUrl(candidate.url, image.key);
-      this.rememberKey(candidate.url, image.key);
+      setBounded(this.urlKeys, candidate.url, image.key);
       return image;
     } catch (error) {
       if (!this.shutdown.signal.aborted) {
+        setBounded(this.failedUrls, candidate.url, Date.now() + FAILED_URL_RETRY_MS);
         const host = parseFetchableUrl(candidate.url)?.host ?? 'an invalid URL';
         this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
       }
@@ -225,6 +228,12 @@ function announcement(record: TrackRecord, category: ImageCategory, image: Store
     title: text(record, 'title'),
     album: text(record, 'album'),
   };
+}
+
+/** A map that forgets its oldest entry past URLS_IN_MEMORY entries. */
+function setBounded<V>(map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= URLS_IN_MEMORY && !map.has(key)) map.delete(map.keys().next().value as string);
+  map.set(key, value);
 }
 
 function toCover(key: string, source: string): StoredCover {

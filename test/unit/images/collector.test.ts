@@ -1,0 +1,69 @@
+import { ImageCollector } from '../../../src/images/collector';
+import { ImageFetchError, type ImageFetcher } from '../../../src/images/fetch-image';
+import { silentLogger } from '../../../src/log';
+import { NowPlaying } from '../../../src/pipeline/now-playing';
+import { openDatabase } from '../../../src/store/database';
+import { createImageStore } from '../../../src/store/images';
+import { createTrackStore } from '../../../src/store/tracks';
+
+/** A 1x1 PNG. */
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+  'hex',
+);
+
+function setUp(fetchImage: ImageFetcher) {
+  const db = openDatabase(':memory:');
+  const tracks = createTrackStore(db);
+  const store = createImageStore(db, { maxTotalBytes: 1024 * 1024 });
+  const nowPlaying = new NowPlaying(null);
+  const collector = new ImageCollector({ store, tracks, nowPlaying, fetchImage, logger: silentLogger });
+  const submit = (title: string) => {
+    const record = tracks.insert({ receivedSeq: tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { artist: 'A', title } });
+    nowPlaying.offer(record);
+    return record;
+  };
+  return { db, store, collector, submit };
+}
+
+describe('ImageCollector', () => {
+  it('When a provider image URL fails, then later submissions do not ask for it again (for an hour)', async () => {
+    const asked: string[] = [];
+    const { db, collector, submit } = setUp(async (url) => {
+      asked.push(url);
+      throw new ImageFetchError('http-status', 'HTTP 404');
+    });
+    const candidate = { category: 'fanart' as const, url: 'http://images.invalid/gone.jpg', source: 'theaudiodb' };
+    collector.collect(submit('One'), undefined, [candidate]);
+    await collector.idle();
+    collector.collect(submit('Two'), undefined, [candidate]);
+    await collector.idle();
+    expect(asked).toEqual([candidate.url]);
+    db.close();
+  });
+
+  it('When a provider image was downloaded once, then a track seen again gets it linked at once, announced, without a download', async () => {
+    let downloads = 0;
+    const { db, store, collector, submit } = setUp(async () => {
+      downloads += 1;
+      return { bytes: PNG, mimeType: 'image/png' };
+    });
+    const candidates = [{ category: 'cover' as const, url: 'http://images.invalid/front.png', source: 'coverartarchive' }];
+    collector.collect(submit('First play'), undefined, candidates);
+    await collector.idle();
+    expect(downloads).toBe(1);
+
+    const cover = collector.knownCover(candidates);
+    expect(cover?.source).toBe('coverartarchive');
+    const announced: string[] = [];
+    collector.on('image', (image) => announced.push(image.category));
+    const again = submit('Second play');
+    collector.collect(again, cover, candidates);
+    // Linked synchronously: no await between collect() and these checks.
+    expect(store.imagesOf(again.dbid).map((image) => image.category)).toEqual(['cover']);
+    expect(announced).toEqual(['cover']);
+    await collector.idle();
+    expect(downloads).toBe(1);
+    db.close();
+  });
+});
