@@ -1,3 +1,4 @@
+import { isPlainObject } from '../domain/plain-object';
 import type { ImageFrame, TrackFrame } from '../server/ws/frames';
 
 // Recognizes the pushed frames of /v1/images/ws (shapes from src/server/ws/frames.ts, imported
@@ -7,12 +8,12 @@ import type { ImageFrame, TrackFrame } from '../server/ws/frames';
 export type { ImageFrame, TrackFrame };
 
 export function isTrackFrame(frame: unknown): frame is TrackFrame {
-  return isObject(frame) && frame.type === 'track' && typeof frame.dbid === 'number' && isObject(frame.track);
+  return isPlainObject(frame) && frame.type === 'track' && typeof frame.dbid === 'number' && isPlainObject(frame.track);
 }
 
 export function isImageFrame(frame: unknown): frame is ImageFrame {
   return (
-    isObject(frame) &&
+    isPlainObject(frame) &&
     frame.type === 'image' &&
     typeof frame.dbid === 'number' &&
     typeof frame.category === 'string' &&
@@ -29,8 +30,4 @@ export function isImageFrame(frame: unknown): frame is ImageFrame {
  */
 export function trackIdentity(frame: TrackFrame): string {
   return JSON.stringify([frame.dbid, frame.artist ?? null, frame.title ?? null, frame.album ?? null]);
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ValidationError, type AnyObject, type ObjectSchema } from 'yup';
+import { isPlainObject } from '../domain/plain-object';
 import { StartupError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
 import { configSchema, type Config, type FrozenConfig } from './schema';
@@ -181,9 +182,6 @@ function firstLine(text: string): string {
   return text.split('\n')[0] ?? text;
 }
 
-function isPlainObject(value: unknown): value is PlainObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function getPath(target: PlainObject, key: string): unknown {
   return key.split('.').reduce<unknown>((node, part) => (typeof node === 'object' && node !== null ? (node as PlainObject)[part] : undefined), target);

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../domain/plain-object';
 import { AppError } from '../errors';
 
 // Stage 1: turn the HTTP request (query string, JSON or form body) into raw fields plus
@@ -77,8 +78,4 @@ function singleValuedForm(body: Record<string, unknown>): Record<string, unknown
 
 export function shortName(key: string): string {
   return key.length > 64 ? key.slice(0, 64) + '…' : key;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

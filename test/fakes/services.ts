@@ -1,5 +1,5 @@
 import type { Config } from '../../src/config/schema';
-import type { DeepPartial } from '../helpers/test-server';
+import { deepMerge, type DeepPartial } from '../helpers/test-server';
 import { ACOUSTID_KEY, AUDIODB_KEY, FANART_KEY, startAcoustIdFake, startFanartTvFake, startTheAudioDbFake } from './artist-services';
 import { startCoverArtArchiveFake } from './cover-art-archive';
 import type { FakeServer, RecordedRequest } from './fake-server';
@@ -66,15 +66,4 @@ export function enrichmentConfig(fakes: FakeServices, enrichment: DeepPartial<Co
     },
   };
   return deepMerge(config, { enrichment });
-}
-
-function deepMerge<T>(base: T, override: unknown): T {
-  if (!isObject(base) || !isObject(override)) return (override === undefined ? base : override) as T;
-  const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(result[key], value);
-  return result as T;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isPlainObject } from '../../src/domain/plain-object';
 import { configSchema, type Config, type FrozenConfig } from '../../src/config/schema';
 import type { EnrichmentPlan } from '../../src/enrich/enricher';
 import { createLogger } from '../../src/log';
@@ -33,7 +34,7 @@ export interface TestServerOptions {
 /** Config for tests: embedded defaults, port 0, a temp database, no outbound enrichment. */
 export function testConfig(overrides: DeepPartial<Config>, dbFile: string): FrozenConfig {
   const base = configSchema.getDefault() as Config;
-  const merged = merge(merge(base, { port: 0, database: dbFile, enrichment: { enabled: false } }), overrides);
+  const merged = deepMerge(deepMerge(base, { port: 0, database: dbFile, enrichment: { enabled: false } }), overrides);
   return configSchema.validateSync(merged, { strict: true }) as FrozenConfig;
 }
 
@@ -72,13 +73,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return handle;
 }
 
-function merge<T>(base: T, override: unknown): T {
-  if (!isObject(base) || !isObject(override)) return (override === undefined ? base : override) as T;
+/** Config overrides on top of a base: objects merge key by key, anything else replaces. */
+export function deepMerge<T>(base: T, override: unknown): T {
+  if (!isPlainObject(base) || !isPlainObject(override)) return (override === undefined ? base : override) as T;
   const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) result[key] = merge(result[key], value);
+  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(result[key], value);
   return result as T;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

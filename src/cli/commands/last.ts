@@ -3,7 +3,8 @@ import { addClientOptions, createClient, type ClientOptions } from '../client-op
 import type { SvcClient } from '../client';
 import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
-import { isObject, isTrackFrame, trackIdentity } from '../frames';
+import { isPlainObject } from '../../domain/plain-object';
+import { isTrackFrame, trackIdentity } from '../frames';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, renderTrack, type TrackStyle } from '../output';
 
@@ -42,7 +43,7 @@ async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
   if (options.follow) return follow(client, style, ctx);
 
   const answer = await client.getJson('v1/last');
-  if (!isObject(answer.json)) {
+  if (!isPlainObject(answer.json)) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/last').href}: not a JSON object`, EXIT.SERVER_ERROR);
   }
   if (Object.keys(answer.json).length === 0) {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { addClientOptions, createClient, type ClientOptions } from '../client-options';
 import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
-import { isObject } from '../frames';
+import { isPlainObject } from '../../domain/plain-object';
 import { colorEnabled } from '../io';
 import { createPainter, jsonLine } from '../output';
 import { oneLine } from '../template';
@@ -28,8 +28,8 @@ async function runStatus(options: ClientOptions, ctx: CliContext): Promise<numbe
   const client = await createClient(options);
   const { json } = await client.getJson('v1/status');
   // Shown on a terminal: no control characters from the server.
-  const status = isObject(json) && typeof json.status === 'string' ? oneLine(json.status) : undefined;
-  const version = isObject(json) && typeof json.version === 'string' ? oneLine(json.version) : 'unknown';
+  const status = isPlainObject(json) && typeof json.status === 'string' ? oneLine(json.status) : undefined;
+  const version = isPlainObject(json) && typeof json.version === 'string' ? oneLine(json.version) : 'unknown';
   if (status === undefined) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/status').href}: no status field (is this an svc server?)`, EXIT.SERVER_ERROR);
   }

@@ -3,7 +3,7 @@ import type { SvcClient } from '../client';
 import { addClientOptions, createClient, type ClientOptions } from '../client-options';
 import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT, mostSevere, type ExitCode } from '../exit-codes';
-import { isObject } from '../frames';
+import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
 import { readSubmissions } from '../submission-input';
 import { oneLine } from '../template';
@@ -104,7 +104,7 @@ interface Submitted {
 
 async function submit(client: SvcClient, fields: Record<string, unknown>): Promise<Submitted> {
   const { json } = await client.postJson('v1/remoteinput', fields);
-  if (!isObject(json) || typeof json.dbid !== 'number' || !isObject(json.processed_metadata)) {
+  if (!isPlainObject(json) || typeof json.dbid !== 'number' || !isPlainObject(json.processed_metadata)) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/remoteinput').href}: no dbid and processed_metadata`, EXIT.SERVER_ERROR);
   }
   const warnings = Array.isArray(json.warnings) ? json.warnings.filter((w): w is string => typeof w === 'string') : [];

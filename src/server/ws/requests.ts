@@ -1,3 +1,4 @@
+import { isPlainObject } from '../../domain/plain-object';
 import { IMAGE_CATEGORIES, type ImageCategory } from '../../domain/track';
 import { errorMessage } from '../../errors';
 import { nameKey } from '../../images/names';
@@ -51,7 +52,7 @@ export function answerMessage(text: string, context: RequestContext): ReplyFrame
     return errorFrame('INVALID_JSON', 'Invalid JSON in message');
   }
   try {
-    if (!isObject(message) || typeof message.type !== 'string') throw new RequestError('BAD_STRUCTURE', 'request was not understood');
+    if (!isPlainObject(message) || typeof message.type !== 'string') throw new RequestError('BAD_STRUCTURE', 'request was not understood');
     switch (message.type) {
       case 'hello':
         return { type: 'welcome', server: 'svc', version: context.version, status: 'ready' };
@@ -84,7 +85,7 @@ interface ImageQuery {
 function parseQuery(message: Message, category: string, dataType: string): ImageQuery {
   // The reference clients put artist/album in `parameters`; top-level fields are accepted too.
   const parameters = message.parameters ?? { artist: message.artist, album: message.album };
-  if (!isObject(parameters)) throw new RequestError('MISSING_PARAMETERS', 'parameters are required');
+  if (!isPlainObject(parameters)) throw new RequestError('MISSING_PARAMETERS', 'parameters are required');
   if (dataType !== 'artist' && dataType !== 'album') {
     throw new RequestError('UNSUPPORTED_DATA_TYPE', `Data type "${dataType.slice(0, 64)}" not supported`);
   }
@@ -146,8 +147,4 @@ function listImages(query: ImageQuery, context: RequestContext): ImageListFrame 
 function requiredString(value: unknown, name: string, code: WsErrorCode): string {
   if (typeof value !== 'string' || value === '') throw new RequestError(code, `${name} is required`);
   return value;
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
