@@ -8,7 +8,7 @@ const Database = require('better-sqlite3');
 const { startSvc } = require('./lib/svc-process');
 const { runLoad, assertCleanRun } = require('./lib/load');
 const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
-const { submissionBody, UNIQUE_MARKER } = require('./lib/fixtures');
+const { submissionLoad } = require('./lib/fixtures');
 const { measureCpu } = require('./lib/cpu');
 
 const ROUNDS = envInt('BENCH_ROUNDS', 5);
@@ -28,15 +28,7 @@ async function main() {
     const post = async (amount, label) => {
       // Submissions run to a fixed count, not a duration: a duration run is cut off with
       // requests in flight, and then "every submission sent is stored" could not be checked exactly.
-      const { result, cpuSeconds } = await measureCpu(svc.pid, () => runLoad({
-        url: `${svc.url}/v1/remoteinput`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: submissionBody(),
-        uniqueMarker: UNIQUE_MARKER,
-        connections: CONNECTIONS,
-        amount,
-      }, { timeoutMs: 90_000 }));
+      const { result, cpuSeconds } = await measureCpu(svc.pid, () => runLoad(submissionLoad(svc.url, { connections: CONNECTIONS, amount }), { timeoutMs: 90_000 }));
       sentTotals.sent += result.sent;
       sentTotals.ok += result['2xx'];
       return { ...assertCleanRun(result, label), serverCpu: cpuSeconds / result.activeSeconds };

@@ -8,7 +8,7 @@ const { startSvc } = require('./lib/svc-process');
 const { startBaseline } = require('./lib/baseline');
 const { runLoad, assertCleanRun } = require('./lib/load');
 const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
-const { submissionBody, UNIQUE_MARKER } = require('./lib/fixtures');
+const { submissionLoad } = require('./lib/fixtures');
 const { procMemory, MiB } = require('./lib/rss');
 
 const ROUNDS = envInt('BENCH_MEMORY_ROUNDS', 3);
@@ -25,15 +25,7 @@ async function measureRound(round) {
     await sleep(SETTLE_MS);
     const idle = procMemory(svc.pid).rss;
     const bareIdle = procMemory(bare.pid).rss;
-    const submit = async (label) => assertCleanRun(await runLoad({
-      url: `${svc.url}/v1/remoteinput`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: submissionBody(),
-      uniqueMarker: UNIQUE_MARKER,
-      connections: CONNECTIONS,
-      amount: SUBMISSIONS,
-    }, { timeoutMs: 120_000 }), label);
+    const submit = async (label) => assertCleanRun(await runLoad(submissionLoad(svc.url, { connections: CONNECTIONS, amount: SUBMISSIONS }), { timeoutMs: 120_000 }), label);
     const first = await submit(`round ${round + 1}, first 10,000`);
     await sleep(SETTLE_MS);
     const after10k = procMemory(svc.pid);

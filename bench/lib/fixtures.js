@@ -27,4 +27,17 @@ function submissionBody({ unique = true } = {}) {
   return JSON.stringify(track);
 }
 
-module.exports = { SUBMISSION, UNIQUE_MARKER, submissionBody };
+/** The runLoad options of `amount` unique submissions to a svc at `svcUrl`. */
+function submissionLoad(svcUrl, { connections, amount }) {
+  return {
+    url: `${svcUrl}/v1/remoteinput`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: submissionBody(),
+    uniqueMarker: UNIQUE_MARKER,
+    connections,
+    amount,
+  };
+}
+
+module.exports = { SUBMISSION, UNIQUE_MARKER, submissionBody, submissionLoad };
