@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { anySignal } from '../signals';
 import dns from 'node:dns';
 import http from 'node:http';
@@ -101,7 +102,7 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
       if (error instanceof ImageFetchError) throw error;
       if (deadline.aborted) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
       if (signal?.aborted) throw signal.reason;
-      throw new ImageFetchError('network', `${url.host}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ImageFetchError('network', `${url.host}: ${errorMessage(error)}`);
     }
   };
 }
