@@ -45,7 +45,33 @@ export function createLogger(sink: LogSink = batchedStderr()): Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
-/** Replaces the value of every `secret` query parameter, so secrets never reach a log. */
+/**
+ * Replaces the value of every query parameter whose name, once decoded the way the query
+ * parser decodes it (`%73ecret`, `secre%74`, `+`), reads `secret` in any case or with null bytes
+ * around it, so the secret never reaches a log in any spelling (decisions.md).
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]secret=)[^&#]*/gi, '$1[redacted]');
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const query = url.slice(start + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    return looksLikeSecret(name) ? `${name}=[redacted]` : pair;
+  });
+  return `${url.slice(0, start)}?${query.join('&')}`;
+}
+
+function looksLikeSecret(encodedName: string): boolean {
+  const decoded = unescape(encodedName.replaceAll('+', ' '));
+  return decoded.replaceAll('\0', '').toLowerCase().includes('secret');
+}
+
+/** Percent-decoding that never throws: a malformed escape stays as it is (like querystring). */
+function unescape(text: string): string {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
 }

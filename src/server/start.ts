@@ -15,6 +15,7 @@ import { VERSION } from '../version';
 import { createApp } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
+import { hostCheck } from './request-guards';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -72,11 +73,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   };
 
   const cors = corsPolicy(config.corsOrigins);
+  const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
   const app = createApp({
     logger,
     cors,
     nextRequestId,
+    hostAllowed,
+    writeOrigins: config.writeOrigins,
     routers: [
       v1Routes({
         version: VERSION,
@@ -115,12 +119,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     ...options.ws,
   });
   const handleWithKoa = app.callback();
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId });
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
   const server = http.createServer((request, response) => {
     if (!answerLast(request, response)) void handleWithKoa(request, response);
   });
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
+    if (hostAllowed && !hostAllowed(request.headers.host)) {
+      endWithError(socket, 'UNKNOWN_HOST', `Unknown host: ${(request.headers.host ?? '').slice(0, 256)}`);
+      return;
+    }
     if (path === IMAGES_WS_PATH) {
       hub.handleUpgrade(request, socket, head);
       return;
@@ -189,10 +197,7 @@ export function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Loopback hosts need no secret; anything else is reachable from the network. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
+export { isLoopbackHost } from './request-guards';
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
