@@ -90,6 +90,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         trackInFlight,
         submit: {
           secret: config.secret,
+          maxFields: config.limits.maxFields,
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
