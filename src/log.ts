@@ -75,3 +75,22 @@ function unescape(text: string): string {
     return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   }
 }
+
+/**
+ * At most one line per kind per interval: a failure that repeats on every request (disk full,
+ * a connection cap) is one line a minute with a count, never a flood (decisions.md).
+ */
+export function throttledLog(write: (message: string) => void, intervalMs = 60_000, now: () => number = Date.now): (kind: string, message: string) => void {
+  const last = new Map<string, { at: number; suppressed: number }>();
+  return function logOncePerInterval(kind, message) {
+    const entry = last.get(kind);
+    const time = now();
+    if (entry && time - entry.at < intervalMs) {
+      entry.suppressed += 1;
+      return;
+    }
+    const repeats = entry && entry.suppressed > 0 ? ` (${entry.suppressed} more since the last report)` : '';
+    last.set(kind, { at: time, suppressed: 0 });
+    write(`${message}${repeats}`);
+  };
+}

@@ -16,6 +16,8 @@ import { createApp } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
 import { hostCheck } from './request-guards';
+import { limitConnections } from './connection-limits';
+import { limitRequestsInFlight } from './pipelining';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -121,9 +123,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   });
   const handleWithKoa = app.callback();
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
-  const server = http.createServer((request, response) => {
-    if (!answerLast(request, response)) void handleWithKoa(request, response);
-  });
+  const server = http.createServer(
+    limitRequestsInFlight((request, response) => {
+      if (!answerLast(request, response)) void handleWithKoa(request, response);
+    }),
+  );
+  limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (hostAllowed && !hostAllowed(request.headers.host)) {

@@ -129,7 +129,7 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
   it('When a WebSocket upgrade asks for another path, then the refusal is JSON', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(t.server.port, '127.0.0.1', () =>
-        socket.write('GET /v1/other HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
+        socket.write('GET /v1/other HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
       );
       let data = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);
