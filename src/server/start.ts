@@ -10,6 +10,7 @@ import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-im
 import { NowPlaying } from '../pipeline/now-playing';
 import { openDatabase } from '../store/database';
 import { createImageStore, type ImageStore } from '../store/images';
+import { createStorageHealth, guardStore } from '../store/health';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp } from './app';
@@ -55,9 +56,10 @@ export interface RunningServer {
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
   const db = openDatabase(config.database);
-  const tracks = createTrackStore(db);
+  const health = createStorageHealth(logger);
+  const tracks = guardStore(createTrackStore(db), health, ['insert', 'updateMetadata']);
   const nowPlaying = new NowPlaying(tracks.current());
-  const imageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  const imageStore = guardStore(createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes }), health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -89,6 +91,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
+        databaseState: health.state,
         trackInFlight,
         submit: {
           secret: config.secret,

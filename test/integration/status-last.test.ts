@@ -14,7 +14,7 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const res = await request(`${t.url}/v1/status`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.json).toEqual({ status: 'ok', version: VERSION });
+    expect(res.json).toEqual({ status: 'ok', version: VERSION, database: 'ok' });
   });
 
   it('When nothing has been submitted, then /v1/last is 200 {}', async () => {
