@@ -7,13 +7,13 @@ import { StartupError } from '../errors';
 import { createLogger, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
-import { NowPlaying } from '../pipeline/now-playing';
+import { NowPlaying } from '../store/now-playing';
 import { openDatabase } from '../store/database';
 import { createImageStore, type ImageStore } from '../store/images';
 import { createStorageHealth, guardStore } from '../store/health';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
-import { createApp } from './app';
+import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
 import { hostCheck } from './request-guards';
@@ -124,13 +124,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     },
     ...options.ws,
   });
-  const handleWithKoa = app.callback();
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
-  const server = http.createServer(
-    limitRequestsInFlight((request, response) => {
-      if (!answerLast(request, response)) void handleWithKoa(request, response);
-    }),
-  );
+  const server = http.createServer(limitRequestsInFlight(createRequestListener(app, answerLast)));
   limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
