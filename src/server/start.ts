@@ -10,11 +10,15 @@ import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-im
 import { NowPlaying } from '../store/now-playing';
 import { openDatabase } from '../store/database';
 import { createImageStore, type ImageStore } from '../store/images';
+import { createStorageHealth, guardStore } from '../store/health';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
+import { hostCheck } from './request-guards';
+import { limitConnections } from './connection-limits';
+import { limitRequestsInFlight } from './pipelining';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -52,9 +56,10 @@ export interface RunningServer {
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
   const db = openDatabase(config.database);
-  const tracks = createTrackStore(db);
+  const health = createStorageHealth(logger);
+  const tracks = guardStore(createTrackStore(db), health, ['insert', 'updateMetadata']);
   const nowPlaying = new NowPlaying(tracks.current());
-  const imageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  const imageStore = guardStore(createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes }), health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -72,20 +77,25 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   };
 
   const cors = corsPolicy(config.corsOrigins);
+  const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
   const app = createApp({
     logger,
     cors,
     nextRequestId,
+    hostAllowed,
+    writeOrigins: config.writeOrigins,
     routers: [
       v1Routes({
         version: VERSION,
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
+        databaseState: health.state,
         trackInFlight,
         submit: {
           secret: config.secret,
+          maxFields: config.limits.maxFields,
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
@@ -114,9 +124,15 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     },
     ...options.ws,
   });
-  const server = http.createServer(createRequestListener(app, createLastFastPath({ nowPlaying, cors, logger, nextRequestId })));
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
+  const server = http.createServer(limitRequestsInFlight(createRequestListener(app, answerLast)));
+  limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
+    if (hostAllowed && !hostAllowed(request.headers.host)) {
+      endWithError(socket, 'UNKNOWN_HOST', `Unknown host: ${(request.headers.host ?? '').slice(0, 256)}`);
+      return;
+    }
     if (path === IMAGES_WS_PATH) {
       hub.handleUpgrade(request, socket, head);
       return;
@@ -185,10 +201,7 @@ export function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Loopback hosts need no secret; anything else is reachable from the network. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
+export { isLoopbackHost } from './request-guards';
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
