@@ -8,11 +8,12 @@ import { createLogger, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
-import { openDatabase } from '../store/database';
-import { createImageStore, type ImageStore } from '../store/images';
+import type { ImageStore } from '../store/images';
+import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore } from '../store/health';
-import { createTrackStore, type TrackStore } from '../store/tracks';
+import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
@@ -55,11 +56,20 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
-  const db = openDatabase(config.database);
+  const store = await openStore(config.database, {
+    maxImageBytes: config.images.maxTotalBytes,
+    onConnectionProblem: (message) => logger.warn(message),
+  });
   const health = createStorageHealth(logger);
-  const tracks = guardStore(createTrackStore(db), health, ['insert', 'updateMetadata']);
-  const nowPlaying = new NowPlaying(tracks.current());
-  const imageStore = guardStore(createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes }), health, ['put', 'link', 'rememberUrl']);
+  const tracks = guardStore(store.tracks, health, ['insert', 'updateMetadata']);
+  let nowPlaying: NowPlaying;
+  try {
+    nowPlaying = new NowPlaying(await tracks.current());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const imageStore = guardStore(store.images, health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -67,6 +77,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     ...options.imageFetch,
   });
   const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   const inFlight = new Set<Promise<unknown>>();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
@@ -99,7 +110,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { db, logger }),
+          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
           tracks,
           nowPlaying,
           logger,
@@ -143,7 +154,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   try {
     await listen(server, config.port, config.host);
   } catch (error) {
-    db.close();
+    stopFollowing();
+    await store.close();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -164,7 +176,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       await Promise.race([Promise.allSettled([...inFlight]), deadline]);
       // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
-      db.close();
+      stopFollowing();
+      await store.close();
     })();
     return closing;
   };

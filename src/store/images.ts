@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { createHash } from 'node:crypto';
 import type { ImageCategory } from '../domain/track';
 import { MAX_IMAGE_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
@@ -8,7 +9,7 @@ import type { Db } from './database';
 // `images.maxTotalBytes`. Statements are prepared once, when the store opens.
 
 /** A served image is marked as used at most this often, so a busy overlay does not write per request. */
-const TOUCH_INTERVAL_MS = 60_000;
+export const TOUCH_INTERVAL_MS = 60_000;
 
 export interface StoredImage {
   key: string;
@@ -44,20 +45,20 @@ export class ImageRejected extends Error {
 
 export interface ImageStore {
   /** Stores the bytes (idempotent by key) and evicts the least recently used others past the bound. */
-  put(bytes: Buffer): StoredImage;
+  put(bytes: Buffer): Promise<StoredImage>;
   /** Metadata and bytes; marks the image as used. */
-  get(key: string): (StoredImage & { bytes: Buffer }) | null;
-  meta(key: string): StoredImage | null;
+  get(key: string): Promise<(StoredImage & { bytes: Buffer }) | null>;
+  meta(key: string): Promise<StoredImage | null>;
   /** Links stored images to a track in one transaction; returns the links that are new. */
-  link(links: readonly NewLink[]): NewLink[];
+  link(links: readonly NewLink[]): Promise<NewLink[]>;
   /** A track's images in the order they arrived. */
-  imagesOf(dbid: number): LinkedImage[];
+  imagesOf(dbid: number): Promise<LinkedImage[]>;
   /** Distinct images of an artist (and album), most recently linked first. */
-  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
+  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): Promise<StoredImage[]>;
   /** The image a provider URL was downloaded into earlier, if it is still stored. */
-  keyForUrl(url: string): string | null;
-  rememberUrl(url: string, key: string): void;
-  totalBytes(): number;
+  keyForUrl(url: string): Promise<string | null>;
+  rememberUrl(url: string, key: string): Promise<void>;
+  totalBytes(): Promise<number>;
 }
 
 export interface ImageStoreOptions {
@@ -123,12 +124,7 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   };
 
   const put = db.transaction((bytes: Buffer): StoredImage => {
-    const mimeType = sniffImageType(bytes);
-    if (!mimeType) throw new ImageRejected('not-an-image', 'not a JPEG, PNG, WebP or GIF image');
-    if (bytes.length > MAX_IMAGE_BYTES) throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the per-image limit`);
-    // The image alone would overflow the configured store: it could never be kept.
-    if (bytes.length > options.maxTotalBytes) throw new ImageRejected('over-budget', `image of ${bytes.length} bytes is over images.maxTotalBytes`);
-    const key = sha256(bytes);
+    const { key, mimeType } = admitImage(bytes, options.maxTotalBytes);
     const at = now();
     if (meta.get(key)) {
       touch.run(at, key, at);
@@ -151,8 +147,8 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   });
 
   return {
-    put,
-    get(key) {
+    put: async (bytes) => put(bytes),
+    async get(key) {
       const row = meta.get(key);
       const data = row && blob.get(key);
       if (!row || !data) return null;
@@ -160,27 +156,27 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       touch.run(at, key, at - TOUCH_INTERVAL_MS);
       return { ...fromRow(row), bytes: data.bytes };
     },
-    meta(key) {
+    async meta(key) {
       const row = meta.get(key);
       return row ? fromRow(row) : null;
     },
-    link,
-    imagesOf(dbid) {
+    link: async (links) => link(links),
+    async imagesOf(dbid) {
       return linksOf.all(dbid).map((row) => ({ ...fromRow(row), dbid: row.dbid, category: row.category, source: row.source }));
     },
-    find(query) {
+    async find(query) {
       const rows = query.albumKey === undefined
         ? byArtist.all(query.artistKey, query.category)
         : byAlbum.all(query.artistKey, query.albumKey, query.category);
       return rows.map(fromRow);
     },
-    keyForUrl(url) {
+    async keyForUrl(url) {
       return urlKey.get(sha256(url))?.image_key ?? null;
     },
-    rememberUrl(url, key) {
+    async rememberUrl(url, key) {
       rememberUrl.run(sha256(url), key, now());
     },
-    totalBytes() {
+    async totalBytes() {
       return total.get()?.total ?? 0;
     },
   };
@@ -190,6 +186,16 @@ function fromRow(row: ImageRow): StoredImage {
   return { key: row.key, mimeType: row.mime_type, size: row.size };
 }
 
-function sha256(data: Buffer | string): string {
+/** The checks every backend makes before storing bytes: a known image type, within both limits. */
+export function admitImage(bytes: Buffer, maxTotalBytes: number): { key: string; mimeType: ImageMimeType } {
+  const mimeType = sniffImageType(bytes);
+  if (!mimeType) throw new ImageRejected('not-an-image', 'not a JPEG, PNG, WebP or GIF image');
+  if (bytes.length > MAX_IMAGE_BYTES) throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the per-image limit`);
+  // The image alone would overflow the configured store: it could never be kept.
+  if (bytes.length > maxTotalBytes) throw new ImageRejected('over-budget', `image of ${bytes.length} bytes is over images.maxTotalBytes`);
+  return { key: sha256(bytes), mimeType };
+}
+
+export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }

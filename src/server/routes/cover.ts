@@ -13,7 +13,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 export function coverRoutes(store: Pick<ImageStore, 'get'>): Router<AppState> {
   const router = new Router<AppState>();
 
-  router.get('/cover/:key', (ctx) => {
+  router.get('/cover/:key', async (ctx) => {
     const key = ctx.params.key ?? '';
     if (!isImageKey(key)) throw new AppError('NOT_FOUND', 'No image with this key');
     const etag = `"${key}"`;
@@ -24,7 +24,7 @@ export function coverRoutes(store: Pick<ImageStore, 'get'>): Router<AppState> {
       ctx.status = 304;
       return;
     }
-    const image = store.get(key);
+    const image = await store.get(key);
     if (!image) throw new AppError('NOT_FOUND', 'No image with this key');
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', IMMUTABLE);

@@ -19,7 +19,7 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
-  imagesOf(record: TrackRecord): TrackImage[];
+  imagesOf(record: TrackRecord): Promise<TrackImage[]>;
   on(event: 'image', listener: (image: TrackImage) => void): unknown;
   off(event: 'image', listener: (image: TrackImage) => void): unknown;
 }
@@ -88,12 +88,18 @@ export function createImageHub(options: HubOptions): ImageHub {
   options.nowPlaying.on('track-changed', onTrackChanged);
   options.images.on('image', onImage);
 
+  // Answers are looked up asynchronously; each socket's replies still go out in request order.
+  const replyChain = new WeakMap<WebSocket, Promise<void>>();
   const onMessage = (socket: WebSocket, data: RawData, isBinary: boolean) => {
-    if (isBinary) {
-      reply(socket, errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
-      return;
-    }
-    reply(socket, answerMessage(rawText(data), { images: options.images, version: options.version }));
+    const answer = isBinary
+      ? Promise.resolve(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'))
+      : answerMessage(rawText(data), { images: options.images, version: options.version });
+    const previous = replyChain.get(socket) ?? Promise.resolve();
+    const next = previous
+      .then(() => answer)
+      .then((frame) => reply(socket, frame))
+      .catch((error: unknown) => options.logger.error(`images ws: reply failed: ${String(error)}`));
+    replyChain.set(socket, next);
   };
 
   wss.on('connection', (socket) => {
@@ -104,12 +110,16 @@ export function createImageHub(options: HubOptions): ImageHub {
     const current = options.nowPlaying.current();
     if (!current) return;
     push(socket, JSON.stringify(trackFrame(current)));
-    for (const image of safeImagesOf(current)) push(socket, JSON.stringify(imageFrame(image)));
+    void safeImagesOf(current).then((images) => {
+      // The track may have changed while the images were read: they belong to the old one then.
+      if (options.nowPlaying.current()?.dbid !== current.dbid) return;
+      for (const image of images) push(socket, JSON.stringify(imageFrame(image)));
+    });
   });
 
-  const safeImagesOf = (record: TrackRecord): TrackImage[] => {
+  const safeImagesOf = async (record: TrackRecord): Promise<TrackImage[]> => {
     try {
-      return options.images.imagesOf(record);
+      return await options.images.imagesOf(record);
     } catch (error) {
       options.logger.error(`images ws: cannot list the images of track ${record.dbid}: ${String(error)}`);
       return [];

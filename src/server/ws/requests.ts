@@ -20,8 +20,8 @@ import {
 // album images only as cover (the same split What's Now Playing makes).
 
 export interface ImageLookup {
-  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
-  get(key: string): (StoredImage & { bytes: Buffer }) | null;
+  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): Promise<StoredImage[]>;
+  get(key: string): Promise<(StoredImage & { bytes: Buffer }) | null>;
 }
 
 export interface RequestContext {
@@ -45,7 +45,7 @@ class RequestError extends Error {
 }
 
 /** Answers one text message from a client. Never throws. */
-export function answerMessage(text: string, context: RequestContext): ReplyFrame {
+export async function answerMessage(text: string, context: RequestContext): Promise<ReplyFrame> {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -60,12 +60,12 @@ export function answerMessage(text: string, context: RequestContext): ReplyFrame
       case 'get_images': {
         const category = requiredString(message.category, 'category', 'MISSING_CATEGORY');
         const dataType = requiredString(message.data_type ?? message.datatype, 'datatype', 'MISSING_DATATYPE');
-        return getImages(parseQuery(message, category, dataType), context);
+        return await getImages(parseQuery(message, category, dataType), context);
       }
       case 'list_images': {
         const dataType = requiredString(message.data_type ?? message.datatype, 'datatype', 'MISSING_DATATYPE');
         const category = requiredString(message.category, 'category', 'MISSING_CATEGORY');
-        return listImages(parseQuery(message, category, dataType), context);
+        return await listImages(parseQuery(message, category, dataType), context);
       }
       default:
         throw new RequestError('UNKNOWN_MESSAGE_TYPE', `Unknown message type: ${message.type.slice(0, 64)}`);
@@ -102,7 +102,7 @@ function parseQuery(message: Message, category: string, dataType: string): Image
   return { dataType, category: 'cover', artist, album };
 }
 
-function findImages(query: ImageQuery, context: RequestContext): StoredImage[] {
+function findImages(query: ImageQuery, context: RequestContext): Promise<StoredImage[]> {
   const artistKey = nameKey(query.artist);
   return context.images.find({
     category: query.category,
@@ -115,11 +115,11 @@ function echo(query: ImageQuery): { data_type: DataType; category: string; artis
   return { data_type: query.dataType, category: query.category, artist: query.artist, ...(query.album === undefined ? {} : { album: query.album }) };
 }
 
-function getImages(query: ImageQuery, context: RequestContext): ImageDataFrame | NoImageFrame {
-  const found = findImages(query, context);
+async function getImages(query: ImageQuery, context: RequestContext): Promise<ImageDataFrame | NoImageFrame> {
+  const found = await findImages(query, context);
   const pick = context.pick ?? ((count: number) => Math.floor(Math.random() * count));
   const chosen = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
-  const image = chosen ? context.images.get(chosen.key) : null;
+  const image = chosen ? await context.images.get(chosen.key) : null;
   if (!image) {
     const what = query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;
     return { type: 'no_image', ...echo(query), message: `No ${what}` };
@@ -134,8 +134,8 @@ function getImages(query: ImageQuery, context: RequestContext): ImageDataFrame |
   };
 }
 
-function listImages(query: ImageQuery, context: RequestContext): ImageListFrame {
-  const found = findImages(query, context);
+async function listImages(query: ImageQuery, context: RequestContext): Promise<ImageListFrame> {
+  const found = await findImages(query, context);
   return {
     type: 'image_list',
     ...echo(query),
