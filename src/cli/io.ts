@@ -67,14 +67,15 @@ export function createStreams(): Streams {
 }
 
 /**
- * Colour decision (pure): never with --json; FORCE_COLOR forces it (FORCE_COLOR=0 turns it
- * off), as Node's own tty.getColorDepth does; otherwise NO_COLOR turns it off; otherwise only
- * when stdout is a terminal.
+ * Colour decision (pure), per decisions.md "Command-line environment": never with --json;
+ * NO_COLOR (non-empty) turns it off; else FORCE_COLOR (non-empty) turns it on, unless it is `0`
+ * or `false`; else only when stdout is a terminal. Empty counts as unset, as no-color.org and
+ * force-color.org define it.
  */
 export function colorEnabled(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean, json: boolean): boolean {
   if (json) return false;
+  if (env.NO_COLOR) return false;
   const force = env.FORCE_COLOR;
-  if (force !== undefined) return !['0', 'false'].includes(force.toLowerCase());
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (force) return !['0', 'false'].includes(force.toLowerCase());
   return stdoutIsTTY;
 }
