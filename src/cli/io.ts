@@ -1,3 +1,5 @@
+import { watchReader } from './reader-watch';
+
 // The only module that touches process.stdin/stdout/stderr. stdout carries data only,
 // stderr diagnostics only. Each line is one write, so a pipe sees it at once.
 
@@ -17,6 +19,8 @@ export interface Streams {
   stdinLines(): AsyncIterable<string>;
   /** Resolves when stdout's reader has gone away (EPIPE), e.g. `svc last --follow | head -n 1`. */
   readonly stdoutClosed: Promise<void>;
+  /** Also notice a reader that goes away while nothing is being written (see reader-watch.ts). */
+  watchStdoutReader(): void;
   /** Resolves once everything written to stdout has been handed to the OS. */
   flush(): Promise<void>;
 }
@@ -58,6 +62,12 @@ export function createStreams(): Streams {
     // readline is only needed by `svc submit -`: required then, not at start-up.
     stdinLines: () => (require('node:readline') as typeof import('node:readline')).createInterface({ input: stdin, crlfDelay: Infinity, terminal: false }),
     stdoutClosed,
+    watchStdoutReader: () => {
+      watchReader(stdout.fd, () => {
+        stdoutOpen = false;
+        onStdoutClosed();
+      });
+    },
     flush: () =>
       new Promise<void>((resolve) => {
         if (!stdoutOpen || stdout.writableLength === 0) resolve();

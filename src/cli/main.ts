@@ -73,6 +73,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     await program.parseAsync([...argv]);
     // A reader that went away (`svc last --follow | head -n 1`) ends the command quietly, with 0.
+    if (endWhenStdoutCloses) io.watchStdoutReader();
     code = await (endWhenStdoutCloses ? Promise.race([result, io.stdoutClosed.then(() => EXIT.OK)]) : result);
   } catch (error) {
     code = exitCodeFor(error, io);
