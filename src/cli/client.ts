@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { VERSION } from '../version';
 import { CliError, EXIT, exitCodeForStatus } from './exit-codes';
 
@@ -160,7 +161,7 @@ export function describeNetworkError(error: unknown): string {
     if (current.cause === undefined) return current.message;
     current = current.cause;
   }
-  return current instanceof Error ? current.message : String(current);
+  return errorMessage(current);
 }
 
 export function formatSeconds(ms: number): string {
