@@ -58,14 +58,14 @@ export function createReaderGoneCheck(fd: number): (() => boolean) | null {
   let memory: WasmMemory;
   try {
     // WASI prints an ExperimentalWarning on stderr when constructed; stderr is for our diagnostics.
-    const emitWarning = process.emitWarning;
-    process.emitWarning = (() => undefined) as typeof process.emitWarning;
+    const emitWarning = Object.getOwnPropertyDescriptor(process, 'emitWarning');
+    process.emitWarning = () => undefined;
     let wasi;
     try {
       const { WASI } = require('node:wasi') as typeof import('node:wasi');
       wasi = new WASI({ version: 'preview1', stdout: fd, returnOnExit: true });
     } finally {
-      process.emitWarning = emitWarning;
+      if (emitWarning) Object.defineProperty(process, 'emitWarning', emitWarning);
     }
     const wasm = (globalThis as unknown as { WebAssembly: WasmGlobals }).WebAssembly;
     const instance = new wasm.Instance(new wasm.Module(pollModuleBytes()), wasi.getImportObject());

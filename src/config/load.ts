@@ -81,7 +81,7 @@ async function loadFile(filepath: string): Promise<{ config: unknown; filepath: 
   }
   // cosmiconfig's own YAML loader (js-yaml), so that YAML means the same whichever way it is found.
   const { defaultLoaders } = require('cosmiconfig') as typeof import('cosmiconfig');
-  const parseYaml = (content: string) => defaultLoaders['.yaml'](filepath, content);
+  const parseYaml = (content: string): unknown => defaultLoaders['.yaml'](filepath, content) as unknown;
   try {
     if (path.basename(filepath) !== 'package.json') return { config: parseConfigText(filepath, text, detectFormat(filepath, text), parseYaml), filepath };
     const pkg = parseConfigText(filepath, text, 'json', parseYaml);

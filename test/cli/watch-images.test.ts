@@ -27,7 +27,6 @@ describe('svc watch-images', () => {
     const answer = await postJson(`${server.url}/v1/remoteinput`, fields);
     expect(answer.status).toBe(200);
   };
-  const connected = () => waitUntil(() => server.server.hub.clientCount() === 1, 'the stream client connected');
 
   test('When tracks change, then it prints one line per track frame', async () => {
     await submit({ artist: 'Burial', title: 'Archangel', album: 'Untrue', date: '2007' });
