@@ -74,6 +74,6 @@ function optionHelp(help: string, option: string): string {
   const start = help.indexOf(`  ${option} `);
   expect(start).toBeGreaterThanOrEqual(0);
   const rest = help.slice(start);
-  const next = rest.slice(1).search(/\n  -/);
+  const next = rest.slice(1).search(/\n {2}-/);
   return (next < 0 ? rest : rest.slice(0, next + 1)).replace(/\s+/g, ' ');
 }
