@@ -107,6 +107,14 @@ describe('svc serve', () => {
     expect(result.stderr.trim()).toBe(`svc: config error: config file ${path.join(dir, '.svcrc.json')}: unknown key "prot"`);
   });
 
+  it('When --config names the shipped .svcrc.example, as its header says to, then serve starts with it', async () => {
+    const example = path.join(__dirname, '..', '..', '.svcrc.example');
+    const serve = await startServeProcess(['--config', example, '--port', '0', '--db', path.join(temp.dir, 'example.db'), '--offline']);
+    expect((await request(`${serve.url}/v1/status`)).status).toBe(200);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  });
+
   it('When --port is not a number, then exit 2', async () => {
     const result = await runCli(['serve', '--port', 'eighty']);
     expect(result.code).toBe(2);
