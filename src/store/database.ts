@@ -71,6 +71,8 @@ const FS_ERRORS: Readonly<Record<string, string>> = {
   ENOENT: 'no such file or directory (this file system does not allow new directories here)',
   ENOTDIR: 'a part of the path is not a directory',
   ENOSPC: 'no space left on the device',
+  // It is there, but a parent directory did not let us see it.
+  EEXIST: 'it exists but cannot be reached (permission denied on a parent directory)',
 };
 
 function describeFsError(error: unknown): string {
