@@ -101,13 +101,19 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     // only the others are fetched in the background.
     const known: Linkable[] = cover ? [{ category: 'cover', key: cover.key, source: cover.source }] : [];
     const toFetch: ImageCandidate[] = [];
-    for (const candidate of wanted) {
-      if (candidate.category === 'cover' && cover) continue; // the first cover wins
-      const key = await this.storedKeyFor(candidate.url);
-      if (key) known.push({ category: candidate.category, key, source: candidate.source });
-      else toFetch.push(candidate);
+    try {
+      for (const candidate of wanted) {
+        if (candidate.category === 'cover' && cover) continue; // the first cover wins
+        const key = await this.storedKeyFor(candidate.url);
+        if (key) known.push({ category: candidate.category, key, source: candidate.source });
+        else toFetch.push(candidate);
+      }
+      await this.linkAndAnnounce(record, known);
+    } catch (error) {
+      // The record is stored already: a database that fails now costs the images, not the submission.
+      this.deps.logger.warn(`images of track ${record.dbid} not linked: ${errorMessage(error)}`);
+      return;
     }
-    await this.linkAndAnnounce(record, known);
     if (toFetch.length === 0) return;
     const hasCover = known.some((image) => image.category === 'cover');
     const work = this.collectInBackground(record, hasCover, toFetch).catch((error: unknown) => {
