@@ -54,7 +54,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
   });
   afterEach(() => killLeftovers());
 
-  const [a, b, c] = [0, 1, 2].map((index) => () => instances[index] as ServeProcess);
+  const [a, b, c] = [0, 1, 2].map((index) => () => instances[index]);
 
   it('When a track is submitted through A, then /v1/last, the WebSocket stream and svc last --follow of B and C show it within 1 s', async () => {
     expect((await postJson(`${a().url}/v1/remoteinput`, { artist: 'First', title: 'Before following' })).status).toBe(200);
@@ -84,7 +84,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
   it('When 90 submissions arrive at once spread over the three, then there are 90 distinct dbids, all stored, and every instance agrees on the current one', async () => {
     const before = Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM tracks'))[0]?.n);
     const responses = await Promise.all(
-      Array.from({ length: 90 }, (_, index) => postJson(`${(instances[index % 3] as ServeProcess).url}/v1/remoteinput`, { artist: 'Load', title: `Song ${index}` })),
+      Array.from({ length: 90 }, (_, index) => postJson(`${(instances[index % 3]).url}/v1/remoteinput`, { artist: 'Load', title: `Song ${index}` })),
     );
     expect(responses.map((res) => res.status)).toEqual(Array.from({ length: 90 }, () => 200));
     const dbids = responses.map((res) => asObject(res.json).dbid as number);
@@ -214,7 +214,7 @@ describeWithPostgres('the MusicBrainz rate across instances', () => {
   it('When two instances enrich at once, then MusicBrainz requests from both together start at least 1 s apart', async () => {
     const responses = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
-        postJson(`${(instances[index % 2] as ServeProcess).url}/v1/remoteinput`, { artist: `Artist ${index}`, title: `Song ${index}` }),
+        postJson(`${(instances[index % 2]).url}/v1/remoteinput`, { artist: `Artist ${index}`, title: `Song ${index}` }),
       ),
     );
     for (const res of responses) expect(res.status).toBe(200);
