@@ -110,7 +110,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       on: (event, listener) => images.on(event, listener),
       off: (event, listener) => images.off(event, listener),
       find: (query) => imageStore.find(query),
-      get: (key) => imageStore.get(key),
+      meta: (key) => imageStore.meta(key),
+      slice: (key, offset, length) => imageStore.slice(key, offset, length),
     },
     ...options.ws,
   });

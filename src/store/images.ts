@@ -49,6 +49,11 @@ export interface ImageStore {
   /** Metadata and bytes; marks the image as used. */
   get(key: string): (StoredImage & { bytes: Buffer }) | null;
   meta(key: string): StoredImage | null;
+  /**
+   * `length` bytes from `offset` (fewer at the end), so a large reply is read piece by piece as
+   * its reader takes it; null once the image is gone. Reading from offset 0 marks it as used.
+   */
+  slice(key: string, offset: number, length: number): Buffer | null;
   /** Links stored images to a track in one transaction; returns the links that are new. */
   link(links: readonly NewLink[]): NewLink[];
   /** A track's images in the order they arrived. */
@@ -86,6 +91,7 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   const touch = db.prepare<[number, string, number], never>('UPDATE images SET last_used = ? WHERE key = ? AND last_used < ?');
   const meta = db.prepare<[string], ImageRow>('SELECT key, mime_type, size FROM images WHERE key = ?');
   const blob = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM image_blobs WHERE key = ?');
+  const blobPart = db.prepare<[number, number, string], { part: Buffer }>('SELECT substr(bytes, ?, ?) AS part FROM image_blobs WHERE key = ?');
   const total = db.prepare<[], { total: number | null }>('SELECT sum(size) AS total FROM images');
   const oldest = db.prepare<[string], { key: string; size: number }>(
     'SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32',
@@ -168,6 +174,16 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
     meta(key) {
       const row = meta.get(key);
       return row ? fromRow(row) : null;
+    },
+    slice(key, offset, length) {
+      // substr() counts BLOB bytes from 1.
+      const row = blobPart.get(offset + 1, length, key);
+      if (!row) return null;
+      if (offset === 0) {
+        const at = now();
+        touch.run(at, key, at - TOUCH_INTERVAL_MS);
+      }
+      return row.part;
     },
     link,
     imagesOf(dbid) {

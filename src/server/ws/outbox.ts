@@ -1,0 +1,158 @@
+import { WebSocket } from 'ws';
+
+// One socket's outgoing queue (decisions.md "/v1/images/ws: two kinds of client on one socket",
+// "Hostile clients": a reply is produced only as the reader takes it).
+//
+// Two kinds of frame share the socket, in order:
+// - pushed frames (track, image): small, handed to the socket without waiting; a reader that
+//   lets more than `maxPushBytes` of them pile up is closed with 1013;
+// - replies to requests: produced one at a time, when the previous reply has drained. A reply
+//   can be a fragmented message whose fragments are produced lazily, each only once the previous
+//   one was written out, so a reader that stops reading holds one fragment, never a whole
+//   base64 image. Replies never close a socket; the heartbeat drops a peer that is gone.
+
+/** A whole message, or its fragments in order, each produced only when it is its turn. */
+export type Outgoing = string | Iterable<string>;
+
+/**
+ * Where queued bytes are counted. Per socket today; a process-wide budget
+ * (`limits.maxQueuedBytes`) plugs in by wrapping `add`/`remove` and `pushFits`.
+ */
+export interface QueuedBytes {
+  add(bytes: number): void;
+  remove(bytes: number): void;
+  /** Whether `bytes` more of pushed frames may be queued for this socket. */
+  pushFits(bytes: number): boolean;
+}
+
+export function socketQueuedBytes(maxPushBytes: number): QueuedBytes & { total(): number } {
+  let total = 0;
+  return {
+    add(bytes) {
+      total += bytes;
+    },
+    remove(bytes) {
+      total -= bytes;
+    },
+    // An empty queue takes any one frame, so a single large frame never closes a reader.
+    pushFits: (bytes) => total === 0 || total + bytes <= maxPushBytes,
+    total: () => total,
+  };
+}
+
+export interface OutboxOptions {
+  /** Bytes of pushed frames a socket may have unsent before it is closed with 1013. */
+  maxPushBytes: number;
+  /** Called when a reply has gone out completely (the request is no longer in flight). */
+  onReplySent(): void;
+  onTooSlow(unsentBytes: number): void;
+  onReplyFailed(error: unknown): void;
+}
+
+type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: () => Outgoing };
+
+const CLOSE_INTERNAL_ERROR = 1011;
+const CLOSE_TRY_AGAIN_LATER = 1013;
+
+export class Outbox {
+  private readonly queue: Item[] = [];
+  /** Bytes of pushed frames queued here or in the socket, not yet written out. */
+  private readonly pushBytes: QueuedBytes & { total(): number };
+  /** A reply is being produced or has not drained yet: the next one waits. */
+  private replyBusy = false;
+  /** A fragmented message is half sent: nothing else may go out until it ends. */
+  private midMessage = false;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly options: OutboxOptions,
+  ) {
+    this.pushBytes = socketQueuedBytes(options.maxPushBytes);
+  }
+
+  /** Queues a pushed frame; closes the socket with 1013 instead when its reader is too far behind. */
+  push(data: string): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    const bytes = Buffer.byteLength(data);
+    if (!this.pushBytes.pushFits(bytes)) {
+      this.options.onTooSlow(this.pushBytes.total());
+      this.socket.close(CLOSE_TRY_AGAIN_LATER, 'client too slow');
+      return;
+    }
+    this.pushBytes.add(bytes);
+    this.queue.push({ kind: 'push', data });
+    this.pump();
+  }
+
+  /** Queues the answer to a request; `produce` runs when the previous reply has drained. */
+  reply(produce: () => Outgoing): void {
+    this.queue.push({ kind: 'reply', produce });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.socket.readyState === WebSocket.OPEN) {
+      const head = this.queue[0] as Item;
+      if (head.kind === 'push') {
+        if (this.midMessage) return;
+        this.queue.shift();
+        const bytes = Buffer.byteLength(head.data);
+        this.socket.send(head.data, () => this.pushBytes.remove(bytes));
+        continue;
+      }
+      if (this.replyBusy) return;
+      this.queue.shift();
+      this.startReply(head.produce);
+    }
+  }
+
+  private startReply(produce: () => Outgoing): void {
+    this.replyBusy = true;
+    let outgoing: Outgoing;
+    try {
+      outgoing = produce();
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (typeof outgoing === 'string') {
+      this.socket.send(outgoing, (error) => (error ? undefined : this.replyDone()));
+      return;
+    }
+    this.midMessage = true;
+    this.sendFragments(outgoing[Symbol.iterator]());
+  }
+
+  private sendFragments(fragments: Iterator<string>): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    let step: IteratorResult<string>;
+    try {
+      step = fragments.next();
+    } catch (error) {
+      // Half a message is out; the only honest end is to close.
+      this.fail(error);
+      return;
+    }
+    if (step.done) {
+      this.socket.send('', { fin: true }, (error) => {
+        if (error) return;
+        this.midMessage = false;
+        this.replyDone();
+      });
+      return;
+    }
+    // The next fragment is read only once this one is written out.
+    this.socket.send(step.value, { fin: false }, (error) => (error ? undefined : this.sendFragments(fragments)));
+  }
+
+  private replyDone(): void {
+    this.replyBusy = false;
+    this.options.onReplySent();
+    this.pump();
+  }
+
+  private fail(error: unknown): void {
+    this.options.onReplyFailed(error);
+    this.socket.close(CLOSE_INTERNAL_ERROR, 'reply failed');
+  }
+}
