@@ -49,7 +49,7 @@ export interface OutboxOptions {
   onReplyFailed(error: unknown): void;
 }
 
-type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: () => Outgoing };
+type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: () => Outgoing } | { kind: 'close'; data: string; code: number; reason: string };
 
 const CLOSE_INTERNAL_ERROR = 1011;
 const CLOSE_TRY_AGAIN_LATER = 1013;
@@ -90,9 +90,22 @@ export class Outbox {
     this.pump();
   }
 
+  /** Sends `data` once everything queued before it is out (never inside a reply), then closes. */
+  finish(data: string, code: number, reason: string): void {
+    this.queue.push({ kind: 'close', data, code, reason });
+    this.pump();
+  }
+
   private pump(): void {
     while (this.queue.length > 0 && this.socket.readyState === WebSocket.OPEN) {
       const head = this.queue[0] as Item;
+      if (head.kind === 'close') {
+        if (this.midMessage || this.replyBusy) return;
+        this.queue.length = 0;
+        this.socket.send(head.data);
+        this.socket.close(head.code, head.reason);
+        return;
+      }
       if (head.kind === 'push') {
         if (this.midMessage) return;
         this.queue.shift();
