@@ -94,12 +94,14 @@ export function createImageHub(options: HubOptions): ImageHub {
   const onMessage = (socket: WebSocket, client: Client, data: RawData, isBinary: boolean) => {
     const text = isBinary ? null : rawText(data);
     const subscription = text === null ? null : subscriptionIn(text);
-    if (subscription !== null) subscribe(client);
-    else if (client.mode === 'undecided') {
+    if (subscription === 'subscribe-only') {
+      subscribe(client);
+      return;
+    }
+    if (client.mode === 'undecided') {
       clearTimeout(client.window);
       client.mode = 'requests';
     }
-    if (subscription === 'subscribe-only') return;
     client.inFlight += 1;
     // Stop reading past the bound; resumed as answers drain (Outbox onReplySent).
     if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
@@ -107,6 +109,8 @@ export function createImageHub(options: HubOptions): ImageHub {
       if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
       return replyText(answerMessage(text, { images: options.images, version: options.version }), options.images);
     });
+    // `hello` with `subscribe: true`: the welcome first, then the pushes.
+    if (subscription === 'with-request') subscribe(client);
   };
 
   wss.on('connection', (socket) => {
