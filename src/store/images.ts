@@ -8,6 +8,12 @@ import type { Db } from './database';
 // `images.maxTotalBytes`. Statements are prepared once, when the store opens.
 
 export const MAX_STORED_IMAGE_BYTES = 10 * 1024 * 1024;
+/**
+ * Images being read piece by piece (slice) are kept here, least recently read out first: SQLite
+ * reads a whole BLOB to take a piece of it, so reading from a copy keeps each piece cheap, and
+ * the bound keeps memory flat however many readers there are.
+ */
+const SLICE_CACHE_BYTES = 24 * 1024 * 1024;
 /** A served image is marked as used at most this often, so a busy overlay does not write per request. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -91,7 +97,27 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   const touch = db.prepare<[number, string, number], never>('UPDATE images SET last_used = ? WHERE key = ? AND last_used < ?');
   const meta = db.prepare<[string], ImageRow>('SELECT key, mime_type, size FROM images WHERE key = ?');
   const blob = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM image_blobs WHERE key = ?');
-  const blobPart = db.prepare<[number, number, string], { part: Buffer }>('SELECT substr(bytes, ?, ?) AS part FROM image_blobs WHERE key = ?');
+  const sliceCache = new Map<string, Buffer>();
+  let sliceCacheBytes = 0;
+  const wholeForSlicing = (key: string): Buffer | null => {
+    const cached = sliceCache.get(key);
+    if (cached) {
+      // Most recently read goes last.
+      sliceCache.delete(key);
+      sliceCache.set(key, cached);
+      return cached;
+    }
+    const bytes = blob.get(key)?.bytes;
+    if (!bytes) return null;
+    sliceCache.set(key, bytes);
+    sliceCacheBytes += bytes.length;
+    for (const [oldKey, old] of sliceCache) {
+      if (sliceCacheBytes <= SLICE_CACHE_BYTES || oldKey === key) break;
+      sliceCache.delete(oldKey);
+      sliceCacheBytes -= old.length;
+    }
+    return bytes;
+  };
   const total = db.prepare<[], { total: number | null }>('SELECT sum(size) AS total FROM images');
   const oldest = db.prepare<[string], { key: string; size: number }>(
     'SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32',
@@ -176,14 +202,13 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       return row ? fromRow(row) : null;
     },
     slice(key, offset, length) {
-      // substr() counts BLOB bytes from 1.
-      const row = blobPart.get(offset + 1, length, key);
-      if (!row) return null;
+      const bytes = wholeForSlicing(key);
+      if (!bytes) return null;
       if (offset === 0) {
         const at = now();
         touch.run(at, key, at - TOUCH_INTERVAL_MS);
       }
-      return row.part;
+      return bytes.subarray(offset, offset + length);
     },
     link,
     imagesOf(dbid) {
