@@ -1,3 +1,4 @@
+import { coverUrlFor } from '../../domain/image';
 import { isPlainObject } from '../../domain/plain-object';
 import { IMAGE_CATEGORIES, type ImageCategory } from '../../domain/track';
 import { errorMessage } from '../../errors';
@@ -180,7 +181,7 @@ function getImages(query: ImageQuery, context: RequestContext): ImageDataAnswer 
     return { type: 'no_image', ...echo(query), message: `No ${what}` };
   }
   return {
-    head: { type: 'image_data', ...echo(query), key: image.key, url: `cover/${image.key}`, mime_type: image.mimeType },
+    head: { type: 'image_data', ...echo(query), key: image.key, url: coverUrlFor(image.key), mime_type: image.mimeType },
     size: image.size,
   };
 }
@@ -192,7 +193,7 @@ function listImages(query: ImageQuery, context: RequestContext): ImageListFrame 
     ...echo(query),
     cache_keys: found.map((image) => image.key),
     total: found.length,
-    images: found.map((image) => ({ key: image.key, url: `cover/${image.key}`, mime_type: image.mimeType })),
+    images: found.map((image) => ({ key: image.key, url: coverUrlFor(image.key), mime_type: image.mimeType })),
   };
 }
 

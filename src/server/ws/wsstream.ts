@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
-import type { NowPlaying } from '../../pipeline/now-playing';
+import type { NowPlaying } from '../../store/now-playing';
 import { Outbox } from './outbox';
 import { base64Fragments, type ImageLookup } from './requests';
 
