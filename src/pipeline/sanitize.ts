@@ -112,7 +112,7 @@ function textList(key: string, values: readonly unknown[], options: SanitizeOpti
     return undefined;
   }
   const kept: string[] = [];
-  for (const element of values as readonly string[]) {
+  for (const element of values) {
     const text = cleanText(element);
     if (text === undefined) continue;
     const { value, originalLength } = truncate(text, options.maxFieldLength);

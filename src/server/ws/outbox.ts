@@ -98,7 +98,7 @@ export class Outbox {
 
   private pump(): void {
     while (this.queue.length > 0 && this.socket.readyState === WebSocket.OPEN) {
-      const head = this.queue[0] as Item;
+      const head = this.queue[0];
       if (head.kind === 'close') {
         if (this.midMessage || this.replyBusy) return;
         this.queue.length = 0;
