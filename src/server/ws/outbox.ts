@@ -14,35 +14,52 @@ import { WebSocket } from 'ws';
 /** A whole message, or its fragments in order, each produced only when it is its turn. */
 export type Outgoing = string | Iterable<string>;
 
+export type QueuedKind = 'push' | 'reply';
+
 /**
- * Where queued bytes are counted. Per socket today; a process-wide budget
- * (`limits.maxQueuedBytes`) plugs in by wrapping `add`/`remove` and `pushFits`.
+ * The one place where a socket's queued bytes are counted: bytes handed to it and not yet
+ * written out, by kind. Per socket today; a process-wide budget (`limits.maxQueuedBytes`) plugs
+ * in by passing its own QueuedBytes to the Outbox (see `socketQueuedBytes`).
  */
 export interface QueuedBytes {
-  add(bytes: number): void;
-  remove(bytes: number): void;
+  add(kind: QueuedKind, bytes: number): void;
+  remove(kind: QueuedKind, bytes: number): void;
   /** Whether `bytes` more of pushed frames may be queued for this socket. */
   pushFits(bytes: number): boolean;
+  /** Unsent bytes of this socket, both kinds. */
+  total(): number;
+  /** The socket is gone: whatever it still held no longer counts. */
+  release(): void;
 }
 
-export function socketQueuedBytes(maxPushBytes: number): QueuedBytes & { total(): number } {
-  let total = 0;
+export function socketQueuedBytes(maxPushBytes: number): QueuedBytes {
+  const held = { push: 0, reply: 0 };
+  // After release, write callbacks that still come in (with an error) change nothing.
+  let released = false;
   return {
-    add(bytes) {
-      total += bytes;
+    add(kind, bytes) {
+      if (!released) held[kind] += bytes;
     },
-    remove(bytes) {
-      total -= bytes;
+    remove(kind, bytes) {
+      if (!released) held[kind] -= bytes;
     },
-    // An empty queue takes any one frame, so a single large frame never closes a reader.
-    pushFits: (bytes) => total === 0 || total + bytes <= maxPushBytes,
-    total: () => total,
+    // Replies under way do not count against the push bound: they were asked for. An empty
+    // queue takes any one frame, so a single large frame never closes a reader.
+    pushFits: (bytes) => held.push === 0 || held.push + bytes <= maxPushBytes,
+    total: () => held.push + held.reply,
+    release() {
+      released = true;
+      held.push = 0;
+      held.reply = 0;
+    },
   };
 }
 
 export interface OutboxOptions {
   /** Bytes of pushed frames a socket may have unsent before it is closed with 1013. */
   maxPushBytes: number;
+  /** Counts this socket's queued bytes; `socketQueuedBytes(maxPushBytes)` by default. */
+  queued?: QueuedBytes;
   /** Called when a reply has gone out completely (the request is no longer in flight). */
   onReplySent(): void;
   onTooSlow(unsentBytes: number): void;
@@ -57,7 +74,7 @@ const CLOSE_TRY_AGAIN_LATER = 1013;
 export class Outbox {
   private readonly queue: Item[] = [];
   /** Bytes of pushed frames queued here or in the socket, not yet written out. */
-  private readonly pushBytes: QueuedBytes & { total(): number };
+  private readonly queued: QueuedBytes;
   /** A reply is being produced or has not drained yet: the next one waits. */
   private replyBusy = false;
   /** A fragmented message is half sent: nothing else may go out until it ends. */
@@ -67,19 +84,23 @@ export class Outbox {
     private readonly socket: WebSocket,
     private readonly options: OutboxOptions,
   ) {
-    this.pushBytes = socketQueuedBytes(options.maxPushBytes);
+    this.queued = options.queued ?? socketQueuedBytes(options.maxPushBytes);
+    socket.once('close', () => {
+      this.queue.length = 0;
+      this.queued.release();
+    });
   }
 
   /** Queues a pushed frame; closes the socket with 1013 instead when its reader is too far behind. */
   push(data: string): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
     const bytes = Buffer.byteLength(data);
-    if (!this.pushBytes.pushFits(bytes)) {
-      this.options.onTooSlow(this.pushBytes.total());
+    if (!this.queued.pushFits(bytes)) {
+      this.options.onTooSlow(this.queued.total());
       this.socket.close(CLOSE_TRY_AGAIN_LATER, 'client too slow');
       return;
     }
-    this.pushBytes.add(bytes);
+    this.queued.add('push', bytes);
     this.queue.push({ kind: 'push', data });
     this.pump();
   }
@@ -110,7 +131,7 @@ export class Outbox {
         if (this.midMessage) return;
         this.queue.shift();
         const bytes = Buffer.byteLength(head.data);
-        this.socket.send(head.data, () => this.pushBytes.remove(bytes));
+        this.socket.send(head.data, () => this.queued.remove('push', bytes));
         continue;
       }
       if (this.replyBusy) return;
@@ -129,7 +150,7 @@ export class Outbox {
       return;
     }
     if (typeof outgoing === 'string') {
-      this.socket.send(outgoing, (error) => (error ? undefined : this.replyDone()));
+      this.sendCounted(outgoing, true, () => this.replyDone());
       return;
     }
     this.midMessage = true;
@@ -147,15 +168,24 @@ export class Outbox {
       return;
     }
     if (step.done) {
-      this.socket.send('', { fin: true }, (error) => {
-        if (error) return;
+      this.sendCounted('', true, () => {
         this.midMessage = false;
         this.replyDone();
       });
       return;
     }
     // The next fragment is read only once this one is written out.
-    this.socket.send(step.value, { fin: false }, (error) => (error ? undefined : this.sendFragments(fragments)));
+    this.sendCounted(step.value, false, () => this.sendFragments(fragments));
+  }
+
+  /** Sends a reply (or a fragment of one), counted as queued until written; `then` on success. */
+  private sendCounted(data: string, fin: boolean, then: () => void): void {
+    const bytes = Buffer.byteLength(data);
+    this.queued.add('reply', bytes);
+    this.socket.send(data, { fin }, (error) => {
+      this.queued.remove('reply', bytes);
+      if (!error) then();
+    });
   }
 
   private replyDone(): void {
