@@ -150,9 +150,15 @@ export function createImageHub(options: HubOptions): ImageHub {
   };
 
   // Heartbeat: a peer that did not answer the previous ping is gone (ws README, "broken connections").
+  // A peer whose socket is paused (8 requests in flight) cannot be heard answering; it counts as
+  // alive while it keeps taking its answers.
+  const writtenAtLastPing = new WeakMap<WebSocket, number>();
   const heartbeat = setInterval(() => {
     for (const socket of wss.clients) {
-      if (!alive.has(socket)) {
+      const written = clients.get(socket)?.outbox.writtenFragments() ?? 0;
+      const draining = socket.isPaused && written !== writtenAtLastPing.get(socket);
+      writtenAtLastPing.set(socket, written);
+      if (!alive.has(socket) && !draining) {
         socket.terminate();
         continue;
       }

@@ -79,6 +79,8 @@ export class Outbox {
   private replyBusy = false;
   /** A fragmented message is half sent: nothing else may go out until it ends. */
   private midMessage = false;
+  /** Replies and reply fragments written out so far: shows a reader is still taking them. */
+  private written = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -89,6 +91,10 @@ export class Outbox {
       this.queue.length = 0;
       this.queued.release();
     });
+  }
+
+  writtenFragments(): number {
+    return this.written;
   }
 
   /** Queues a pushed frame; closes the socket with 1013 instead when its reader is too far behind. */
@@ -184,7 +190,9 @@ export class Outbox {
     this.queued.add('reply', bytes);
     this.socket.send(data, { fin }, (error) => {
       this.queued.remove('reply', bytes);
-      if (!error) then();
+      if (error) return;
+      this.written += 1;
+      then();
     });
   }
 
