@@ -78,8 +78,9 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     const reader: Reader = {
       sending: false,
       stale: false,
+      // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
       outbox: new Outbox(socket, {
-        maxPushBytes: MAX_INBOUND_BYTES,
+        maxPushBytes: 0,
         onReplySent: () => {
           reader.sending = false;
           if (reader.stale) send(reader);
