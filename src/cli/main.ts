@@ -19,7 +19,8 @@ Client commands (submit, last, status, watch-images) share --url, --secret, --co
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
 http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
-Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, FORCE_COLOR=1 on.
+Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, else FORCE_COLOR=1
+turns it on. An empty variable counts as unset. Only submit sends the secret.
 
 Examples:
   $ svc serve --secret s3cret &
@@ -33,7 +34,8 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
     .description('now-playing track metadata service and client')
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: ctx.io.writeOut, writeErr: ctx.io.writeErr })
+    // Commander's own errors ("error: unknown option '--prot'") carry the same prefix as ours.
+    .configureOutput({ writeOut: ctx.io.writeOut, writeErr: ctx.io.writeErr, outputError: (text, write) => write(`svc: ${text}`) })
     .exitOverride()
     .addHelpText('after', GLOBAL_HELP);
   registerServe(program, ctx, setResult);
@@ -73,6 +75,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     await program.parseAsync([...argv]);
     // A reader that went away (`svc last --follow | head -n 1`) ends the command quietly, with 0.
+    if (endWhenStdoutCloses) io.watchStdoutReader();
     code = await (endWhenStdoutCloses ? Promise.race([result, io.stdoutClosed.then(() => EXIT.OK)]) : result);
   } catch (error) {
     code = exitCodeFor(error, io);
