@@ -191,13 +191,16 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
   }, 60_000);
 
   it('When a client has 8 requests unanswered, then the server stops reading its socket until answers drain, and loses nothing', async () => {
-    const big = fakeJpeg(4 * 1024 * 1024, 78);
-    const stored = t.server.imageStore.put(big);
-    const dbid = t.server.tracks.current()?.dbid as number;
-    t.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Stalled Artist'), albumKey: '', source: 'test' }]);
-    const raw = await openRawWs(t.url);
+    // Its own server, whose heartbeat does not drop this client (it answers no ping) on a busy machine.
+    const own = await startTestServer({ ws: { pingIntervalMs: 600_000 } });
+    const big = fakeJpeg(3 * 1024 * 1024, 78);
+    const stored = own.server.imageStore.put(big);
+    const submitted = await postJson(`${own.url}/v1/remoteinput`, { artist: 'Stalled Artist', title: 'T' });
+    const dbid = asObject(submitted.json).dbid as number;
+    own.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Stalled Artist'), albumKey: '', source: 'test' }]);
+    const raw = await openRawWs(own.url);
     raw.socket.pause();
-    // 8 answers of 5.3 MiB each: far more than the kernel buffers hold, so they stay in flight.
+    // 8 answers of 4 MiB each: far more than the kernel buffers hold, so they stay in flight.
     for (let i = 0; i < 8; i += 1) sendText(raw.socket, JSON.stringify({ type: 'get_images', data_type: 'artist', category: 'fanart', parameters: { artist: 'Stalled Artist' } }));
     // Then 36 MiB of further requests. A server that kept reading would take them all in.
     const helloCount = 600;
@@ -216,7 +219,8 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
     // Reading again: every request is answered, the 8 images first, then every hello.
     let welcomes = 0;
     let tail = '';
-    const allAnswered = new Promise<void>((resolve) => {
+    const allAnswered = new Promise<void>((resolve, reject) => {
+      void raw.ended.then(() => reject(new Error(`closed after ${welcomes} of ${helloCount} answers`)));
       raw.socket.on('data', (chunk: Buffer) => {
         const text = tail + chunk.toString('latin1');
         welcomes += text.split('"type":"welcome"').length - 1;
@@ -225,8 +229,12 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
       });
     });
     raw.socket.resume();
-    await allAnswered;
-    expect(raw.socket.destroyed).toBe(false);
-    raw.socket.destroy();
+    try {
+      await allAnswered;
+      expect(raw.socket.destroyed).toBe(false);
+    } finally {
+      raw.socket.destroy();
+      await own.close();
+    }
   }, 120_000);
 });
