@@ -112,8 +112,9 @@ export function processRateLimiter(origin: string, intervalMs: number): RateLimi
 
 /**
  * The limit across instances (decisions.md "Several instances: PostgreSQL"): after this
- * process's own queue, each request reserves the next slot in the database, which every
- * instance sharing it takes from, and waits for it. A database that cannot answer leaves the
+ * process's own queue, a request takes the service's turn in the database, which every instance
+ * sharing it takes from, waiting while another instance holds it; as it starts, it moves the
+ * next turn to a full interval after its real start. A database that cannot answer leaves the
  * process's own spacing in force.
  */
 export class SharedRateLimiter implements Limiter {
@@ -130,17 +131,25 @@ export class SharedRateLimiter implements Limiter {
 
   async take(signal: AbortSignal): Promise<void> {
     await this.local.take(signal);
-    let waitMs = 0;
     try {
-      waitMs = await this.slots.reserve(this.service, this.local.intervalMs);
+      for (let waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs); waitMs > 0; ) {
+        await abortableDelay(waitMs, signal);
+        waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs);
+      }
     } catch (error) {
-      this.report('slots', `rate limit of ${this.service}: shared slot not reserved, this instance's own spacing applies: ${errorMessage(error)}`);
+      if (signal.aborted) throw error;
+      this.unshared(error);
+      return;
     }
-    if (waitMs > 0) await abortableDelay(waitMs, signal);
+    this.slots.started(this.service, this.local.intervalMs).catch((error: unknown) => this.unshared(error));
   }
 
   pauseFor(ms: number): void {
     this.local.pauseFor(ms);
+  }
+
+  private unshared(error: unknown): void {
+    this.report('slots', `rate limit of ${this.service}: the shared turn is not available, this instance's own spacing applies: ${errorMessage(error)}`);
   }
 }
 

@@ -27,10 +27,21 @@ export interface StoreEvents {
   reconnected: [];
 }
 
-/** The next moment (ms since the epoch) a request to a rate-limited service may start, shared by every instance. */
+/**
+ * The outbound request spacing shared by every instance (decisions.md): one "next allowed
+ * start" per service, on the database's clock.
+ */
 export interface RequestSlots {
-  /** Reserves the next slot `intervalMs` after the previous one and returns when it starts. */
-  reserve(service: string, intervalMs: number): Promise<number>;
+  /**
+   * Takes the service's turn if it is free now (0: start the request now), else answers how many
+   * ms until it may be free (ask again then). Taking it blocks others for `intervalMs`.
+   */
+  tryAcquire(service: string, intervalMs: number): Promise<number>;
+  /**
+   * Called as the request actually starts: no other may start before `intervalMs` from now, however
+   * late this one started after its turn (a slow reply, a busy event loop).
+   */
+  started(service: string, intervalMs: number): Promise<void>;
 }
 
 export interface Store {

@@ -45,6 +45,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         key text PRIMARY KEY REFERENCES images (key) ON DELETE CASCADE,
         bytes bytea NOT NULL
       );
+      -- Images are compressed already; stored uncompressed, a piece is read without the whole.
+      ALTER TABLE image_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL;
       CREATE TABLE track_images (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         dbid bigint NOT NULL REFERENCES tracks (dbid) ON DELETE CASCADE,

@@ -180,6 +180,17 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { ...fromImageRow(row), bytes: row.bytes };
     },
     meta: (key) => metaOf(pool, key),
+    async slice(key, offset, length) {
+      // substring() of an uncompressed (EXTERNAL) bytea reads only the chunks it needs.
+      const result = await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [key, offset + 1, length]);
+      const row = result.rows[0];
+      if (!row) return null;
+      if (offset === 0) {
+        const at = now();
+        await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
+      }
+      return row.part;
+    },
     async link(links) {
       if (links.length === 0) return [];
       return transaction(async (client) => {
@@ -269,16 +280,24 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     },
   };
 
+  const knownSlots = new Set<string>();
   const requestSlots: RequestSlots = {
-    async reserve(service, intervalMs) {
-      // One row per service; its row lock makes concurrent reservations from any instance queue up.
-      const result = await pool.query<{ wait: string }>(
-        `INSERT INTO request_slots AS s (service, next_at) VALUES ($1, ${DB_NOW_MS} + $2)
-         ON CONFLICT (service) DO UPDATE SET next_at = GREATEST(s.next_at, ${DB_NOW_MS}) + $2
-         RETURNING next_at - $2 - ${DB_NOW_MS} AS wait`,
+    async tryAcquire(service, intervalMs) {
+      if (!knownSlots.has(service)) {
+        await pool.query('INSERT INTO request_slots (service, next_at) VALUES ($1, 0) ON CONFLICT (service) DO NOTHING', [service]);
+        knownSlots.add(service);
+      }
+      // Concurrent takers queue on the row lock; the WHERE is checked again on the row the first one left.
+      const taken = await pool.query(
+        `UPDATE request_slots SET next_at = ${DB_NOW_MS} + $2 WHERE service = $1 AND next_at <= ${DB_NOW_MS}`,
         [service, Math.ceil(intervalMs)],
       );
-      return Math.max(0, Number(result.rows[0]?.wait ?? 0));
+      if (taken.rowCount) return 0;
+      const left = await pool.query<{ wait: string }>(`SELECT next_at - ${DB_NOW_MS} AS wait FROM request_slots WHERE service = $1`, [service]);
+      return Math.max(1, Number(left.rows[0]?.wait ?? 1));
+    },
+    async started(service, intervalMs) {
+      await pool.query(`UPDATE request_slots SET next_at = GREATEST(next_at, ${DB_NOW_MS} + $2) WHERE service = $1`, [service, Math.ceil(intervalMs)]);
     },
   };
 

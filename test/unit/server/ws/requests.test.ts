@@ -1,7 +1,7 @@
 import type { ImageCategory } from '../../../../src/domain/track';
 import type { StoredImage } from '../../../../src/store/images';
 import { WS_ERROR_CODES, type ReplyFrame } from '../../../../src/server/ws/frames';
-import { answerMessage, type ImageLookup } from '../../../../src/server/ws/requests';
+import { answerMessage, replyText, type ImageLookup } from '../../../../src/server/ws/requests';
 
 // The image clients' request/response messages, without a socket: every message type and every
 // error code, in the shapes What's Now Playing clients expect.
@@ -19,12 +19,20 @@ function lookup(): ImageLookup & { queries: unknown[] } {
       if (query.artistKey === 'bjork' && query.category === 'cover' && query.albumKey === 'homogenic') return [cover];
       return [];
     },
-    get: async (key) => [fanart, cover].find((image) => image.key === key) ?? null,
+    meta: async (key) => [fanart, cover].find((image) => image.key === key) ?? null,
+    slice: async (key, offset, length) => [fanart, cover].find((image) => image.key === key)?.bytes.subarray(offset, offset + length) ?? null,
   };
 }
 
-const ask = (message: unknown, images: ImageLookup = lookup()): Promise<ReplyFrame> =>
-  answerMessage(typeof message === 'string' ? message : JSON.stringify(message), { images, version: '1.2.3', pick: () => 0 });
+/** The answer as a client reads it: the fragments of a streamed reply joined up. */
+const ask = async (message: unknown, images: ImageLookup = lookup()): Promise<ReplyFrame> => {
+  const answer = await answerMessage(typeof message === 'string' ? message : JSON.stringify(message), { images, version: '1.2.3', pick: () => 0 });
+  const text = replyText(answer, images);
+  if (typeof text === 'string') return JSON.parse(text) as ReplyFrame;
+  const parts: string[] = [];
+  for await (const part of text) parts.push(part);
+  return JSON.parse(parts.join('')) as ReplyFrame;
+};
 
 describe('image client messages', () => {
   it('When a client says hello, then the server welcomes it', async () => {
@@ -109,7 +117,8 @@ describe('image client messages', () => {
       find: async () => {
         throw new Error('database is closed');
       },
-      get: async () => null,
+      meta: async () => null,
+      slice: async () => null,
     };
     expect(await ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'a' } }, broken)).toMatchObject({ type: 'error', error_code: 'SERVER_ERROR' });
   });
