@@ -55,6 +55,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  // An idle connection ended by the server (a DROP ... WITH (FORCE) elsewhere) is replaced, not a crash.
+  pool.on('error', () => undefined);
   return {
     url: url.toString(),
     name,
