@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { WebSocket } from 'ws';
 import path from 'node:path';
 import { killLeftovers, startCli } from '../cli/cli-process';
 import { startMusicBrainzFake, type MusicBrainzFake } from '../fakes/musicbrainz';
@@ -56,10 +57,15 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
 
   const [a, b, c] = [0, 1, 2].map((index) => () => instances[index]);
 
-  it('When a track is submitted through A, then /v1/last, the WebSocket stream and svc last --follow of B and C show it within 1 s', async () => {
+  it('When a track is submitted through A, then /v1/last, /v1/images/ws, /wsstream and svc last --follow of B and C show it within 1 s', async () => {
     expect((await postJson(`${a().url}/v1/remoteinput`, { artist: 'First', title: 'Before following' })).status).toBe(200);
     await eventually(() => lastOf(c()), (body) => body.artist === 'First', CHANGE_WITHIN_MS);
     const viewers: FrameClient[] = await Promise.all([b(), c()].map((instance) => connectClient(instance.url)));
+    // /wsstream (What's Now Playing overlays): one JSON frame per track, current one first.
+    const streamFrames: Record<string, unknown>[] = [];
+    const stream = new WebSocket(`${c().url.replace(/^http/, 'ws')}/wsstream?session_id=multi`);
+    stream.on('message', (data: Buffer) => streamFrames.push(JSON.parse(data.toString('utf8')) as Record<string, unknown>));
+    await new Promise((resolve, reject) => stream.once('open', resolve).once('error', reject));
     const follow = startCli(['last', '--follow', '--url', c().url]);
     try {
       // Follow prints the current track once connected: then it is listening.
@@ -75,7 +81,10 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
         expect(last).toMatchObject({ dbid, artist: 'Crossing', title: 'Instances' });
       }
       expect(await follow.waitForLines(2, CHANGE_WITHIN_MS)).toEqual(['First - Before following', 'Crossing - Instances']);
+      const streamed = await eventually(async () => streamFrames, (frames) => frames.some((frame) => frame.title === 'Instances'), CHANGE_WITHIN_MS);
+      expect(streamed.map((frame) => frame.title)).toEqual(['Before following', 'Instances']);
     } finally {
+      stream.close();
       for (const viewer of viewers) viewer.close();
       await follow.stop();
     }
