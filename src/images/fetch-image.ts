@@ -1,4 +1,4 @@
-import { anySignal } from '../signals';
+import { deadlineSignal } from '../signals';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -86,8 +86,8 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
   return async function fetchImage(text, signal) {
     let url = parseFetchableUrl(text);
     if (!url) throw new ImageFetchError('bad-url', 'only http(s) URLs without credentials are fetched');
-    const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const combined = signal ? anySignal([deadline, signal]) : deadline;
+    const deadline = deadlineSignal(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal ? [signal] : []);
+    const combined = deadline.signal;
     try {
       for (let hop = 0; ; hop += 1) {
         checkLiteralHost(url, allowed);
@@ -100,9 +100,11 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
       }
     } catch (error) {
       if (error instanceof ImageFetchError) throw error;
-      if (deadline.aborted) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
+      if (deadline.timedOut()) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
       if (signal?.aborted) throw signal.reason;
       throw new ImageFetchError('network', `${url.host}: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      deadline.dispose();
     }
   };
 }

@@ -1,4 +1,4 @@
-import { anySignal } from '../signals';
+import { deadlineSignal } from '../signals';
 import type { FieldValue, ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
@@ -64,10 +64,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
     // The submitted cover downloads while enrichment runs, and gives up well inside the
     // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
-    const coverSignal = anySignal([signal, AbortSignal.timeout(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET)]);
+    const coverDeadline = deadlineSignal(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal]);
     const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
-      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverSignal)
+      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverDeadline.signal).finally(() => coverDeadline.dispose())
       : Promise.resolve({});
+    if (submittedCoverUrl === undefined || !deps.images) coverDeadline.dispose();
     const enriched = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
       signal,
