@@ -39,6 +39,11 @@ export interface StoredCover {
 export interface ImageIntake {
   /** Fetches and stores a submitted `coverurl`. Never throws: a cover that cannot be had is a warning. */
   fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }>;
+  /**
+   * Downloads the first enrichment cover candidate that can be had before `signal` aborts (the
+   * enrichment deadline), so the answer carries it. Never throws.
+   */
+  fetchEnrichmentCover(candidates: readonly ImageCandidate[], signal: AbortSignal): Promise<StoredCover | undefined>;
   /** A cover among the candidates that is already in the store (a track seen before): no download. */
   knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined;
   /** Links the images to the stored record and downloads the enrichment ones in the background. */
@@ -69,6 +74,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverDeadline.signal).finally(() => coverDeadline.dispose())
       : Promise.resolve({});
     if (submittedCoverUrl === undefined || !deps.images) coverDeadline.dispose();
+    const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
     const enriched = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
       signal,
@@ -76,7 +82,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     });
     const { cover: submitted, warning } = await submittedCover;
     if (warning) warnings.push(warning);
-    const cover = submitted ?? deps.images?.knownCover(enriched.images);
+    const cover = submitted ?? deps.images?.knownCover(enriched.images) ?? (await enrichmentCover(deps.images, enriched.images, enrichmentEnds, signal));
     // The stored record keeps the truncated values the response warned about.
     const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
     // `coverurl` only ever names an image in our store (decisions.md: never echoed).
@@ -101,6 +107,18 @@ export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'sec
   const { fields: rawFields, credential } = parseSubmission(request);
   authenticate(credential, deps.secret);
   requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+}
+
+/** The found front cover, downloaded in what is left of the enrichment deadline (later ones come by the stream). */
+async function enrichmentCover(images: ImageIntake | undefined, candidates: readonly ImageCandidate[], endsAt: number, signal: AbortSignal): Promise<StoredCover | undefined> {
+  const remainingMs = endsAt - Date.now();
+  if (!images || remainingMs <= 0 || !candidates.some((candidate) => candidate.category === 'cover')) return undefined;
+  const deadline = deadlineSignal(remainingMs, [signal]);
+  try {
+    return await images.fetchEnrichmentCover(candidates, deadline.signal);
+  } finally {
+    deadline.dispose();
+  }
 }
 
 function pick(fields: TrackFields, keys: readonly string[]): TrackFields {
