@@ -101,4 +101,20 @@ describe('the enrichment cover in the first answer', () => {
       viewer.close();
     }
   });
+
+  it('When 20 identical submissions of a new track arrive at once, then every service and the image host see one request per distinct URL, redirect hops included', async () => {
+    const server = await start();
+    const results = await Promise.all(Array.from({ length: 20 }, () => submit(server, { artist: 'Massive Attack', title: 'Teardrop' })));
+    for (const { metadata } of results) expect(metadata.coverurl).toBe(COVER_URL);
+    await server.server.images.idle();
+
+    const calls = fakes.all().map((call) => `${call.service} ${call.method} ${call.path} ${JSON.stringify(call.query)}`);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.filter((call, index) => calls.indexOf(call) !== index)).toEqual([]);
+    // Every kind of outside request took part: lookups, the archive's redirect, the image hops.
+    const services = new Set(fakes.all().map((call) => call.service));
+    for (const service of ['musicbrainz', 'coverartarchive', 'wikidata', 'wikipedia', 'theaudiodb', 'image-host']) expect(services).toContain(service);
+    expect(fakes.imageHost.requests.some((call) => call.path.startsWith('/wiki/Special:FilePath/'))).toBe(true);
+    expect(fakes.imageHost.requests.some((call) => call.path.startsWith('/upload/'))).toBe(true);
+  });
 });
