@@ -37,6 +37,8 @@ describe('the enrichment cover in the first answer', () => {
   afterAll(() => fakes.close());
   beforeEach(() => fakes.reset());
   afterEach(async () => {
+    // Background image downloads finish first, so none reaches a fake after the next reset.
+    await t?.server.images.idle();
     await t?.close();
     t = undefined;
   });
