@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Config } from '../../src/config/schema';
 import { PNG } from '../fakes/image-host';
 import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
-import { MEZZANINE, MUSIQUE, MUSIQUE_GROUP } from '../fixtures/ids';
+import { MEZZANINE, MUSIQUE, MUSIQUE_GROUP, TEARDROP, TEARDROP_ISRC } from '../fixtures/ids';
 import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type DeepPartial, type TestServer } from '../helpers/test-server';
 import { connectClient, type Frame } from '../helpers/ws-client';
@@ -66,6 +66,13 @@ describe('the enrichment cover in the first answer', () => {
     }
   });
 
+  it('When only an ISRC is submitted (as DJ software often does), then the 200 has the recording, its album release and the cover', async () => {
+    const server = await start();
+    const { metadata } = await submit(server, { isrc: TEARDROP_ISRC });
+    expect(metadata).toMatchObject({ isrc: TEARDROP_ISRC, musicbrainzrecordingid: TEARDROP, title: 'Teardrop', artist: 'Massive Attack', album: 'Mezzanine', musicbrainzalbumid: MEZZANINE, coverurl: COVER_URL });
+    expect(fakes.musicbrainz.refusals()).toEqual([]);
+  });
+
   it('When the release has no front cover, then the release group cover is in the 200', async () => {
     const server = await start();
     const { metadata } = await submit(server, { artist: 'Daft Punk', title: 'One More Time', album: 'Musique Vol. 1' });
@@ -113,6 +120,7 @@ describe('the enrichment cover in the first answer', () => {
     const calls = fakes.all().map((call) => `${call.service} ${call.method} ${call.path} ${JSON.stringify(call.query)}`);
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.filter((call, index) => calls.indexOf(call) !== index)).toEqual([]);
+    expect(fakes.musicbrainz.refusals()).toEqual([]);
     // Every kind of outside request took part: lookups, the archive's redirect, the image hops.
     const services = new Set(fakes.all().map((call) => call.service));
     for (const service of ['musicbrainz', 'coverartarchive', 'wikidata', 'wikipedia', 'theaudiodb', 'image-host']) expect(services).toContain(service);
