@@ -17,13 +17,13 @@ export function createMusicBrainz(deps: ServiceDeps, baseUrl: string): Enricher 
   return {
     name: 'musicbrainz',
     async enrich(track, { signal }) {
-      const match = await findRecording(api, track, signal);
+      const match = await findRecording(api, deps, track, signal);
       return match ? describe(api, deps, track, match, { signal }) : null;
     },
   };
 }
 
-async function findRecording(api: MusicBrainzApi, track: Readonly<TrackFields>, signal: AbortSignal): Promise<Match | undefined> {
+async function findRecording(api: MusicBrainzApi, deps: ServiceDeps, track: Readonly<TrackFields>, signal: AbortSignal): Promise<Match | undefined> {
   const artist = fieldText(track, 'artist');
   const title = fieldText(track, 'title');
   const album = fieldText(track, 'album');
@@ -31,16 +31,19 @@ async function findRecording(api: MusicBrainzApi, track: Readonly<TrackFields>, 
   const recordingId = asMbid(track.musicbrainzrecordingid);
   if (recordingId !== undefined) {
     // The submitter (or AcoustID) named the recording: trust it, no guessing.
-    const recording = await api.recording(recordingId, signal);
-    return recording ? withRelease(recording, album) : undefined;
+    return recordingById(api, recordingId, album, signal);
   }
 
   const isrc = normalizeIsrc(fieldText(track, 'isrc'));
   if (isrc !== undefined) {
     const found = (await api.isrc(isrc, signal))?.recordings ?? [];
     // With artist and title at hand the ISRC's recordings must agree with them; without, it decides.
-    const match = artist !== undefined && title !== undefined ? pickMatch({ artist, title, album }, found) : firstRecording(found, album);
-    if (match) return match;
+    const match = artist !== undefined && title !== undefined ? pickMatch({ artist, title, album }, found) : found[0] && { recording: found[0], score: 1 };
+    // The ISRC names the recording; its releases and their release groups come from its lookup.
+    if (match) {
+      const full = await recordingById(api, match.recording.id, album, signal).catch((error: unknown) => logFailure(deps, signal, 'recording lookup', error));
+      return full ?? match;
+    }
   }
 
   if (artist === undefined || title === undefined) return undefined;
@@ -77,8 +80,8 @@ function withRelease(recording: MbRecording, album: string | undefined): Match {
   return release ? { recording, release, score: 1 } : { recording, score: 1 };
 }
 
-function firstRecording(recordings: readonly MbRecording[], album: string | undefined): Match | undefined {
-  const recording = recordings[0];
+async function recordingById(api: MusicBrainzApi, id: string, album: string | undefined, signal: AbortSignal): Promise<Match | undefined> {
+  const recording = await api.recording(id, signal);
   return recording ? withRelease(recording, album) : undefined;
 }
 

@@ -87,10 +87,31 @@ describe('MusicBrainz provider', () => {
     expect(fakes.musicbrainz.calls()[0]?.query.inc).toBe('artist-credits releases release-groups isrcs genres');
   });
 
-  it('When an ISRC is submitted, then its recording is used', async () => {
+  it('When only an ISRC is submitted, then MusicBrainz accepts every request and the recording, its album release and release group are found', async () => {
     const result = await musicbrainz().enrich({ isrc: 'gb-aaa-98-00321' }, noDeadline());
-    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine', title: 'Teardrop' });
-    expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/isrc/${TEARDROP_ISRC}`);
+    expect(result?.fields).toMatchObject({
+      musicbrainzrecordingid: TEARDROP,
+      title: 'Teardrop',
+      artist: 'Massive Attack',
+      album: 'Mezzanine',
+      musicbrainzalbumid: MEZZANINE,
+      musicbrainzreleasegroupid: MEZZANINE_GROUP,
+      date: '1998-04-20',
+      label: 'Circa',
+    });
+    const calls = fakes.musicbrainz.calls();
+    expect(calls.map((call) => call.path)).toEqual([`/ws/2/isrc/${TEARDROP_ISRC}`, `/ws/2/recording/${TEARDROP}`, `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
+    // ISRC.pm: no release-groups on /isrc (the old request was refused with 400).
+    expect(calls[0]?.query.inc).toBe('artist-credits');
+    expect(fakes.musicbrainz.refusals()).toEqual([]);
+  });
+
+  it('When the recording lookup after the ISRC fails, then the ISRC match stands without an album', async () => {
+    fakes.musicbrainz.override((request) => (request.path.startsWith('/ws/2/recording/') ? { status: 500, body: 'Internal Server Error' } : undefined));
+    const result = await musicbrainz().enrich({ isrc: TEARDROP_ISRC }, noDeadline());
+    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, title: 'Teardrop', artist: 'Massive Attack' });
+    expect(result?.fields?.album).toBeUndefined();
+    expect(current?.logs.join('\n')).toMatch(/musicbrainz recording lookup failed.*HTTP 500/);
   });
 
   it('When the release lookup fails, then the match is still returned without label', async () => {
