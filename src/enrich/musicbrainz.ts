@@ -1,10 +1,9 @@
 import type { TrackFields } from '../domain/track';
 import type { Enricher, Enrichment, EnrichmentContext } from './enricher';
-import { asMbid } from './json-read';
 import { chooseRelease, creditText, pickMatch, type Match, type Wanted } from './match';
 import { MusicBrainzApi } from './musicbrainz-api';
 import type { MbArtist, MbGenre, MbRecording, MbRecordingList, MbRelease } from './musicbrainz-types';
-import { fieldText, foundFields, logDegraded, type ServiceDeps } from './service';
+import { fieldMbid, fieldText, fieldTexts, foundFields, logDegraded, type ServiceDeps } from './service';
 
 // MusicBrainz (issue 5): the recording by its MBID, else by ISRC, else by a search on artist and
 // title (and album); then the chosen release (label, genres) and the artist (web sites, including
@@ -28,13 +27,16 @@ async function findRecording(api: MusicBrainzApi, deps: ServiceDeps, track: Read
   const title = fieldText(track, 'title');
   const album = fieldText(track, 'album');
 
-  const recordingId = asMbid(track.musicbrainzrecordingid);
+  const recordingId = fieldMbid(track, 'musicbrainzrecordingid');
   if (recordingId !== undefined) {
     // The submitter (or AcoustID) named the recording: trust it, no guessing.
     return recordingById(api, recordingId, album, signal);
   }
 
-  const isrc = normalizeIsrc(fieldText(track, 'isrc'));
+  // One ISRC, or a list of them (What's Now Playing sends a list): the first well-formed one.
+  const isrc = fieldTexts(track, 'isrc')
+    .map(normalizeIsrc)
+    .find((code) => code !== undefined);
   if (isrc !== undefined) {
     const found = (await api.isrc(isrc, signal))?.recordings ?? [];
     // With artist and title at hand the ISRC's recordings must agree with them; without, it decides.
@@ -88,7 +90,7 @@ async function recordingById(api: MusicBrainzApi, id: string, album: string | un
 async function describe(api: MusicBrainzApi, deps: ServiceDeps, track: Readonly<TrackFields>, match: Match, { signal }: EnrichmentContext): Promise<Enrichment> {
   const { recording, release } = match;
   const credit = recording['artist-credit'] ?? [];
-  const artistId = asMbid(track.musicbrainzartistid) ?? credit[0]?.artist.id;
+  const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;
 
   // Secondary lookups only add detail: when one fails or the deadline passes, the match stands.
   const [releaseDetail, artistDetail] = await Promise.all([

@@ -106,6 +106,21 @@ describe('MusicBrainz provider', () => {
     expect(fakes.musicbrainz.refusals()).toEqual([]);
   });
 
+  it('When the ISRC comes as a list, as What\'s Now Playing sends it, then the first well-formed one is looked up', async () => {
+    const result = await musicbrainz().enrich({ isrc: ['not an isrc', 'GB-AAA-98-00321', 'USRC17607839'] }, noDeadline());
+    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine' });
+    expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/isrc/${TEARDROP_ISRC}`);
+    expect(fakes.musicbrainz.refusals()).toEqual([]);
+  });
+
+  it('When the artist MBID comes as a list, then the first MBID in it names the artist, not the recording\'s credit', async () => {
+    const submittedArtist = '00000000-0000-4000-8000-000000000001';
+    const result = await musicbrainz().enrich({ musicbrainzrecordingid: TEARDROP, musicbrainzartistid: ['not an id', submittedArtist, MASSIVE_ATTACK] }, noDeadline());
+    expect(result?.fields).toMatchObject({ album: 'Mezzanine' });
+    const artistLookups = fakes.musicbrainz.calls().filter((call) => call.path.startsWith('/ws/2/artist/'));
+    expect(artistLookups.map((call) => call.path)).toEqual([`/ws/2/artist/${submittedArtist}`]);
+  });
+
   it('When the recording lookup after the ISRC fails, then the ISRC match stands without an album', async () => {
     fakes.musicbrainz.override((request) => (request.path.startsWith('/ws/2/recording/') ? { status: 500, body: 'Internal Server Error' } : undefined));
     const result = await musicbrainz().enrich({ isrc: TEARDROP_ISRC }, noDeadline());
