@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
+import { parseIsoDateTime } from '../../domain/iso-time';
 import type { TrackRecord } from '../../domain/track';
 import { AppError } from '../../errors';
 import { deleteTrack, type DeleteDeps } from '../../pipeline/delete-track';
@@ -86,7 +87,7 @@ export function parseHistoryQuery(query: Query): HistoryQuery {
       }
       case 'since':
       case 'until': {
-        const at = parseIsoDateTime(value);
+        const at = parseIsoDateTime(value, 'utc');
         if (at === undefined) {
           throw invalid(`Invalid '${key}': expected an ISO 8601 date-time such as 2026-11-22T20:00:00Z (write + in an offset as %2B)`);
         }
@@ -108,33 +109,4 @@ export function parseDbid(value: string): number | undefined {
   if (!/^[1-9]\d{0,15}$/.test(value)) return undefined;
   const dbid = Number(value);
   return Number.isSafeInteger(dbid) ? dbid : undefined;
-}
-
-const LAST_ISO_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?(Z|[+-]\d{2}:\d{2})?$/i;
-
-/**
- * An ISO 8601 date or date-time, normalized to how received_at is stored (UTC, milliseconds).
- * Without an offset it is UTC. Impossible dates (February 30) are refused, not rolled over.
- */
-export function parseIsoDateTime(value: string): string | undefined {
-  const match = ISO_DATE_TIME.exec(value);
-  if (!match) return undefined;
-  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', offset = 'Z'] = match;
-  const numbers = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
-  const [y, mo, d, h, mi, s] = numbers;
-  const calendar = new Date(Date.UTC(y, mo - 1, d));
-  if (calendar.getUTCMonth() !== mo - 1 || calendar.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) return undefined;
-  let offsetMinutes = 0;
-  if (offset.toUpperCase() !== 'Z') {
-    const sign = offset.startsWith('-') ? -1 : 1;
-    const [oh, om] = offset.slice(1).split(':').map(Number) as [number, number];
-    if (oh > 23 || om > 59) return undefined;
-    offsetMinutes = sign * (oh * 60 + om);
-  }
-  const ms = fraction === '' ? 0 : Math.floor(Number(`0${fraction}`) * 1000);
-  const time = Date.UTC(y, mo - 1, d, h, mi, s, ms) - offsetMinutes * 60_000;
-  // Four-digit years only (Date.UTC reads 0-99 as 1900-1999; past 9999 ISO strings stop sorting).
-  if (y < 1000 || !(time <= LAST_ISO_TIME)) return undefined;
-  return new Date(time).toISOString();
 }
