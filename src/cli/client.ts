@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { CliError, EXIT, exitCodeForStatus } from './exit-codes';
 
 // HTTP client to a running svc: base URL, auth header, per-request timeout, and every failure
@@ -155,7 +156,7 @@ export function describeNetworkError(error: unknown): string {
     if (current.cause === undefined) return current.message;
     current = current.cause;
   }
-  return current instanceof Error ? current.message : String(current);
+  return errorMessage(current);
 }
 
 export function formatSeconds(ms: number): string {

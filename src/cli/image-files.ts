@@ -1,3 +1,5 @@
+import { isImageKey } from '../domain/image';
+
 // How `svc watch-images --save DIR` names files: `<key>.<extension>`. Pure.
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
@@ -15,11 +17,6 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
   'image/vnd.microsoft.icon': 'ico',
 };
 
-/** The key is the SHA-256 of the bytes in hex; anything else could name a path outside DIR. */
-export function isImageKey(key: string): boolean {
-  return /^[0-9a-f]{64}$/i.test(key);
-}
-
 /** `image/jpeg; charset=binary` -> `jpg`; an unknown image type keeps a safe subtype, else `bin`. */
 export function extensionFor(mimeType: string): string {
   const type = (mimeType.split(';')[0] ?? '').trim().toLowerCase();
@@ -31,5 +28,6 @@ export function extensionFor(mimeType: string): string {
 
 /** `<key>.<ext>`, or null when the key is not a SHA-256 hex digest. */
 export function imageFileName(key: string, mimeType: string): string | null {
-  return isImageKey(key) ? `${key.toLowerCase()}.${extensionFor(mimeType)}` : null;
+  const normalized = key.toLowerCase();
+  return isImageKey(normalized) ? `${normalized}.${extensionFor(mimeType)}` : null;
 }

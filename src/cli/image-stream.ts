@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
 import { describeNetworkError, formatSeconds } from './client';
@@ -74,7 +75,7 @@ async function handleFrame(options: FollowOptions, raw: string): Promise<void> {
   try {
     await options.onFrame(frame, raw);
   } catch (error) {
-    options.note(error instanceof Error ? error.message : String(error));
+    options.note(errorMessage(error));
   }
 }
 

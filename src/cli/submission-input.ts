@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 // `svc submit -`: turns stdin lines into submissions. Pure over an async iterable of lines.
 //
 // NDJSON is read line by line as it arrives (a live feed is submitted as it happens); a blank
@@ -49,7 +50,7 @@ function judgeLine(line: number, text: string): InputItem {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { line, error: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
+    return { line, error: `invalid JSON: ${errorMessage(error)}` };
   }
   return judgeValue(line, value);
 }

@@ -34,6 +34,74 @@ export const MUSICBRAINZ_INTERVAL_MS = 1000 + 25;
 export const ACOUSTID_INTERVAL_MS = Math.ceil(1000 / 3) + 10;
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 
+type EnrichmentSettings = FrozenConfig['enrichment'];
+type Stage = 'recognition' | 'identification' | 'cover' | 'artist';
+/** Stages run in this order; the providers of one stage run in parallel. */
+const STAGE_ORDER: readonly Stage[] = ['recognition', 'identification', 'cover', 'artist'];
+
+/** One outside service: adding a provider means adding one entry here (and its config keys). */
+interface ProviderEntry {
+  /** Its key under `enrichment` in the config, and its name in logs and `enrichment_sources`. */
+  name: 'acoustid' | 'musicbrainz' | 'coverartarchive' | 'wikidata' | 'theaudiodb' | 'fanarttv';
+  stage: Stage;
+  /** Present when the service needs an API key: the provider is skipped (with a warning) without one. */
+  apiKey?: (settings: EnrichmentSettings) => string;
+  /** The service's published rate limit, shared by every request of this process to its origin. */
+  minIntervalMs?: number;
+  create(deps: ServiceDeps, settings: EnrichmentSettings, depsFor: (service: string) => ServiceDeps): Enricher;
+}
+
+export const PROVIDERS: readonly ProviderEntry[] = [
+  {
+    name: 'acoustid',
+    stage: 'recognition',
+    apiKey: (settings) => settings.acoustid.apiKey,
+    minIntervalMs: ACOUSTID_INTERVAL_MS,
+    create: (deps, settings) => createAcoustId(deps, { baseUrl: settings.acoustid.baseUrl, apiKey: settings.acoustid.apiKey }),
+  },
+  {
+    name: 'musicbrainz',
+    stage: 'identification',
+    minIntervalMs: MUSICBRAINZ_INTERVAL_MS,
+    create: (deps, settings) => {
+      if (settings.contact.trim() === '') {
+        deps.logger.info('enrichment: MusicBrainz asks API users for a contact; set enrichment.contact to a URL or e-mail address');
+      }
+      return createMusicBrainz(deps, settings.musicbrainz.baseUrl);
+    },
+  },
+  {
+    name: 'coverartarchive',
+    stage: 'cover',
+    create: (deps, settings) => createCoverArtArchive(deps, settings.coverartarchive.baseUrl),
+  },
+  {
+    name: 'wikidata',
+    stage: 'artist',
+    create: (deps, settings, depsFor) =>
+      createWikidata(deps, {
+        baseUrl: settings.wikidata.baseUrl,
+        commonsBaseUrl: settings.commons.baseUrl,
+        language: settings.wikipedia.language,
+        // The biography comes from Wikipedia, through the article the Wikidata item names.
+        wikipedia: settings.wikipedia.enabled ? new WikipediaClient(depsFor('wikipedia'), settings.wikipedia.baseUrl) : undefined,
+      }),
+  },
+  {
+    name: 'theaudiodb',
+    stage: 'artist',
+    apiKey: (settings) => settings.theaudiodb.apiKey,
+    create: (deps, settings) =>
+      createTheAudioDb(deps, { baseUrl: settings.theaudiodb.baseUrl, apiKey: settings.theaudiodb.apiKey, language: settings.wikipedia.language }),
+  },
+  {
+    name: 'fanarttv',
+    stage: 'artist',
+    apiKey: (settings) => settings.fanarttv.apiKey,
+    create: (deps, settings) => createFanartTv(deps, { baseUrl: settings.fanarttv.baseUrl, apiKey: settings.fanarttv.apiKey }),
+  },
+];
+
 export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): EnrichmentPlan {
   if (!config.enrichment.enabled) return [];
   const settings = withoutTrailingSlashes(config.enrichment);
@@ -47,59 +115,24 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
     lookups,
     logger: deps.logger,
   });
-  const keyed = (name: string, apiKey: string): boolean => {
-    if (apiKey.trim() !== '') return true;
-    deps.logger.warn(`enrichment: ${name} is enabled but has no apiKey; it is skipped`);
-    return false;
-  };
 
-  const recognition: Enricher[] = [];
-  if (settings.acoustid.enabled && keyed('acoustid', settings.acoustid.apiKey)) {
-    const { baseUrl, apiKey } = settings.acoustid;
-    const limiter = processRateLimiter(new URL(baseUrl).origin, ACOUSTID_INTERVAL_MS);
-    recognition.push(createAcoustId(serviceDeps('acoustid', { limiter, secrets: [apiKey] }), { baseUrl, apiKey }));
-  }
-
-  const identification: Enricher[] = [];
-  if (settings.musicbrainz.enabled) {
-    const { baseUrl } = settings.musicbrainz;
-    if (settings.contact.trim() === '') {
-      deps.logger.info('enrichment: MusicBrainz asks API users for a contact; set enrichment.contact to a URL or e-mail address');
+  const enabled = PROVIDERS.filter((provider) => settings[provider.name].enabled);
+  const enrichers = enabled.flatMap((provider) => {
+    const apiKey = provider.apiKey?.(settings).trim();
+    if (apiKey === '') {
+      deps.logger.warn(`enrichment: ${provider.name} is enabled but has no apiKey; it is skipped`);
+      return [];
     }
-    const limiter = processRateLimiter(new URL(baseUrl).origin, MUSICBRAINZ_INTERVAL_MS);
-    identification.push(createMusicBrainz(serviceDeps('musicbrainz', { limiter }), baseUrl));
-  }
-
-  const cover: Enricher[] = [];
-  if (settings.coverartarchive.enabled) {
-    cover.push(createCoverArtArchive(serviceDeps('coverartarchive'), settings.coverartarchive.baseUrl));
-  }
-
-  const artist: Enricher[] = [];
-  if (settings.wikidata.enabled) {
-    const wikipedia = settings.wikipedia.enabled ? new WikipediaClient(serviceDeps('wikipedia'), settings.wikipedia.baseUrl) : undefined;
-    artist.push(
-      createWikidata(serviceDeps('wikidata'), {
-        baseUrl: settings.wikidata.baseUrl,
-        commonsBaseUrl: settings.commons.baseUrl,
-        language: settings.wikipedia.language,
-        wikipedia,
-      }),
-    );
-  }
-  if (settings.theaudiodb.enabled && keyed('theaudiodb', settings.theaudiodb.apiKey)) {
-    const { baseUrl, apiKey } = settings.theaudiodb;
-    artist.push(createTheAudioDb(serviceDeps('theaudiodb', { secrets: [apiKey] }), { baseUrl, apiKey, language: settings.wikipedia.language }));
-  }
-  if (settings.fanarttv.enabled && keyed('fanarttv', settings.fanarttv.apiKey)) {
-    const { baseUrl, apiKey } = settings.fanarttv;
-    artist.push(createFanartTv(serviceDeps('fanarttv', { secrets: [apiKey] }), { baseUrl, apiKey }));
-  }
-
-  return [recognition, identification, cover, artist].filter((stage) => stage.length > 0);
+    const { baseUrl } = settings[provider.name];
+    const limiter = provider.minIntervalMs === undefined ? undefined : processRateLimiter(new URL(baseUrl).origin, provider.minIntervalMs);
+    const extra: Partial<ServiceClientOptions> = { ...(limiter ? { limiter } : {}), ...(apiKey ? { secrets: [apiKey] } : {}) };
+    return [{ stage: provider.stage, enricher: provider.create(serviceDeps(provider.name, extra), settings, (service) => serviceDeps(service)) }];
+  });
+  return STAGE_ORDER.map((stage) => enrichers.filter((entry) => entry.stage === stage).map((entry) => entry.enricher)).filter(
+    (stage) => stage.length > 0,
+  );
 }
 
-type EnrichmentSettings = FrozenConfig['enrichment'];
 
 /** `https://musicbrainz.org/ws/2/` and `https://musicbrainz.org/ws/2` mean the same. */
 function withoutTrailingSlashes(settings: EnrichmentSettings): EnrichmentSettings {

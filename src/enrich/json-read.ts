@@ -1,10 +1,12 @@
+import { isPlainObject } from '../domain/plain-object';
+
 // Reading the JSON of outside services without trusting its shape: every accessor checks the
 // type and answers undefined (or an empty list) for anything unexpected. Pure.
 
 export type JsonObject = Record<string, unknown>;
 
 export function asObject(value: unknown): JsonObject | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
+  return isPlainObject(value) ? value : undefined;
 }
 
 /** A non-empty string after trimming, else undefined. */

@@ -1,4 +1,4 @@
-import type { ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service';
 import {
   decodeArtist,
   decodeRecording,
@@ -59,18 +59,7 @@ export class MusicBrainzApi {
 
   private get<T>(path: string, query: string, decode: (raw: unknown) => T | null, signal: AbortSignal): Promise<T | null> {
     const key = `${path}?${query}`;
-    return this.deps.lookups.get(
-      {
-        service: SERVICE,
-        key,
-        decode,
-        fetch: async (flightSignal) => {
-          const answer = await this.deps.client.json(`${this.baseUrl}/${key}&fmt=json`, { signal: flightSignal });
-          return answer.found ? answer.body : undefined;
-        },
-      },
-      signal,
-    );
+    return lookupJson(this.deps, { service: SERVICE, key, url: `${this.baseUrl}/${key}&fmt=json`, decode }, signal);
   }
 }
 

@@ -2,13 +2,17 @@ import { setMaxListeners } from 'node:events';
 import type { ImageCandidate, TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
-import { fillEmptyFields, type Merged } from '../pipeline/merge';
+import { fillEmptyFields, isEmpty, type Merged } from '../domain/fill-empty-fields';
 import type { Enrichment, EnrichmentPlan } from './enricher';
 
 /** How long providers may take to return partial results once the deadline has passed. */
 const ABORT_GRACE_MS = 25;
 
-export interface EnrichmentOutcome extends Merged {
+export interface EnrichmentOutcome {
+  /** Only what enrichment added: fields the track had empty, each from the first provider in plan order. */
+  added: TrackFields;
+  /** Field name -> provider that supplied it, for every field of `added`. */
+  sources: Record<string, string>;
   images: ImageCandidate[];
   /** True when the deadline cut enrichment short; whatever arrived in time is kept. */
   timedOut: boolean;
@@ -26,9 +30,9 @@ export interface RunOptions {
  * is logged and contributes nothing, a slow one is abandoned at the deadline.
  */
 export async function runEnrichers(track: Readonly<TrackFields>, plan: EnrichmentPlan, options: RunOptions): Promise<EnrichmentOutcome> {
-  let merged: Merged = { fields: { ...track }, sources: {} };
+  let added: Merged = { fields: {}, sources: {} };
   const images: ImageCandidate[] = [];
-  if (plan.every((stage) => stage.length === 0)) return { ...merged, images, timedOut: false };
+  if (plan.every((stage) => stage.length === 0)) return { added: {}, sources: {}, images, timedOut: false };
 
   const controller = new AbortController();
   // Every lookup, queue wait and request of the submission listens to this one signal.
@@ -42,7 +46,8 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
     for (const stage of plan) {
       if (controller.signal.aborted) break;
       const settled: (Enrichment | null | undefined)[] = new Array(stage.length);
-      const snapshot = merged.fields;
+      // Each stage sees the track plus what earlier stages found (e.g. MusicBrainz's release id for the cover).
+      const snapshot: TrackFields = { ...track, ...added.fields };
       const runs = stage.map(async (enricher, index) => {
         try {
           settled[index] = await enricher.enrich(snapshot, { signal: controller.signal });
@@ -59,18 +64,23 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
       stage.forEach((enricher, index) => {
         const result = settled[index];
         if (!result) return;
-        if (result.fields) merged = fillEmptyFields(merged, result.fields, enricher.name, result.sources);
+        if (result.fields) added = fillEmptyFields(added, onlyEmptyIn(track, result.fields), enricher.name, result.sources);
         if (result.images) images.push(...result.images);
       });
     }
     const timedOut = controller.signal.aborted && !options.signal?.aborted;
     if (timedOut) options.logger.warn(`enrichment: deadline of ${options.deadlineMs} ms reached, keeping what arrived`);
-    return { ...merged, images, timedOut };
+    return { added: added.fields, sources: added.sources, images, timedOut };
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onParentAbort);
     if (!controller.signal.aborted) controller.abort(new Error('enrichment finished'));
   }
+}
+
+/** The fields of `found` that the submitted track has empty: enrichment never overrides the submitter. */
+function onlyEmptyIn(track: Readonly<TrackFields>, found: Readonly<TrackFields>): TrackFields {
+  return Object.fromEntries(Object.entries(found).filter(([key]) => isEmpty(track[key])));
 }
 
 function delay(ms: number): Promise<void> {

@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events';
 import type { ImageCandidate, ImageCategory, TrackImage, TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
-import type { NowPlaying } from '../pipeline/now-playing';
-import type { ImageIntake, StoredCover } from '../pipeline/submit-track';
-import { ImageRejected, isImageKey, type ImageStore, type StoredImage } from '../store/images';
+import type { NowPlaying } from '../store/now-playing';
+import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
+import type { ImageIntake, StoredCover } from '../domain/image-intake';
+import { ImageRejected, type ImageStore, type StoredImage } from '../store/images';
 import type { TrackStore } from '../store/tracks';
 import { ImageFetchError, parseFetchableUrl, type FetchFailure, type ImageFetcher } from './fetch-image';
 import { nameKey } from './names';
@@ -40,7 +41,8 @@ const FAILURE_TEXT: Readonly<Record<FetchFailure | ImageRejected['reason'], stri
   'refused-address': 'its host is a local or reserved address',
   'too-many-redirects': 'too many redirects',
   'http-status': 'the server did not answer with an image',
-  'too-large': 'the image is larger than 10 MiB',
+  'too-large': `the image is larger than ${MAX_IMAGE_BYTES / (1024 * 1024)} MiB`,
+  'over-budget': 'the image is larger than the whole image store (images.maxTotalBytes)',
   'not-an-image': 'not a JPEG, PNG, WebP or GIF image',
   timeout: 'the download took too long',
   network: 'the server could not be reached',
@@ -51,10 +53,6 @@ interface Linkable {
   category: ImageCategory;
   key: string;
   source: string;
-}
-
-export function coverUrlFor(key: string): string {
-  return `cover/${key}`;
 }
 
 export class ImageCollector extends EventEmitter<CollectorEvents> implements ImageIntake {
@@ -72,8 +70,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
 
   async fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }> {
     // Our own reference (e.g. `svc last | svc submit`): kept when the image is stored here.
-    const own = /^cover\/([0-9a-f]{64})$/.exec(coverurl);
-    if (own?.[1] && isImageKey(own[1]) && this.deps.store.meta(own[1])) return { cover: toCover(own[1], 'submitted') };
+    const own = keyOfCoverUrl(coverurl);
+    if (own && this.deps.store.meta(own)) return { cover: toCover(own, 'submitted') };
     const url = parseFetchableUrl(coverurl);
     if (!url) return { warning: "Field 'coverurl' dropped: not an http(s) URL" };
     try {

@@ -1,17 +1,17 @@
+import { errorMessage } from '../errors';
 import { anySignal } from '../signals';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
-import { SNIFF_BYTES, sniffImageType, type ImageMimeType } from './sniff';
+import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
 
 // The one image downloader: submitted cover URLs and enrichment images alike (issue 4
 // "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is
 // opened, inside the connection's own `lookup`, so a DNS answer cannot change between the
 // check and the connect (rebinding). Redirects are followed by hand and checked again per hop.
 
-export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -102,7 +102,7 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
       if (error instanceof ImageFetchError) throw error;
       if (deadline.aborted) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
       if (signal?.aborted) throw signal.reason;
-      throw new ImageFetchError('network', `${url.host}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ImageFetchError('network', `${url.host}: ${errorMessage(error)}`);
     }
   };
 }

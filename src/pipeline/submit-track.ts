@@ -1,12 +1,14 @@
 import { anySignal } from '../signals';
-import type { FieldValue, ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
+import type { ImageIntake, StoredCover } from '../domain/image-intake';
+import type { FieldValue, TrackFields } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
+import { fillEmptyFields } from '../domain/fill-empty-fields';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
-import type { NowPlaying } from './now-playing';
+import type { NowPlaying } from '../store/now-playing';
 import { parseSubmission, type RawRequest } from './parse';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
@@ -25,24 +27,6 @@ export interface SubmitDeps {
   logger: Logger;
   /** Where images go; without it a submitted `coverurl` is dropped and no image is fetched. */
   images?: ImageIntake;
-}
-
-/** A cover in the image store; `url` is what `coverurl` says: `cover/<key>`. */
-export interface StoredCover {
-  key: string;
-  url: string;
-  /** Who supplied it: `submitted`, or the provider that found it. */
-  source: string;
-}
-
-/** The image store's side of a submission (implemented by images/collector.ts). */
-export interface ImageIntake {
-  /** Fetches and stores a submitted `coverurl`. Never throws: a cover that cannot be had is a warning. */
-  fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }>;
-  /** A cover among the candidates that is already in the store (a track seen before): no download. */
-  knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined;
-  /** Links the images to the stored record and downloads the enrichment ones in the background. */
-  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -68,14 +52,16 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
       ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverSignal)
       : Promise.resolve({});
-    const enriched = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
+    const enrichment = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
       signal,
       logger: deps.logger,
     });
     const { cover: submitted, warning } = await submittedCover;
     if (warning) warnings.push(warning);
-    const cover = submitted ?? deps.images?.knownCover(enriched.images);
+    const cover = submitted ?? deps.images?.knownCover(enrichment.images);
+    // The use case owns the merge: enrichment only fills what the submission left empty.
+    const enriched = fillEmptyFields({ fields: { ...fields, ...recognitionInput }, sources: {} }, enrichment.added, 'enrichment', enrichment.sources);
     // The stored record keeps the truncated values the response warned about.
     const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
     // `coverurl` only ever names an image in our store (decisions.md: never echoed).
@@ -86,7 +72,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     signal.throwIfAborted();
     const stored = deps.tracks.insert({ receivedSeq, receivedAt, metadata });
     deps.nowPlaying.offer(stored);
-    deps.images?.collect(stored, cover, enriched.images);
+    deps.images?.collect(stored, cover, enrichment.images);
     return stored;
   });
 

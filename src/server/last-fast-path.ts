@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log';
-import type { NowPlaying } from '../pipeline/now-playing';
+import type { NowPlaying } from '../store/now-playing';
 import type { CorsPolicy } from './middleware/cors';
 import { logAccess } from './middleware/request-log';
 import { lastResponse } from './routes/last';

@@ -7,7 +7,7 @@ import { StartupError } from '../errors';
 import { createLogger, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
-import { NowPlaying } from '../pipeline/now-playing';
+import { NowPlaying } from '../store/now-playing';
 import { openDatabase } from '../store/database';
 import { createImageStore, type ImageStore } from '../store/images';
 import { createTrackStore, type TrackStore } from '../store/tracks';

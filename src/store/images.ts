@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { ImageCategory } from '../domain/track';
-import { sniffImageType, type ImageMimeType } from '../images/sniff';
+import { MAX_IMAGE_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
 import type { Db } from './database';
 
 // The image store (issue 4 "Image store"): content-addressed blobs in SQLite, their sniffed MIME
 // type, the links from track records by category, and least-recently-used eviction past
 // `images.maxTotalBytes`. Statements are prepared once, when the store opens.
 
-export const MAX_STORED_IMAGE_BYTES = 10 * 1024 * 1024;
 /** A served image is marked as used at most this often, so a busy overlay does not write per request. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -35,7 +34,7 @@ export interface NewLink {
 
 export class ImageRejected extends Error {
   constructor(
-    readonly reason: 'not-an-image' | 'too-large',
+    readonly reason: 'not-an-image' | 'too-large' | 'over-budget',
     message: string,
   ) {
     super(message);
@@ -71,10 +70,6 @@ interface ImageRow {
   key: string;
   mime_type: ImageMimeType;
   size: number;
-}
-
-export function isImageKey(text: string): boolean {
-  return /^[0-9a-f]{64}$/.test(text);
 }
 
 export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore {
@@ -130,9 +125,9 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   const put = db.transaction((bytes: Buffer): StoredImage => {
     const mimeType = sniffImageType(bytes);
     if (!mimeType) throw new ImageRejected('not-an-image', 'not a JPEG, PNG, WebP or GIF image');
-    if (bytes.length > MAX_STORED_IMAGE_BYTES || bytes.length > options.maxTotalBytes) {
-      throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the limit`);
-    }
+    if (bytes.length > MAX_IMAGE_BYTES) throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the per-image limit`);
+    // The image alone would overflow the configured store: it could never be kept.
+    if (bytes.length > options.maxTotalBytes) throw new ImageRejected('over-budget', `image of ${bytes.length} bytes is over images.maxTotalBytes`);
     const key = sha256(bytes);
     const at = now();
     if (meta.get(key)) {

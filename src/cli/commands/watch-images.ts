@@ -1,3 +1,4 @@
+import { errorMessage } from '../../errors';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -89,7 +90,7 @@ async function prepareDirectory(dir: string): Promise<void> {
     await fs.mkdir(dir, { recursive: true });
     await fs.access(dir, fs.constants.W_OK);
   } catch (error) {
-    throw new CliError(`--save: cannot write to ${dir}: ${error instanceof Error ? error.message : String(error)}`, EXIT.USAGE);
+    throw new CliError(`--save: cannot write to ${dir}: ${errorMessage(error)}`, EXIT.USAGE);
   }
 }
 
@@ -103,7 +104,7 @@ async function saveImage(client: SvcClient, frame: ImageFrame, dir: string): Pro
   try {
     ({ bytes } = await client.download(new URL(frame.url, client.settings.baseUrl)));
   } catch (error) {
-    throw new CliError(`cannot save image ${frame.key}: ${error instanceof Error ? error.message : String(error)}`, EXIT.SERVER_ERROR);
+    throw new CliError(`cannot save image ${frame.key}: ${errorMessage(error)}`, EXIT.SERVER_ERROR);
   }
   const { createHash } = require('node:crypto') as typeof import('node:crypto');
   if (createHash('sha256').update(bytes).digest('hex') !== frame.key.toLowerCase()) {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import { isImageKey, type ImageStore } from '../../store/images';
+import { isImageKey } from '../../domain/image';
+import type { ImageStore } from '../../store/images';
 import type { AppState } from '../context';
 import { matchesEtag } from '../etag';
 

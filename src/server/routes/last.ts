@@ -1,4 +1,4 @@
-import type { NowPlayingSnapshot } from '../../pipeline/now-playing';
+import type { NowPlayingSnapshot } from '../../store/now-playing';
 import { matchesEtag } from '../etag';
 
 // GET /v1/last (api-spec 4.1; decisions.md): the current track from a copy serialized once per

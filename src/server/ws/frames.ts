@@ -1,3 +1,4 @@
+import { coverUrlFor } from '../../domain/image';
 import type { ImageCategory, TrackFields, TrackImage } from '../../domain/track';
 
 // Frames of /v1/images/ws (decisions.md "/v1/images/ws"). JSON text frames. Pure.
@@ -109,7 +110,7 @@ export function imageFrame(image: TrackImage): ImageFrame {
     dbid: image.dbid,
     category: image.category,
     key: image.key,
-    url: `cover/${image.key}`,
+    url: coverUrlFor(image.key),
     mime_type: image.mimeType,
     artist: image.artist,
     title: image.title,

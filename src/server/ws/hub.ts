@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
-import type { NowPlaying } from '../../pipeline/now-playing';
+import type { NowPlaying } from '../../store/now-playing';
 import { errorFrame, imageFrame, trackFrame, type PushFrame, type ReplyFrame } from './frames';
 import { answerMessage, type ImageLookup } from './requests';
 

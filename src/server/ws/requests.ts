@@ -1,3 +1,4 @@
+import { coverUrlFor } from '../../domain/image';
 import { isPlainObject } from '../../domain/plain-object';
 import { IMAGE_CATEGORIES, type ImageCategory } from '../../domain/track';
 import { errorMessage } from '../../errors';
@@ -128,7 +129,7 @@ function getImages(query: ImageQuery, context: RequestContext): ImageDataFrame |
     ...echo(query),
     image_data: image.bytes.toString('base64'),
     key: image.key,
-    url: `cover/${image.key}`,
+    url: coverUrlFor(image.key),
     mime_type: image.mimeType,
   };
 }
@@ -140,7 +141,7 @@ function listImages(query: ImageQuery, context: RequestContext): ImageListFrame 
     ...echo(query),
     cache_keys: found.map((image) => image.key),
     total: found.length,
-    images: found.map((image) => ({ key: image.key, url: `cover/${image.key}`, mime_type: image.mimeType })),
+    images: found.map((image) => ({ key: image.key, url: coverUrlFor(image.key), mime_type: image.mimeType })),
   };
 }
 

@@ -28,7 +28,7 @@ describe('runEnrichers', () => {
       { deadlineMs: 1000, logger: createLogger(() => {}) },
     );
     expect(seen[0]).toEqual({ artist: 'A', album: 'B' });
-    expect(outcome.fields).toEqual({ artist: 'A', album: 'B', date: '2001' });
+    expect(outcome.added).toEqual({ album: 'B', date: '2001' });
     expect(outcome.sources).toEqual({ album: 'first', date: 'second' });
     expect(outcome.timedOut).toBe(false);
   });
@@ -41,7 +41,7 @@ describe('runEnrichers', () => {
       { deadlineMs: 100, logger: createLogger(() => {}) },
     );
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(outcome.fields).toEqual({ artist: 'A', album: 'B' });
+    expect(outcome.added).toEqual({ album: 'B' });
     expect(outcome.timedOut).toBe(true);
   });
 
@@ -51,8 +51,17 @@ describe('runEnrichers', () => {
       deadlineMs: 1000,
       logger: createLogger((line) => lines.push(line)),
     });
-    expect(outcome.fields).toEqual({ title: 'T', album: 'B' });
+    expect(outcome.added).toEqual({ album: 'B' });
     expect(lines.join('\n')).toMatch(/broken failed: HTTP 503/);
+  });
+
+  it('When a provider offers a field the submission already has, then it is not among the additions', async () => {
+    const outcome = await runEnrichers({ title: 'Submitted', album: '' }, [[enricher('p', 1, { title: 'Provider', album: 'Found' })]], {
+      deadlineMs: 1000,
+      logger: createLogger(() => {}),
+    });
+    expect(outcome.added).toEqual({ album: 'Found' });
+    expect(outcome.sources).toEqual({ album: 'p' });
   });
 
   it('When two providers of one stage offer the same field, then plan order wins, not arrival order', async () => {
@@ -60,6 +69,6 @@ describe('runEnrichers', () => {
       deadlineMs: 1000,
       logger: createLogger(() => {}),
     });
-    expect(outcome.fields.album).toBe('X');
+    expect(outcome.added.album).toBe('X');
   });
 });

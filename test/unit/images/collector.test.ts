@@ -1,7 +1,7 @@
 import { ImageCollector } from '../../../src/images/collector';
 import { ImageFetchError, type ImageFetcher } from '../../../src/images/fetch-image';
 import { silentLogger } from '../../../src/log';
-import { NowPlaying } from '../../../src/pipeline/now-playing';
+import { NowPlaying } from '../../../src/store/now-playing';
 import { openDatabase } from '../../../src/store/database';
 import { createImageStore } from '../../../src/store/images';
 import { createTrackStore } from '../../../src/store/tracks';

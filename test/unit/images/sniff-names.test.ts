@@ -1,5 +1,5 @@
 import { nameKey } from '../../../src/images/names';
-import { sniffImageType } from '../../../src/images/sniff';
+import { sniffImageType } from '../../../src/domain/image';
 import { MAGIC, makePng } from '../../helpers/images';
 
 describe('sniffImageType', () => {

@@ -1,5 +1,5 @@
 import type { TrackFields } from '../../../src/domain/track';
-import { fillEmptyFields } from '../../../src/pipeline/merge';
+import { fillEmptyFields } from '../../../src/domain/fill-empty-fields';
 import { requireIdentifyingField } from '../../../src/pipeline/validate';
 
 describe('fillEmptyFields', () => {

@@ -57,9 +57,24 @@ describe('image store', () => {
   it('When bytes are not an image or larger than 10 MiB, then they are refused and nothing is stored', () => {
     const store = open(64 * 1024 * 1024);
     expect(() => store.put(Buffer.from('<svg></svg> padding'))).toThrow(ImageRejected);
-    expect(() => store.put(fakeJpeg(10 * 1024 * 1024 + 1, 1))).toThrow(/over the limit/);
+    expect(() => store.put(fakeJpeg(10 * 1024 * 1024 + 1, 1))).toThrow(/over the per-image limit/);
     expect(store.totalBytes()).toBe(0);
     expect(store.put(fakeJpeg(10 * 1024 * 1024, 2)).size).toBe(10 * 1024 * 1024);
+  });
+
+  it('When one image is larger than the whole configured store, then it is refused for that reason, not the 10 MiB one', () => {
+    const store = open(1000);
+    const refusal = (() => {
+      try {
+        store.put(fakeJpeg(4000, 3));
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refusal).toBeInstanceOf(ImageRejected);
+    expect((refusal as ImageRejected).reason).toBe('over-budget');
+    expect(store.totalBytes()).toBe(0);
   });
 
   it('When the total passes the bound, then the least recently used images are evicted with their links', () => {

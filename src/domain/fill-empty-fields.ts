@@ -1,4 +1,4 @@
-import type { FieldValue, TrackFields } from '../domain/track';
+import type { FieldValue, TrackFields } from './track';
 
 // How enrichment results join a submission: a provider only fills what is still empty,
 // so it never overwrites what the submitter sent or what an earlier provider found. Pure.

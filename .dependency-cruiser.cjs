@@ -1,0 +1,63 @@
+// The layering rule (README "Layout"): imports run one way between the folders of src/,
+//   cli -> server -> {pipeline, images} -> enrich -> {store, config} -> domain -> ground
+// where the ground is src/errors.ts, log.ts, signals.ts and version.ts. A folder imports only
+// folders below it (peers on one level do not import each other); `npm run layers` checks it in CI.
+'use strict';
+
+const LAYERS = [
+  ['cli'],
+  ['server'],
+  ['pipeline', 'images'],
+  ['enrich'],
+  ['store', 'config'],
+  ['domain'],
+  ['(errors|log|signals|version)\\.ts$'],
+];
+
+const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
+
+const forbidden = [];
+LAYERS.forEach((level, depth) => {
+  const above = LAYERS.slice(0, depth).flat();
+  for (const folder of level) {
+    const peers = level.filter((other) => other !== folder);
+    const refused = [...above, ...peers];
+    if (refused.length === 0) continue;
+    forbidden.push({
+      name: `layering-${folder.replace(/\W.*$/, '') || 'ground'}`,
+      comment: `${folder} may import only the layers below it (README "Layout")`,
+      severity: 'error',
+      from: { path: pathOf(folder) },
+      to: { path: `(${refused.map(pathOf).join('|')})` },
+    });
+  }
+});
+
+forbidden.push(
+  { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+  {
+    name: 'src-not-from-test-or-bench',
+    comment: 'production code never imports tests, fakes or benchmarks',
+    severity: 'error',
+    from: { path: '^src/' },
+    to: { path: '^(test|bench)/' },
+  },
+  {
+    name: 'every-src-file-in-a-layer',
+    comment: 'a new folder takes a named place in LAYERS before anything may import it',
+    severity: 'error',
+    from: { path: '^src/' },
+    to: { path: '^src/', pathNot: `(${LAYERS.flat().map(pathOf).join('|')})` },
+  },
+);
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    moduleSystems: ['cjs', 'es6'],
+  },
+};

@@ -1,0 +1,22 @@
+import type { ImageCandidate, TrackRecord } from './track';
+
+// The port between the submission use case (pipeline/) and the image collector (images/): both
+// import it from here, so neither imports the other.
+
+/** A cover in the image store; `url` is what `coverurl` says: `cover/<key>`. */
+export interface StoredCover {
+  key: string;
+  url: string;
+  /** Who supplied it: `submitted`, or the provider that found it. */
+  source: string;
+}
+
+/** The image store's side of a submission (implemented by images/collector.ts). */
+export interface ImageIntake {
+  /** Fetches and stores a submitted `coverurl`. Never throws: a cover that cannot be had is a warning. */
+  fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }>;
+  /** A cover among the candidates that is already in the store (a track seen before): no download. */
+  knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined;
+  /** Links the images to the stored record and downloads the enrichment ones in the background. */
+  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void;
+}
