@@ -13,13 +13,13 @@ const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600
  */
 export function parseWhen(value: string, now: Date): string | undefined {
   const span = DURATION.exec(value.trim());
-  if (span) return new Date(now.getTime() - Number(span[1]) * (UNIT_MS[span[2] as string] as number)).toISOString();
+  if (span) return new Date(now.getTime() - Number(span[1]) * (UNIT_MS[span[2]])).toISOString();
   return parseIsoDateTime(value.trim(), 'local');
 }
 
 /** `HH:MM  Artist - Title` in the local time of the process. */
 export function setlistLine(track: TrackObject): string {
-  const text = (key: string) => (typeof track[key] === 'string' ? oneLine(track[key] as string) : '');
+  const text = (key: string) => (typeof track[key] === 'string' ? oneLine(track[key]) : '');
   const head = [text('artist'), text('title')].filter(Boolean).join(' - ');
   return `${localClock(track.received_at)}  ${head || `untitled #${String(track.dbid)}`}`;
 }

@@ -31,10 +31,10 @@ describe('svc history, a short set', () => {
     const clock = (iso: string) => iso.slice(11, 16);
     expect(result.stdout).toBe(
       [
-        `${clock(stored[0]!.receivedAt)}  Massive Attack - Teardrop`,
-        `${clock(stored[1]!.receivedAt)}  Daft Punk - One More Time`,
+        `${clock(stored[0].receivedAt)}  Massive Attack - Teardrop`,
+        `${clock(stored[1].receivedAt)}  Daft Punk - One More Time`,
         // A line break sent by a submitter never splits a line of the setlist.
-        `${clock(stored[2]!.receivedAt)}  The "Quoted", Band - Commas, "Quotes" and a line`,
+        `${clock(stored[2].receivedAt)}  The "Quoted", Band - Commas, "Quotes" and a line`,
         '',
       ].join('\n'),
     );
@@ -47,7 +47,7 @@ describe('svc history, a short set', () => {
       const [h, m] = line.slice(0, 5).split(':').map(Number) as [number, number];
       return ((h * 60 + m + 330) % 1440);
     };
-    const first = (text: string) => text.split('\n')[0] as string;
+    const first = (text: string) => text.split('\n')[0];
     const [kh, km] = first(kolkata.stdout).slice(0, 5).split(':').map(Number) as [number, number];
     expect(kh * 60 + km).toBe(shift(first(utc.stdout)));
   });
@@ -59,9 +59,9 @@ describe('svc history, a short set', () => {
     expect(result.stdout).toBe(
       [
         'received_at,artist,title,album,label,date,isrc,duration',
-        `${stored[0]!.receivedAt},Massive Attack,Teardrop,Mezzanine,Virgin,1998,GBAAA9800001,330`,
-        `${stored[1]!.receivedAt},Daft Punk,One More Time,Discovery,,2001-03-12,,`,
-        `${stored[2]!.receivedAt},"The ""Quoted"", Band","Commas, ""Quotes""\nand a line",Odd,,,,`,
+        `${stored[0].receivedAt},Massive Attack,Teardrop,Mezzanine,Virgin,1998,GBAAA9800001,330`,
+        `${stored[1].receivedAt},Daft Punk,One More Time,Discovery,,2001-03-12,,`,
+        `${stored[2].receivedAt},"The ""Quoted"", Band","Commas, ""Quotes""\nand a line",Odd,,,,`,
         '',
       ].join('\r\n'),
     );

@@ -106,7 +106,7 @@ async function* pagesOldestFirst(client: SvcClient, first: string, limit: number
   }
   yield [...oldest].reverse();
   for (let i = links.length - 2; i >= 1; i--) {
-    yield (await fetchPage(client, links[i] as string)).tracks.reverse();
+    yield (await fetchPage(client, links[i])).tracks.reverse();
   }
   if (links.length > 1) yield [...newest].reverse();
 }

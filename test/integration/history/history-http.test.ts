@@ -60,7 +60,7 @@ describe('GET /v1/history', () => {
     const last = await request(`${t.url}/v1/last`);
     const res = await request(`${t.url}/v1/history?limit=1`);
     const page = asHistory(res.json);
-    const { received_at, ...rest } = page.tracks[0] as Record<string, unknown>;
+    const { received_at, ...rest } = page.tracks[0];
     expect(rest).toEqual(last.json);
     expect(received_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(page.next).toBe(`v1/history?before=${String(rest.dbid)}&limit=1`);
@@ -147,7 +147,7 @@ describe('GET /v1/history filters', () => {
 
   it('When before names a deleted record, then paging goes on from where it stood', async () => {
     const at = new Date(Date.UTC(2026, 10, 22, 21, 0)).toISOString();
-    const dbid = ids[at] as number;
+    const dbid = ids[at];
     expect(t.server.tracks.remove(dbid)).toBe(true);
     expect(await titles(`before=${dbid}&limit=10`)).toEqual(['Track 2', 'Track 1', 'Track 0']);
   });
