@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type Router from '@koa/router';
 import { AppError } from '../errors';
@@ -13,6 +14,23 @@ export interface AppDeps {
   routers: readonly Router<AppState>[];
   /** Shared with the /v1/last fast path, so ids stay unique across both. */
   nextRequestId?: () => string;
+}
+
+/**
+ * The server's request listener. `GET`/`HEAD /v1/last` in its plain form is the ONE request that
+ * bypasses Koa (server/last-fast-path.ts: overlays poll it every second, and the Koa chain cost
+ * as much as the answer). It has its own error boundary, and a parity test
+ * (test/integration/status-last.test.ts) holds its headers to the Koa route's: a header added to
+ * the Koa chain must be added there too. Everything else goes through `createApp`.
+ */
+export function createRequestListener(
+  app: Koa<AppState>,
+  answerLastFast: (request: IncomingMessage, response: ServerResponse) => boolean,
+): (request: IncomingMessage, response: ServerResponse) => void {
+  const handleWithKoa = app.callback();
+  return function handleRequest(request, response) {
+    if (!answerLastFast(request, response)) void handleWithKoa(request, response);
+  };
 }
 
 /** Builds the Koa app; never listens (start.ts does). Middleware order is the request's path. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ERRORS } from '../errors';
 import type { Logger } from '../log';
 import type { NowPlaying } from '../store/now-playing';
 import type { CorsPolicy } from './middleware/cors';
@@ -17,19 +18,37 @@ export interface FastPathDeps {
   nextRequestId: () => string;
 }
 
-/** Returns true when it answered the request. */
+/** Returns true when it answered the request (an error included: it never falls through to Koa half-answered). */
 export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessage, response: ServerResponse) => boolean {
   return function answerLast(request, response) {
     if (request.url !== '/v1/last' || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
     const started = process.hrtime.bigint();
     const requestId = deps.nextRequestId();
-    const origin = request.headers.origin;
-    const answer = lastResponse(deps.nowPlaying.snapshot(), request.headers['if-none-match'] ?? '');
-    const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...deps.cors(typeof origin === 'string' ? origin : ''), ...answer.headers };
-    if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
-    response.writeHead(answer.status, headers);
-    response.end(request.method === 'HEAD' ? undefined : answer.body);
-    logAccess(deps.logger, request.method, request.url, answer.status, started, requestId);
+    try {
+      const origin = request.headers.origin;
+      const answer = lastResponse(deps.nowPlaying.snapshot(), request.headers['if-none-match'] ?? '');
+      const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...deps.cors(typeof origin === 'string' ? origin : ''), ...answer.headers };
+      if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
+      response.writeHead(answer.status, headers);
+      response.end(request.method === 'HEAD' ? undefined : answer.body);
+      logAccess(deps.logger, request.method, request.url, answer.status, started, requestId);
+    } catch (error) {
+      // This path's own error boundary, since Koa's error middleware never sees it: the same
+      // JSON 500 as the Koa chain, and the cause in the log next to the request id.
+      deps.logger.error(`GET /v1/last failed (id=${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (!response.headersSent) {
+        const body = JSON.stringify({ error: ERRORS.INTERNAL.message });
+        response.writeHead(ERRORS.INTERNAL.status, {
+          'X-Request-Id': requestId,
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(body),
+        });
+        response.end(request.method === 'HEAD' ? undefined : body);
+      } else {
+        response.destroy();
+      }
+      logAccess(deps.logger, request.method, request.url, ERRORS.INTERNAL.status, started, requestId);
+    }
     return true;
   };
 }

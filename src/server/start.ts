@@ -12,7 +12,7 @@ import { openDatabase } from '../store/database';
 import { createImageStore, type ImageStore } from '../store/images';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
-import { createApp } from './app';
+import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
 import { createRequestIds } from './middleware/request-log';
@@ -116,11 +116,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     },
     ...options.ws,
   });
-  const handleWithKoa = app.callback();
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId });
-  const server = http.createServer((request, response) => {
-    if (!answerLast(request, response)) void handleWithKoa(request, response);
-  });
+  const server = http.createServer(createRequestListener(app, createLastFastPath({ nowPlaying, cors, logger, nextRequestId })));
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (path === IMAGES_WS_PATH) {

@@ -12,7 +12,8 @@ export interface LastResponse {
 }
 
 export function lastResponse(snapshot: NowPlayingSnapshot, ifNoneMatch: string): LastResponse {
-  const headers = { ETag: snapshot.etag, 'Cache-Control': 'no-cache', 'Content-Type': 'application/json; charset=utf-8' };
+  const headers = { ETag: snapshot.etag, 'Cache-Control': 'no-cache' };
+  // A 304 has no body, so no Content-Type (Koa drops it on its route too; the fast path must match).
   if (matchesEtag(ifNoneMatch, snapshot.etag)) return { status: 304, headers };
-  return { status: 200, headers, body: snapshot.body };
+  return { status: 200, headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' }, body: snapshot.body };
 }
