@@ -44,6 +44,8 @@ export interface TrackStore {
   history(query: HistoryQuery): HistoryPage;
   /** Deletes one record (its image links go with it); false when there is no such dbid. */
   remove(dbid: number): boolean;
+  /** Bumped by every write through this store: a copy of a page made at one version is current while it stays. */
+  version(): number;
   /** Next arrival number; continues after a restart. */
   nextReceivedSeq(): number;
 }
@@ -71,10 +73,12 @@ export function createTrackStore(db: Db): TrackStore {
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
 
   let lastSeq = maxSeq.get()?.seq ?? 0;
+  let writes = 0;
 
   return {
     insert(track) {
       const info = insert.run(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata));
+      writes += 1;
       return { dbid: Number(info.lastInsertRowid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
     },
     current() {
@@ -87,6 +91,7 @@ export function createTrackStore(db: Db): TrackStore {
     },
     updateMetadata(dbid, metadata) {
       update.run(JSON.stringify(metadata), dbid);
+      writes += 1;
     },
     count() {
       return count.get()?.n ?? 0;
@@ -103,7 +108,12 @@ export function createTrackStore(db: Db): TrackStore {
       return { records: rows.slice(0, query.limit).map(fromRow), more: rows.length > query.limit };
     },
     remove(dbid) {
-      return remove.run(dbid).changes > 0;
+      const removed = remove.run(dbid).changes > 0;
+      if (removed) writes += 1;
+      return removed;
+    },
+    version() {
+      return writes;
     },
     nextReceivedSeq() {
       lastSeq += 1;

@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import { parseIsoDateTime } from '../../domain/iso-time';
-import type { TrackRecord } from '../../domain/track';
 import { AppError } from '../../errors';
 import { deleteTrack, type DeleteDeps } from '../../pipeline/delete-track';
 import { shortName } from '../../pipeline/parse';
-import type { HistoryPage, HistoryQuery, TrackStore } from '../../store/tracks';
+import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppState } from '../context';
+import { createHistoryPages } from '../history-pages';
 import { matchesEtag } from '../etag';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
@@ -20,10 +19,10 @@ export interface HistoryDeps extends DeleteDeps {
 export function historyRoutes(deps: HistoryDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
 
+  const pages = createHistoryPages(deps.tracks);
+
   router.get('/history', (ctx) => {
-    const query = parseHistoryQuery(ctx.query);
-    const body = historyBody(deps.tracks.history(query), query);
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    const { body, etag } = pages.answer(parseHistoryQuery(ctx.query));
     ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
     ctx.type = 'application/json';
     if (matchesEtag(ctx.get('If-None-Match'), etag)) {
@@ -45,23 +44,6 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     ctx.status = 204;
   });
   return router;
-}
-
-/** The /v1/history body: each entry is the /v1/last shape of its record plus `received_at`. */
-export function historyBody(page: HistoryPage, query: HistoryQuery): string {
-  const tracks = page.records.map(historyEntry);
-  const last = page.records.at(-1);
-  if (!page.more || !last) return JSON.stringify({ tracks });
-  // Relative to base_url, like coverurl; the filters travel along so the next page keeps them.
-  const next = new URLSearchParams({ before: String(last.dbid), limit: String(query.limit) });
-  if (query.since !== undefined) next.set('since', query.since);
-  if (query.until !== undefined) next.set('until', query.until);
-  return JSON.stringify({ tracks, next: `v1/history?${next.toString()}` });
-}
-
-export function historyEntry(record: TrackRecord): Record<string, unknown> {
-  // received_at last: a submitted field of that name never hides the real one.
-  return { dbid: record.dbid, ...record.metadata, received_at: record.receivedAt };
 }
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
