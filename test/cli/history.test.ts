@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { postJson } from '../helpers/http';
+import { asObject, postJson, request } from '../helpers/http';
+import { killLeftovers, startCli } from './cli-process';
 import { SVC_BIN, cleanEnv, runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
@@ -144,5 +145,27 @@ describe('svc history, a long range', () => {
     } finally {
       cleanup();
     }
+  });
+});
+
+describe('svc last --follow when the current track is deleted', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ config: { secret: 's3cret' } });
+  });
+  afterAll(() => t.close());
+  afterEach(killLeftovers);
+
+  it('When the current track is deleted, then --follow prints the previous one, now current', async () => {
+    const submit = async (title: string) =>
+      asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'DJ', title }, { 'X-SVC-Client-Auth': 's3cret' })).json).dbid as number;
+    await submit('Previous');
+    const mistake = await submit('Mistake');
+    const follow = startCli(['last', '--follow', '--url', t.url, '--format', '{title}']);
+    expect(await follow.waitForLines(1)).toEqual(['Mistake']);
+    const res = await request(`${t.url}/v1/history/${mistake}`, { method: 'DELETE', headers: { 'X-SVC-Client-Auth': 's3cret' } });
+    expect(res.status).toBe(204);
+    expect(await follow.waitForLines(2)).toEqual(['Mistake', 'Previous']);
+    expect(await follow.stop()).toEqual({ code: 0, signal: null });
   });
 });

@@ -84,6 +84,16 @@ describe('GET /v1/history', () => {
     expect(changed.headers.get('etag')).not.toBe(etag);
   });
 
+  it('When another method is used on /v1/history, then 405 with Allow; HEAD answers like GET without a body', async () => {
+    const post = await request(`${t.url}/v1/history`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toContain('GET');
+    const head = await request(`${t.url}/v1/history?limit=3`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('etag')).toBe((await request(`${t.url}/v1/history?limit=3`)).headers.get('etag'));
+  });
+
   it.each([
     ['limit=0', 'limit'],
     ['limit=1001', 'limit'],
