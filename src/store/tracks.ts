@@ -50,6 +50,15 @@ export interface TrackStore {
   nextReceivedSeq(): number;
 }
 
+/**
+ * One history page. The one upper bound is a (received_at, dbid) pair below both the cursor and
+ * `until`; row values use the index as a range (sqlite.org/rowvalue.html, "Scrolling Window
+ * Queries"), so SQLite reads `limit` index entries, never the table (a test checks the plan).
+ */
+export const HISTORY_PAGE_SQL = `SELECT dbid, received_seq, received_at, metadata FROM tracks
+  WHERE (received_at, dbid) < (?, ?) AND received_at >= ?
+  ORDER BY received_at DESC, dbid DESC LIMIT ?`;
+
 export function createTrackStore(db: Db): TrackStore {
   const insert = db.prepare<[number, string, string, string], never>(
     'INSERT INTO tracks (received_seq, received_at, stored_at, metadata) VALUES (?, ?, ?, ?)',
@@ -60,13 +69,7 @@ export function createTrackStore(db: Db): TrackStore {
   const byDbid = db.prepare<[number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = ?');
   const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tracks');
-  // The one upper bound of a page: (received_at, dbid) below both the cursor and `until`.
-  // Row values use the index as a range (sqlite.org/rowvalue.html, "Scrolling Window Queries").
-  const page = db.prepare<[string, number, string, number], TrackRow>(
-    `SELECT dbid, received_seq, received_at, metadata FROM tracks
-     WHERE (received_at, dbid) < (?, ?) AND received_at >= ?
-     ORDER BY received_at DESC, dbid DESC LIMIT ?`,
-  );
+  const page = db.prepare<[string, number, string, number], TrackRow>(HISTORY_PAGE_SQL);
   // Where a cursor stands: its own received_at, or that of the nearest older dbid if it was deleted.
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
   const remove = db.prepare<[number], never>('DELETE FROM tracks WHERE dbid = ?');
