@@ -2,15 +2,32 @@
 // request per second per client, AcoustID three. One FIFO queue per host, so concurrent
 // submissions wait their turn instead of flooding the service.
 
+/** Time as the limiter sees it; tests pass a manual clock instead of waiting for real seconds. */
+export interface LimiterClock {
+  now(): number;
+  /** Calls `fire` after about `ms` milliseconds; the returned function cancels it. */
+  schedule(fire: () => void, ms: number): () => void;
+}
+
+const systemClock: LimiterClock = {
+  now: () => performance.now(),
+  schedule(fire, ms) {
+    const timer = setTimeout(fire, ms);
+    // A queue waiting for its turn never keeps the process alive on its own.
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
 export class RateLimiter {
   private nextAt = 0;
   private readonly queue: { resolve: () => void; reject: (reason: unknown) => void; signal: AbortSignal; onAbort: () => void }[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
 
   constructor(
     /** Minimum time between the starts of two requests. */
     readonly intervalMs: number,
-    private readonly now: () => number = () => performance.now(),
+    private readonly clock: LimiterClock = systemClock,
   ) {}
 
   /** Resolves when the caller may send its request; rejects (and leaves the queue) on abort. */
@@ -35,11 +52,9 @@ export class RateLimiter {
 
   /** Nobody sends before `ms` from now (a 503/429 with Retry-After applies to every caller). */
   pauseFor(ms: number): void {
-    this.nextAt = Math.max(this.nextAt, this.now() + ms);
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.nextAt = Math.max(this.nextAt, this.clock.now() + ms);
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.pump();
   }
 
@@ -49,22 +64,21 @@ export class RateLimiter {
   }
 
   private pump(): void {
-    if (this.timer) return;
+    if (this.cancelTimer) return;
     const waiter = this.queue[0];
     if (!waiter) return;
-    const wait = this.nextAt - this.now();
+    const wait = this.nextAt - this.clock.now();
     if (wait > 0) {
       // Timers may fire a little early, so pump() checks the clock again rather than trusting them.
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
+      this.cancelTimer = this.clock.schedule(() => {
+        this.cancelTimer = undefined;
         this.pump();
       }, Math.ceil(wait));
-      this.timer.unref();
       return;
     }
     this.queue.shift();
     waiter.signal.removeEventListener('abort', waiter.onAbort);
-    this.nextAt = this.now() + this.intervalMs;
+    this.nextAt = this.clock.now() + this.intervalMs;
     waiter.resolve();
     this.pump();
   }

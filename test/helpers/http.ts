@@ -9,7 +9,11 @@ export interface JsonResponse {
 }
 
 export async function request(url: string, init: RequestInit = {}): Promise<JsonResponse> {
-  const response = await fetch(url, init);
+  // One connection per request: a test that restarts its server never meets a pooled keep-alive
+  // socket that the old server closed (no sleep needed for the client to notice).
+  const headers = new Headers(init.headers);
+  if (!headers.has('connection')) headers.set('connection', 'close');
+  const response = await fetch(url, { ...init, headers });
   const text = await response.text();
   let json: unknown;
   try {

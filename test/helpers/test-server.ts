@@ -60,9 +60,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       temp.cleanup();
     },
     async restart() {
+      // Test requests close their connection (helpers/http.ts), so no pooled socket outlives the old server.
       if (running) await server.close();
-      // Let in-process HTTP clients notice that their pooled keep-alive sockets were closed.
-      await new Promise((resolve) => setTimeout(resolve, 50));
       config = testConfig({ ...(options.config ?? {}), port: server.port }, dbFile);
       server = await startServer(config, startOptions());
       running = true;

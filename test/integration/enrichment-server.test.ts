@@ -80,8 +80,6 @@ describe('POST /v1/remoteinput with enrichment', () => {
       expect(again.album).toBe('Mezzanine');
       expect(again.enrichment_sources).toEqual(metadata.enrichment_sources);
       await server?.restart();
-      // fetch keeps pooled connections to the old server; let it notice they were closed.
-      await new Promise((resolve) => setTimeout(resolve, 200));
       const afterRestart = await submit({ artist: 'Massive Attack', title: 'Teardrop' });
       expect(afterRestart.label).toBe('Circa');
       expect(fakes.all().filter((call) => call.service !== 'image-host')).toEqual([]);

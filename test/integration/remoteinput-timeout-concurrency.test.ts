@@ -4,10 +4,8 @@ import { startTestServer } from '../helpers/test-server';
 
 describe('408 when processing exceeds processingTimeoutSeconds', () => {
   it('When a provider is slower than the budget, then 408, nothing is stored, and /v1/last is unchanged', async () => {
-    const t = await startTestServer({
-      config: { processingTimeoutSeconds: 0.3, enrichment: { deadlineSeconds: 5 } },
-      plan: [[delayingEnricher((track) => (track.title === 'Slow' ? 1500 : 0), { genre: 'late' }, { ignoreAbort: true })]],
-    });
+    const enricher = delayingEnricher((track) => (track.title === 'Slow' ? 1500 : 0), { genre: 'late' }, { ignoreAbort: true });
+    const t = await startTestServer({ config: { processingTimeoutSeconds: 0.3, enrichment: { deadlineSeconds: 5 } }, plan: [[enricher]] });
     try {
       const first = await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Fast' });
       expect(first.status).toBe(200);
@@ -17,8 +15,9 @@ describe('408 when processing exceeds processingTimeoutSeconds', () => {
       expect(slow.status).toBe(408);
       expect(slow.json).toEqual({ error: 'Metadata processing exceeded 0.3 seconds' });
 
-      // Let the abandoned enrichment finish: it must still not store anything.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // The abandoned enrichment finishes after the 408: it must still not store anything.
+      await enricher.finished((track) => track.title === 'Slow');
+      await new Promise((resolve) => setImmediate(resolve));
       expect(t.server.tracks.count()).toBe(1);
       expect((await request(`${t.url}/v1/last`)).text).toBe(lastBefore);
     } finally {
@@ -72,10 +71,12 @@ describe('concurrent submissions', () => {
   });
 
   it('When an earlier slow submission finishes after a newer one, then the newer one stays current', async () => {
-    const t = await startTestServer({ plan: [[delayingEnricher((track) => (track.title === 'Older' ? 800 : 0))]] });
+    const enricher = delayingEnricher((track) => (track.title === 'Older' ? 800 : 0));
+    const t = await startTestServer({ plan: [[enricher]] });
     try {
       const older = postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Older' });
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The older submission has arrived (its arrival number is taken) once its enrichment began.
+      await enricher.started((track) => track.title === 'Older');
       const newer = await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Newer' });
       expect(asObject((await request(`${t.url}/v1/last`)).json).title).toBe('Newer');
       const olderResult = await older;

@@ -4,10 +4,11 @@ import { startTestServer } from '../helpers/test-server';
 
 describe('graceful shutdown', () => {
   it('When the server closes during a submission, then that submission finishes, is answered 200 and is stored', async () => {
-    const t = await startTestServer({ plan: [[delayingEnricher(() => 400, { album: 'Finished' })]] });
+    const enricher = delayingEnricher(() => 400, { album: 'Finished' });
+    const t = await startTestServer({ plan: [[enricher]] });
     try {
       const inFlight = postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'In flight' });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await enricher.started();
       const closing = t.server.close();
       const res = await inFlight;
       await closing;

@@ -1,51 +1,101 @@
 import { anySignal } from '../../../src/signals';
-import { RateLimiter } from '../../../src/enrich/rate-limit';
+import { RateLimiter, type LimiterClock } from '../../../src/enrich/rate-limit';
 
-// The limiter's interval is injectable so this runs fast; the real 1 s MusicBrainz interval is
-// tested end to end in test/integration/enrichment-rate.test.ts.
+// The limiter runs on a manual clock here: the tests move time themselves instead of waiting
+// for it. The real 1 s MusicBrainz interval is tested end to end in
+// test/integration/enrichment-rate.test.ts.
+
+/** Time that moves only when told to; due callbacks fire in time order. */
+class ManualClock implements LimiterClock {
+  private time = 0;
+  private timers: { at: number; fire: () => void }[] = [];
+
+  now(): number {
+    return this.time;
+  }
+
+  schedule(fire: () => void, ms: number): () => void {
+    const timer = { at: this.time + ms, fire };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((other) => other !== timer);
+    };
+  }
+
+  /** Moves time forward by `ms`, firing each due callback at its own time, then lets promises settle. */
+  async advance(ms: number): Promise<void> {
+    const until = this.time + ms;
+    for (;;) {
+      const due = this.timers.filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((timer) => timer !== due);
+      this.time = due.at;
+      due.fire();
+      await settle();
+    }
+    this.time = until;
+    await settle();
+  }
+}
+
+/** Lets every already-resolved promise chain run. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('RateLimiter', () => {
-  it('When many callers take turns at once, then their starts are at least one interval apart, in arrival order', async () => {
-    const limiter = new RateLimiter(40);
+  it('When many callers take turns at once, then their starts are one interval apart, in arrival order', async () => {
+    const clock = new ManualClock();
+    const limiter = new RateLimiter(1000, clock);
     const starts: { index: number; at: number }[] = [];
     const signal = new AbortController().signal;
-    await Promise.all(
-      Array.from({ length: 6 }, (_, index) => limiter.take(signal).then(() => starts.push({ index, at: performance.now() }))),
-    );
-    expect(starts.map((start) => start.index)).toEqual([0, 1, 2, 3, 4, 5]);
-    for (let i = 1; i < starts.length; i += 1) {
-      expect((starts[i]?.at ?? 0) - (starts[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(39);
-    }
+    const all = Promise.all(Array.from({ length: 6 }, (_, index) => limiter.take(signal).then(() => starts.push({ index, at: clock.now() }))));
+    await settle();
+    expect(starts).toEqual([{ index: 0, at: 0 }]);
+    await clock.advance(999);
+    expect(starts).toHaveLength(1);
+    await clock.advance(5000);
+    await all;
+    expect(starts).toEqual([0, 1, 2, 3, 4, 5].map((index) => ({ index, at: index * 1000 })));
   });
 
   it('When a waiting caller aborts, then it leaves the queue and the next caller takes its turn', async () => {
-    const limiter = new RateLimiter(60);
+    const clock = new ManualClock();
+    const limiter = new RateLimiter(1000, clock);
     const never = new AbortController().signal;
     await limiter.take(never);
     const leaving = new AbortController();
     const left = limiter.take(leaving.signal);
-    const staying = limiter.take(never);
+    let stayed = false;
+    const staying = limiter.take(never).then(() => (stayed = true));
     leaving.abort(new Error('deadline'));
     await expect(left).rejects.toThrow('deadline');
     expect(limiter.waiting).toBe(1);
+    await clock.advance(1000);
     await staying;
+    expect(stayed).toBe(true);
     expect(limiter.waiting).toBe(0);
   });
 
   it('When the service asks to pause, then nobody starts before the pause ends', async () => {
-    const limiter = new RateLimiter(10);
+    const clock = new ManualClock();
+    const limiter = new RateLimiter(10, clock);
     const signal = new AbortController().signal;
     await limiter.take(signal);
-    const pausedAt = performance.now();
-    limiter.pauseFor(120);
-    await limiter.take(signal);
-    expect(performance.now() - pausedAt).toBeGreaterThanOrEqual(115);
+    limiter.pauseFor(3000);
+    let startedAt: number | undefined;
+    const next = limiter.take(signal).then(() => (startedAt = clock.now()));
+    await clock.advance(2999);
+    expect(startedAt).toBeUndefined();
+    await clock.advance(1);
+    await next;
+    expect(startedAt).toBe(3000);
   });
 
   it('When the signal is already aborted, then take rejects at once', async () => {
     const controller = new AbortController();
     controller.abort(new Error('gone'));
-    await expect(new RateLimiter(1000).take(controller.signal)).rejects.toThrow('gone');
+    await expect(new RateLimiter(1000, new ManualClock()).take(controller.signal)).rejects.toThrow('gone');
   });
 });
 
