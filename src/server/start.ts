@@ -22,6 +22,7 @@ import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
+import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
 
 // The composition root of the server process: builds the real objects, listens, and closes
 // everything in reverse order.
@@ -35,7 +36,7 @@ export interface StartOptions {
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
-  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number };
+  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
 
 export interface RunningServer {
@@ -112,15 +113,26 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       on: (event, listener) => images.on(event, listener),
       off: (event, listener) => images.off(event, listener),
       find: (query) => imageStore.find(query),
-      get: (key) => imageStore.get(key),
+      meta: (key) => imageStore.meta(key),
+      slice: (key, offset, length) => imageStore.slice(key, offset, length),
     },
     ...options.ws,
+  });
+  const wsStream = createWsStream({
+    nowPlaying,
+    logger,
+    images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const server = http.createServer(createRequestListener(app, createLastFastPath({ nowPlaying, cors, logger, nextRequestId })));
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (path === IMAGES_WS_PATH) {
       hub.handleUpgrade(request, socket, head);
+      return;
+    }
+    if (path === WSSTREAM_PATH) {
+      wsStream.handleUpgrade(request, socket, head);
       return;
     }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
@@ -142,7 +154,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await hub.close();
+      await Promise.all([hub.close(), wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
       await stopped;
