@@ -46,9 +46,8 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
       if (current?.dbid === change.dbid) await deps.images.announceLinked(current, change.category, change.key);
       return;
     }
-    // A deletion elsewhere: the current track is whatever the database says now.
-    const current = await deps.tracks.current();
-    if (current) deps.nowPlaying.offer(current);
+    // A deletion elsewhere: if it was the current track, the newest one left takes its place.
+    if (deps.nowPlaying.current()?.dbid === change.dbid) deps.nowPlaying.retract(change.dbid, await deps.tracks.current());
   };
 
   const catchUp = async () => {

@@ -16,8 +16,8 @@ export type StoreChange =
   | { kind: 'track'; dbid: number }
   /** An image was linked to a record. */
   | { kind: 'image'; dbid: number; key: string; category: ImageCategory }
-  /** Records were deleted; the current track may be an older one now. */
-  | { kind: 'deleted' };
+  /** A record was deleted (DELETE /v1/history); if it was current, an older one is now. */
+  | { kind: 'deleted'; dbid: number };
 
 export interface StoreEvents {
   change: [StoreChange];

@@ -100,6 +100,10 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     expect(new Set(dbids).size).toBe(90);
     const stored = await database.query<{ dbid: string }>('SELECT dbid FROM tracks WHERE dbid = ANY($1)', [dbids]);
     expect(stored).toHaveLength(90);
+    // All in the history every instance serves.
+    const history = asObject((await request(`${c().url}/v1/history?limit=1000`)).json);
+    const listed = new Set((history.tracks as { dbid: number }[]).map((track) => track.dbid));
+    expect(dbids.filter((dbid) => !listed.has(dbid))).toEqual([]);
     expect(Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM tracks'))[0]?.n)).toBe(before + 90);
     // The current track is the last arrival, the same on every instance.
     const current = await database.query<{ dbid: string }>('SELECT dbid FROM tracks ORDER BY received_seq DESC LIMIT 1');
@@ -125,6 +129,24 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       const track = await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === body.dbid, { timeoutMs: CHANGE_WITHIN_MS });
       expect(asObject(track.track).coverurl).toBe(coverurl);
       await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === body.dbid && frame.category === 'cover' && frame.url === coverurl, { timeoutMs: CHANGE_WITHIN_MS });
+    } finally {
+      viewer.close();
+    }
+  });
+
+  it('When the current track is deleted through B, then A and C fall back to the previous one within 1 s, and their streams say so', async () => {
+    const first = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Keep', title: 'Me' })).json).dbid;
+    const second = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Delete', title: 'Me' })).json).dbid;
+    await eventually(() => lastOf(c()), (body) => body.dbid === second, CHANGE_WITHIN_MS);
+    const viewer = await connectClient(c().url);
+    try {
+      const from = viewer.frames.length;
+      const deleted = await request(`${b().url}/v1/history/${String(second)}`, { method: 'DELETE' });
+      expect(deleted.status).toBe(204);
+      await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === first, { from, timeoutMs: CHANGE_WITHIN_MS });
+      for (const instance of [a(), c()]) expect((await eventually(() => lastOf(instance), (body) => body.dbid === first, CHANGE_WITHIN_MS)).dbid).toBe(first);
+      const history = asObject((await request(`${a().url}/v1/history?limit=5`)).json);
+      expect((history.tracks as { dbid: number }[]).map((track) => track.dbid)).not.toContain(second);
     } finally {
       viewer.close();
     }

@@ -22,12 +22,15 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         -- One sequence for every instance: dbids are unique and increase, never reused.
         dbid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         received_seq bigint NOT NULL,
-        received_at text NOT NULL,
+        -- ISO 8601 text, compared byte by byte (the C collation) as SQLite does: history pages are ranges on it.
+        received_at text COLLATE "C" NOT NULL,
         stored_at timestamptz NOT NULL DEFAULT now(),
         -- json, not jsonb: the text keeps its key order, so /v1/last is the same on both backends.
         metadata json NOT NULL
       );
       CREATE INDEX tracks_by_received_seq ON tracks (received_seq);
+      -- GET /v1/history: keyset pages newest first.
+      CREATE INDEX tracks_by_received_at ON tracks (received_at, dbid);
       -- Arrival order across every instance; the current track is the highest one stored.
       CREATE SEQUENCE received_seq;
 

@@ -7,7 +7,7 @@ import { StartupError, errorMessage } from '../../errors';
 import { TOUCH_INTERVAL_MS, admitImage, sha256, type ImageStore, type NewLink, type StoredImage } from '../images';
 import { expiryOf, type LookupCacheStore } from '../lookup-cache';
 import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from '../store';
-import type { TrackStore } from '../tracks';
+import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
 
 // The PostgreSQL store (issue 15): every instance pointing at one database shares records,
@@ -92,6 +92,8 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   const notify = (client: pg.PoolClient, change: StoreChange) =>
     client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ origin: instanceId, ...change })]);
 
+  /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
+  let writes = 0;
   const tracks: TrackStore = {
     async insert(track) {
       const result = await pool.query<{ dbid: string }>(
@@ -103,6 +105,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       );
       const row = result.rows[0];
       if (!row) throw new Error('insert returned no dbid');
+      writes += 1;
       return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
     },
     async current() {
@@ -127,11 +130,40 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
         const updated = await client.query('UPDATE tracks SET metadata = $1 WHERE dbid = $2', [JSON.stringify(metadata), dbid]);
         if (updated.rowCount) await notify(client, { kind: 'track', dbid });
       });
+      writes += 1;
     },
     async count() {
       const result = await pool.query<{ n: string }>('SELECT count(*) AS n FROM tracks');
       return Number(result.rows[0]?.n ?? 0);
     },
+    async history(query) {
+      let cursorAt: string | undefined;
+      if (query.before !== undefined) {
+        const cursor = await pool.query<{ received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= $1 ORDER BY dbid DESC LIMIT 1', [query.before]);
+        cursorAt = cursor.rows[0]?.received_at;
+      }
+      const bound = historyUpperBound(query, cursorAt);
+      if (!bound) return { records: [], more: false };
+      // The same keyset page as SQLite's (tracks.ts HISTORY_PAGE_SQL), on the (received_at, dbid) index.
+      const rows = await pool.query<TrackRow>(
+        `SELECT dbid, received_seq, received_at, metadata FROM tracks
+          WHERE (received_at, dbid) < ($1, $2) AND received_at >= $3
+          ORDER BY received_at DESC, dbid DESC LIMIT $4`,
+        [bound[0], Math.min(bound[1], Number.MAX_SAFE_INTEGER), query.since ?? '', query.limit + 1],
+      );
+      return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
+    },
+    async remove(dbid) {
+      const removed = await transaction(async (client) => {
+        const deleted = await client.query('DELETE FROM tracks WHERE dbid = $1', [dbid]);
+        if (!deleted.rowCount) return false;
+        await notify(client, { kind: 'deleted', dbid });
+        return true;
+      });
+      if (removed) writes += 1;
+      return removed;
+    },
+    version: () => writes,
     async nextReceivedSeq() {
       const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");
       return Number(result.rows[0]?.seq);
@@ -303,6 +335,9 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
 
   const events = new EventEmitter<StoreEvents>();
   events.setMaxListeners(0);
+  // Another instance's change, or changes missed while disconnected, make cached pages stale.
+  events.on('change', () => (writes += 1));
+  events.on('reconnected', () => (writes += 1));
   const listener = listenForChanges(url, instanceId, events, options.onConnectionProblem);
   try {
     await listener.ready;
@@ -415,7 +450,7 @@ export function parseChange(payload: string, instanceId: string): StoreChange | 
   const fields = data as Record<string, unknown>;
   if (fields.origin === instanceId) return null;
   if (fields.kind === 'track' && typeof fields.dbid === 'number') return { kind: 'track', dbid: fields.dbid };
-  if (fields.kind === 'deleted') return { kind: 'deleted' };
+  if (fields.kind === 'deleted' && typeof fields.dbid === 'number') return { kind: 'deleted', dbid: fields.dbid };
   if (fields.kind === 'image' && typeof fields.dbid === 'number' && typeof fields.key === 'string' && typeof fields.category === 'string') {
     return { kind: 'image', dbid: fields.dbid, key: fields.key, category: fields.category as ImageCategory };
   }

@@ -81,6 +81,38 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect((await opened().tracks.since(first.dbid, 1)).map((record) => record.dbid)).toEqual([second.dbid]);
     });
 
+    it('When history is paged, then it is newest first by received time with a working cursor, and filters by time', async () => {
+      await open();
+      const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
+      const dbids: number[] = [];
+      for (const [i, receivedAt] of times.entries()) dbids.push((await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
+      const seen: number[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const page = await opened().tracks.history({ limit: 1, before });
+        seen.push(...page.records.map((record) => record.dbid));
+        if (!page.more) break;
+        before = page.records.at(-1)?.dbid;
+      }
+      expect(seen).toEqual([dbids[3], dbids[1], dbids[0], dbids[2]]);
+      const window = await opened().tracks.history({ limit: 10, since: '2026-11-22T20:00:02.000Z', until: '2026-11-22T20:00:03.000Z' });
+      expect(window).toEqual({ records: [expect.objectContaining({ dbid: dbids[0] })], more: false });
+    });
+
+    it('When a record is removed, then it is gone, the version moves, and removing it again says so', async () => {
+      await open();
+      const first = await addTrack('A');
+      const second = await addTrack('B');
+      const version = opened().tracks.version();
+      expect(await opened().tracks.remove(second.dbid)).toBe(true);
+      expect(opened().tracks.version()).not.toBe(version);
+      expect(await opened().tracks.remove(second.dbid)).toBe(false);
+      expect(await opened().tracks.byDbid(second.dbid)).toBeNull();
+      expect((await opened().tracks.current())?.dbid).toBe(first.dbid);
+      // A deleted dbid is never given again.
+      expect((await addTrack('C')).dbid).toBeGreaterThan(second.dbid);
+    });
+
     it('When the store is reopened, then arrival numbers continue after the stored ones', async () => {
       await open();
       const stored = await addTrack('A');
