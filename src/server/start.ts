@@ -91,7 +91,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
-        databaseState: health.state,
+        databaseState: () => health.state(),
         trackInFlight,
         submit: {
           secret: config.secret,
