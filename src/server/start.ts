@@ -19,6 +19,7 @@ import { corsPolicy } from './middleware/cors';
 import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
+import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -76,6 +77,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return work;
   };
 
+  const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
@@ -106,7 +108,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           images,
         },
       }),
-      coverRoutes(imageStore),
+      coverRoutes(imageStore, queueBudget),
       pageRoutes(),
     ],
   });
