@@ -4,7 +4,7 @@ import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import { StartupError } from '../errors';
-import { createLogger, type Logger } from '../log';
+import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
@@ -127,7 +127,13 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     ...options.ws,
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
-  const server = http.createServer(limitRequestsInFlight(createRequestListener(app, answerLast)));
+  const reportFlood = throttledLog((message) => logger.warn(message));
+  const server = http.createServer(
+    limitRequestsInFlight(createRequestListener(app, answerLast), {
+      maxQueuedBytes: config.limits.maxQueuedBytes,
+      onFlood: (address) => reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+    }),
+  );
   limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
