@@ -50,8 +50,6 @@ export interface ImageStore {
   meta(key: string): StoredImage | null;
   /** Metadata of an image about to be served in chunks; marks it as used. */
   use(key: string): StoredImage | null;
-  /** `length` bytes from `offset` (fewer past the end); null when the image is not stored. */
-  readChunk(key: string, offset: number, length: number): Buffer | null;
   /** Links stored images to a track in one transaction; returns the links that are new. */
   link(links: readonly NewLink[]): NewLink[];
   /** A track's images in the order they arrived. */
@@ -85,8 +83,6 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   const touch = db.prepare<[number, string, number], never>('UPDATE images SET last_used = ? WHERE key = ? AND last_used < ?');
   const meta = db.prepare<[string], ImageRow>('SELECT key, mime_type, size FROM images WHERE key = ?');
   const blob = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM image_blobs WHERE key = ?');
-  // substr() on a BLOB counts bytes from 1: only the slice is copied out of SQLite.
-  const blobSlice = db.prepare<[number, number, string], { chunk: Buffer }>('SELECT substr(bytes, ?, ?) AS chunk FROM image_blobs WHERE key = ?');
   const total = db.prepare<[], { total: number | null }>('SELECT sum(size) AS total FROM images');
   const oldest = db.prepare<[string], { key: string; size: number }>(
     'SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32',
@@ -176,9 +172,6 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       const at = now();
       touch.run(at, key, at - TOUCH_INTERVAL_MS);
       return fromRow(row);
-    },
-    readChunk(key, offset, length) {
-      return blobSlice.get(offset + 1, length, key)?.chunk ?? null;
     },
     link,
     imagesOf(dbid) {

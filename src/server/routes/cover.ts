@@ -5,15 +5,16 @@ import type { ImageStore } from '../../store/images';
 import type { AppState } from '../context';
 import { matchesEtag } from '../etag';
 import type { QueueBudget } from '../queue-budget';
-import { streamReply } from '../stream-reply';
+import { SharedBlobs, streamReply } from '../stream-reply';
 
 // GET /cover/<key> (decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-export function coverRoutes(store: Pick<ImageStore, 'use' | 'readChunk'>, budget: QueueBudget): Router<AppState> {
+export function coverRoutes(store: Pick<ImageStore, 'use' | 'get'>, budget: QueueBudget): Router<AppState> {
   const router = new Router<AppState>();
+  const blobs = new SharedBlobs((key) => store.get(key)?.bytes ?? null, budget);
 
   router.get('/cover/:key', (ctx) => {
     const key = ctx.params.key ?? '';
@@ -43,7 +44,7 @@ export function coverRoutes(store: Pick<ImageStore, 'use' | 'readChunk'>, budget
       response.end();
       return;
     }
-    streamReply(response, image.size, (offset, length) => store.readChunk(key, offset, length), budget).catch(() => response.destroy());
+    streamReply(response, () => blobs.acquire(key, image.size)).catch(() => response.destroy());
   });
 
   return router;
