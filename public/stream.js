@@ -37,6 +37,8 @@
         return;
       }
       socket.addEventListener('open', () => {
+        // Ask for the push stream at once (without it svc waits 0.5 s before pushing).
+        socket.send(JSON.stringify({ type: 'subscribe' }));
         delay = MIN_DELAY_MS;
         root.dataset.stream = 'open';
       });

@@ -36,7 +36,11 @@ function connectOne() {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { perMessageDeflate: false });
     socket.on('message', onFrame);
-    socket.once('open', () => resolve(socket));
+    socket.once('open', () => {
+      // Ask for the push stream at once, as svc's own pages do (svc waits 0.5 s otherwise).
+      socket.send('{"type":"subscribe"}');
+      resolve(socket);
+    });
     socket.once('error', reject);
   });
 }

@@ -103,6 +103,8 @@ function connectOnce(
 
     socket.on('open', () => {
       opened = true;
+      // Ask for the push stream at once (without it svc waits 0.5 s before pushing).
+      socket.send(SUBSCRIBE_MESSAGE);
       armIdleTimer();
       onOpen();
     });
@@ -133,6 +135,8 @@ function connectOnce(
     });
   });
 }
+
+const SUBSCRIBE_MESSAGE = JSON.stringify({ type: 'subscribe' });
 
 function rawText(data: WebSocket.RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');

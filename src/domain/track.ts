@@ -2,8 +2,9 @@
 // every layer may depend on it, it depends on none.
 
 /**
- * A single metadata value. Submissions only ever yield scalars; lists (`genres`) and maps
- * (`enrichment_sources`, field -> provider) come from enrichment.
+ * A single metadata value. Submissions yield scalars and lists of text (What's Now Playing sends
+ * `isrc`, `genres`, ... as arrays); maps (`enrichment_sources`, field -> provider) come from
+ * enrichment.
  */
 export type FieldValue = string | number | boolean | string[] | Readonly<Record<string, string>>;
 
@@ -41,18 +42,20 @@ export interface ImageCandidate {
   source: string;
 }
 
-/** Fields that carry numbers; numeric strings (GET sends strings) become numbers. */
+/**
+ * Fields that carry numbers; numeric strings (GET sends strings) become numbers. The totals are
+ * spelled as What's Now Playing spells them; `deck` is not here: Denon names decks `2B`.
+ */
 export const NUMERIC_FIELDS: ReadonlySet<string> = new Set([
   'bpm',
   'duration',
   'bitrate',
   'samplerate',
   'track',
-  'tracktotal',
+  'track_total',
   'disc',
-  'disctotal',
+  'disc_total',
   'fpcalcduration',
-  'deck',
 ]);
 
 /** Known text fields: a number or boolean sent for one of these is dropped with a warning. */

@@ -26,6 +26,8 @@ export interface RawRequest {
   body?: unknown;
   /** Form bodies are read like query strings (decisions.md): repeated keys are an error. */
   bodyIsForm?: boolean;
+  /** The body as text, for a form-encoded body that is really JSON (`curl -d '{...}'`). */
+  rawBody?: string;
   /** Value of X-SVC-Client-Auth, else of X-WNP-Client-Auth ('' when absent). */
   authHeader: string;
 }
@@ -39,8 +41,10 @@ export function parseSubmission(request: RawRequest, options: ParseOptions): Par
   const query = singleValuedQuery(request.query);
   let fields: Record<string, unknown>;
   if (request.method === 'POST') {
-    if (!isPlainObject(request.body)) throw new AppError('BODY_NOT_OBJECT');
-    fields = request.bodyIsForm ? singleValuedForm(request.body) : request.body;
+    const jsonInForm = request.bodyIsForm ? jsonObjectIn(request.rawBody) : undefined;
+    if (jsonInForm) fields = jsonInForm;
+    else if (!isPlainObject(request.body)) throw new AppError('BODY_NOT_OBJECT');
+    else fields = request.bodyIsForm ? singleValuedForm(request.body) : request.body;
   } else {
     fields = query;
   }
@@ -86,6 +90,26 @@ function singleValuedForm(body: Record<string, unknown>): Record<string, unknown
     if (Array.isArray(value)) throw new AppError('INVALID_PARAMETERS', `Repeated form parameter '${shortName(key)}'`);
   }
   return body;
+}
+
+/**
+ * `curl -d '{...}'` labels JSON as form-encoded (decisions.md): a form body that parses as a
+ * JSON object is read as JSON. Anything else stays a form.
+ */
+function jsonObjectIn(rawBody: string | undefined): Record<string, unknown> | undefined {
+  const text = rawBody?.trim();
+  if (!text?.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text, dropProtoKeys);
+    return isPlainObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `__proto__` keys are removed fields; JSON.parse would make them own properties named so. */
+function dropProtoKeys(key: string, value: unknown): unknown {
+  return key === '__proto__' ? undefined : value;
 }
 
 export function shortName(key: string): string {

@@ -48,12 +48,19 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
       warnings.push(`Field '${shortName(printable(key))}' dropped: invalid field name`);
       continue;
     }
+    if (Array.isArray(rawValue) && !NUMERIC_FIELDS.has(key) && key !== 'coverurl') {
+      const list = textList(key, rawValue, options, warnings);
+      if (list !== undefined && list.length > 0) fields[key] = list;
+      continue;
+    }
     if (typeof rawValue === 'object') {
-      warnings.push(`Field '${key}' dropped: ${Array.isArray(rawValue) ? 'lists' : 'objects'} are not accepted`);
+      warnings.push(`Field '${key}' dropped: ${Array.isArray(rawValue) ? 'expected a single value' : 'objects are not accepted'}`);
       continue;
     }
 
     if (NUMERIC_FIELDS.has(key)) {
+      // A blank value (`bpm=` from a URL template) is absent, like a blank text field.
+      if (typeof rawValue === 'string' && cleanString(rawValue) === '') continue;
       const number = toFiniteNumber(rawValue);
       if (number === undefined) warnings.push(`Field '${key}' dropped: not a finite number`);
       else fields[key] = number;
@@ -61,15 +68,15 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
     }
 
     if (typeof rawValue === 'string') {
-      const text = cleanString(rawValue);
-      if (text === '' || /^data:/i.test(text)) continue;
+      const text = cleanText(rawValue);
+      if (text === undefined) continue;
       if (key === 'coverurl') {
         submittedCoverUrl = text;
         continue;
       }
       const { value, originalLength } = truncate(text, options.maxFieldLength);
       if (originalLength > options.maxFieldLength) {
-        warnings.push(`Field '${key}' truncated from ${originalLength} to ${options.maxFieldLength} characters`);
+        warnings.push(truncationWarning(key, originalLength, options.maxFieldLength));
         if (RECOGNITION_FIELDS.has(key)) recognitionInput = { ...recognitionInput, [key]: text };
       }
       fields[key] = value;
@@ -101,6 +108,36 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
   if (submittedCoverUrl !== undefined) result.submittedCoverUrl = submittedCoverUrl;
   if (recognitionInput !== undefined) result.recognitionInput = recognitionInput;
   return result;
+}
+
+/**
+ * A list of text (decisions.md "Lists and field types"): each element under the string rules,
+ * empty ones dropped. Undefined (with a warning) when an element is not a string.
+ */
+function textList(key: string, values: readonly unknown[], options: SanitizeOptions, warnings: string[]): string[] | undefined {
+  if (!values.every((element) => typeof element === 'string')) {
+    warnings.push(`Field '${key}' dropped: a list may hold only text`);
+    return undefined;
+  }
+  const kept: string[] = [];
+  for (const element of values) {
+    const text = cleanText(element);
+    if (text === undefined) continue;
+    const { value, originalLength } = truncate(text, options.maxFieldLength);
+    if (originalLength > options.maxFieldLength) warnings.push(truncationWarning(key, originalLength, options.maxFieldLength));
+    kept.push(value);
+  }
+  return kept;
+}
+
+/** The cleaned string, or undefined when nothing worth keeping is left (blank, a `data:` URI). */
+function cleanText(raw: string): string | undefined {
+  const text = cleanString(raw);
+  return text === '' || /^data:/i.test(text) ? undefined : text;
+}
+
+function truncationWarning(key: string, originalLength: number, max: number): string {
+  return `Field '${key}' truncated from ${originalLength} to ${max} characters`;
 }
 
 export function isRemovedField(key: string): boolean {

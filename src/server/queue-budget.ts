@@ -22,6 +22,16 @@ export class QueueBudget {
     return new Promise((admit) => this.waiting.push({ bytes, admit }));
   }
 
+  /** Counts bytes that cannot wait (a WebSocket fragment already being sent); they still delay others. */
+  take(bytes: number): void {
+    this.used += bytes;
+  }
+
+  /** Whether `bytes` more would stay within the budget now. */
+  hasRoomFor(bytes: number): boolean {
+    return this.used + bytes <= this.maxBytes;
+  }
+
   release(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
     // First come, first served: a large chunk is not starved by small ones behind it.

@@ -26,6 +26,7 @@ import { coverRoutes } from './routes/cover';
 import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
+import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
 
 // The composition root of the server process: builds the real objects, listens, and closes
 // everything in reverse order.
@@ -39,7 +40,7 @@ export interface StartOptions {
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
-  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number };
+  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
 
 export interface RunningServer {
@@ -117,14 +118,23 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     nowPlaying,
     logger,
     version: VERSION,
+    budget: queueBudget,
     images: {
       imagesOf: (record) => images.imagesOf(record),
       on: (event, listener) => images.on(event, listener),
       off: (event, listener) => images.off(event, listener),
       find: (query) => imageStore.find(query),
-      get: (key) => imageStore.get(key),
+      meta: (key) => imageStore.meta(key),
+      slice: (key, offset, length) => imageStore.slice(key, offset, length),
     },
     ...options.ws,
+  });
+  const wsStream = createWsStream({
+    nowPlaying,
+    logger,
+    images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    budget: queueBudget,
+    ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
   const reportFlood = throttledLog((message) => logger.warn(message));
@@ -143,6 +153,10 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     }
     if (path === IMAGES_WS_PATH) {
       hub.handleUpgrade(request, socket, head);
+      return;
+    }
+    if (path === WSSTREAM_PATH) {
+      wsStream.handleUpgrade(request, socket, head);
       return;
     }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
@@ -164,7 +178,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await hub.close();
+      await Promise.all([hub.close(), wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
       await stopped;

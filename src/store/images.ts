@@ -7,6 +7,12 @@ import type { Db } from './database';
 // type, the links from track records by category, and least-recently-used eviction past
 // `images.maxTotalBytes`. Statements are prepared once, when the store opens.
 
+/**
+ * Images being read piece by piece (slice) are kept here, least recently read out first: SQLite
+ * reads a whole BLOB to take a piece of it, so reading from a copy keeps each piece cheap, and
+ * the bound keeps memory flat however many readers there are.
+ */
+const SLICE_CACHE_BYTES = 24 * 1024 * 1024;
 /** A served image is marked as used at most this often, so a busy overlay does not write per request. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -50,6 +56,11 @@ export interface ImageStore {
   meta(key: string): StoredImage | null;
   /** Metadata of an image about to be served in chunks; marks it as used. */
   use(key: string): StoredImage | null;
+  /**
+   * `length` bytes from `offset` (fewer at the end), so a large reply is read piece by piece as
+   * its reader takes it; null once the image is gone. Reading from offset 0 marks it as used.
+   */
+  slice(key: string, offset: number, length: number): Buffer | null;
   /** Links stored images to a track in one transaction; returns the links that are new. */
   link(links: readonly NewLink[]): NewLink[];
   /** A track's images in the order they arrived. */
@@ -83,6 +94,27 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   const touch = db.prepare<[number, string, number], never>('UPDATE images SET last_used = ? WHERE key = ? AND last_used < ?');
   const meta = db.prepare<[string], ImageRow>('SELECT key, mime_type, size FROM images WHERE key = ?');
   const blob = db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM image_blobs WHERE key = ?');
+  const sliceCache = new Map<string, Buffer>();
+  let sliceCacheBytes = 0;
+  const wholeForSlicing = (key: string): Buffer | null => {
+    const cached = sliceCache.get(key);
+    if (cached) {
+      // Most recently read goes last.
+      sliceCache.delete(key);
+      sliceCache.set(key, cached);
+      return cached;
+    }
+    const bytes = blob.get(key)?.bytes;
+    if (!bytes) return null;
+    sliceCache.set(key, bytes);
+    sliceCacheBytes += bytes.length;
+    for (const [oldKey, old] of sliceCache) {
+      if (sliceCacheBytes <= SLICE_CACHE_BYTES || oldKey === key) break;
+      sliceCache.delete(oldKey);
+      sliceCacheBytes -= old.length;
+    }
+    return bytes;
+  };
   const total = db.prepare<[], { total: number | null }>('SELECT sum(size) AS total FROM images');
   const oldest = db.prepare<[string], { key: string; size: number }>(
     'SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32',
@@ -172,6 +204,15 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       const at = now();
       touch.run(at, key, at - TOUCH_INTERVAL_MS);
       return fromRow(row);
+    },
+    slice(key, offset, length) {
+      const bytes = wholeForSlicing(key);
+      if (!bytes) return null;
+      if (offset === 0) {
+        const at = now();
+        touch.run(at, key, at - TOUCH_INTERVAL_MS);
+      }
+      return bytes.subarray(offset, offset + length);
     },
     link,
     imagesOf(dbid) {

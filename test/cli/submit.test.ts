@@ -215,7 +215,7 @@ describe('svc submit', () => {
       const input = '{"artist":"Deck","title":"One"}\n{"artist":"Deck","title":"Two"}\n';
       const result = await runCli(['submit', '-', '--json', '--field', 'deck=2'], { env: env(), input });
       expect(result.code).toBe(0);
-      expect(parseLines(result.stdout).map((response) => (response.processed_metadata as Record<string, unknown>).deck)).toEqual([2, 2]);
+      expect(parseLines(result.stdout).map((response) => (response.processed_metadata as Record<string, unknown>).deck)).toEqual(['2', '2']);
     });
 
     test('When the secret is wrong, then every line fails and the exit code is the most severe failure (3)', async () => {

@@ -20,7 +20,12 @@ export function wsUrl(httpUrl: string): string {
   return `${httpUrl.replace(/^http/, 'ws')}/v1/images/ws`;
 }
 
-export async function connectClient(httpUrl: string): Promise<FrameClient> {
+/**
+ * `subscribe` (the default) sends `{"type":"subscribe"}` at once, as svc's own pages do, to get
+ * the push stream; `false` makes a request/response client, that gets answers only when its
+ * first message comes within 0.5 s (or a push client, when it stays silent that long).
+ */
+export async function connectClient(httpUrl: string, options: { subscribe?: boolean } = {}): Promise<FrameClient> {
   const socket = new WebSocket(wsUrl(httpUrl));
   const frames: Frame[] = [];
   const waiters = new Set<() => void>();
@@ -38,6 +43,7 @@ export async function connectClient(httpUrl: string): Promise<FrameClient> {
     socket.once('open', () => resolve());
     socket.once('error', reject);
   });
+  if (options.subscribe ?? true) socket.send(JSON.stringify({ type: 'subscribe' }));
 
   const waitFor: FrameClient['waitFor'] = (predicate, options = {}) =>
     new Promise((resolve, reject) => {

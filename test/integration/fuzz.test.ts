@@ -75,12 +75,22 @@ describe('fuzzing /v1/remoteinput', () => {
       expect(typeof metadata).toBe('object');
       expect(metadata).not.toHaveProperty('secret');
       expect(metadata).not.toHaveProperty('hostname');
+      const expectCleanText = (text: string) => {
+        expect(text).not.toContain('\0');
+        expect(text.isWellFormed()).toBe(true);
+        expect(Array.from(text).length).toBeLessThanOrEqual(1000);
+      };
       for (const [field, fieldValue] of Object.entries(metadata)) {
         expect(field).not.toContain('\0');
         if (typeof fieldValue === 'string') {
-          expect(fieldValue).not.toContain('\0');
-          expect(fieldValue.isWellFormed()).toBe(true);
-          expect(Array.from(fieldValue).length).toBeLessThanOrEqual(1000);
+          expectCleanText(fieldValue);
+        } else if (Array.isArray(fieldValue)) {
+          // Lists of text are kept (decisions.md "Lists and field types"), never empty.
+          expect(fieldValue.length).toBeGreaterThan(0);
+          for (const element of fieldValue) {
+            expect(typeof element).toBe('string');
+            expectCleanText(element as string);
+          }
         } else {
           expect(['number', 'boolean']).toContain(typeof fieldValue);
           if (typeof fieldValue === 'number') expect(Number.isFinite(fieldValue)).toBe(true);

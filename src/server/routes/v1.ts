@@ -78,6 +78,7 @@ function toRawRequest(ctx: AppContext): RawRequest {
     method: ctx.method,
     query: ctx.query,
     body: ctx.method === 'POST' ? (ctx.request as { body?: unknown }).body : undefined,
+    rawBody: ctx.method === 'POST' ? (ctx.request as { rawBody?: string }).rawBody : undefined,
     bodyIsForm: isFormRequest(ctx.get('Content-Type')),
     authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth'),
   };

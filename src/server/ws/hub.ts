@@ -4,18 +4,28 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
-import { errorFrame, imageFrame, trackFrame, type PushFrame, type ReplyFrame } from './frames';
-import { answerMessage, type ImageLookup } from './requests';
+import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
+import type { QueueBudget } from '../queue-budget';
+import { budgetedQueuedBytes } from './budgeted-queue';
+import { Outbox } from './outbox';
+import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
-// /v1/images/ws (decisions.md): pushes the current track on connect and on every change, then
-// each image as it becomes available; answers the image clients' requests (ws/requests.ts).
-// A slow consumer never slows the others: frames are serialized once and handed to each socket
-// without waiting, and a socket whose unsent bytes pass the bound is closed with 1013.
+// /v1/images/ws (decisions.md "/v1/images/ws: two kinds of client on one socket"). A client that
+// sends a message within SUBSCRIBE_WINDOW_MS of the handshake is a request/response client
+// (What's Now Playing's image clients send `hello` at once and read each answer as the next
+// frame): it gets answers only, unless it subscribes. Any other client, or one that sends
+// `subscribe`, gets the push stream: the current track and its images, then every change.
+// Each socket's frames go through its Outbox: pushes are serialized once for all clients and
+// bounded per reader (1013); replies are produced in order as the reader takes them.
 
 export const IMAGES_WS_PATH = '/v1/images/ws';
 /** Inbound messages larger than this are refused (the socket is closed with 1009). */
 export const MAX_INBOUND_BYTES = 64 * 1024;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A first message within this time after the handshake makes a request/response client. */
+export const SUBSCRIBE_WINDOW_MS = 500;
+/** Requests one socket may have unanswered; past it the server stops reading that socket. */
+export const MAX_REQUESTS_IN_FLIGHT = 8;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
@@ -30,8 +40,12 @@ export interface HubOptions {
   logger: Logger;
   version: string;
   pingIntervalMs?: number;
-  /** Unsent bytes one client may have queued before it is dropped as too slow. */
+  /** Unsent bytes of pushed frames one client may have queued before it is dropped as too slow. */
   maxBufferedBytes?: number;
+  /** Tests shorten the request/response window. */
+  subscribeWindowMs?: number;
+  /** limits.maxQueuedBytes, shared with every other reader of the process. */
+  budget?: QueueBudget;
 }
 
 export interface ImageHub {
@@ -42,45 +56,38 @@ export interface ImageHub {
 }
 
 const CLOSE_GOING_AWAY = 1001;
-const CLOSE_TRY_AGAIN_LATER = 1013;
+
+interface Client {
+  outbox: Outbox;
+  /** Undecided until the first message or the end of the window. */
+  mode: 'undecided' | 'requests' | 'push';
+  window?: NodeJS.Timeout;
+  inFlight: number;
+}
 
 export function createImageHub(options: HubOptions): ImageHub {
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
   const alive = new WeakSet<WebSocket>();
-  // Bytes of a requested image still on their way out: they do not count against the bound
-  // for pushes, so a client that asked for a large image is not dropped for reading it.
-  const replyAllowance = new WeakMap<WebSocket, number>();
-
-  const tooSlow = (socket: WebSocket, allowance: number): boolean => {
-    if (socket.bufferedAmount <= maxBuffered) {
-      replyAllowance.delete(socket);
-      return false;
-    }
-    if (socket.bufferedAmount <= maxBuffered + allowance) return false;
-    options.logger.warn(`images ws: a client is too slow (${socket.bufferedAmount} bytes unsent); closing it with ${CLOSE_TRY_AGAIN_LATER}`);
-    socket.close(CLOSE_TRY_AGAIN_LATER, 'client too slow');
-    return true;
-  };
-
-  const push = (socket: WebSocket, data: string) => {
-    if (socket.readyState !== WebSocket.OPEN) return;
-    if (!tooSlow(socket, replyAllowance.get(socket) ?? 0)) socket.send(data);
-  };
+  const clients = new Map<WebSocket, Client>();
+  const subscribers = new Set<Client>();
 
   const broadcast = (frame: PushFrame) => {
-    if (wss.clients.size === 0) return;
+    if (subscribers.size === 0) return;
     // Serialized once, not once per client.
     const data = JSON.stringify(frame);
-    for (const socket of wss.clients) push(socket, data);
+    for (const client of subscribers) client.outbox.push(data);
   };
 
-  const reply = (socket: WebSocket, frame: ReplyFrame) => {
-    if (socket.readyState !== WebSocket.OPEN) return;
-    // A client asking faster than it reads is as slow as one that does not read at all.
-    if (tooSlow(socket, 0)) return;
-    socket.send(JSON.stringify(frame));
-    replyAllowance.set(socket, Math.max(0, socket.bufferedAmount - maxBuffered));
+  const subscribe = (client: Client) => {
+    if (client.window) clearTimeout(client.window);
+    if (client.mode === 'push') return;
+    client.mode = 'push';
+    subscribers.add(client);
+    const current = options.nowPlaying.current();
+    if (!current) return;
+    client.outbox.push(JSON.stringify(trackFrame(current)));
+    for (const image of safeImagesOf(current)) client.outbox.push(JSON.stringify(imageFrame(image)));
   };
 
   const onTrackChanged = (record: TrackRecord) => broadcast(trackFrame(record));
@@ -88,23 +95,54 @@ export function createImageHub(options: HubOptions): ImageHub {
   options.nowPlaying.on('track-changed', onTrackChanged);
   options.images.on('image', onImage);
 
-  const onMessage = (socket: WebSocket, data: RawData, isBinary: boolean) => {
-    if (isBinary) {
-      reply(socket, errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
+  const onMessage = (socket: WebSocket, client: Client, data: RawData, isBinary: boolean) => {
+    const text = isBinary ? null : rawText(data);
+    const subscription = text === null ? null : subscriptionIn(text);
+    if (subscription === 'subscribe-only') {
+      subscribe(client);
       return;
     }
-    reply(socket, answerMessage(rawText(data), { images: options.images, version: options.version }));
+    if (client.mode === 'undecided') {
+      clearTimeout(client.window);
+      client.mode = 'requests';
+    }
+    client.inFlight += 1;
+    // Stop reading past the bound; resumed as answers drain (Outbox onReplySent).
+    if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
+    client.outbox.reply(() => {
+      if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
+      return replyText(answerMessage(text, { images: options.images, version: options.version }), options.images);
+    });
+    // `hello` with `subscribe: true`: the welcome first, then the pushes.
+    if (subscription === 'with-request') subscribe(client);
   };
 
   wss.on('connection', (socket) => {
     alive.add(socket);
+    const client: Client = {
+      mode: 'undecided',
+      inFlight: 0,
+      outbox: new Outbox(socket, {
+        maxPushBytes: maxBuffered,
+        ...(options.budget ? { queued: budgetedQueuedBytes(maxBuffered, options.budget) } : {}),
+        onReplySent: () => {
+          client.inFlight -= 1;
+          if (client.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused) socket.resume();
+        },
+        onTooSlow: (unsent) => options.logger.warn(`images ws: a client is too slow (${unsent} bytes unsent); closing it with 1013`),
+        onReplyFailed: (error) => options.logger.error(`images ws: a reply failed: ${String(error)}`),
+      }),
+    };
+    clients.set(socket, client);
     socket.on('pong', () => alive.add(socket));
     socket.on('error', (error) => options.logger.warn(`images ws: ${error.message}`));
-    socket.on('message', (data, isBinary) => onMessage(socket, data, isBinary));
-    const current = options.nowPlaying.current();
-    if (!current) return;
-    push(socket, JSON.stringify(trackFrame(current)));
-    for (const image of safeImagesOf(current)) push(socket, JSON.stringify(imageFrame(image)));
+    socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary));
+    socket.on('close', () => {
+      if (client.window) clearTimeout(client.window);
+      subscribers.delete(client);
+      clients.delete(socket);
+    });
+    client.window = setTimeout(() => subscribe(client), options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS);
   });
 
   const safeImagesOf = (record: TrackRecord): TrackImage[] => {
@@ -117,9 +155,15 @@ export function createImageHub(options: HubOptions): ImageHub {
   };
 
   // Heartbeat: a peer that did not answer the previous ping is gone (ws README, "broken connections").
+  // A peer whose socket is paused (8 requests in flight) cannot be heard answering; it counts as
+  // alive while it keeps taking its answers.
+  const writtenAtLastPing = new WeakMap<WebSocket, number>();
   const heartbeat = setInterval(() => {
     for (const socket of wss.clients) {
-      if (!alive.has(socket)) {
+      const written = clients.get(socket)?.outbox.writtenFragments() ?? 0;
+      const draining = socket.isPaused && written !== writtenAtLastPing.get(socket);
+      writtenAtLastPing.set(socket, written);
+      if (!alive.has(socket) && !draining) {
         socket.terminate();
         continue;
       }
@@ -136,6 +180,7 @@ export function createImageHub(options: HubOptions): ImageHub {
     clientCount: () => wss.clients.size,
     close() {
       clearInterval(heartbeat);
+      for (const client of clients.values()) if (client.window) clearTimeout(client.window);
       options.nowPlaying.off('track-changed', onTrackChanged);
       options.images.off('image', onImage);
       for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');

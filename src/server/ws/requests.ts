@@ -21,8 +21,21 @@ import {
 
 export interface ImageLookup {
   find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
-  get(key: string): (StoredImage & { bytes: Buffer }) | null;
+  meta(key: string): StoredImage | null;
+  /** A piece of the stored bytes (see ImageStore.slice); null once the image is gone. */
+  slice(key: string, offset: number, length: number): Buffer | null;
 }
+
+/** An `image_data` answer before its bytes are read: they go out piece by piece (replyText). */
+export interface ImageDataAnswer {
+  head: Omit<ImageDataFrame, 'image_data'>;
+  size: number;
+}
+
+export type Answer = Exclude<ReplyFrame, ImageDataFrame> | ImageDataAnswer;
+
+/** Raw bytes per fragment of a streamed image: a multiple of 3, so the base64 pieces join up. */
+export const IMAGE_FRAGMENT_BYTES = 3 * 32 * 1024;
 
 export interface RequestContext {
   images: ImageLookup;
@@ -44,8 +57,51 @@ class RequestError extends Error {
   }
 }
 
+/**
+ * What goes out for an answer: a whole frame, or for image_data the fragments of
+ * `{...head, "image_data": "<base64>"}`, each read from the store only when it is sent.
+ */
+export function replyText(answer: Answer, images: ImageLookup): string | Iterable<string> {
+  if (!('head' in answer)) return JSON.stringify(answer);
+  return base64Fragments(answer.head, 'image_data', answer.size, (offset, length) => images.slice(answer.head.key, offset, length));
+}
+
+/** Fragments of `{...head, "<field>": "<base64 of size bytes>"}`; `read` is called lazily. */
+export function* base64Fragments(
+  head: object,
+  field: string,
+  size: number,
+  read: (offset: number, length: number) => Buffer | null,
+): Generator<string> {
+  const opening = JSON.stringify(head);
+  yield `${opening === '{}' ? '{' : `${opening.slice(0, -1)},`}${JSON.stringify(field)}:"`;
+  for (let offset = 0; offset < size; offset += IMAGE_FRAGMENT_BYTES) {
+    const part = read(offset, IMAGE_FRAGMENT_BYTES);
+    if (!part || part.length === 0) throw new Error('the image was removed while it was being sent');
+    yield part.toString('base64');
+  }
+  yield '"}';
+}
+
+/**
+ * Whether a message asks for the push stream (decisions.md): `{"type":"subscribe"}` alone
+ * (no answer), or a `hello` with `"subscribe": true` (answered with welcome). Null otherwise.
+ */
+export function subscriptionIn(text: string): 'subscribe-only' | 'with-request' | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isPlainObject(message)) return null;
+  if (message.type === 'subscribe') return 'subscribe-only';
+  if (message.type === 'hello' && message.subscribe === true) return 'with-request';
+  return null;
+}
+
 /** Answers one text message from a client. Never throws. */
-export function answerMessage(text: string, context: RequestContext): ReplyFrame {
+export function answerMessage(text: string, context: RequestContext): Answer {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -115,22 +171,18 @@ function echo(query: ImageQuery): { data_type: DataType; category: string; artis
   return { data_type: query.dataType, category: query.category, artist: query.artist, ...(query.album === undefined ? {} : { album: query.album }) };
 }
 
-function getImages(query: ImageQuery, context: RequestContext): ImageDataFrame | NoImageFrame {
+function getImages(query: ImageQuery, context: RequestContext): ImageDataAnswer | NoImageFrame {
   const found = findImages(query, context);
   const pick = context.pick ?? ((count: number) => Math.floor(Math.random() * count));
   const chosen = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
-  const image = chosen ? context.images.get(chosen.key) : null;
+  const image = chosen ? context.images.meta(chosen.key) : null;
   if (!image) {
     const what = query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;
     return { type: 'no_image', ...echo(query), message: `No ${what}` };
   }
   return {
-    type: 'image_data',
-    ...echo(query),
-    image_data: image.bytes.toString('base64'),
-    key: image.key,
-    url: coverUrlFor(image.key),
-    mime_type: image.mimeType,
+    head: { type: 'image_data', ...echo(query), key: image.key, url: coverUrlFor(image.key), mime_type: image.mimeType },
+    size: image.size,
   };
 }
 

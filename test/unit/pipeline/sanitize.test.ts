@@ -64,7 +64,7 @@ describe('sanitize', () => {
     expect(warnings).toEqual([]);
   });
 
-  it.each(['NaN', 'Infinity', '-Infinity', '1e400', 'abc', '', '0x10', true])(
+  it.each(['NaN', 'Infinity', '-Infinity', '1e400', 'abc', '0x10', true])(
     'When a numeric field is %p, then it is dropped with a warning',
     (value) => {
       const { fields, warnings } = sanitize({ artist: 'A', bpm: value }, limits);
@@ -80,10 +80,54 @@ describe('sanitize', () => {
     expect(warnings).toEqual(["Field 'loudness' dropped: not a finite number"]);
   });
 
-  it('When objects or lists are sent, then they are dropped with a warning', () => {
-    const { fields, warnings } = sanitize({ artist: 'A', extra: { a: 1 }, tags: ['x'] }, limits);
+  it('When objects or lists holding anything but text are sent, then they are dropped with a warning', () => {
+    const { fields, warnings } = sanitize({ artist: 'A', extra: { a: 1 }, tags: ['x', 2], nested: [['x']] }, limits);
     expect(fields).toEqual({ artist: 'A' });
-    expect(warnings).toEqual(["Field 'extra' dropped: objects are not accepted", "Field 'tags' dropped: lists are not accepted"]);
+    expect(warnings).toEqual([
+      "Field 'extra' dropped: objects are not accepted",
+      "Field 'tags' dropped: a list may hold only text",
+      "Field 'nested' dropped: a list may hold only text",
+    ]);
+  });
+
+  // What's Now Playing sends these four as lists of strings (nowplaying/db.py LISTFIELDS,
+  // nowplaying/types.py TrackMetadata: `isrc: list[str]`, ...).
+  it('When What\'s Now Playing sends its list fields, then each stays a list, element by element under the string rules', () => {
+    const { fields, warnings } = sanitize(
+      {
+        isrc: ['USRC17607839', ' GBAYE0601498\0 '],
+        musicbrainzartistid: ['056e4f3e-d505-4dad-8ec1-d04f521cbb56'],
+        genres: ['house', '', '  ', 'data:text/plain,x', 'techno'],
+        artistwebsites: [],
+        tags: ['x'.repeat(1200)],
+      },
+      limits,
+    );
+    expect(fields).toEqual({
+      isrc: ['USRC17607839', 'GBAYE0601498'],
+      musicbrainzartistid: ['056e4f3e-d505-4dad-8ec1-d04f521cbb56'],
+      genres: ['house', 'techno'],
+      tags: ['x'.repeat(1000)],
+    });
+    expect(warnings).toEqual(["Field 'tags' truncated from 1200 to 1000 characters"]);
+  });
+
+  it('When a list is sent for a numeric field or for coverurl, then it is dropped with a warning', () => {
+    const { fields, warnings } = sanitize({ artist: 'A', bpm: ['120'], coverurl: ['http://x/y.jpg'] }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual(["Field 'bpm' dropped: expected a single value", "Field 'coverurl' dropped: expected a single value"]);
+  });
+
+  it('When deck is a label and the totals are numeric strings, then deck stays text and the totals become numbers', () => {
+    const { fields, warnings } = sanitize({ deck: '2B', track_total: '12', disc_total: '2', tracktotal: '9' }, limits);
+    expect(fields).toEqual({ deck: '2B', track_total: 12, disc_total: 2, tracktotal: '9' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('When a numeric field is blank (bpm= from a URL template), then it is left out silently', () => {
+    const { fields, warnings } = sanitize({ artist: 'A', bpm: '', duration: '  ', track: '\0' }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual([]);
   });
 
   it('When a text field holds a number or boolean, then it is dropped with a warning', () => {

@@ -46,6 +46,17 @@ describe('image store', () => {
     expect(store.put(MAGIC.webp).mimeType).toBe('image/webp');
   });
 
+  it('When an image is read in slices, then the slices join up to the bytes; an unknown key is null', () => {
+    const store = open(32 * 1024 * 1024);
+    const big = fakeJpeg(1_000_003, 5);
+    const { key } = store.put(big);
+    const parts: Buffer[] = [];
+    for (let offset = 0; offset < big.length; offset += 65_536) parts.push(store.slice(key, offset, 65_536) as Buffer);
+    expect(parts.at(-1)?.length).toBe(big.length % 65_536);
+    expect(Buffer.concat(parts).equals(big)).toBe(true);
+    expect(store.slice('0'.repeat(64), 0, 10)).toBeNull();
+  });
+
   it('When the same bytes are stored twice, then there is one copy', () => {
     const store = open();
     const first = store.put(MAGIC.jpeg);

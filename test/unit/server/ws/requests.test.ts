@@ -1,7 +1,7 @@
 import type { ImageCategory } from '../../../../src/domain/track';
 import type { StoredImage } from '../../../../src/store/images';
 import { WS_ERROR_CODES, type ReplyFrame } from '../../../../src/server/ws/frames';
-import { answerMessage, type ImageLookup } from '../../../../src/server/ws/requests';
+import { answerMessage, replyText, type ImageLookup } from '../../../../src/server/ws/requests';
 
 // The image clients' request/response messages, without a socket: every message type and every
 // error code, in the shapes What's Now Playing clients expect.
@@ -19,12 +19,17 @@ function lookup(): ImageLookup & { queries: unknown[] } {
       if (query.artistKey === 'bjork' && query.category === 'cover' && query.albumKey === 'homogenic') return [cover];
       return [];
     },
-    get: (key) => [fanart, cover].find((image) => image.key === key) ?? null,
+    meta: (key) => [fanart, cover].find((image) => image.key === key) ?? null,
+    slice: (key, offset, length) => [fanart, cover].find((image) => image.key === key)?.bytes.subarray(offset, offset + length) ?? null,
   };
 }
 
-const ask = (message: unknown, images: ImageLookup = lookup()): ReplyFrame =>
-  answerMessage(typeof message === 'string' ? message : JSON.stringify(message), { images, version: '1.2.3', pick: () => 0 });
+/** The answer as a client reads it: the fragments of a streamed reply joined up. */
+const ask = (message: unknown, images: ImageLookup = lookup()): ReplyFrame => {
+  const answer = answerMessage(typeof message === 'string' ? message : JSON.stringify(message), { images, version: '1.2.3', pick: () => 0 });
+  const text = replyText(answer, images);
+  return JSON.parse(typeof text === 'string' ? text : [...text].join('')) as ReplyFrame;
+};
 
 describe('image client messages', () => {
   it('When a client says hello, then the server welcomes it', () => {
@@ -109,7 +114,8 @@ describe('image client messages', () => {
       find: () => {
         throw new Error('database is closed');
       },
-      get: () => null,
+      meta: () => null,
+      slice: () => null,
     };
     expect(ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'a' } }, broken)).toMatchObject({ type: 'error', error_code: 'SERVER_ERROR' });
   });

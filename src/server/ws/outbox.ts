@@ -1,0 +1,209 @@
+import { WebSocket } from 'ws';
+
+// One socket's outgoing queue (decisions.md "/v1/images/ws: two kinds of client on one socket",
+// "Hostile clients": a reply is produced only as the reader takes it).
+//
+// Two kinds of frame share the socket, in order:
+// - pushed frames (track, image): small, handed to the socket without waiting; a reader that
+//   lets more than `maxPushBytes` of them pile up is closed with 1013;
+// - replies to requests: produced one at a time, when the previous reply has drained. A reply
+//   can be a fragmented message whose fragments are produced lazily, each only once the previous
+//   one was written out, so a reader that stops reading holds one fragment, never a whole
+//   base64 image. Replies never close a socket; the heartbeat drops a peer that is gone.
+
+/** A whole message, or its fragments in order, each produced only when it is its turn. */
+export type Outgoing = string | Iterable<string>;
+
+export type QueuedKind = 'push' | 'reply';
+
+/**
+ * The one place where a socket's queued bytes are counted: bytes handed to it and not yet
+ * written out, by kind. Per socket today; a process-wide budget (`limits.maxQueuedBytes`) plugs
+ * in by passing its own QueuedBytes to the Outbox (see `socketQueuedBytes`).
+ */
+export interface QueuedBytes {
+  add(kind: QueuedKind, bytes: number): void;
+  remove(kind: QueuedKind, bytes: number): void;
+  /** Whether `bytes` more of pushed frames may be queued for this socket. */
+  pushFits(bytes: number): boolean;
+  /** Unsent bytes of this socket, both kinds. */
+  total(): number;
+  /** The socket is gone: whatever it still held no longer counts. */
+  release(): void;
+}
+
+export function socketQueuedBytes(maxPushBytes: number): QueuedBytes {
+  const held = { push: 0, reply: 0 };
+  // After release, write callbacks that still come in (with an error) change nothing.
+  let released = false;
+  return {
+    add(kind, bytes) {
+      if (!released) held[kind] += bytes;
+    },
+    remove(kind, bytes) {
+      if (!released) held[kind] -= bytes;
+    },
+    // Replies under way do not count against the push bound: they were asked for. An empty
+    // queue takes any one frame, so a single large frame never closes a reader.
+    pushFits: (bytes) => held.push === 0 || held.push + bytes <= maxPushBytes,
+    total: () => held.push + held.reply,
+    release() {
+      released = true;
+      held.push = 0;
+      held.reply = 0;
+    },
+  };
+}
+
+export interface OutboxOptions {
+  /** Bytes of pushed frames a socket may have unsent before it is closed with 1013. */
+  maxPushBytes: number;
+  /** Counts this socket's queued bytes; `socketQueuedBytes(maxPushBytes)` by default. */
+  queued?: QueuedBytes;
+  /** Called when a reply has gone out completely (the request is no longer in flight). */
+  onReplySent(): void;
+  onTooSlow(unsentBytes: number): void;
+  onReplyFailed(error: unknown): void;
+}
+
+type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: () => Outgoing } | { kind: 'close'; data: string; code: number; reason: string };
+
+const CLOSE_INTERNAL_ERROR = 1011;
+const CLOSE_TRY_AGAIN_LATER = 1013;
+
+export class Outbox {
+  private readonly queue: Item[] = [];
+  /** Bytes of pushed frames queued here or in the socket, not yet written out. */
+  private readonly queued: QueuedBytes;
+  /** A reply is being produced or has not drained yet: the next one waits. */
+  private replyBusy = false;
+  /** A fragmented message is half sent: nothing else may go out until it ends. */
+  private midMessage = false;
+  /** Replies and reply fragments written out so far: shows a reader is still taking them. */
+  private written = 0;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly options: OutboxOptions,
+  ) {
+    this.queued = options.queued ?? socketQueuedBytes(options.maxPushBytes);
+    socket.once('close', () => {
+      this.queue.length = 0;
+      this.queued.release();
+    });
+  }
+
+  writtenFragments(): number {
+    return this.written;
+  }
+
+  /** Queues a pushed frame; closes the socket with 1013 instead when its reader is too far behind. */
+  push(data: string): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    const bytes = Buffer.byteLength(data);
+    if (!this.queued.pushFits(bytes)) {
+      this.options.onTooSlow(this.queued.total());
+      this.socket.close(CLOSE_TRY_AGAIN_LATER, 'client too slow');
+      return;
+    }
+    this.queued.add('push', bytes);
+    this.queue.push({ kind: 'push', data });
+    this.pump();
+  }
+
+  /** Queues the answer to a request; `produce` runs when the previous reply has drained. */
+  reply(produce: () => Outgoing): void {
+    this.queue.push({ kind: 'reply', produce });
+    this.pump();
+  }
+
+  /** Sends `data` once everything queued before it is out (never inside a reply), then closes. */
+  finish(data: string, code: number, reason: string): void {
+    this.queue.push({ kind: 'close', data, code, reason });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.socket.readyState === WebSocket.OPEN) {
+      const head = this.queue[0];
+      if (head.kind === 'close') {
+        if (this.midMessage || this.replyBusy) return;
+        this.queue.length = 0;
+        this.socket.send(head.data);
+        this.socket.close(head.code, head.reason);
+        return;
+      }
+      if (head.kind === 'push') {
+        if (this.midMessage) return;
+        this.queue.shift();
+        const bytes = Buffer.byteLength(head.data);
+        this.socket.send(head.data, () => this.queued.remove('push', bytes));
+        continue;
+      }
+      if (this.replyBusy) return;
+      this.queue.shift();
+      this.startReply(head.produce);
+    }
+  }
+
+  private startReply(produce: () => Outgoing): void {
+    this.replyBusy = true;
+    let outgoing: Outgoing;
+    try {
+      outgoing = produce();
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (typeof outgoing === 'string') {
+      this.sendCounted(outgoing, true, () => this.replyDone());
+      return;
+    }
+    this.midMessage = true;
+    this.sendFragments(outgoing[Symbol.iterator]());
+  }
+
+  private sendFragments(fragments: Iterator<string>): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    let step: IteratorResult<string>;
+    try {
+      step = fragments.next();
+    } catch (error) {
+      // Half a message is out; the only honest end is to close.
+      this.fail(error);
+      return;
+    }
+    if (step.done) {
+      this.sendCounted('', true, () => {
+        this.midMessage = false;
+        this.replyDone();
+      });
+      return;
+    }
+    // The next fragment is read only once this one is written out.
+    this.sendCounted(step.value, false, () => this.sendFragments(fragments));
+  }
+
+  /** Sends a reply (or a fragment of one), counted as queued until written; `then` on success. */
+  private sendCounted(data: string, fin: boolean, then: () => void): void {
+    const bytes = Buffer.byteLength(data);
+    this.queued.add('reply', bytes);
+    this.socket.send(data, { fin }, (error) => {
+      this.queued.remove('reply', bytes);
+      if (error) return;
+      this.written += 1;
+      then();
+    });
+  }
+
+  private replyDone(): void {
+    this.replyBusy = false;
+    this.options.onReplySent();
+    this.pump();
+  }
+
+  private fail(error: unknown): void {
+    this.options.onReplyFailed(error);
+    this.socket.close(CLOSE_INTERNAL_ERROR, 'reply failed');
+  }
+}

@@ -1,0 +1,147 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { TrackRecord } from '../../domain/track';
+import type { Logger } from '../../log';
+import type { NowPlaying } from '../../store/now-playing';
+import type { QueueBudget } from '../queue-budget';
+import { budgetedQueuedBytes } from './budgeted-queue';
+import { Outbox } from './outbox';
+import { base64Fragments, type ImageLookup } from './requests';
+
+// /wsstream (decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
+// and its browser client library read the track from. No auth; client messages are ignored.
+// On connect (when a track has played) and on every change of the current track: one frame with
+// the /v1/last fields without `dbid`, plus `coverimagebase64`: the cover's bytes, or a 1x1
+// transparent PNG when there is none, as What's Now Playing sends. At shutdown: `{"last": true}`,
+// then close with 1001. A reader that falls behind gets only the newest track once it catches up:
+// at most one frame is under way per socket, its cover read from the store piece by piece.
+
+export const WSSTREAM_PATH = '/wsstream';
+const MAX_INBOUND_BYTES = 4 * 1024;
+const CLOSE_GOING_AWAY = 1001;
+const COVER_REFERENCE = /^cover\/([0-9a-f]{64})$/;
+
+/** A 1x1 PNG whose one pixel is fully transparent (RGBA 0,0,0,0). */
+export const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
+
+export interface WsStreamOptions {
+  nowPlaying: NowPlaying;
+  images: Pick<ImageLookup, 'meta' | 'slice'>;
+  logger: Logger;
+  pingIntervalMs?: number;
+  /** limits.maxQueuedBytes, shared with every other reader of the process. */
+  budget?: QueueBudget;
+}
+
+export interface WsStream {
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  clientCount(): number;
+  /** Sends `{"last": true}` to every socket and closes it with 1001. */
+  close(): Promise<void>;
+}
+
+interface Reader {
+  outbox: Outbox;
+  /** A frame is being sent; `stale` says the track changed meanwhile. */
+  sending: boolean;
+  stale: boolean;
+}
+
+export function createWsStream(options: WsStreamOptions): WsStream {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
+  const readers = new Map<WebSocket, Reader>();
+  const alive = new WeakSet<WebSocket>();
+
+  /** The frame for the track current when it is this reader's turn (never an outdated one). */
+  const frameNow = (): string | Iterable<string> => {
+    const record = options.nowPlaying.current();
+    if (!record) return '{}';
+    return trackFrame(record, options.images);
+  };
+
+  const send = (reader: Reader) => {
+    if (reader.sending) {
+      reader.stale = true;
+      return;
+    }
+    reader.sending = true;
+    reader.stale = false;
+    reader.outbox.reply(frameNow);
+  };
+
+  const onChange = () => {
+    for (const reader of readers.values()) send(reader);
+  };
+  options.nowPlaying.on('track-changed', onChange);
+  // A cover that arrives after the response changes the frame (its coverimagebase64) too.
+  options.nowPlaying.on('track-updated', onChange);
+
+  wss.on('connection', (socket) => {
+    alive.add(socket);
+    const reader: Reader = {
+      sending: false,
+      stale: false,
+      // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
+      outbox: new Outbox(socket, {
+        maxPushBytes: 0,
+        ...(options.budget ? { queued: budgetedQueuedBytes(0, options.budget) } : {}),
+        onReplySent: () => {
+          reader.sending = false;
+          if (reader.stale) send(reader);
+        },
+        onTooSlow: () => undefined,
+        onReplyFailed: (error) => options.logger.error(`wsstream: a frame failed: ${String(error)}`),
+      }),
+    };
+    readers.set(socket, reader);
+    socket.on('pong', () => alive.add(socket));
+    socket.on('error', (error) => options.logger.warn(`wsstream: ${error.message}`));
+    socket.on('close', () => readers.delete(socket));
+    if (options.nowPlaying.current()) send(reader);
+  });
+
+  const heartbeat = setInterval(() => {
+    for (const socket of wss.clients) {
+      if (!alive.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      alive.delete(socket);
+      socket.ping();
+    }
+  }, options.pingIntervalMs ?? 30_000);
+  heartbeat.unref();
+
+  return {
+    handleUpgrade(request, socket, head) {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    },
+    clientCount: () => wss.clients.size,
+    close() {
+      clearInterval(heartbeat);
+      options.nowPlaying.off('track-changed', onChange);
+      options.nowPlaying.off('track-updated', onChange);
+      for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
+      return new Promise((resolve) => {
+        // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
+        const force = setTimeout(() => {
+          for (const socket of wss.clients) socket.terminate();
+        }, 1000);
+        wss.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+/** `{...the /v1/last fields without dbid, "coverimagebase64": "..."}`, the cover read lazily. */
+function trackFrame(record: TrackRecord, images: Pick<ImageLookup, 'meta' | 'slice'>): string | Iterable<string> {
+  const fields = { ...record.metadata };
+  const coverKey = typeof fields.coverurl === 'string' ? COVER_REFERENCE.exec(fields.coverurl)?.[1] : undefined;
+  const cover = coverKey === undefined ? null : images.meta(coverKey);
+  if (!cover) return JSON.stringify({ ...fields, coverimagebase64: TRANSPARENT_PNG_BASE64 });
+  return base64Fragments(fields, 'coverimagebase64', cover.size, (offset, length) => images.slice(cover.key, offset, length));
+}
