@@ -59,9 +59,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const logger = options.logger ?? createLogger();
   const db = openDatabase(config.database);
   const health = createStorageHealth(logger);
-  const tracks = guardStore(createTrackStore(db), health, ['insert', 'updateMetadata']);
+  // The server works through guarded stores; RunningServer hands out the plain ones.
+  const plainTracks = createTrackStore(db);
+  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata']);
   const nowPlaying = new NowPlaying(tracks.current());
-  const imageStore = guardStore(createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes }), health, ['put', 'link', 'rememberUrl']);
+  const plainImageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -191,7 +194,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, hub, images, imageStore, close };
+  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

@@ -61,9 +61,10 @@ export function guardStore<T extends object>(store: T, health: StorageHealth, wr
       if (typeof value !== 'function') return value;
       let guarded = wrapped.get(property);
       if (!guarded) {
-        const method = value as (...args: unknown[]) => unknown;
         const isWrite = writeNames.has(property);
-        guarded = (...args: unknown[]) => health.run(() => method.apply(target, args), isWrite);
+        // The method is looked up at each call, so whoever replaces it on the store (a test's
+        // spy) is still called through the guard.
+        guarded = (...args: unknown[]) => health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite);
         wrapped.set(property, guarded);
       }
       return guarded;
