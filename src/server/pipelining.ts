@@ -17,6 +17,8 @@ export const MAX_REQUESTS_IN_FLIGHT = 8;
 export const MAX_WAITING_PER_CONNECTION = 64;
 /** What one parsed, waiting request holds (IncomingMessage + ServerResponse), measured roughly. */
 export const WAITING_REQUEST_BYTES = 4096;
+/** The answer that owned the socket when pipelining began was not tracked; count it as in flight. */
+const UNTRACKED_HEAD = 1;
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -47,7 +49,7 @@ export function limitRequestsInFlight(handle: Handler, limits: PipeliningLimits)
         waitingTotal -= 1;
         if (socket.destroyed) return;
         start(state, socket, next[0], next[1]);
-      } else if (state.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused()) socket.resume();
+      } else if (state.inFlight + UNTRACKED_HEAD < MAX_REQUESTS_IN_FLIGHT && socket.isPaused()) socket.resume();
     });
     handle(request, response);
   };
@@ -60,6 +62,13 @@ export function limitRequestsInFlight(handle: Handler, limits: PipeliningLimits)
   };
 
   return function admit(request, response) {
+    // Node hands a response its socket at once when nothing earlier is still being answered on
+    // that connection: the common, unpipelined case needs no bookkeeping (the /v1/last hot path).
+    // Such an untracked answer counts as one of the 8 through `UNTRACKED_HEAD`.
+    if (response.socket) {
+      handle(request, response);
+      return;
+    }
     const socket = request.socket;
     let state = connections.get(socket);
     if (!state) {
@@ -72,7 +81,7 @@ export function limitRequestsInFlight(handle: Handler, limits: PipeliningLimits)
       });
     }
     if (socket.destroyed) return;
-    if (state.inFlight < MAX_REQUESTS_IN_FLIGHT) {
+    if (state.inFlight + UNTRACKED_HEAD < MAX_REQUESTS_IN_FLIGHT) {
       start(state, socket, request, response);
       return;
     }
