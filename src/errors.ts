@@ -55,14 +55,19 @@ export class AppError extends Error {
   }
 }
 
-/** A start-up or usage problem: one clear line for the user, then a non-zero exit. */
+/** A start-up problem (port taken, database unusable, ...): one clear line for the user. */
 export class StartupError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = 1,
-  ) {
+  constructor(message: string) {
     super(message);
     this.name = 'StartupError';
+  }
+}
+
+/** A mistake in the configuration (file, environment or flags): the user's to fix, like a usage error. */
+export class ConfigError extends StartupError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
   }
 }
 

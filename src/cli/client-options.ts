@@ -13,10 +13,18 @@ export interface ClientOptions {
   timeout?: number;
 }
 
-export function addClientOptions(command: Command, defaultTimeoutSeconds: number): Command {
+/** How a command uses --secret: only submissions send it; reads need none (api-spec.md section 5). */
+export type SecretUse = 'sent' | 'unused';
+
+const SECRET_HELP: Readonly<Record<SecretUse, string>> = {
+  sent: 'shared secret, sent in the X-SVC-Client-Auth request header, never in the URL (env SVC_SECRET, config client.secret)',
+  unused: 'accepted so one set of flags fits every command, but never sent: reading needs no secret (env SVC_SECRET, config client.secret)',
+};
+
+export function addClientOptions(command: Command, defaultTimeoutSeconds: number, secretUse: SecretUse = 'unused'): Command {
   return command
     .option('--url <url>', 'server to talk to (env SVC_URL, config client.url; default http://127.0.0.1:8899)')
-    .option('--secret <secret>', 'shared secret, sent in the X-SVC-Client-Auth header (env SVC_SECRET, config client.secret)')
+    .option('--secret <secret>', SECRET_HELP[secretUse])
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .option('--json', 'print JSON (one object per line) instead of text')
     .addOption(

@@ -1,10 +1,13 @@
 import { errorMessage } from '../errors';
+import { VERSION } from '../version';
 import { CliError, EXIT, exitCodeForStatus } from './exit-codes';
 
 // HTTP client to a running svc: base URL, auth header, per-request timeout, and every failure
 // turned into a CliError with the right exit code. Uses the global fetch (Node 20).
 
 export const AUTH_HEADER = 'X-SVC-Client-Auth';
+/** Sent on every request and WebSocket handshake, so a server's log names the client. */
+export const USER_AGENT = `svc/${VERSION}`;
 
 export interface ClientSettings {
   /** Base URL, always ending in "/" so that a path prefix (a reverse proxy) is kept. */
@@ -81,7 +84,9 @@ export class SvcClient {
     const signal = AbortSignal.timeout(this.settings.timeoutMs);
     try {
       // Redirects are not followed: the auth header would go along to wherever they point.
-      return { response: await fetch(url, { ...init, signal, redirect: 'manual' }), signal };
+      const headers = new Headers(init.headers);
+      headers.set('User-Agent', USER_AGENT);
+      return { response: await fetch(url, { ...init, headers, signal, redirect: 'manual' }), signal };
     } catch (error) {
       throw unreachable(url, error, signal, this.settings.timeoutMs);
     }

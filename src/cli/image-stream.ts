@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type WebSocket from 'ws';
-import { describeNetworkError, formatSeconds } from './client';
+import { USER_AGENT, describeNetworkError, formatSeconds } from './client';
 import { CliError, EXIT } from './exit-codes';
 
 // Tails /v1/images/ws for `svc last --follow` and `svc watch-images`: frames are handed over in
@@ -86,7 +86,11 @@ function connectOnce(
   onOpen: () => void,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
-    const socket = new WebSocketClass(options.url, { handshakeTimeout: options.connectTimeoutMs, perMessageDeflate: false });
+    const socket = new WebSocketClass(options.url, {
+      handshakeTimeout: options.connectTimeoutMs,
+      perMessageDeflate: false,
+      headers: { 'User-Agent': USER_AGENT },
+    });
     let opened = false;
     let failure = '';
     let httpStatus: number | undefined;

@@ -1,3 +1,5 @@
+import { watchReader } from './reader-watch';
+
 // The only module that touches process.stdin/stdout/stderr. stdout carries data only,
 // stderr diagnostics only. Each line is one write, so a pipe sees it at once.
 
@@ -17,6 +19,8 @@ export interface Streams {
   stdinLines(): AsyncIterable<string>;
   /** Resolves when stdout's reader has gone away (EPIPE), e.g. `svc last --follow | head -n 1`. */
   readonly stdoutClosed: Promise<void>;
+  /** Also notice a reader that goes away while nothing is being written (see reader-watch.ts). */
+  watchStdoutReader(): void;
   /** Resolves once everything written to stdout has been handed to the OS. */
   flush(): Promise<void>;
 }
@@ -58,6 +62,12 @@ export function createStreams(): Streams {
     // readline is only needed by `svc submit -`: required then, not at start-up.
     stdinLines: () => (require('node:readline') as typeof import('node:readline')).createInterface({ input: stdin, crlfDelay: Infinity, terminal: false }),
     stdoutClosed,
+    watchStdoutReader: () => {
+      watchReader(stdout.fd, () => {
+        stdoutOpen = false;
+        onStdoutClosed();
+      });
+    },
     flush: () =>
       new Promise<void>((resolve) => {
         if (!stdoutOpen || stdout.writableLength === 0) resolve();
@@ -67,14 +77,15 @@ export function createStreams(): Streams {
 }
 
 /**
- * Colour decision (pure): never with --json; FORCE_COLOR forces it (FORCE_COLOR=0 turns it
- * off), as Node's own tty.getColorDepth does; otherwise NO_COLOR turns it off; otherwise only
- * when stdout is a terminal.
+ * Colour decision (pure), per decisions.md "Command-line environment": never with --json;
+ * NO_COLOR (non-empty) turns it off; else FORCE_COLOR (non-empty) turns it on, unless it is `0`
+ * or `false`; else only when stdout is a terminal. Empty counts as unset, as no-color.org and
+ * force-color.org define it.
  */
 export function colorEnabled(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean, json: boolean): boolean {
   if (json) return false;
+  if (env.NO_COLOR) return false;
   const force = env.FORCE_COLOR;
-  if (force !== undefined) return !['0', 'false'].includes(force.toLowerCase());
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (force) return !['0', 'false'].includes(force.toLowerCase());
   return stdoutIsTTY;
 }

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { StartupError, errorMessage } from '../errors';
+import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
 import { registerLast } from './commands/last';
 import { registerServe } from './commands/serve';
@@ -7,7 +7,7 @@ import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
 import { registerWatchImages } from './commands/watch-images';
 import type { CliContext, SetResult } from './context';
-import { CliError, EXIT, EXIT_CODE_HELP } from './exit-codes';
+import { CliError, EXIT, EXIT_CODE_HELP, type ExitCode } from './exit-codes';
 import { createStreams, type Streams } from './io';
 
 // The composition root of the CLI: builds the program, runs it, and maps every outcome to an
@@ -19,7 +19,8 @@ Client commands (submit, last, status, watch-images) share --url, --secret, --co
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
 http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
-Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, FORCE_COLOR=1 on.
+Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, else FORCE_COLOR=1
+turns it on. An empty variable counts as unset. Only submit sends the secret.
 
 Examples:
   $ svc serve --secret s3cret &
@@ -33,7 +34,8 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
     .description('now-playing track metadata service and client')
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: ctx.io.writeOut, writeErr: ctx.io.writeErr })
+    // Commander's own errors ("error: unknown option '--prot'") carry the same prefix as ours.
+    .configureOutput({ writeOut: ctx.io.writeOut, writeErr: ctx.io.writeErr, outputError: (text, write) => write(`svc: ${text}`) })
     .exitOverride()
     .addHelpText('after', GLOBAL_HELP);
   registerServe(program, ctx, setResult);
@@ -73,6 +75,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     await program.parseAsync([...argv]);
     // A reader that went away (`svc last --follow | head -n 1`) ends the command quietly, with 0.
+    if (endWhenStdoutCloses) io.watchStdoutReader();
     code = await (endWhenStdoutCloses ? Promise.race([result, io.stdoutClosed.then(() => EXIT.OK)]) : result);
   } catch (error) {
     code = exitCodeFor(error, io);
@@ -81,14 +84,23 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.exit(code);
 }
 
-function exitCodeFor(error: unknown, io: Streams): number {
+/** The one mapping from what went wrong to the exit-code table (exit-codes.ts). */
+function exitCodeFor(error: unknown, io: Streams): ExitCode {
   if (error instanceof CommanderError) {
     // --help and --version are successes; commander already printed the message.
     return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
   }
-  if (error instanceof CliError || error instanceof StartupError) {
+  if (error instanceof CliError) {
     io.err(`svc: ${error.message}`);
     return error.exitCode;
+  }
+  if (error instanceof ConfigError) {
+    io.err(`svc: ${error.message}`);
+    return EXIT.USAGE;
+  }
+  if (error instanceof StartupError) {
+    io.err(`svc: ${error.message}`);
+    return EXIT.SERVER_ERROR;
   }
   io.err(`svc: unexpected error: ${errorMessage(error)}`);
   return EXIT.SERVER_ERROR;

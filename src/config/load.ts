@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ValidationError, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
-import { StartupError, errorMessage } from '../errors';
+import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
+import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
 // Precedence (decisions.md): command-line flag > environment > config file > default.
 
-export const CONFIG_EXIT_CODE = 2;
 
 /** Environment variables and the config key each one sets. */
 export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -56,13 +56,39 @@ async function readConfigFile(explicit: string | undefined, cwd: string): Promis
   if (explicit !== undefined) {
     const filepath = path.resolve(cwd, explicit);
     if (!fs.existsSync(filepath)) throw configError(`config file not found: ${filepath}`);
-    return loadWithCosmiconfig((explorer) => explorer.load(filepath), filepath);
+    return loadFile(filepath);
   }
   // Checking for the files first keeps cosmiconfig (and YAML parsing) off the start-up path
   // of client commands when there is no config file at all.
   const candidate = CONFIG_SEARCH_PLACES.map((name) => path.join(cwd, name)).find((p) => fs.existsSync(p));
   if (!candidate || (path.basename(candidate) === 'package.json' && !hasSvcKey(candidate))) return null;
-  return loadWithCosmiconfig((explorer) => explorer.search(cwd), candidate);
+  return loadFile(candidate);
+}
+
+// Code goes through cosmiconfig; every other file is data, JSON or YAML (package.json: its `svc` key).
+const COSMICONFIG_EXTENSIONS = new Set(['.js', '.cjs', '.mjs', '.ts', '.cts', '.mts']);
+
+async function loadFile(filepath: string): Promise<{ config: unknown; filepath: string } | null> {
+  if (COSMICONFIG_EXTENSIONS.has(path.extname(filepath).toLowerCase())) {
+    return loadWithCosmiconfig((explorer) => explorer.load(filepath), filepath);
+  }
+  let text: string;
+  try {
+    text = fs.readFileSync(filepath, 'utf8');
+  } catch (error) {
+    throw configError(`cannot read config file ${filepath}: ${firstLine(errorMessage(error))}`);
+  }
+  // cosmiconfig's own YAML loader (js-yaml), so that YAML means the same whichever way it is found.
+  const { defaultLoaders } = require('cosmiconfig') as typeof import('cosmiconfig');
+  const parseYaml = (content: string): unknown => defaultLoaders['.yaml'](filepath, content) as unknown;
+  try {
+    if (path.basename(filepath) !== 'package.json') return { config: parseConfigText(filepath, text, detectFormat(filepath, text), parseYaml), filepath };
+    const pkg = parseConfigText(filepath, text, 'json', parseYaml);
+    return isPlainObject(pkg) && Object.hasOwn(pkg, 'svc') ? { config: pkg.svc, filepath } : null;
+  } catch (error) {
+    if (error instanceof ConfigSyntaxError) throw configError(error.report);
+    throw error;
+  }
 }
 
 /** Most package.json files have no `svc` key; a cheap look spares loading cosmiconfig for them. */
@@ -71,7 +97,7 @@ function hasSvcKey(packageJson: string): boolean {
     const parsed: unknown = JSON.parse(fs.readFileSync(packageJson, 'utf8'));
     return isPlainObject(parsed) && Object.hasOwn(parsed, 'svc');
   } catch {
-    return true; // let cosmiconfig report what is wrong with the file
+    return true; // let loadFile report what is wrong with the file
   }
 }
 
@@ -142,7 +168,8 @@ function envOverrides(env: NodeJS.ProcessEnv): PlainObject {
   const result: PlainObject = {};
   for (const [name, keys] of Object.entries(ENV_KEYS)) {
     const raw = env[name];
-    if (raw === undefined || raw === '' && name !== 'SVC_SECRET') continue;
+    // Empty counts as unset (decisions.md), as no-color.org defines it for NO_COLOR.
+    if (raw === undefined || raw === '') continue;
     for (const key of keys) setPath(result, key, coerce(key, raw, `environment variable ${name}`));
   }
   return result;
@@ -174,8 +201,8 @@ function coerce(key: string, raw: string, label: string): unknown {
   return raw;
 }
 
-function configError(message: string): StartupError {
-  return new StartupError(`config error: ${message}`, CONFIG_EXIT_CODE);
+function configError(message: string): ConfigError {
+  return new ConfigError(`config error: ${message}`);
 }
 
 function firstLine(text: string): string {

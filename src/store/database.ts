@@ -10,8 +10,8 @@ export type Db = Database.Database;
 export function openDatabase(file: string, migrations: readonly Migration[] = MIGRATIONS): Db {
   const inMemory = file === ':memory:';
   let db: Db;
+  if (!inMemory) prepareDirectory(file);
   try {
-    if (!inMemory) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     db = new Database(file);
   } catch (error) {
     throw new StartupError(`cannot open database ${file}: ${errorMessage(error)}`);
@@ -28,6 +28,56 @@ export function openDatabase(file: string, migrations: readonly Migration[] = MI
     throw new StartupError(`cannot use database ${file}: ${errorMessage(error)}`);
   }
   return db;
+}
+
+/**
+ * Creates the database's directory one level at a time, so that every failure names the
+ * directory and the reason in one line. (Node's recursive mkdir loops forever on /proc, where
+ * mkdir answers ENOENT for a parent that exists.)
+ */
+function prepareDirectory(file: string): void {
+  const fail = (why: string) => new StartupError(`cannot open database ${file}: ${why}`);
+  const target = path.resolve(file);
+  const missing: string[] = [];
+  let dir = path.dirname(target);
+  while (!fs.existsSync(dir)) {
+    missing.unshift(dir);
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  if (!fs.statSync(dir).isDirectory()) throw fail(`${dir} is not a directory`);
+  for (const child of missing) {
+    try {
+      fs.mkdirSync(child);
+    } catch (error) {
+      throw fail(`cannot create directory ${child}: ${describeFsError(error)}`);
+    }
+  }
+  const parent = path.dirname(target);
+  if (fs.existsSync(target) && fs.statSync(target).isDirectory()) throw fail(`${target} is a directory; give a file name, e.g. ${path.join(target, 'svc.db')}`);
+  try {
+    // SQLite writes its -wal and -shm files next to the database: the directory must be writable.
+    fs.accessSync(parent, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (error) {
+    throw fail(`cannot write in directory ${parent}: ${describeFsError(error)}`);
+  }
+}
+
+const FS_ERRORS: Readonly<Record<string, string>> = {
+  EACCES: 'permission denied (check its owner and mode, or choose another --db)',
+  EPERM: 'operation not permitted (choose another --db)',
+  EROFS: 'read-only file system',
+  ENOENT: 'no such file or directory (this file system does not allow new directories here)',
+  ENOTDIR: 'a part of the path is not a directory',
+  ENOSPC: 'no space left on the device',
+  // It is there, but a parent directory did not let us see it.
+  EEXIST: 'it exists but cannot be reached (permission denied on a parent directory)',
+};
+
+function describeFsError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return (code && FS_ERRORS[code]) ?? errorMessage(error);
 }
 
 export function migrate(db: Db, migrations: readonly Migration[]): void {

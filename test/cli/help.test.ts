@@ -24,6 +24,32 @@ describe('svc --help', () => {
     for (const option of ['--url <url>', '--secret <secret>', '--config <file>', '--json', '--timeout <seconds>']) expect(stdout).toContain(option);
   });
 
+  test('When asked about submit, then --secret is said to go in the X-SVC-Client-Auth header', async () => {
+    const { stdout } = await runCli(['submit', '--help']);
+    expect(optionHelp(stdout, '--secret')).toMatch(/sent in the X-SVC-Client-Auth request header/);
+  });
+
+  // Reads (GET /v1/last, /v1/status, the image stream) need no secret (api-spec.md section 5),
+  // and these commands never send one: their help must not claim otherwise.
+  test.each(['last', 'status', 'watch-images'])('When asked about %s, then --secret is said to be never sent', async (command) => {
+    const { stdout } = await runCli([command, '--help']);
+    const help = optionHelp(stdout, '--secret');
+    expect(help).toMatch(/never sent/);
+    expect(help).not.toMatch(/X-SVC-Client-Auth/);
+  });
+
+  test.each([
+    [['last', '--prot', '1'], /^svc: error: unknown option '--prot'$/m],
+    [['lsat'], /^svc: error: unknown command 'lsat'$/m],
+    [['last', '--timeout', 'soon'], /^svc: error: option '--timeout <seconds>' argument 'soon' is invalid/m],
+    [['last', '--url'], /^svc: error: option '--url <url>' argument missing$/m],
+  ])('When commander refuses %j, then its message carries the svc: prefix and the exit code is 2', async (args, message) => {
+    const result = await runCli(args);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/^error:/m);
+  });
+
   test('When no command is given, then the help goes to stderr and the exit code is 2', async () => {
     const result = await runCli([]);
     expect(result).toMatchObject({ code: 2, stdout: '' });
@@ -42,3 +68,12 @@ describe('svc --help', () => {
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
+
+/** The help text of one option, continuation lines included. */
+function optionHelp(help: string, option: string): string {
+  const start = help.indexOf(`  ${option} `);
+  expect(start).toBeGreaterThanOrEqual(0);
+  const rest = help.slice(start);
+  const next = rest.slice(1).search(/\n {2}-/);
+  return (next < 0 ? rest : rest.slice(0, next + 1)).replace(/\s+/g, ' ');
+}

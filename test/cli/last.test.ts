@@ -93,6 +93,20 @@ describe('svc last', () => {
       expect(result).toMatchObject({ code: 0, stdout: 'Daft Punk - One More Time (Discovery, 2001)\n' });
     });
 
+    // Piped stdout; decisions.md "Command-line environment": empty counts as unset, NO_COLOR wins.
+    test.each([
+      [{ NO_COLOR: '1', FORCE_COLOR: '' }, false],
+      [{ NO_COLOR: '', FORCE_COLOR: '' }, false],
+      [{ NO_COLOR: '1', FORCE_COLOR: '1' }, false],
+      [{ FORCE_COLOR: 'false' }, false],
+      [{ FORCE_COLOR: '0' }, false],
+      [{ NO_COLOR: '', FORCE_COLOR: '2' }, true],
+    ])('When the environment is %j and stdout a pipe, then colour is %s', async (colourEnv, coloured) => {
+      const result = await runCli(['last'], { env: { ...env(), ...colourEnv } });
+      expect(result.code).toBe(0);
+      expect(result.stdout.includes(ESC)).toBe(coloured);
+    });
+
     test('When FORCE_COLOR is set with --json, then there is still no colour and the output is JSON', async () => {
       const result = await runCli(['last', '--json'], { env: { ...env(), FORCE_COLOR: '1' } });
       expect(result.stdout).not.toContain(ESC);
@@ -134,6 +148,37 @@ describe('svc last', () => {
         const result = await runCli(['last', '--json', '--config', file]);
         expect(result.code).toBe(0);
         expect(JSON.parse(result.stdout)).toMatchObject({ artist: 'Daft Punk' });
+      } finally {
+        temp.cleanup();
+      }
+    });
+
+    test('When --config names a .conf file and SVC_URL is set but empty, then the file is used', async () => {
+      const temp = makeTempDir();
+      try {
+        const file = path.join(temp.dir, 'my.conf');
+        fs.writeFileSync(file, `client:\n  url: ${server.url}\n`);
+        const result = await runCli(['last', '--json', '--config', file], { env: { SVC_URL: '', SVC_SECRET: '' } });
+        expect(result).toMatchObject({ code: 0, stderr: '' });
+        expect(JSON.parse(result.stdout)).toMatchObject({ artist: 'Daft Punk' });
+      } finally {
+        temp.cleanup();
+      }
+    });
+
+    test('When the config file has a JSON syntax error, then stderr is one located line, the line and a caret (2)', async () => {
+      const temp = makeTempDir();
+      try {
+        const file = path.join(temp.dir, '.svcrc.json');
+        fs.writeFileSync(file, '{"port": 9000,}\n');
+        const result = await runCli(['last'], { cwd: temp.dir });
+        expect(result).toMatchObject({ code: 2, stdout: '' });
+        expect(result.stderr.split('\n')).toEqual([
+          expect.stringMatching(/^svc: config error: .*\.svcrc\.json:1:15: JSON: \S/),
+          '  {"port": 9000,}',
+          '                ^',
+          '',
+        ]);
       } finally {
         temp.cleanup();
       }

@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { asObject, postJson, request } from '../helpers/http';
-import { runCli } from '../helpers/run-cli';
+import { SVC_BIN, cleanEnv, runCli, type CliResult } from '../helpers/run-cli';
 import { startServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 
@@ -45,13 +46,56 @@ describe('svc serve', () => {
     }
   });
 
-  it('When the database path cannot be created, then one clear line and exit 1', async () => {
-    const file = path.join(temp.dir, 'plain-file');
-    fs.writeFileSync(file, 'not a directory');
-    const result = await runCli(['serve', '--port', '0', '--db', path.join(file, 'svc.db'), '--offline']);
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^svc: cannot open database .*plain-file\/svc\.db: E[A-Z]+: /);
+  describe('an impossible database path fails at once with one clear line and exit 1', () => {
+    // The old code looped forever on /proc (Node's recursive mkdir) and ignored SIGTERM: runCli's
+    // kill after timeoutMs would show up as a signal instead of an exit code.
+    const failFast = async (dbPath: string, options: { uid?: number; gid?: number } = {}) => {
+      const started = Date.now();
+      const result = options.uid === undefined ? await runCli(['serve', '--port', '0', '--db', dbPath, '--offline'], { timeoutMs: 5000 }) : await runAs(options, ['serve', '--port', '0', '--db', dbPath, '--offline']);
+      expect(result).toMatchObject({ code: 1, signal: null, stdout: '' });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(result.stderr.split('\n')).toHaveLength(2);
+      return result.stderr.trim();
+    };
+
+    it('When the path is under /proc, then it names the directory it cannot create', async () => {
+      expect(await failFast('/proc/nope/svc.db')).toMatch(/^svc: cannot open database \/proc\/nope\/svc\.db: cannot create directory \/proc\/nope: no such file or directory/);
+    });
+
+    it('When the path is under a plain file, then it says that file is not a directory', async () => {
+      const file = path.join(temp.dir, 'plain-file');
+      fs.writeFileSync(file, 'not a directory');
+      expect(await failFast(path.join(file, 'deeper', 'svc.db'))).toBe(`svc: cannot open database ${path.join(file, 'deeper', 'svc.db')}: ${file} is not a directory`);
+    });
+
+    it('When the path is a directory, then it asks for a file name', async () => {
+      expect(await failFast(temp.dir)).toMatch(/: .* is a directory; give a file name/);
+    });
+
+    describe('permissions (as an unprivileged user: root may write anywhere)', () => {
+      const asRoot = process.getuid?.() === 0;
+      const user = asRoot ? { uid: 65534, gid: 65534 } : {};
+      let open: { dir: string; cleanup: () => void };
+      let locked: string;
+      beforeAll(() => {
+        open = makeTempDir();
+        fs.chmodSync(open.dir, 0o755);
+        locked = path.join(open.dir, 'locked');
+        fs.mkdirSync(locked, { mode: 0o555 });
+        fs.chmodSync(locked, 0o555);
+      });
+      afterAll(() => open.cleanup());
+
+      it('When a directory cannot be created for lack of permission, then it says so', async () => {
+        const message = await failFast(path.join(locked, 'sub', 'svc.db'), user);
+        expect(message).toBe(`svc: cannot open database ${path.join(locked, 'sub', 'svc.db')}: cannot create directory ${path.join(locked, 'sub')}: permission denied (check its owner and mode, or choose another --db)`);
+      });
+
+      it('When the directory exists but is not writable, then it says so', async () => {
+        const message = await failFast(path.join(locked, 'svc.db'), user);
+        expect(message).toBe(`svc: cannot open database ${path.join(locked, 'svc.db')}: cannot write in directory ${locked}: permission denied (check its owner and mode, or choose another --db)`);
+      });
+    });
   });
 
   it('When the config file has an unknown key, then exit 2 with one line naming key and file', async () => {
@@ -61,6 +105,14 @@ describe('svc serve', () => {
     const result = await runCli(['serve'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe(`svc: config error: config file ${path.join(dir, '.svcrc.json')}: unknown key "prot"`);
+  });
+
+  it('When --config names the shipped .svcrc.example, as its header says to, then serve starts with it', async () => {
+    const example = path.join(__dirname, '..', '..', '.svcrc.example');
+    const serve = await startServeProcess(['--config', example, '--port', '0', '--db', path.join(temp.dir, 'example.db'), '--offline']);
+    expect((await request(`${serve.url}/v1/status`)).status).toBe(200);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
   });
 
   it('When --port is not a number, then exit 2', async () => {
@@ -116,3 +168,20 @@ describe('svc serve', () => {
     expect(result.stderr).toBe('');
   });
 });
+
+/** Runs svc as another user (the test runs as root in CI containers), killed after 5 s. */
+function runAs(user: { uid?: number; gid?: number }, args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SVC_BIN, ...args], { env: cleanEnv(), cwd: '/', ...user });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}

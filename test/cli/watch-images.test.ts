@@ -27,7 +27,6 @@ describe('svc watch-images', () => {
     const answer = await postJson(`${server.url}/v1/remoteinput`, fields);
     expect(answer.status).toBe(200);
   };
-  const connected = () => waitUntil(() => server.server.hub.clientCount() === 1, 'the stream client connected');
 
   test('When tracks change, then it prints one line per track frame', async () => {
     await submit({ artist: 'Burial', title: 'Archangel', album: 'Untrue', date: '2007' });
@@ -85,13 +84,12 @@ describe('svc watch-images', () => {
     }
   });
 
-  test('When stdout is closed by its reader, then it exits 0 without a stack trace', async () => {
+  test('When stdout is closed by its reader and nothing new arrives, then it exits 0 without a stack trace', async () => {
     await submit({ artist: 'Pipe', title: 'One' });
     const watch = startCli(['watch-images', '--url', server.url]);
     await watch.waitForLines(1);
     watch.child.stdout.destroy();
-    await connected();
-    await submit({ artist: 'Pipe', title: 'Two' });
+    // Nothing new is submitted: svc has to notice the closed pipe without writing to it.
     expect(await watch.exited).toEqual({ code: 0, signal: null });
     expect(watch.stderr()).toBe('');
   });

@@ -75,3 +75,21 @@ export function closeCode(frames: readonly ServerFrame[]): number | undefined {
   const close = frames.find((frame) => frame.opcode === 0x8);
   return close && close.payload.length >= 2 ? close.payload.readUInt16BE(0) : undefined;
 }
+
+/** Sends one masked text frame, as every client must (RFC 6455 section 5.3). */
+export function sendText(socket: net.Socket, text: string): void {
+  const payload = Buffer.from(text, 'utf8');
+  const mask = randomBytes(4);
+  const header = payload.length < 126 ? Buffer.alloc(2) : payload.length < 65_536 ? Buffer.alloc(4) : Buffer.alloc(10);
+  header[0] = 0x81; // FIN, text
+  if (payload.length < 126) header[1] = 0x80 | payload.length;
+  else if (payload.length < 65_536) {
+    header[1] = 0x80 | 126;
+    header.writeUInt16BE(payload.length, 2);
+  } else {
+    header[1] = 0x80 | 127;
+    header.writeBigUInt64BE(BigInt(payload.length), 2);
+  }
+  for (let i = 0; i < payload.length; i += 1) payload[i] = (payload[i] ?? 0) ^ (mask[i % 4] ?? 0);
+  socket.write(Buffer.concat([header, mask, payload]));
+}

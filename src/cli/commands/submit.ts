@@ -40,7 +40,7 @@ export function registerSubmit(program: Command, ctx: CliContext, setResult: Set
     .option('--title <title>', 'track title')
     .option('--album <album>', 'album name')
     .option('--field <key=value>', 'any other field, e.g. --field bpm=128 (repeatable)', collectField);
-  addClientOptions(command, 40)
+  addClientOptions(command, 40, 'sent')
     .addHelpText('after', EXAMPLES)
     .action((input: string | undefined, options: SubmitOptions) => setResult(runSubmit(input, options, ctx)));
 }

@@ -10,6 +10,7 @@ import { matchesEtag } from '../etag';
 //   GET /           now-playing overlay for an OBS browser source
 //   GET /slideshow  full-window slideshow of the current track's images
 //   GET /assets/<file>  their CSS and JS
+//   GET /favicon.ico    the icon browsers ask for on every page load
 // Files are read once at start-up; only the files found then are ever served.
 
 export const PUBLIC_DIR = path.resolve(__dirname, '..', '..', '..', 'public');
@@ -18,11 +19,15 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
+  '.ico': 'image/x-icon',
 };
 
 // Everything from our own origin; the stream is on the same host (ws: for browsers whose
-// 'self' does not cover WebSocket URLs yet).
-const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
+// 'self' does not cover WebSocket URLs yet). Styles may also be inline: OBS Browser Source
+// applies its "Custom CSS" by appending a <style> element to the page (obs-browser
+// browser-client.cpp, OnLoadEnd), and streamers restyle overlays that way. Scripts stay
+// same-origin only.
+const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
 
 interface Asset {
   body: Buffer;
@@ -55,6 +60,8 @@ export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
     if (!asset) throw new StartupError(`overlay page ${file} is missing from ${dir}`);
     router.get(route, (ctx) => serve(ctx, asset));
   }
+  const favicon = assets.get('favicon.ico');
+  if (favicon) router.get('/favicon.ico', (ctx) => serve(ctx, favicon));
   router.get('/assets/:file', (ctx) => {
     const asset = assets.get(ctx.params.file ?? '');
     if (!asset || asset.type.startsWith('text/html')) throw new AppError('NOT_FOUND', `Not found: ${ctx.path}`);

@@ -5,6 +5,7 @@ import { IMAGE_FRAGMENT_BYTES } from '../../../src/server/ws/requests';
 import { asObject, postJson } from '../../helpers/http';
 import { fakeJpeg, makePng } from '../../helpers/images';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
+import { openRawWs, sendText } from '../../helpers/raw-ws';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { connectClient, wsUrl, type Frame } from '../../helpers/ws-client';
 
@@ -188,4 +189,52 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
     client.socket.close();
     expect(await closeCode).toBe(1005);
   }, 60_000);
+
+  it('When a client has 8 requests unanswered, then the server stops reading its socket until answers drain, and loses nothing', async () => {
+    // Its own server, whose heartbeat does not drop this client (it answers no ping) on a busy machine.
+    const own = await startTestServer({ ws: { pingIntervalMs: 600_000 } });
+    const big = fakeJpeg(3 * 1024 * 1024, 78);
+    const stored = own.server.imageStore.put(big);
+    const submitted = await postJson(`${own.url}/v1/remoteinput`, { artist: 'Stalled Artist', title: 'T' });
+    const dbid = asObject(submitted.json).dbid as number;
+    own.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Stalled Artist'), albumKey: '', source: 'test' }]);
+    const raw = await openRawWs(own.url);
+    raw.socket.pause();
+    // 8 answers of 4 MiB each: far more than the kernel buffers hold, so they stay in flight.
+    for (let i = 0; i < 8; i += 1) sendText(raw.socket, JSON.stringify({ type: 'get_images', data_type: 'artist', category: 'fanart', parameters: { artist: 'Stalled Artist' } }));
+    // Then 36 MiB of further requests. A server that kept reading would take them all in.
+    const helloCount = 600;
+    const padded = JSON.stringify({ type: 'hello', padding: 'x'.repeat(60_000) });
+    for (let i = 0; i < helloCount; i += 1) sendText(raw.socket, padded);
+
+    // Wait until the bytes still in our own send buffer stop changing: what is left is what the
+    // server refused to read.
+    let unsent = -1;
+    while (raw.socket.writableLength !== unsent) {
+      unsent = raw.socket.writableLength;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(unsent).toBeGreaterThan(10 * 1024 * 1024);
+
+    // Reading again: every request is answered, the 8 images first, then every hello.
+    let welcomes = 0;
+    let tail = '';
+    const allAnswered = new Promise<void>((resolve, reject) => {
+      void raw.ended.then(() => reject(new Error(`closed after ${welcomes} of ${helloCount} answers`)));
+      raw.socket.on('data', (chunk: Buffer) => {
+        const text = tail + chunk.toString('latin1');
+        welcomes += text.split('"type":"welcome"').length - 1;
+        tail = text.slice(-15); // shorter than the marker: no match is counted twice
+        if (welcomes === helloCount) resolve();
+      });
+    });
+    raw.socket.resume();
+    try {
+      await allAnswered;
+      expect(raw.socket.destroyed).toBe(false);
+    } finally {
+      raw.socket.destroy();
+      await own.close();
+    }
+  }, 120_000);
 });

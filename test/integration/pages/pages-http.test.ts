@@ -36,6 +36,20 @@ describe('overlay page routes', () => {
     expect((await request(`${t.url}/assets/overlay.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
 
+  it('When /favicon.ico is fetched, then it is the shipped icon: an ICO whose one image is a 32x32 PNG', async () => {
+    const res = await fetch(`${t.url}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(bytes.equals(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'public', 'favicon.ico')))).toBe(true);
+    // ICONDIR: reserved 0, type 1 (icon), one entry; the entry's image is a PNG at its offset.
+    expect([bytes.readUInt16LE(0), bytes.readUInt16LE(2), bytes.readUInt16LE(4)]).toEqual([0, 1, 1]);
+    expect([bytes[6], bytes[7]]).toEqual([32, 32]);
+    const offset = bytes.readUInt32LE(18);
+    expect(bytes.readUInt32LE(14)).toBe(bytes.length - offset);
+    expect(bytes.subarray(offset, offset + 8).toString('hex')).toBe('89504e470d0a1a0a');
+  });
+
   it('When an asset is unknown, then the answer is a JSON 404 and nothing outside public/ is reachable', async () => {
     for (const route of ['/assets/nope.js', '/assets/overlay.html', '/assets/..%2Fpackage.json', '/assets/%2E%2E/src/server/start.ts', '/public/overlay.js']) {
       const res = await request(`${t.url}${route}`);

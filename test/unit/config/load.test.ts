@@ -1,8 +1,12 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultDatabasePath } from '../../../src/config/defaults';
 import { loadConfig } from '../../../src/config/load';
-import { StartupError } from '../../../src/errors';
+import { ConfigError, StartupError } from '../../../src/errors';
+import { makeTempDir } from '../../helpers/temp-dir';
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const fixtures = path.join(__dirname, '..', '..', 'fixtures', 'config');
 const dir = (name: string) => path.join(fixtures, name);
@@ -62,7 +66,7 @@ describe('loadConfig', () => {
   it('When --config names a missing file, then a clear error with exit code 2', async () => {
     const error = await failure(loadConfig({ configFile: '/nonexistent/svc.yaml', env: {} }));
     expect(error.message).toBe('config error: config file not found: /nonexistent/svc.yaml');
-    expect(error.exitCode).toBe(2);
+    expect(error).toBeInstanceOf(ConfigError);
   });
 
   it('When the environment sets a key, then it beats the file; a flag beats the environment', async () => {
@@ -98,7 +102,7 @@ describe('loadConfig', () => {
   it('When a file has an unknown key, then start-up stops naming the key and the file, exit code 2', async () => {
     const error = await failure(loadConfig({ cwd: dir('unknown-key'), env: {} }));
     expect(error.message).toBe(`config error: config file ${path.join(dir('unknown-key'), '.svcrc')}: unknown key "prot"`);
-    expect(error.exitCode).toBe(2);
+    expect(error).toBeInstanceOf(ConfigError);
   });
 
   it('When a file has a wrong type, then start-up stops naming the key, the value and the file', async () => {
@@ -112,10 +116,98 @@ describe('loadConfig', () => {
     expect(error.message).toContain('.svcrc.yml');
   });
 
-  it('When a file cannot be parsed, then one clear line names the file', async () => {
-    const error = await failure(loadConfig({ cwd: dir('broken-yaml'), env: {} }));
-    expect(error.message).toMatch(/^config error: cannot read config file .*broken-yaml.*\.svcrc: /);
-    expect(error.message).not.toContain('\n');
+  describe('syntax errors', () => {
+    let temp: { dir: string; cleanup: () => void };
+    beforeEach(() => (temp = makeTempDir('svc-config-')));
+    afterEach(() => temp.cleanup());
+    const write = (name: string, text: string) => {
+      fs.writeFileSync(path.join(temp.dir, name), text);
+      return path.join(temp.dir, name);
+    };
+
+    it('When a YAML file has a syntax error, then one line names file, line, column and problem, then the line and a caret', async () => {
+      const file = write('.svcrc', 'port: 9000\nhost: "127.0.0.1\nsecret: x\n');
+      const error = await failure(loadConfig({ cwd: temp.dir, env: {} }));
+      const [head, shown, caret, ...rest] = error.message.split('\n');
+      expect(rest).toEqual([]);
+      expect(head).toMatch(new RegExp(`^config error: ${escape(file)}:\\d+:\\d+: YAML: \\S.*$`));
+      expect(shown?.trim()).not.toBe('');
+      expect(caret).toMatch(/^\s*\^$/);
+      expect(error).toBeInstanceOf(ConfigError);
+    });
+
+    it('When a YAML error is on a known line, then that line and column are named and the caret sits under the column', async () => {
+      // "a: b" as a value is a second mapping where a scalar belongs; js-yaml marks the second colon.
+      const file = write('.svcrc.yaml', 'port: 9000\nhost: a: b\n');
+      const error = await failure(loadConfig({ cwd: temp.dir, env: {} }));
+      expect(error.message.split('\n')).toEqual([
+        `config error: ${file}:2:8: YAML: bad indentation of a mapping entry`,
+        '  host: a: b',
+        '         ^',
+      ]);
+    });
+
+    it('When a JSON file has a trailing comma, then file:1:15 and the problem, the line and a caret under the comma', async () => {
+      const file = write('.svcrc.json', '{"port": 9000,}');
+      const error = await failure(loadConfig({ cwd: temp.dir, env: {} }));
+      expect(error.message.split('\n')).toEqual([
+        expect.stringMatching(new RegExp(`^config error: ${escape(file)}:1:15: JSON: \\S.*$`)),
+        '  {"port": 9000,}',
+        '                ^',
+      ]);
+    });
+
+    it('When a JSON error is on a later line, then the line and column count from 1 on that line', async () => {
+      const file = write('svc.json', '{\n  "port": 9000\n  "host": "::1"\n}\n');
+      const error = await failure(loadConfig({ configFile: file, env: {} }));
+      expect(error.message.split('\n')).toEqual([
+        expect.stringMatching(new RegExp(`^config error: ${escape(file)}:3:3: JSON: `)),
+        '    "host": "::1"',
+        '    ^',
+      ]);
+    });
+
+    it('When the line with the error sets a secret, then its value is masked', async () => {
+      write('.svcrc.json', '{"secret": "hunter2" "port": 1}');
+      const error = await failure(loadConfig({ cwd: temp.dir, env: {} }));
+      expect(error.message).not.toContain('hunter2');
+      expect(error.message).toContain('"secret": "*******"');
+    });
+
+    it.each([
+      ['.svcrc.example', 'port: 9101\n', 9101],
+      ['my.conf', 'port: 9102\n', 9102],
+      ['my.conf', '{"port": 9103}', 9103],
+      ['settings', '# comment\nport: 9104\n', 9104],
+      ['svc.JSON', '{"port": 9105}', 9105],
+    ])('When --config names %s, then it is read by content (%j)', async (name, text, port) => {
+      const file = write(name, text);
+      const { config, filepath } = await loadConfig({ configFile: file, env: {} });
+      expect(filepath).toBe(file);
+      expect(config.port).toBe(port);
+    });
+
+    it('When an environment variable is set but empty, then it counts as unset and the file wins', async () => {
+      write('.svcrc', 'secret: from-file\nport: 9200\nclient:\n  secret: client-file\n  url: http://127.0.0.1:9200\n');
+      const env = { SVC_SECRET: '', SVC_URL: '', SVC_PORT: '', SVC_HOST: '', SVC_DATABASE: '' };
+      const { config } = await loadConfig({ cwd: temp.dir, env });
+      expect(config.secret).toBe('from-file');
+      expect(config.client.secret).toBe('client-file');
+      expect(config.client.url).toBe('http://127.0.0.1:9200');
+      expect(config.port).toBe(9200);
+    });
+
+    it('When --config names the shipped .svcrc.example, then it loads', async () => {
+      const example = path.join(__dirname, '..', '..', '..', '.svcrc.example');
+      const { filepath } = await loadConfig({ configFile: example, env: {} });
+      expect(filepath).toBe(example);
+    });
+
+    it('When --config names a .conf file with a JSON syntax error, then the JSON problem is named', async () => {
+      const file = write('my.conf', '{"port": 9000,}');
+      const error = await failure(loadConfig({ configFile: file, env: {} }));
+      expect(error.message).toMatch(/:1:15: JSON: /);
+    });
   });
 
   it('When an environment variable is not a number, then it is named', async () => {
