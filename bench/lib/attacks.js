@@ -45,9 +45,19 @@ function slowloris(url, count, { intervalMs = 5000, localAddresses = ['127.0.0.1
   };
 }
 
-/** Connections that pipeline `GET /cover/<key>` for a large image and never read. */
+/** Connections that ask for a large cover `pipelined` times at once and then never read. */
 function pausedCoverReaders(url, count, key, { localAddresses = ['127.0.0.1'], pipelined = 8 } = {}) {
-  return pipeliningNonReaders(url, count, { path: `/cover/${key}`, localAddresses, pipelined });
+  const { hostname, port } = new URL(url);
+  const requests = `GET /cover/${key} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(pipelined);
+  const sockets = [];
+  for (let i = 0; i < count; i += 1) {
+    const socket = net.connect({ host: hostname, port: Number(port), localAddress: localAddresses[i % localAddresses.length] });
+    socket.pause();
+    socket.on('error', () => undefined);
+    socket.on('connect', () => socket.write(requests));
+    sockets.push(socket);
+  }
+  return { sockets, stop: () => closeAll(sockets) };
 }
 
 function closeAll(sockets) {

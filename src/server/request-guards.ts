@@ -29,12 +29,22 @@ export function hostName(hostHeader: string): string {
 export function hostCheck(listenHost: string, allowedHosts: readonly string[]): ((hostHeader: string | undefined) => boolean) | null {
   if (!isLoopbackHost(listenHost)) return null;
   const allowed = new Set(allowedHosts.map((name) => name.toLowerCase()));
-  return function hostAllowed(hostHeader) {
-    // HTTP/1.0 without Host: not a browser (browsers always send Host).
-    if (hostHeader === undefined || hostHeader === '') return true;
+  const decide = (hostHeader: string): boolean => {
     const name = hostName(hostHeader);
     if (name === 'localhost' || allowed.has(name)) return true;
     return (isIP(name) === 4 && name.startsWith('127.')) || name === '::1';
+  };
+  // Overlays poll with the same Host every time: remember the last answer (the /v1/last hot path).
+  let lastHeader = '';
+  let lastAnswer = false;
+  return function hostAllowed(hostHeader) {
+    // HTTP/1.0 without Host: not a browser (browsers always send Host).
+    if (hostHeader === undefined || hostHeader === '') return true;
+    if (hostHeader !== lastHeader) {
+      lastAnswer = decide(hostHeader);
+      lastHeader = hostHeader;
+    }
+    return lastAnswer;
   };
 }
 

@@ -4,7 +4,7 @@ import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import { StartupError } from '../errors';
-import { createLogger, type Logger } from '../log';
+import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
@@ -20,6 +20,7 @@ import { corsPolicy } from './middleware/cors';
 import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
+import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -63,7 +64,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     onConnectionProblem: (message) => logger.warn(message),
   });
   const health = createStorageHealth(logger);
-  const tracks = guardStore(store.tracks, health, ['insert', 'updateMetadata']);
+  // The server works through guarded stores; RunningServer hands out the plain ones.
+  const plainTracks = store.tracks;
+  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
   let nowPlaying: NowPlaying;
   try {
     nowPlaying = new NowPlaying(await tracks.current());
@@ -71,7 +74,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     await store.close();
     throw error;
   }
-  const imageStore = guardStore(store.images, health, ['put', 'link', 'rememberUrl']);
+  const plainImageStore = store.images;
+  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -90,6 +94,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return work;
   };
 
+  const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
@@ -105,7 +110,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
-        databaseState: health.state,
+        databaseState: () => health.state(),
         trackInFlight,
         submit: {
           secret: config.secret,
@@ -121,7 +126,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         },
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
-      coverRoutes(imageStore),
+      coverRoutes(imageStore, queueBudget),
       pageRoutes(),
     ],
   });
@@ -130,6 +135,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     nowPlaying,
     logger,
     version: VERSION,
+    budget: queueBudget,
     images: {
       imagesOf: (record) => images.imagesOf(record),
       on: (event, listener) => images.on(event, listener),
@@ -144,10 +150,17 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     nowPlaying,
     logger,
     images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
-  const server = http.createServer(limitRequestsInFlight(createRequestListener(app, answerLast)));
+  const reportFlood = throttledLog((message) => logger.warn(message));
+  const server = http.createServer(
+    limitRequestsInFlight(createRequestListener(app, answerLast), {
+      maxQueuedBytes: config.limits.maxQueuedBytes,
+      onFlood: (address) => reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+    }),
+  );
   limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
@@ -197,7 +210,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, hub, images, imageStore, close };
+  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

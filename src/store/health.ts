@@ -100,22 +100,24 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
 
 /**
  * The store with every method run through `health`; the methods named in `writes` are the
- * writes whose success clears the unavailable state. A plain object of wrappers (not a Proxy),
- * so a test can spy on a guarded method like on any other.
+ * writes whose success clears the unavailable state.
  */
 export function guardStore<T extends object>(store: T, health: StorageHealth, writes: readonly (keyof T & string)[]): T {
   const writeNames = new Set<PropertyKey>(writes);
-  const source = store as Record<string, unknown>;
-  const guarded: Record<string, unknown> = {};
-  for (const name of Object.keys(source)) {
-    const value = source[name];
-    if (typeof value !== 'function') {
-      // Data stays the store's own: read and written through.
-      Object.defineProperty(guarded, name, { get: () => source[name], set: (next: unknown) => (source[name] = next), enumerable: true });
-      continue;
-    }
-    const isWrite = writeNames.has(name);
-    guarded[name] = (...args: unknown[]) => health.run(() => (source[name] as (...a: unknown[]) => unknown).apply(store, args), isWrite);
-  }
-  return guarded as T;
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      let guarded = wrapped.get(property);
+      if (!guarded) {
+        const isWrite = writeNames.has(property);
+        // The method is looked up at each call, so whoever replaces it on the store (a test's
+        // spy) is still called through the guard.
+        guarded = (...args: unknown[]) => health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite);
+        wrapped.set(property, guarded);
+      }
+      return guarded;
+    },
+  });
 }

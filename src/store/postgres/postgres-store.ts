@@ -212,6 +212,13 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { ...fromImageRow(row), bytes: row.bytes };
     },
     meta: (key) => metaOf(pool, key),
+    async use(key) {
+      const image = await metaOf(pool, key);
+      if (!image) return null;
+      const at = now();
+      await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
+      return image;
+    },
     async slice(key, offset, length) {
       // substring() of an uncompressed (EXTERNAL) bytea reads only the chunks it needs.
       const result = await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [key, offset + 1, length]);

@@ -32,7 +32,7 @@ describe('hostile input to /v1/remoteinput', () => {
     const res = await post(`{"artist":"A","title":"T","secret":"${SECRET}","mood":${nested(15_000, '1')},"deep":{"a":${nested(10_000, '{}')}}}`);
     expect(res.status).toBe(200);
     const body = JSON.parse(res.text) as { warnings: string[]; processed_metadata: Record<string, unknown> };
-    expect(body.warnings).toEqual(["Field 'mood' dropped: lists are not accepted", "Field 'deep' dropped: objects are not accepted"]);
+    expect(body.warnings).toEqual(["Field 'mood' dropped: a list may hold only text", "Field 'deep' dropped: objects are not accepted"]);
     expect(body.processed_metadata).not.toHaveProperty('mood');
   });
 
