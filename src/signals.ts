@@ -16,3 +16,48 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
   for (const signal of signals) signal.addEventListener('abort', onAbort);
   return controller.signal;
 }
+
+/** A time limit combined with the signals of whoever asked; `dispose()` once the work is done. */
+export interface Deadline {
+  /** Aborts when the time is up (reason: a DOMException named TimeoutError) or a parent aborts (its reason). */
+  readonly signal: AbortSignal;
+  /** True when this deadline's own timer fired (not a parent). */
+  timedOut(): boolean;
+  /** Stops the timer and lets go of the parents. */
+  dispose(): void;
+}
+
+/**
+ * Not `AbortSignal.any([parent, AbortSignal.timeout(ms)])`: on Node 20 the combined signal holds
+ * its sources weakly and the timeout signal's timer holds it weakly too, so a garbage collection
+ * can drop the timeout before it fires and the limit silently never holds (nodejs/node#57736).
+ * Here the timer's callback owns the controller, and the timer lives in the event loop's timer
+ * list until it fires or is cleared, so the limit holds whatever the collector does.
+ */
+export function deadlineSignal(ms: number, parents: readonly AbortSignal[] = []): Deadline {
+  const controller = new AbortController();
+  let fired = false;
+  const onParentAbort = (event: Event) => {
+    controller.abort((event.target as AbortSignal).reason);
+    dispose();
+  };
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
+    dispose();
+  }, ms);
+  // Like AbortSignal.timeout: a pending limit alone does not keep the process alive.
+  timer.unref();
+  function dispose(): void {
+    clearTimeout(timer);
+    for (const parent of parents) parent.removeEventListener('abort', onParentAbort);
+  }
+  const alreadyAborted = parents.find((parent) => parent.aborted);
+  if (alreadyAborted) {
+    controller.abort(alreadyAborted.reason);
+    dispose();
+  } else {
+    for (const parent of parents) parent.addEventListener('abort', onParentAbort, { once: true });
+  }
+  return { signal: controller.signal, timedOut: () => fired, dispose };
+}

@@ -37,6 +37,7 @@ export const configSchema = object({
   }),
   images: object({
     maxTotalBytes: positiveInteger().default(1073741824),
+    maxConcurrentDownloads: positiveInteger().default(4),
   }),
   enrichment: object({
     enabled: boolean().default(true),

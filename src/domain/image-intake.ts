@@ -15,6 +15,11 @@ export interface StoredCover {
 export interface ImageIntake {
   /** Fetches and stores a submitted `coverurl`. Never throws: a cover that cannot be had is a warning. */
   fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }>;
+  /**
+   * Downloads the first enrichment cover candidate that can be had before `signal` aborts (the
+   * enrichment deadline), so the answer carries it. Never throws.
+   */
+  fetchEnrichmentCover(candidates: readonly ImageCandidate[], signal: AbortSignal): Promise<StoredCover | undefined>;
   /** A cover among the candidates that is already in the store (a track seen before): no download. */
   knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined;
   /** Links the images to the stored record and downloads the enrichment ones in the background. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Enricher } from './enricher';
 import { asMbid, asNumber, asObject, asText, readList } from './json-read';
-import { fieldText, foundFields, type ServiceDeps } from './service';
+import { fieldMbid, fieldText, foundFields, type ServiceDeps } from './service';
 
 // AcoustID (issue 5; recognition, needs an application key): a submission carrying
 // `fpcalcfingerprint` and `fpcalcduration` is identified (`/v2/lookup`, meta=recordings) and the
@@ -47,7 +47,7 @@ export function createAcoustId(deps: ServiceDeps, options: AcoustIdOptions): Enr
       const fingerprint = fieldText(track, 'fpcalcfingerprint');
       const duration = typeof track.fpcalcduration === 'number' ? Math.round(track.fpcalcduration) : undefined;
       // A recording id already names the track: nothing to recognise.
-      if (fingerprint === undefined || duration === undefined || duration <= 0 || asMbid(track.musicbrainzrecordingid)) return null;
+      if (fingerprint === undefined || duration === undefined || duration <= 0 || fieldMbid(track, 'musicbrainzrecordingid')) return null;
 
       const answer = await deps.lookups.get(
         {

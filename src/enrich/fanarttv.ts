@@ -1,7 +1,7 @@
 import type { ImageCandidate, ImageCategory } from '../domain/track';
 import type { Enricher } from './enricher';
 import { asMbid, asNumber, asObject, asText, readList } from './json-read';
-import { lookupJson, type ServiceDeps } from './service';
+import { fieldMbid, lookupJson, type ServiceDeps } from './service';
 
 // fanart.tv v3 (issue 5; needs a personal API key): the artist's images by MusicBrainz artist id
 // (`/music/{mbid}`) -> fanart, thumbnails, logos, banners, and the album cover of the release
@@ -43,8 +43,8 @@ export function createFanartTv(deps: ServiceDeps, options: FanartTvOptions): Enr
   return {
     name: SERVICE,
     async enrich(track, { signal }) {
-      const artistId = asMbid(track.musicbrainzartistid);
-      const groupId = asMbid(track.musicbrainzreleasegroupid);
+      const artistId = fieldMbid(track, 'musicbrainzartistid');
+      const groupId = fieldMbid(track, 'musicbrainzreleasegroupid');
       const artist = artistId ? await lookup(`music/${artistId}`, signal) : null;
       let albumCover = groupId ? artist?.albums?.[groupId]?.albumcover : undefined;
       if (groupId && !albumCover) albumCover = (await lookup(`music/albums/${groupId}`, signal))?.albums?.[groupId]?.albumcover;

@@ -1,4 +1,4 @@
-import { anySignal } from '../signals';
+import { deadlineSignal, type Deadline } from '../signals';
 import { errorMessage } from '../errors';
 import type { RateLimiter } from './rate-limit';
 
@@ -43,6 +43,12 @@ export interface RequestOptions {
   form?: URLSearchParams;
 }
 
+/** An answer whose body is still to be read, under the limit of its request. */
+interface Exchange {
+  response: Response;
+  deadline: Deadline;
+}
+
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -61,26 +67,32 @@ export class ServiceClient {
 
   /** GET (or POST a form) and parse JSON. 404 is an answer ("not found"), not an error. */
   async json(url: string, options: RequestOptions): Promise<JsonAnswer> {
-    const response = await this.send(url, options, 'follow');
-    if (response.status === 404) {
-      await discard(response);
-      return { found: false };
-    }
-    if (response.status !== 200) {
-      await discard(response);
-      throw this.error(url, `HTTP ${response.status}`, { status: response.status, transient: response.status >= 500 || response.status === 429 });
-    }
-    const text = await this.readText(url, response);
+    const { response, deadline } = await this.send(url, options, 'follow');
     try {
-      return { found: true, body: JSON.parse(text) as unknown };
-    } catch (cause) {
-      throw this.error(url, 'malformed JSON in answer', { transient: true, cause });
+      if (response.status === 404) {
+        await discard(response);
+        return { found: false };
+      }
+      if (response.status !== 200) {
+        await discard(response);
+        throw this.error(url, `HTTP ${response.status}`, { status: response.status, transient: response.status >= 500 || response.status === 429 });
+      }
+      // The per-request limit covers the body too: it is disposed only once the body is read.
+      const text = await this.readText(url, response);
+      try {
+        return { found: true, body: JSON.parse(text) as unknown };
+      } catch (cause) {
+        throw this.error(url, 'malformed JSON in answer', { transient: true, cause });
+      }
+    } finally {
+      deadline.dispose();
     }
   }
 
   /** Asks for a resource that answers with a redirect and returns where it points, without following it. */
   async redirect(url: string, options: RequestOptions): Promise<RedirectAnswer> {
-    const response = await this.send(url, options, 'manual');
+    const { response, deadline } = await this.send(url, options, 'manual');
+    deadline.dispose();
     await discard(response);
     if (response.status === 404) return { found: false };
     const location = response.headers.get('location');
@@ -90,11 +102,13 @@ export class ServiceClient {
     throw this.error(url, `expected a redirect, got HTTP ${response.status}`, { status: response.status, transient: response.status >= 500 });
   }
 
-  private async send(url: string, options: RequestOptions, redirect: 'follow' | 'manual'): Promise<Response> {
+  private async send(url: string, options: RequestOptions, redirect: 'follow' | 'manual'): Promise<Exchange> {
     for (let attempt = 1; ; attempt += 1) {
       if (this.options.limiter) await this.options.limiter.take(options.signal);
-      const response = await this.fetchOnce(url, options, redirect);
-      if (response.status !== 429 && response.status !== 503) return response;
+      const exchange = await this.fetchOnce(url, options, redirect);
+      const { response } = exchange;
+      if (response.status !== 429 && response.status !== 503) return exchange;
+      exchange.deadline.dispose();
       await discard(response);
       const delayMs = retryAfterMs(response.headers.get('retry-after')) ?? this.backoffBaseMs * 2 ** (attempt - 1);
       // The service asked everyone to slow down, not only this request.
@@ -106,19 +120,22 @@ export class ServiceClient {
     }
   }
 
-  private async fetchOnce(url: string, options: RequestOptions, redirect: 'follow' | 'manual'): Promise<Response> {
+  private async fetchOnce(url: string, options: RequestOptions, redirect: 'follow' | 'manual'): Promise<Exchange> {
     options.signal.throwIfAborted();
-    const signal = anySignal([options.signal, AbortSignal.timeout(this.options.timeoutMs)]);
+    const deadline = deadlineSignal(this.options.timeoutMs, [options.signal]);
+    const { signal } = deadline;
     const headers: Record<string, string> = { 'User-Agent': this.options.userAgent, Accept: 'application/json' };
     try {
-      return await fetch(url, {
+      const response = await fetch(url, {
         method: options.form ? 'POST' : 'GET',
         headers: options.form ? { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' } : headers,
         body: options.form?.toString(),
         redirect,
         signal,
       });
+      return { response, deadline };
     } catch (cause) {
+      deadline.dispose();
       if (options.signal.aborted) throw this.error(url, 'cancelled (enrichment deadline)', { transient: true, cause });
       if (signal.aborted) throw this.error(url, `no answer within ${this.options.timeoutMs} ms`, { transient: true, cause });
       throw this.error(url, `request failed: ${errorMessage(causeOf(cause))}`, { transient: true, cause });

@@ -34,9 +34,15 @@ export class MusicBrainzApi {
     return this.get(`recording/${id}`, 'inc=artist-credits+releases+release-groups+isrcs+genres', required(decodeRecording, 'recording'), signal);
   }
 
-  /** `/isrc/{isrc}`: the recordings that carry an ISRC. */
+  /**
+   * `/isrc/{isrc}`: the recordings that carry an ISRC, with their artists (enough to check them
+   * against a submitted artist and title). The /isrc resource refuses `release-groups` (and
+   * `genres`): musicbrainz-server Controller/WS/2/ISRC.pm lists `artists releases puids isrcs
+   * artist-credits aliases` and relationship, tag and rating incs only. The releases and their
+   * release groups come from the recording lookup that follows.
+   */
   isrc(isrc: string, signal: AbortSignal): Promise<MbRecordingList | null> {
-    return this.get(`isrc/${isrc}`, 'inc=artist-credits+releases+release-groups+isrcs', decodeRecordingList, signal);
+    return this.get(`isrc/${isrc}`, 'inc=artist-credits', decodeRecordingList, signal);
   }
 
   /** `/recording?query=` with a Lucene query on title, artist and (when given) album. */

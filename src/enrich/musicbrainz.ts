@@ -1,10 +1,9 @@
 import type { TrackFields } from '../domain/track';
 import type { Enricher, Enrichment, EnrichmentContext } from './enricher';
-import { asMbid } from './json-read';
 import { chooseRelease, creditText, pickMatch, type Match, type Wanted } from './match';
 import { MusicBrainzApi } from './musicbrainz-api';
 import type { MbArtist, MbGenre, MbRecording, MbRecordingList, MbRelease } from './musicbrainz-types';
-import { fieldText, foundFields, logDegraded, type ServiceDeps } from './service';
+import { fieldMbid, fieldText, fieldTexts, foundFields, logDegraded, type ServiceDeps } from './service';
 
 // MusicBrainz (issue 5): the recording by its MBID, else by ISRC, else by a search on artist and
 // title (and album); then the chosen release (label, genres) and the artist (web sites, including
@@ -17,30 +16,36 @@ export function createMusicBrainz(deps: ServiceDeps, baseUrl: string): Enricher 
   return {
     name: 'musicbrainz',
     async enrich(track, { signal }) {
-      const match = await findRecording(api, track, signal);
+      const match = await findRecording(api, deps, track, signal);
       return match ? describe(api, deps, track, match, { signal }) : null;
     },
   };
 }
 
-async function findRecording(api: MusicBrainzApi, track: Readonly<TrackFields>, signal: AbortSignal): Promise<Match | undefined> {
+async function findRecording(api: MusicBrainzApi, deps: ServiceDeps, track: Readonly<TrackFields>, signal: AbortSignal): Promise<Match | undefined> {
   const artist = fieldText(track, 'artist');
   const title = fieldText(track, 'title');
   const album = fieldText(track, 'album');
 
-  const recordingId = asMbid(track.musicbrainzrecordingid);
+  const recordingId = fieldMbid(track, 'musicbrainzrecordingid');
   if (recordingId !== undefined) {
     // The submitter (or AcoustID) named the recording: trust it, no guessing.
-    const recording = await api.recording(recordingId, signal);
-    return recording ? withRelease(recording, album) : undefined;
+    return recordingById(api, recordingId, album, signal);
   }
 
-  const isrc = normalizeIsrc(fieldText(track, 'isrc'));
+  // One ISRC, or a list of them (What's Now Playing sends a list): the first well-formed one.
+  const isrc = fieldTexts(track, 'isrc')
+    .map(normalizeIsrc)
+    .find((code) => code !== undefined);
   if (isrc !== undefined) {
     const found = (await api.isrc(isrc, signal))?.recordings ?? [];
     // With artist and title at hand the ISRC's recordings must agree with them; without, it decides.
-    const match = artist !== undefined && title !== undefined ? pickMatch({ artist, title, album }, found) : firstRecording(found, album);
-    if (match) return match;
+    const match = artist !== undefined && title !== undefined ? pickMatch({ artist, title, album }, found) : found[0] && { recording: found[0], score: 1 };
+    // The ISRC names the recording; its releases and their release groups come from its lookup.
+    if (match) {
+      const full = await recordingById(api, match.recording.id, album, signal).catch((error: unknown) => logFailure(deps, signal, 'recording lookup', error));
+      return full ?? match;
+    }
   }
 
   if (artist === undefined || title === undefined) return undefined;
@@ -77,15 +82,15 @@ function withRelease(recording: MbRecording, album: string | undefined): Match {
   return release ? { recording, release, score: 1 } : { recording, score: 1 };
 }
 
-function firstRecording(recordings: readonly MbRecording[], album: string | undefined): Match | undefined {
-  const recording = recordings[0];
+async function recordingById(api: MusicBrainzApi, id: string, album: string | undefined, signal: AbortSignal): Promise<Match | undefined> {
+  const recording = await api.recording(id, signal);
   return recording ? withRelease(recording, album) : undefined;
 }
 
 async function describe(api: MusicBrainzApi, deps: ServiceDeps, track: Readonly<TrackFields>, match: Match, { signal }: EnrichmentContext): Promise<Enrichment> {
   const { recording, release } = match;
   const credit = recording['artist-credit'] ?? [];
-  const artistId = asMbid(track.musicbrainzartistid) ?? credit[0]?.artist.id;
+  const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;
 
   // Secondary lookups only add detail: when one fails or the deadline passes, the match stands.
   const [releaseDetail, artistDetail] = await Promise.all([

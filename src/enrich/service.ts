@@ -1,6 +1,7 @@
 import type { ImageCandidate, ImageCategory, TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
+import { asMbid } from './json-read';
 import type { ServiceClient } from './http';
 import type { Lookups } from './lookups';
 
@@ -44,6 +45,16 @@ export function fieldTexts(track: Readonly<TrackFields>, key: string): string[] 
   const value = track[key];
   if (typeof value === 'string') return value.trim() === '' ? [] : [value.trim()];
   return Array.isArray(value) ? value : [];
+}
+
+/**
+ * The first MusicBrainz id in a field that holds one id or a list of them (What's Now Playing
+ * sends `musicbrainzartistid` as a list).
+ */
+export function fieldMbid(track: Readonly<TrackFields>, key: string): string | undefined {
+  return fieldTexts(track, key)
+    .map(asMbid)
+    .find((id) => id !== undefined);
 }
 
 /** Logs a failed secondary lookup that the provider survives; a cancelled one is not news. */

@@ -2,7 +2,7 @@ import type { ImageCandidate } from '../domain/track';
 import type { Enricher } from './enricher';
 import { asMbid, asObject, asText, readList } from './json-read';
 import { normalize, similarity } from './match';
-import { fieldText, foundFields, image, lookupJson, type ServiceDeps } from './service';
+import { fieldMbid, fieldText, foundFields, image, lookupJson, type ServiceDeps } from './service';
 
 // TheAudioDB (issue 5): the artist by MusicBrainz id (`artist-mb.php?i=`), else by name
 // (`search.php?s=`) -> a biography (only used when none came earlier) and the artist's
@@ -45,7 +45,7 @@ export function createTheAudioDb(deps: ServiceDeps, options: TheAudioDbOptions):
   return {
     name: SERVICE,
     async enrich(track, { signal }) {
-      const artistId = asMbid(track.musicbrainzartistid);
+      const artistId = fieldMbid(track, 'musicbrainzartistid');
       let artist = artistId ? (await lookup(`artist-mb.php?i=${artistId}`, signal))?.artists[0] : undefined;
       const name = primaryArtist(fieldText(track, 'artist'));
       if (!artist && name !== undefined) {

@@ -1,7 +1,8 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import type { ImageCandidate, ImageCategory, TrackImage, TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
+import { anySignal } from '../signals';
 import type { NowPlaying } from '../store/now-playing';
 import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
@@ -66,6 +67,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     super();
     // Every WebSocket hub listens once; more listeners are not per client.
     this.setMaxListeners(0);
+    // Every background download listens to the shutdown signal while it runs or waits for a slot.
+    setMaxListeners(0, this.shutdown.signal);
   }
 
   async fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }> {
@@ -84,6 +87,18 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
       return { warning: `Field 'coverurl' dropped: ${outOfTime ? FAILURE_TEXT.timeout : failureText(error)}` };
     }
+  }
+
+  async fetchEnrichmentCover(candidates: readonly ImageCandidate[], signal: AbortSignal): Promise<StoredCover | undefined> {
+    // In the providers' order: the release's front cover, else the release group's (both from the
+    // Cover Art Archive, which names one), else a provider's album cover (fanart.tv).
+    for (const candidate of uniqueByUrl(candidates)) {
+      if (candidate.category !== 'cover') continue;
+      if (signal.aborted || this.shutdown.signal.aborted) return undefined;
+      const image = await this.tryCandidate(candidate, signal);
+      if (image) return toCover(image.key, candidate.source);
+    }
+    return undefined;
   }
 
   knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined {
@@ -170,17 +185,24 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   }
 
 
-  /** Downloads a provider image; null (logged once) when it cannot be had. */
-  private async tryCandidate(candidate: ImageCandidate): Promise<StoredImage | null> {
+  /**
+   * Downloads a provider image; null (logged once) when it cannot be had. A caller that runs out
+   * of time (`signal`) leaves the URL to the background download, so it is not marked failed.
+   */
+  private async tryCandidate(candidate: ImageCandidate, signal?: AbortSignal): Promise<StoredImage | null> {
+    const known = this.storedKeyFor(candidate.url);
+    const stored = known ? this.deps.store.meta(known) : null;
+    if (stored) return stored;
     const retryAt = this.failedUrls.get(candidate.url);
     if (retryAt !== undefined && retryAt > Date.now()) return null;
+    const stop = signal ? anySignal([this.shutdown.signal, signal]) : this.shutdown.signal;
     try {
-      const image = await this.download(candidate.url, this.shutdown.signal);
+      const image = await this.download(candidate.url, stop);
       this.deps.store.rememberUrl(candidate.url, image.key);
       setBounded(this.urlKeys, candidate.url, image.key);
       return image;
     } catch (error) {
-      if (!this.shutdown.signal.aborted) {
+      if (!stop.aborted) {
         setBounded(this.failedUrls, candidate.url, Date.now() + FAILED_URL_RETRY_MS);
         const host = parseFetchableUrl(candidate.url)?.host ?? 'an invalid URL';
         this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);

@@ -1,11 +1,12 @@
 import { errorMessage } from '../errors';
-import { anySignal } from '../signals';
+import { deadlineSignal } from '../signals';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
 import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
+import { SharedFlights, Slots } from './shared-downloads';
 
 // The one image downloader: submitted cover URLs and enrichment images alike (issue 4
 // "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is
@@ -14,6 +15,8 @@ import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_REDIRECTS = 3;
+/** decisions.md "Hostile clients": `images.maxConcurrentDownloads`. */
+export const DEFAULT_MAX_CONCURRENT_DOWNLOADS = 4;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 export type FetchFailure =
@@ -45,6 +48,8 @@ export interface ImageFetcherOptions extends GuardPolicy {
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
+  /** Downloads running at once; more wait for a slot (the time limit starts with the download). */
+  maxConcurrentDownloads?: number;
   /** Name resolution; tests inject one to map names to loopback without DNS. */
   resolve?: Resolver;
   /**
@@ -83,11 +88,24 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
   const lookup = guardedLookup(options.resolve ?? systemResolver, allowed);
   const headers = { 'User-Agent': options.userAgent, Accept: 'image/jpeg, image/png, image/webp, image/gif' };
 
-  return async function fetchImage(text, signal) {
+  const slots = new Slots(options.maxConcurrentDownloads ?? DEFAULT_MAX_CONCURRENT_DOWNLOADS);
+  // Keyed by the URL as given: concurrent callers of one URL share one download, every hop included.
+  const downloads = new SharedFlights<FetchedImage>(async (text, signal) => {
+    const release = await slots.acquire(signal);
+    try {
+      return await downloadOnce(text, signal);
+    } finally {
+      release();
+    }
+  });
+
+  return (text, signal) => downloads.run(text, signal);
+
+  async function downloadOnce(text: string, signal: AbortSignal): Promise<FetchedImage> {
     let url = parseFetchableUrl(text);
     if (!url) throw new ImageFetchError('bad-url', 'only http(s) URLs without credentials are fetched');
-    const deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const combined = signal ? anySignal([deadline, signal]) : deadline;
+    const deadline = deadlineSignal(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, [signal]);
+    const combined = deadline.signal;
     try {
       for (let hop = 0; ; hop += 1) {
         checkLiteralHost(url, allowed);
@@ -100,11 +118,13 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
       }
     } catch (error) {
       if (error instanceof ImageFetchError) throw error;
-      if (deadline.aborted) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
-      if (signal?.aborted) throw signal.reason;
+      if (deadline.timedOut()) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
+      if (signal.aborted) throw signal.reason;
       throw new ImageFetchError('network', `${url.host}: ${errorMessage(error)}`);
+    } finally {
+      deadline.dispose();
     }
-  };
+  }
 }
 
 /** An IP literal never reaches `lookup` (net connects to it directly), so it is checked here. */

@@ -1,6 +1,6 @@
-import { anySignal } from '../signals';
+import { deadlineSignal } from '../signals';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
-import type { FieldValue, TrackFields } from '../domain/track';
+import type { FieldValue, ImageCandidate, TrackFields } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { fillEmptyFields } from '../domain/fill-empty-fields';
 import { runEnrichers } from '../enrich/run-enrichers';
@@ -48,10 +48,12 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
     // The submitted cover downloads while enrichment runs, and gives up well inside the
     // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
-    const coverSignal = anySignal([signal, AbortSignal.timeout(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET)]);
+    const coverDeadline = deadlineSignal(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal]);
     const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
-      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverSignal)
+      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverDeadline.signal).finally(() => coverDeadline.dispose())
       : Promise.resolve({});
+    if (submittedCoverUrl === undefined || !deps.images) coverDeadline.dispose();
+    const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
     const enrichment = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
       signal,
@@ -59,7 +61,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     });
     const { cover: submitted, warning } = await submittedCover;
     if (warning) warnings.push(warning);
-    const cover = submitted ?? deps.images?.knownCover(enrichment.images);
+    const cover = submitted ?? deps.images?.knownCover(enrichment.images) ?? (await enrichmentCover(deps.images, enrichment.images, enrichmentEnds, signal));
     // The use case owns the merge: enrichment only fills what the submission left empty.
     const enriched = fillEmptyFields({ fields: { ...fields, ...recognitionInput }, sources: {} }, enrichment.added, 'enrichment', enrichment.sources);
     // The stored record keeps the truncated values the response warned about.
@@ -86,6 +88,18 @@ export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'sec
   const { fields: rawFields, credential } = parseSubmission(request);
   authenticate(credential, deps.secret);
   requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+}
+
+/** The found front cover, downloaded in what is left of the enrichment deadline (later ones come by the stream). */
+async function enrichmentCover(images: ImageIntake | undefined, candidates: readonly ImageCandidate[], endsAt: number, signal: AbortSignal): Promise<StoredCover | undefined> {
+  const remainingMs = endsAt - Date.now();
+  if (!images || remainingMs <= 0 || !candidates.some((candidate) => candidate.category === 'cover')) return undefined;
+  const deadline = deadlineSignal(remainingMs, [signal]);
+  try {
+    return await images.fetchEnrichmentCover(candidates, deadline.signal);
+  } finally {
+    deadline.dispose();
+  }
 }
 
 function pick(fields: TrackFields, keys: readonly string[]): TrackFields {

@@ -61,6 +61,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
     userAgent: `svc/${VERSION}`,
+    maxConcurrentDownloads: config.images.maxConcurrentDownloads,
     ...options.imageFetch,
   });
   const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });

@@ -87,10 +87,46 @@ describe('MusicBrainz provider', () => {
     expect(fakes.musicbrainz.calls()[0]?.query.inc).toBe('artist-credits releases release-groups isrcs genres');
   });
 
-  it('When an ISRC is submitted, then its recording is used', async () => {
+  it('When only an ISRC is submitted, then MusicBrainz accepts every request and the recording, its album release and release group are found', async () => {
     const result = await musicbrainz().enrich({ isrc: 'gb-aaa-98-00321' }, noDeadline());
-    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine', title: 'Teardrop' });
+    expect(result?.fields).toMatchObject({
+      musicbrainzrecordingid: TEARDROP,
+      title: 'Teardrop',
+      artist: 'Massive Attack',
+      album: 'Mezzanine',
+      musicbrainzalbumid: MEZZANINE,
+      musicbrainzreleasegroupid: MEZZANINE_GROUP,
+      date: '1998-04-20',
+      label: 'Circa',
+    });
+    const calls = fakes.musicbrainz.calls();
+    expect(calls.map((call) => call.path)).toEqual([`/ws/2/isrc/${TEARDROP_ISRC}`, `/ws/2/recording/${TEARDROP}`, `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
+    // ISRC.pm: no release-groups on /isrc (the old request was refused with 400).
+    expect(calls[0]?.query.inc).toBe('artist-credits');
+    expect(fakes.musicbrainz.refusals()).toEqual([]);
+  });
+
+  it('When the ISRC comes as a list, as What\'s Now Playing sends it, then the first well-formed one is looked up', async () => {
+    const result = await musicbrainz().enrich({ isrc: ['not an isrc', 'GB-AAA-98-00321', 'USRC17607839'] }, noDeadline());
+    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine' });
     expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/isrc/${TEARDROP_ISRC}`);
+    expect(fakes.musicbrainz.refusals()).toEqual([]);
+  });
+
+  it('When the artist MBID comes as a list, then the first MBID in it names the artist, not the recording\'s credit', async () => {
+    const submittedArtist = '00000000-0000-4000-8000-000000000001';
+    const result = await musicbrainz().enrich({ musicbrainzrecordingid: TEARDROP, musicbrainzartistid: ['not an id', submittedArtist, MASSIVE_ATTACK] }, noDeadline());
+    expect(result?.fields).toMatchObject({ album: 'Mezzanine' });
+    const artistLookups = fakes.musicbrainz.calls().filter((call) => call.path.startsWith('/ws/2/artist/'));
+    expect(artistLookups.map((call) => call.path)).toEqual([`/ws/2/artist/${submittedArtist}`]);
+  });
+
+  it('When the recording lookup after the ISRC fails, then the ISRC match stands without an album', async () => {
+    fakes.musicbrainz.override((request) => (request.path.startsWith('/ws/2/recording/') ? { status: 500, body: 'Internal Server Error' } : undefined));
+    const result = await musicbrainz().enrich({ isrc: TEARDROP_ISRC }, noDeadline());
+    expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, title: 'Teardrop', artist: 'Massive Attack' });
+    expect(result?.fields?.album).toBeUndefined();
+    expect(current?.logs.join('\n')).toMatch(/musicbrainz recording lookup failed.*HTTP 500/);
   });
 
   it('When the release lookup fails, then the match is still returned without label', async () => {

@@ -17,7 +17,7 @@ const fanart = makePng(64, 36, [10, 120, 200], [240, 240, 200]);
 const lateCover = makePng(24, 24, [30, 200, 90], [0, 40, 0]);
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-/** An enricher that "finds" images on the local image host (downloaded after the response). */
+/** An enricher that "finds" images on the local image host (the cover before the response, the rest after). */
 function imagesFrom(host: ImageHost): Enricher {
   return {
     name: 'test-images',
@@ -99,13 +99,13 @@ describe('/v1/images/ws', () => {
     ]);
   });
 
-  it('When images download after the response, then their frames still reach every client, cover first, and /v1/last gets the cover', async () => {
+  it('When enrichment finds a cover, then the 200 carries it (issue 10); the other images download after the response and their frames still reach every client, cover first', async () => {
     const watchers = [await connect(), await connect()];
     const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Björk', title: 'Late Images', album: 'Post' });
     const { dbid, processed_metadata } = asObject(res.json);
-    expect(asObject(processed_metadata).coverurl).toBeUndefined();
-    const framesAtResponse = watchers.map((client) => client.frames.filter((frame) => frame.type === 'image' && frame.dbid === dbid).length);
-    expect(framesAtResponse).toEqual([0, 0]);
+    expect(asObject(processed_metadata).coverurl).toBe(`cover/${sha(lateCover)}`);
+    const fanartFramesAtResponse = watchers.map((client) => client.frames.filter((frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'fanart').length);
+    expect(fanartFramesAtResponse).toEqual([0, 0]);
 
     for (const client of watchers) {
       const images: Frame[] = [];
