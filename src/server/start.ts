@@ -18,6 +18,7 @@ import { corsPolicy } from './middleware/cors';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
+import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
@@ -98,6 +99,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           images,
         },
       }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying }),
       coverRoutes(imageStore),
       pageRoutes(),
     ],
