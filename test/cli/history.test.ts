@@ -14,7 +14,7 @@ describe('svc history, a short set', () => {
   beforeAll(async () => {
     t = await startTestServer();
     const tracks = [
-      { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine', label: 'Virgin', date: '1998', isrc: 'GBAAA9800001', duration: 330 },
+      { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine', label: 'Virgin', date: '1998', isrc: ['GBAAA9800001', 'GBAAA9800002'], duration: 330 },
       { artist: 'Daft Punk', title: 'One More Time', album: 'Discovery', date: '2001-03-12' },
       { artist: 'The "Quoted", Band', title: 'Commas, "Quotes"\nand a line', album: 'Odd' },
     ];
@@ -60,7 +60,7 @@ describe('svc history, a short set', () => {
     expect(result.stdout).toBe(
       [
         'received_at,artist,title,album,label,date,isrc,duration',
-        `${stored[0].receivedAt},Massive Attack,Teardrop,Mezzanine,Virgin,1998,GBAAA9800001,330`,
+        `${stored[0].receivedAt},Massive Attack,Teardrop,Mezzanine,Virgin,1998,GBAAA9800001; GBAAA9800002,330`,
         `${stored[1].receivedAt},Daft Punk,One More Time,Discovery,,2001-03-12,,`,
         `${stored[2].receivedAt},"The ""Quoted"", Band","Commas, ""Quotes""\nand a line",Odd,,,,`,
         '',

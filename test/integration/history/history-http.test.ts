@@ -1,5 +1,6 @@
 import { asObject, getWithQuery, postJson, request } from '../../helpers/http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { WebSocket } from 'ws';
 import { connectClient } from '../../helpers/ws-client';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"), by outcome.
@@ -223,6 +224,49 @@ describe('DELETE /v1/history/<dbid>', () => {
       expect(asObject((await request(`${t.url}/v1/last`)).json)).toMatchObject({ dbid: previous, title: 'Previous' });
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('DELETE of the current track on /wsstream', () => {
+  it('When the current track is deleted, then a /wsstream client gets a frame for the previous one', async () => {
+    const t = await startTestServer();
+    try {
+      for (const title of ['Previous', 'Mistake']) await postJson(`${t.url}/v1/remoteinput`, { artist: 'DJ', title });
+      const socket = new WebSocket(`${t.url.replace(/^http/, 'ws')}/wsstream`);
+      const titles: unknown[] = [];
+      const waiting = new Set<() => void>();
+      // Text frames, each one Buffer (ws delivers a text message as a single Buffer by default).
+      socket.on('message', (data: Buffer) => {
+        titles.push((JSON.parse(data.toString('utf8')) as { title?: unknown }).title);
+        for (const wake of [...waiting]) wake();
+      });
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      /** The first `count` titles, or a failure when the socket closes first. */
+      const frames = (count: number) =>
+        Promise.race([
+          new Promise<unknown[]>((resolve) => {
+            const wake = () => {
+              if (titles.length < count) return;
+              waiting.delete(wake);
+              resolve(titles.slice(0, count));
+            };
+            waiting.add(wake);
+            wake();
+          }),
+          closed.then(() => Promise.reject(new Error(`socket closed after ${JSON.stringify(titles)}`))),
+        ]);
+      try {
+        // Connected after both submissions: the first frame is the current track.
+        expect(await frames(1)).toEqual(['Mistake']);
+        const current = t.server.nowPlaying.current()?.dbid;
+        expect((await request(`${t.url}/v1/history/${current}`, { method: 'DELETE' })).status).toBe(204);
+        expect(await frames(2)).toEqual(['Mistake', 'Previous']);
+      } finally {
+        socket.terminate();
+      }
+    } finally {
+      await t.close();
     }
   });
 });
