@@ -59,9 +59,11 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  // A lost database drops every pooled connection at once: one line per kind of news per minute.
+  const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database, {
     maxImageBytes: config.images.maxTotalBytes,
-    onConnectionProblem: (message) => logger.warn(message),
+    onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
   // The server works through guarded stores; RunningServer hands out the plain ones.
