@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
+import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
@@ -15,7 +16,7 @@ import { createStreams, type Streams } from './io';
 // stack, ws, chalk, the config loader) when it runs, so that `svc last` starts fast.
 
 const GLOBAL_HELP = `
-Client commands (submit, last, status, watch-images) share --url, --secret, --config, --json
+Client commands (submit, last, history, status, watch-images) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
 http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
@@ -41,6 +42,7 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerServe(program, ctx, setResult);
   registerSubmit(program, ctx, setResult);
   registerLast(program, ctx, setResult);
+  registerHistory(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   return program;

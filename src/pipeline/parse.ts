@@ -115,3 +115,9 @@ function dropProtoKeys(key: string, value: unknown): unknown {
 export function shortName(key: string): string {
   return key.length > 64 ? key.slice(0, 64) + '…' : key;
 }
+
+/** The credential of a request that carries no submission (DELETE /v1/history/<dbid>): same precedence. */
+export function requestCredential(request: RawRequest): Credential | null {
+  const query = singleValuedQuery(request.query);
+  return pickCredential(request, query, query);
+}

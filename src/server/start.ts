@@ -23,6 +23,7 @@ import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
+import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
@@ -113,6 +114,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           images,
         },
       }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying }),
       coverRoutes(imageStore, queueBudget),
       pageRoutes(),
     ],

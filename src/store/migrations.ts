@@ -88,4 +88,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX lookup_cache_by_expiry ON lookup_cache (expires_at);
     `,
   },
+  {
+    version: 4,
+    name: 'history index',
+    sql: `
+      -- GET /v1/history (issue 11): newest first by received time, dbid breaking ties. Keyset
+      -- pages walk this index from a (received_at, dbid) bound, so a page costs the same at any
+      -- table size; since/until are ranges on the same index.
+      CREATE INDEX tracks_by_received_at ON tracks (received_at, dbid);
+    `,
+  },
 ];

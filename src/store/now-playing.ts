@@ -46,6 +46,17 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     return true;
   }
 
+  /**
+   * The record `dbid` was deleted. If it was current, `previous` (the newest record left, or
+   * null) becomes current and a normal 'track-changed' tells every stream (issue 11).
+   */
+  retract(dbid: number, previous: TrackRecord | null): boolean {
+    if (this.snapshotValue.record?.dbid !== dbid) return false;
+    this.snapshotValue = serialize(previous);
+    if (previous) this.emit('track-changed', previous);
+    return true;
+  }
+
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */
   update(record: TrackRecord): void {
     if (this.snapshotValue.record?.dbid !== record.dbid) return;

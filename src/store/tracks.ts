@@ -14,6 +14,23 @@ export interface NewTrack {
   metadata: TrackFields;
 }
 
+/** One page of GET /v1/history (decisions.md "History"): newest first by received time. */
+export interface HistoryQuery {
+  /** At most this many records. */
+  limit: number;
+  /** Only records older than this dbid (in history order; it may have been deleted since). */
+  before?: number;
+  /** ISO 8601 UTC with milliseconds, as received_at is stored: since inclusive, until exclusive. */
+  since?: string;
+  until?: string;
+}
+
+export interface HistoryPage {
+  records: TrackRecord[];
+  /** Whether older records match the query (the page has a `next`). */
+  more: boolean;
+}
+
 export interface TrackStore {
   /** Stores one submission in its own transaction and returns it with its dbid. */
   insert(track: NewTrack): TrackRecord;
@@ -23,9 +40,24 @@ export interface TrackStore {
   /** Replaces the metadata of a stored record (e.g. a cover that arrived after the response). */
   updateMetadata(dbid: number, metadata: TrackFields): void;
   count(): number;
+  /** Newest first; served from the (received_at, dbid) index whatever the table size. */
+  history(query: HistoryQuery): HistoryPage;
+  /** Deletes one record (its image links go with it); false when there is no such dbid. */
+  remove(dbid: number): boolean;
+  /** Bumped by every write through this store: a copy of a page made at one version is current while it stays. */
+  version(): number;
   /** Next arrival number; continues after a restart. */
   nextReceivedSeq(): number;
 }
+
+/**
+ * One history page. The one upper bound is a (received_at, dbid) pair below both the cursor and
+ * `until`; row values use the index as a range (sqlite.org/rowvalue.html, "Scrolling Window
+ * Queries"), so SQLite reads `limit` index entries, never the table (a test checks the plan).
+ */
+export const HISTORY_PAGE_SQL = `SELECT dbid, received_seq, received_at, metadata FROM tracks
+  WHERE (received_at, dbid) < (?, ?) AND received_at >= ?
+  ORDER BY received_at DESC, dbid DESC LIMIT ?`;
 
 export function createTrackStore(db: Db): TrackStore {
   const insert = db.prepare<[number, string, string, string], never>(
@@ -37,13 +69,19 @@ export function createTrackStore(db: Db): TrackStore {
   const byDbid = db.prepare<[number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = ?');
   const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tracks');
+  const page = db.prepare<[string, number, string, number], TrackRow>(HISTORY_PAGE_SQL);
+  // Where a cursor stands: its own received_at, or that of the nearest older dbid if it was deleted.
+  const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
+  const remove = db.prepare<[number], never>('DELETE FROM tracks WHERE dbid = ?');
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
 
   let lastSeq = maxSeq.get()?.seq ?? 0;
+  let writes = 0;
 
   return {
     insert(track) {
       const info = insert.run(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata));
+      writes += 1;
       return { dbid: Number(info.lastInsertRowid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
     },
     current() {
@@ -56,15 +94,43 @@ export function createTrackStore(db: Db): TrackStore {
     },
     updateMetadata(dbid, metadata) {
       update.run(JSON.stringify(metadata), dbid);
+      writes += 1;
     },
     count() {
       return count.get()?.n ?? 0;
+    },
+    history(query) {
+      let bound: [string, number] = query.until === undefined ? [END_OF_TIME, Number.MAX_SAFE_INTEGER] : [query.until, 0];
+      if (query.before !== undefined) {
+        const at = cursorAt.get(query.before)?.received_at;
+        if (at === undefined) return { records: [], more: false };
+        if (compareKeys([at, query.before], bound) < 0) bound = [at, query.before];
+      }
+      // One row past the page tells whether there is a next one.
+      const rows = page.all(bound[0], bound[1], query.since ?? '', query.limit + 1);
+      return { records: rows.slice(0, query.limit).map(fromRow), more: rows.length > query.limit };
+    },
+    remove(dbid) {
+      const removed = remove.run(dbid).changes > 0;
+      if (removed) writes += 1;
+      return removed;
+    },
+    version() {
+      return writes;
     },
     nextReceivedSeq() {
       lastSeq += 1;
       return lastSeq;
     },
   };
+}
+
+/** Sorts after every stored received_at (ISO 8601 strings compare in time order). */
+const END_OF_TIME = '\uffff';
+
+function compareKeys(a: readonly [string, number], b: readonly [string, number]): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
+  return a[1] - b[1];
 }
 
 function fromRow(row: TrackRow): TrackRecord {

@@ -7,19 +7,19 @@ describe('svc --help', () => {
   test('When asked for the overview, then it lists every command and the exit-code table on stdout', async () => {
     const result = await runCli(['--help']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    for (const command of ['serve', 'submit', 'last', 'status', 'watch-images']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['serve', 'submit', 'last', 'history', 'status', 'watch-images']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     expect(result.stdout).toContain(EXIT_CODE_HELP);
     expect(result.stdout).toContain('Examples:\n  $ svc');
   });
 
-  test.each(['serve', 'submit', 'last', 'status', 'watch-images'])('When asked about %s, then the help has an example and goes to stdout with exit 0', async (command) => {
+  test.each(['serve', 'submit', 'last', 'history', 'status', 'watch-images'])('When asked about %s, then the help has an example and goes to stdout with exit 0', async (command) => {
     const result = await runCli([command, '--help']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(new RegExp(`^Usage: svc ${command}`));
     expect(result.stdout).toMatch(new RegExp(`Examples:\\n  \\$ svc ${command}`));
   });
 
-  test.each(['submit', 'last', 'status', 'watch-images'])('When asked about %s, then the shared client options are listed', async (command) => {
+  test.each(['submit', 'last', 'history', 'status', 'watch-images'])('When asked about %s, then the shared client options are listed', async (command) => {
     const { stdout } = await runCli([command, '--help']);
     for (const option of ['--url <url>', '--secret <secret>', '--config <file>', '--json', '--timeout <seconds>']) expect(stdout).toContain(option);
   });

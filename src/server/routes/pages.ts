@@ -9,6 +9,7 @@ import { matchesEtag } from '../etag';
 // The overlay pages shipped in the package (public/, plain HTML/CSS/JS, no build step):
 //   GET /           now-playing overlay for an OBS browser source
 //   GET /slideshow  full-window slideshow of the current track's images
+//   GET /history    the setlist, newest first, updated live, with CSV and text downloads
 //   GET /assets/<file>  their CSS and JS
 //   GET /favicon.ico    the icon browsers ask for on every page load
 // Files are read once at start-up; only the files found then are ever served.
@@ -35,7 +36,7 @@ interface Asset {
   etag: string;
 }
 
-const PAGES: Readonly<Record<string, string>> = { '/': 'overlay.html', '/slideshow': 'slideshow.html' };
+const PAGES: Readonly<Record<string, string>> = { '/': 'overlay.html', '/slideshow': 'slideshow.html', '/history': 'history.html' };
 
 export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
   const assets = readAssets(dir);

@@ -1,0 +1,228 @@
+// The setlist page (GET /history): the tracks from GET /v1/history, newest first, a row each
+// (time, cover, title, artist, album). A track change on /v1/images/ws reloads the newest page,
+// so a new track (or a deleted current one) shows at once. The download links carry what the
+// page shows, oldest first, in the formats of `svc history` (src/cli/setlist.ts: text lines
+// `HH:MM  Artist - Title`, RFC 4180 CSV with its header row).
+// Query options: ?since=2h (or 90m, 1d, an ISO date-time) and ?until=... limit the range.
+'use strict';
+
+(function () {
+  const { connectStream, imageUrl } = window.svcStream;
+  const PAGE = 100;
+  const CSV_COLUMNS = ['received_at', 'artist', 'title', 'album', 'label', 'date', 'isrc', 'duration'];
+  const SPAN = /^(\d{1,6})(s|m|h|d|w)$/;
+  const UNIT_MS = { s: 1e3, m: 6e4, h: 36e5, d: 864e5, w: 6048e5 };
+
+  const list = document.getElementById('tracks');
+  const older = document.getElementById('older');
+  const empty = document.getElementById('empty');
+  const problem = document.getElementById('problem');
+  const rangeText = document.getElementById('range');
+  const csvLink = document.getElementById('download-csv');
+  const textLink = document.getElementById('download-text');
+
+  /** Newest first, as the API pages them. */
+  let tracks = [];
+  let nextLink = null;
+  const range = readRange();
+
+  function readRange() {
+    const params = new URLSearchParams(window.location.search);
+    const result = {};
+    for (const key of ['since', 'until']) {
+      const value = params.get(key);
+      if (!value) continue;
+      const span = SPAN.exec(value.trim());
+      if (span) result[key] = new Date(Date.now() - Number(span[1]) * UNIT_MS[span[2]]).toISOString();
+      else if (!Number.isNaN(Date.parse(value))) result[key] = new Date(value).toISOString();
+    }
+    return result;
+  }
+
+  function apiUrl(path) {
+    return new URL(path, new URL('./', window.location.href)).href;
+  }
+
+  function firstPageLink() {
+    const query = new URLSearchParams({ limit: String(PAGE), ...range });
+    return `v1/history?${query.toString()}`;
+  }
+
+  async function fetchPage(link) {
+    const response = await fetch(apiUrl(link), { headers: { Accept: 'application/json' } });
+    if (!response.ok) throw new Error(`the server answered ${response.status}`);
+    const body = await response.json();
+    if (!body || !Array.isArray(body.tracks)) throw new Error('the server sent no track list');
+    return { tracks: body.tracks, next: typeof body.next === 'string' ? body.next : null };
+  }
+
+  function text(value) {
+    return typeof value === 'string' ? value : '';
+  }
+
+  function clock(receivedAt) {
+    const at = new Date(receivedAt);
+    if (Number.isNaN(at.getTime())) return '--:--';
+    return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+  }
+
+  /** Whether `a` comes after `b` in the history (received time, then dbid). */
+  function newer(a, b) {
+    if (a.received_at !== b.received_at) return a.received_at > b.received_at;
+    return a.dbid > b.dbid;
+  }
+
+  function row(track) {
+    const item = document.createElement('li');
+    item.className = 'track';
+    item.dataset.dbid = String(track.dbid);
+    const time = document.createElement('time');
+    time.className = 'time';
+    time.dateTime = text(track.received_at);
+    time.textContent = clock(track.received_at);
+    time.title = new Date(track.received_at).toLocaleString();
+    const thumb = thumbnail(imageUrl(track.coverurl));
+    const body = document.createElement('div');
+    body.className = 'text';
+    const lines = [
+      ['title', text(track.title) || `untitled #${track.dbid}`],
+      ['artist', text(track.artist)],
+      ['album', [text(track.album), text(track.date).slice(0, 4)].filter(Boolean).join(' · ')],
+    ];
+    for (const [name, value] of lines) {
+      const line = document.createElement('div');
+      line.className = `line ${name}`;
+      line.textContent = value;
+      body.append(line);
+    }
+    item.append(time, thumb, body);
+    return item;
+  }
+
+  /** The cover, or an empty tile of the same size while there is none. */
+  function thumbnail(url) {
+    if (!url) {
+      const tile = document.createElement('div');
+      tile.className = 'thumb';
+      return tile;
+    }
+    const img = document.createElement('img');
+    img.className = 'thumb';
+    img.alt = '';
+    img.loading = 'lazy';
+    img.src = url;
+    return img;
+  }
+
+  function render(fresh) {
+    list.replaceChildren(...tracks.map(row));
+    for (const dbid of fresh) {
+      const item = list.querySelector(`[data-dbid="${dbid}"]`);
+      if (!item) continue;
+      item.classList.add('new');
+      setTimeout(() => item.classList.remove('new'), 4000);
+    }
+    empty.hidden = tracks.length > 0;
+    older.hidden = nextLink === null;
+    document.body.dataset.count = String(tracks.length);
+    updateDownloads();
+  }
+
+  let objectUrls = [];
+  function updateDownloads() {
+    for (const url of objectUrls) URL.revokeObjectURL(url);
+    const oldestFirst = [...tracks].reverse();
+    const textBody = oldestFirst.map((t) => `${clock(t.received_at)}  ${[text(t.artist), text(t.title)].filter(Boolean).join(' - ') || `untitled #${t.dbid}`}\n`).join('');
+    const csvBody = [CSV_COLUMNS.join(','), ...oldestFirst.map((t) => CSV_COLUMNS.map((c) => csvField(t[c])).join(','))].map((l) => `${l}\r\n`).join('');
+    csvLink.href = URL.createObjectURL(new Blob([csvBody], { type: 'text/csv;charset=utf-8' }));
+    textLink.href = URL.createObjectURL(new Blob([textBody], { type: 'text/plain;charset=utf-8' }));
+    objectUrls = [csvLink.href, textLink.href];
+  }
+
+  function csvField(value) {
+    let out;
+    if (value === undefined || value === null) out = '';
+    else if (Array.isArray(value)) out = value.filter((v) => v !== '').join('; ');
+    else if (typeof value === 'object') out = JSON.stringify(value);
+    else out = String(value);
+    return /[",\r\n]/.test(out) ? `"${out.replace(/"/g, '""')}"` : out;
+  }
+
+  function showProblem(error) {
+    problem.hidden = false;
+    problem.textContent = `Cannot load the history: ${error.message}`;
+  }
+
+  async function loadFirst() {
+    const page = await fetchPage(firstPageLink());
+    const known = new Set(tracks.map((t) => t.dbid));
+    const fresh = tracks.length === 0 ? [] : page.tracks.filter((t) => !known.has(t.dbid)).map((t) => t.dbid);
+    const boundary = page.tracks[page.tracks.length - 1];
+    // The newest page replaces what it covers; older pages already loaded stay below it.
+    const below = page.next && boundary ? tracks.filter((t) => newer(boundary, t)) : [];
+    tracks = [...page.tracks, ...below];
+    if (below.length === 0) nextLink = page.next;
+    problem.hidden = true;
+    render(fresh);
+  }
+
+  async function loadOlder() {
+    if (!nextLink) return;
+    older.disabled = true;
+    try {
+      const page = await fetchPage(nextLink);
+      const known = new Set(tracks.map((t) => t.dbid));
+      tracks = [...tracks, ...page.tracks.filter((t) => !known.has(t.dbid))];
+      nextLink = page.next;
+      render([]);
+    } catch (error) {
+      showProblem(error);
+    } finally {
+      older.disabled = false;
+    }
+  }
+
+  function describeRange() {
+    const format = (iso) => new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+    if (range.since && range.until) return `${format(range.since)} – ${format(range.until)}`;
+    if (range.since) return `since ${format(range.since)}`;
+    if (range.until) return `before ${format(range.until)}`;
+    return 'newest first';
+  }
+
+  // Track changes can come in bursts; one reload at a time, and one more if any came meanwhile.
+  let loading = null;
+  let again = false;
+  function reload() {
+    if (loading) {
+      again = true;
+      return;
+    }
+    loading = loadFirst()
+      .catch(showProblem)
+      .finally(() => {
+        loading = null;
+        if (again) {
+          again = false;
+          reload();
+        }
+      });
+  }
+
+  rangeText.textContent = describeRange();
+  older.addEventListener('click', loadOlder);
+  reload();
+  connectStream({
+    onTrack: reload,
+    onImage(frame) {
+      // A cover that arrived after the track: put it on that row.
+      if (frame.category !== 'cover') return;
+      const url = imageUrl(frame.url);
+      const track = tracks.find((t) => t.dbid === frame.dbid);
+      if (!url || !track) return;
+      track.coverurl = frame.url;
+      const thumb = list.querySelector(`[data-dbid="${frame.dbid}"] .thumb`);
+      if (thumb) thumb.replaceWith(thumbnail(url));
+    },
+  });
+})();

@@ -1,0 +1,21 @@
+import { AppError } from '../errors';
+import type { TrackStore } from '../store/tracks';
+import { authenticate } from './authenticate';
+import type { NowPlaying } from '../store/now-playing';
+import { requestCredential, type RawRequest } from './parse';
+
+// DELETE /v1/history/<dbid> (decisions.md "History"): authenticate with the same carriers and
+// 403s as /v1/remoteinput -> delete -> if it was current, publish the previous record.
+
+export interface DeleteDeps {
+  secret: string;
+  tracks: TrackStore;
+  nowPlaying: NowPlaying;
+}
+
+export function deleteTrack(request: RawRequest, dbid: number, deps: DeleteDeps): void {
+  // The secret is checked before the dbid, so a caller without it learns nothing about what exists.
+  authenticate(requestCredential(request), deps.secret);
+  if (!deps.tracks.remove(dbid)) throw new AppError('NOT_FOUND', `No record with dbid ${dbid}`);
+  deps.nowPlaying.retract(dbid, deps.tracks.current());
+}

@@ -1,0 +1,94 @@
+import Router from '@koa/router';
+import { parseIsoDateTime } from '../../domain/iso-time';
+import { AppError } from '../../errors';
+import { deleteTrack, type DeleteDeps } from '../../pipeline/delete-track';
+import { shortName } from '../../pipeline/parse';
+import type { HistoryQuery, TrackStore } from '../../store/tracks';
+import type { AppState } from '../context';
+import { createHistoryPages } from '../history-pages';
+import { matchesEtag } from '../etag';
+
+// GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
+
+export const HISTORY_LIMIT = { default: 100, max: 1000 } as const;
+
+export interface HistoryDeps extends DeleteDeps {
+  tracks: TrackStore;
+}
+
+export function historyRoutes(deps: HistoryDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/v1' });
+
+  const pages = createHistoryPages(deps.tracks);
+
+  router.get('/history', (ctx) => {
+    const { body, etag } = pages.answer(parseHistoryQuery(ctx.query));
+    ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
+    ctx.type = 'application/json';
+    if (matchesEtag(ctx.get('If-None-Match'), etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = body;
+  });
+
+  router.delete('/history/:dbid', (ctx) => {
+    const raw = ctx.params.dbid ?? '';
+    const dbid = parseDbid(raw);
+    if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);
+    deleteTrack(
+      { method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') },
+      dbid,
+      deps,
+    );
+    ctx.status = 204;
+  });
+  return router;
+}
+
+type Query = Readonly<Record<string, string | string[] | undefined>>;
+
+/** Pure: the query string of GET /v1/history; any malformed or unknown parameter is a 400 naming it. */
+export function parseHistoryQuery(query: Query): HistoryQuery {
+  const result: HistoryQuery = { limit: HISTORY_LIMIT.default };
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) throw invalid(`Repeated query parameter '${shortName(key)}'`);
+    switch (key) {
+      case 'limit': {
+        const limit = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+        if (!(limit >= 1 && limit <= HISTORY_LIMIT.max)) throw invalid(`Invalid 'limit': expected an integer from 1 to ${HISTORY_LIMIT.max}`);
+        result.limit = limit;
+        break;
+      }
+      case 'before': {
+        const before = parseDbid(value);
+        if (before === undefined) throw invalid(`Invalid 'before': expected a dbid (a positive integer)`);
+        result.before = before;
+        break;
+      }
+      case 'since':
+      case 'until': {
+        const at = parseIsoDateTime(value, 'utc');
+        if (at === undefined) {
+          throw invalid(`Invalid '${key}': expected an ISO 8601 date-time such as 2026-11-22T20:00:00Z (write + in an offset as %2B)`);
+        }
+        result[key] = at;
+        break;
+      }
+      default:
+        throw invalid(`Unknown query parameter '${shortName(key)}' (expected limit, before, since, until)`);
+    }
+  }
+  return result;
+}
+
+function invalid(message: string): AppError {
+  return new AppError('INVALID_PARAMETERS', message);
+}
+
+export function parseDbid(value: string): number | undefined {
+  if (!/^[1-9]\d{0,15}$/.test(value)) return undefined;
+  const dbid = Number(value);
+  return Number.isSafeInteger(dbid) ? dbid : undefined;
+}

@@ -1,0 +1,42 @@
+import { openDatabase } from '../../../src/store/database';
+import { HISTORY_PAGE_SQL, createTrackStore } from '../../../src/store/tracks';
+
+// The history page query walks the (received_at, dbid) index: no table scan, no sort.
+
+describe('the history page query', () => {
+  it('When SQLite plans it, then it searches tracks_by_received_at and needs no temporary sort', () => {
+    const db = openDatabase(':memory:');
+    try {
+      const plan = db
+        .prepare<[string, number, string, number], { detail: string }>(`EXPLAIN QUERY PLAN ${HISTORY_PAGE_SQL}`)
+        .all('2026-11-22T20:00:00.000Z', 10, '2026-11-22T00:00:00.000Z', 101)
+        .map((step) => step.detail);
+      expect(plan).toHaveLength(1);
+      expect(plan[0]).toMatch(/^SEARCH tracks USING (COVERING )?INDEX tracks_by_received_at /);
+      expect(plan.join('\n')).not.toMatch(/TEMP B-TREE|SCAN/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('When records arrived out of dbid order, then pages follow the received time and each record comes once', () => {
+    const db = openDatabase(':memory:');
+    try {
+      const tracks = createTrackStore(db);
+      // A slow submission that arrived first is stored last (a later dbid, an earlier time).
+      const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
+      const dbids = times.map((receivedAt, i) => tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } }).dbid);
+      const seen: number[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const page = tracks.history({ limit: 1, before });
+        seen.push(...page.records.map((r) => r.dbid));
+        if (!page.more) break;
+        before = page.records.at(-1)?.dbid;
+      }
+      expect(seen).toEqual([dbids[3], dbids[1], dbids[0], dbids[2]]);
+    } finally {
+      db.close();
+    }
+  });
+});
