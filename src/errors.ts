@@ -17,17 +17,23 @@ export const ERRORS = {
       'A submission needs at least one of artist, title, isrc, musicbrainzrecordingid, or both fpcalcfingerprint and fpcalcduration',
     expose: true,
   },
+  TOO_MANY_FIELDS: { status: 400, message: 'Too many fields', expose: true },
+  INVALID_BODY_ENCODING: { status: 400, message: 'Invalid request body encoding', expose: true },
   MISSING_SECRET: { status: 403, message: 'Missing secret in request', expose: true },
   INVALID_SECRET: { status: 403, message: 'Invalid secret', expose: true },
+  CROSS_SITE_REFUSED: { status: 403, message: 'Cross-site request refused', expose: true },
   NOT_FOUND: { status: 404, message: 'Not found', expose: true },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
   MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
+  UNKNOWN_HOST: { status: 421, message: 'Unknown host', expose: true },
   HEADERS_TOO_LARGE: { status: 431, message: 'Request line or headers too large', expose: true },
   UPGRADE_REQUIRED: { status: 426, message: 'This endpoint only accepts WebSocket connections', expose: true },
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
+  // Exposed: the client may retry later, and the message names no internals.
+  DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

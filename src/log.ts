@@ -45,7 +45,52 @@ export function createLogger(sink: LogSink = batchedStderr()): Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
-/** Replaces the value of every `secret` query parameter, so secrets never reach a log. */
+/**
+ * Replaces the value of every query parameter whose name, once decoded the way the query
+ * parser decodes it (`%73ecret`, `secre%74`, `+`), reads `secret` in any case or with null bytes
+ * around it, so the secret never reaches a log in any spelling (decisions.md).
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]secret=)[^&#]*/gi, '$1[redacted]');
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const query = url.slice(start + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    return looksLikeSecret(name) ? `${name}=[redacted]` : pair;
+  });
+  return `${url.slice(0, start)}?${query.join('&')}`;
+}
+
+function looksLikeSecret(encodedName: string): boolean {
+  const decoded = unescape(encodedName.replaceAll('+', ' '));
+  return decoded.replaceAll('\0', '').toLowerCase().includes('secret');
+}
+
+/** Percent-decoding that never throws: a malformed escape stays as it is (like querystring). */
+function unescape(text: string): string {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
+}
+
+/**
+ * At most one line per kind per interval: a failure that repeats on every request (disk full,
+ * a connection cap) is one line a minute with a count, never a flood (decisions.md).
+ */
+export function throttledLog(write: (message: string) => void, intervalMs = 60_000, now: () => number = Date.now): (kind: string, message: string) => void {
+  const last = new Map<string, { at: number; suppressed: number }>();
+  return function logOncePerInterval(kind, message) {
+    const entry = last.get(kind);
+    const time = now();
+    if (entry && time - entry.at < intervalMs) {
+      entry.suppressed += 1;
+      return;
+    }
+    const repeats = entry && entry.suppressed > 0 ? ` (${entry.suppressed} more since the last report)` : '';
+    last.set(kind, { at: time, suppressed: 0 });
+    write(`${message}${repeats}`);
+  };
 }

@@ -32,9 +32,15 @@ function onFrame(data) {
   }
 }
 
+// svc caps connections per client address (limits.maxConnectionsPerAddress, 512): the fleet
+// comes from 127.0.0.1-127.0.0.4 (Linux routes all of 127/8 to lo), as separate viewers would.
+const LOCAL_ADDRESSES = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'];
+let connected = 0;
+
 function connectOne() {
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { perMessageDeflate: false });
+    const localAddress = LOCAL_ADDRESSES[connected++ % LOCAL_ADDRESSES.length];
+    const socket = new WebSocket(url, { perMessageDeflate: false, localAddress });
     socket.on('message', onFrame);
     socket.once('open', () => {
       // Ask for the push stream at once, as svc's own pages do (svc waits 0.5 s otherwise).

@@ -32,6 +32,18 @@ export const configSchema = object({
   maxFieldLength: positiveInteger().default(1000),
   maxBodyBytes: positiveInteger().default(1048576),
   corsOrigins: array(string().defined().strict()).default(['*']),
+  // decisions.md "Hostile clients and browsers": browser writes only from these origins
+  // (default: same origin only), and the Host names a loopback listener answers besides
+  // localhost and loopback addresses (DNS rebinding).
+  writeOrigins: array(string().defined().strict()).default([]),
+  allowedHosts: array(string().defined().strict()).default([]),
+  limits: object({
+    maxConnections: positiveInteger().default(10000),
+    // 0 turns the per-address cap off (behind a reverse proxy every client has its address).
+    maxConnectionsPerAddress: number().integer('${path} must be an integer').min(0).default(512),
+    maxFields: positiveInteger().default(200),
+    maxQueuedBytes: positiveInteger().default(64 * 1024 * 1024),
+  }),
   coverFetch: object({
     allowPrivateAddresses: boolean().default(false),
   }),

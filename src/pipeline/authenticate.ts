@@ -7,7 +7,7 @@ import type { Credential } from './parse';
 export function authenticate(credential: Credential | null, configuredSecret: string): void {
   if (configuredSecret === '') return;
   if (!credential) throw new AppError('MISSING_SECRET');
-  if (!secretMatches(credential.bytes, Buffer.from(configuredSecret, 'utf8'))) throw new AppError('INVALID_SECRET');
+  if (credential.bytes === null || !secretMatches(credential.bytes, Buffer.from(configuredSecret, 'utf8'))) throw new AppError('INVALID_SECRET');
 }
 
 /** Constant-time: hashing first makes both sides the same length, so length leaks nothing. */

@@ -9,7 +9,13 @@ export type AuthCarrier = 'header' | 'body' | 'query';
 /** Where a secret came from and its bytes (header bytes are latin1 as they came off the wire). */
 export interface Credential {
   carrier: AuthCarrier;
-  bytes: Buffer;
+  /** null: a secret that is not text (a number, a list, ...), given but never matching. */
+  bytes: Buffer | null;
+}
+
+export interface ParseOptions {
+  /** decisions.md `limits.maxFields`: more fields in one submission is a 400. */
+  maxFields: number;
 }
 
 export interface RawRequest {
@@ -31,7 +37,7 @@ export interface ParsedSubmission {
   credential: Credential | null;
 }
 
-export function parseSubmission(request: RawRequest): ParsedSubmission {
+export function parseSubmission(request: RawRequest, options: ParseOptions): ParsedSubmission {
   const query = singleValuedQuery(request.query);
   let fields: Record<string, unknown>;
   if (request.method === 'POST') {
@@ -41,6 +47,11 @@ export function parseSubmission(request: RawRequest): ParsedSubmission {
     else fields = request.bodyIsForm ? singleValuedForm(request.body) : request.body;
   } else {
     fields = query;
+  }
+  // Before any per-field work: a 1 MB body of tiny fields would otherwise cost a warning each.
+  const fieldCount = Object.keys(fields).length;
+  if (fieldCount > options.maxFields) {
+    throw new AppError('TOO_MANY_FIELDS', `Too many fields (${fieldCount}, limit ${options.maxFields})`);
   }
   return { fields, credential: pickCredential(request, fields, query) };
 }
@@ -54,8 +65,9 @@ function pickCredential(request: RawRequest, fields: Record<string, unknown>, qu
   if (request.method === 'POST' && Object.hasOwn(fields, 'secret')) {
     const value = fields.secret;
     // A non-string secret can never match; it still counts as "given", so the answer is "Invalid secret".
+    // Never serialized: a secret nested thousands of levels deep would overflow the stack.
     if (value !== '' && value !== null && value !== undefined) {
-      return { carrier: 'body', bytes: Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8') };
+      return { carrier: 'body', bytes: typeof value === 'string' ? Buffer.from(value, 'utf8') : null };
     }
   }
   if (Object.hasOwn(query, 'secret') && query.secret !== '') {

@@ -32,6 +32,9 @@ const RECOGNITION_FIELDS: ReadonlySet<string> = new Set(['fpcalcfingerprint']);
 
 const MAX_FIELD_NAME_LENGTH = 128;
 
+/** An answer lists at most this many warnings, then how many more there were (bounded reply size). */
+export const MAX_WARNINGS = 50;
+
 export function sanitize(input: Readonly<Record<string, unknown>>, options: SanitizeOptions): Sanitized {
   const fields: TrackFields = {};
   const warnings: string[] = [];
@@ -96,6 +99,11 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
     warnings.push(`Field '${key}' dropped: unsupported value`);
   }
 
+  if (warnings.length > MAX_WARNINGS) {
+    const more = warnings.length - MAX_WARNINGS;
+    warnings.length = MAX_WARNINGS;
+    warnings.push(`${more} more warning${more === 1 ? '' : 's'} not listed`);
+  }
   const result: Sanitized = { fields, warnings };
   if (submittedCoverUrl !== undefined) result.submittedCoverUrl = submittedCoverUrl;
   if (recognitionInput !== undefined) result.recognitionInput = recognitionInput;

@@ -18,6 +18,7 @@ import { requireIdentifyingField } from './validate';
 
 export interface SubmitDeps {
   secret: string;
+  maxFields: number;
   maxFieldLength: number;
   processingTimeoutSeconds: number;
   enrichmentDeadlineSeconds: number;
@@ -40,7 +41,7 @@ export interface SubmitResult {
 
 export async function submitTrack(request: RawRequest, receivedSeq: number, deps: SubmitDeps): Promise<SubmitResult> {
   const receivedAt = new Date().toISOString();
-  const { fields: rawFields, credential } = parseSubmission(request);
+  const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
   const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
   requireIdentifyingField(fields);
@@ -84,8 +85,8 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
-export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength'>): void {
-  const { fields: rawFields, credential } = parseSubmission(request);
+export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields'>): void {
+  const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
   requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
 }

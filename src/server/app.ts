@@ -4,14 +4,20 @@ import type Router from '@koa/router';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import type { AppMiddleware, AppState } from './context';
+import type { hostCheck } from './request-guards';
 import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
+import { noSniff, refuseCrossSiteWrites, refuseUnknownHosts } from './middleware/guards';
 import { createRequestIds, logRequests } from './middleware/request-log';
 
 export interface AppDeps {
   logger: Logger;
   cors: CorsPolicy;
   routers: readonly Router<AppState>[];
+  /** The Host check of a loopback listener (null: any Host). */
+  hostAllowed?: ReturnType<typeof hostCheck>;
+  /** Origins whose pages may write (decisions.md `writeOrigins`); same origin always may. */
+  writeOrigins?: readonly string[];
   /** Shared with the /v1/last fast path, so ids stay unique across both. */
   nextRequestId?: () => string;
 }
@@ -38,8 +44,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true;
   app.use(logRequests(deps.logger, deps.nextRequestId ?? createRequestIds()));
+  app.use(noSniff);
   app.use(handleErrors(deps.logger));
+  app.use(refuseUnknownHosts(deps.hostAllowed ?? null));
   app.use(cors(deps.cors));
+  app.use(refuseCrossSiteWrites(deps.writeOrigins ?? []));
   for (const router of deps.routers) app.use(router.routes() as unknown as AppMiddleware);
   app.use(unmatched(deps.routers));
   return app;

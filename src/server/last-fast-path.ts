@@ -16,18 +16,21 @@ export interface FastPathDeps {
   cors: CorsPolicy;
   logger: Logger;
   nextRequestId: () => string;
+  /** A Host the listener does not answer to falls through to Koa, which answers 421. */
+  hostAllowed?: ((hostHeader: string | undefined) => boolean) | null;
 }
 
 /** Returns true when it answered the request (an error included: it never falls through to Koa half-answered). */
 export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessage, response: ServerResponse) => boolean {
   return function answerLast(request, response) {
     if (request.url !== '/v1/last' || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+    if (deps.hostAllowed && !deps.hostAllowed(request.headers.host)) return false;
     const started = process.hrtime.bigint();
     const requestId = deps.nextRequestId();
     try {
       const origin = request.headers.origin;
       const answer = lastResponse(deps.nowPlaying.snapshot(), request.headers['if-none-match'] ?? '');
-      const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...deps.cors(typeof origin === 'string' ? origin : ''), ...answer.headers };
+      const headers: Record<string, string | number> = { 'X-Request-Id': requestId, 'X-Content-Type-Options': 'nosniff', ...deps.cors(typeof origin === 'string' ? origin : ''), ...answer.headers };
       if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
       response.writeHead(answer.status, headers);
       response.end(request.method === 'HEAD' ? undefined : answer.body);
@@ -41,6 +44,7 @@ export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessag
         response.writeHead(ERRORS.INTERNAL.status, {
           'X-Request-Id': requestId,
           'Content-Type': 'application/json; charset=utf-8',
+          'X-Content-Type-Options': 'nosniff',
           'Content-Length': Buffer.byteLength(body),
         });
         response.end(request.method === 'HEAD' ? undefined : body);

@@ -4,17 +4,22 @@ import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import { StartupError } from '../errors';
-import { createLogger, type Logger } from '../log';
+import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
 import { openDatabase } from '../store/database';
 import { createImageStore, type ImageStore } from '../store/images';
+import { createStorageHealth, guardStore } from '../store/health';
 import { createTrackStore, type TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
+import { hostCheck } from './request-guards';
+import { limitConnections } from './connection-limits';
+import { limitRequestsInFlight } from './pipelining';
+import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -54,9 +59,13 @@ export interface RunningServer {
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
   const db = openDatabase(config.database);
-  const tracks = createTrackStore(db);
+  const health = createStorageHealth(logger);
+  // The server works through guarded stores; RunningServer hands out the plain ones.
+  const plainTracks = createTrackStore(db);
+  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata']);
   const nowPlaying = new NowPlaying(tracks.current());
-  const imageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  const plainImageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -74,21 +83,27 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return work;
   };
 
+  const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   const cors = corsPolicy(config.corsOrigins);
+  const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
   const app = createApp({
     logger,
     cors,
     nextRequestId,
+    hostAllowed,
+    writeOrigins: config.writeOrigins,
     routers: [
       v1Routes({
         version: VERSION,
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
+        databaseState: () => health.state(),
         trackInFlight,
         submit: {
           secret: config.secret,
+          maxFields: config.limits.maxFields,
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
@@ -100,7 +115,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         },
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
-      coverRoutes(imageStore),
+      coverRoutes(imageStore, queueBudget),
       pageRoutes(),
     ],
   });
@@ -109,6 +124,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     nowPlaying,
     logger,
     version: VERSION,
+    budget: queueBudget,
     images: {
       imagesOf: (record) => images.imagesOf(record),
       on: (event, listener) => images.on(event, listener),
@@ -123,11 +139,24 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     nowPlaying,
     logger,
     images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const server = http.createServer(createRequestListener(app, createLastFastPath({ nowPlaying, cors, logger, nextRequestId })));
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
+  const reportFlood = throttledLog((message) => logger.warn(message));
+  const server = http.createServer(
+    limitRequestsInFlight(createRequestListener(app, answerLast), {
+      maxQueuedBytes: config.limits.maxQueuedBytes,
+      onFlood: (address) => reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+    }),
+  );
+  limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
+    if (hostAllowed && !hostAllowed(request.headers.host)) {
+      endWithError(socket, 'UNKNOWN_HOST', `Unknown host: ${(request.headers.host ?? '').slice(0, 256)}`);
+      return;
+    }
     if (path === IMAGES_WS_PATH) {
       hub.handleUpgrade(request, socket, head);
       return;
@@ -168,7 +197,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks, nowPlaying, hub, images, imageStore, close };
+  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {
@@ -200,10 +229,7 @@ export function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Loopback hosts need no secret; anything else is reachable from the network. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
+export { isLoopbackHost } from './request-guards';
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

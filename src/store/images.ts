@@ -54,6 +54,8 @@ export interface ImageStore {
   /** Metadata and bytes; marks the image as used. */
   get(key: string): (StoredImage & { bytes: Buffer }) | null;
   meta(key: string): StoredImage | null;
+  /** Metadata of an image about to be served in chunks; marks it as used. */
+  use(key: string): StoredImage | null;
   /**
    * `length` bytes from `offset` (fewer at the end), so a large reply is read piece by piece as
    * its reader takes it; null once the image is gone. Reading from offset 0 marks it as used.
@@ -195,6 +197,13 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
     meta(key) {
       const row = meta.get(key);
       return row ? fromRow(row) : null;
+    },
+    use(key) {
+      const row = meta.get(key);
+      if (!row) return null;
+      const at = now();
+      touch.run(at, key, at - TOUCH_INTERVAL_MS);
+      return fromRow(row);
     },
     slice(key, offset, length) {
       const bytes = wholeForSlicing(key);

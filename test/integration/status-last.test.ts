@@ -14,7 +14,7 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const res = await request(`${t.url}/v1/status`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.json).toEqual({ status: 'ok', version: VERSION });
+    expect(res.json).toEqual({ status: 'ok', version: VERSION, database: 'ok' });
   });
 
   it('When nothing has been submitted, then /v1/last is 200 {}', async () => {
@@ -136,7 +136,7 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
   it('When a WebSocket upgrade asks for another path, then the refusal is JSON', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(t.server.port, '127.0.0.1', () =>
-        socket.write('GET /v1/other HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
+        socket.write('GET /v1/other HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
       );
       let data = '';
       socket.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);

@@ -14,7 +14,7 @@ Examples:
   $ svc status
   ok  svc 0.1.0 at http://127.0.0.1:8899/
   $ svc status --json
-  {"status":"ok","version":"0.1.0"}
+  {"status":"ok","version":"0.1.0","database":"ok"}
   $ until svc status >/dev/null 2>&1; do sleep 1; done   # wait for the server`;
 
 export function registerStatus(program: Command, ctx: CliContext, setResult: SetResult): void {

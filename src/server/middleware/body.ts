@@ -33,8 +33,39 @@ export function parseBody(maxBodyBytes: number): AppMiddleware[] {
     }
     return next();
   };
-  return [checkContentType, parser];
+  return [checkContentType, explainDecodingFailures(parser)];
 }
+
+/**
+ * A body whose Content-Encoding does not decode (zlib and brotli throw plain errors, with no
+ * HTTP status) is the client's mistake: 400, not 500 (decisions.md "Hostile clients").
+ * Only errors raised before the parser hands on are the body's; later ones belong downstream.
+ */
+function explainDecodingFailures(parser: AppMiddleware): AppMiddleware {
+  return async function parseEncodedBody(ctx, next) {
+    let parsed = false;
+    try {
+      await parser(ctx, () => {
+        parsed = true;
+        return next();
+      });
+    } catch (error) {
+      if (parsed) throw error;
+      const status = httpStatusOf(error);
+      // Content types were checked before parsing, so a 415 here is inflation's: the encoding.
+      if (status === 415 && ctx.get('Content-Encoding') !== '') {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported content encoding: ${ctx.get('Content-Encoding').slice(0, 64)}`, { cause: error });
+      }
+      if (status === undefined) throw new AppError('INVALID_BODY_ENCODING', undefined, { cause: error });
+      throw error;
+    }
+  };
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
+}
+
 
 export function isFormRequest(contentType: string): boolean {
   return contentType.split(';')[0]?.trim().toLowerCase() === FORM;

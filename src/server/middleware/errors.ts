@@ -21,7 +21,9 @@ export function handleErrors(logger: Logger): AppMiddleware {
       ctx.status = appError.status;
       ctx.set(appError.headers);
       ctx.body = { error: appError.expose ? appError.message : ERRORS.INTERNAL.message };
-      if (appError.status >= 500) {
+      // An exposed 5xx (503 Database unavailable) is an expected failure, already logged once a
+      // minute where it happened; a stack per request would flood the log.
+      if (appError.status >= 500 && !appError.expose) {
         const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
         logger.error(`request ${ctx.state.requestId} failed: ${detail}`);
       }

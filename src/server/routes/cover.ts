@@ -4,14 +4,17 @@ import { isImageKey } from '../../domain/image';
 import type { ImageStore } from '../../store/images';
 import type { AppState } from '../context';
 import { matchesEtag } from '../etag';
+import type { QueueBudget } from '../queue-budget';
+import { SharedBlobs, streamReply } from '../stream-reply';
 
 // GET /cover/<key> (decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-export function coverRoutes(store: Pick<ImageStore, 'get'>): Router<AppState> {
+export function coverRoutes(store: Pick<ImageStore, 'use' | 'get'>, budget: QueueBudget): Router<AppState> {
   const router = new Router<AppState>();
+  const blobs = new SharedBlobs((key) => store.get(key)?.bytes ?? null, budget);
 
   router.get('/cover/:key', (ctx) => {
     const key = ctx.params.key ?? '';
@@ -24,14 +27,24 @@ export function coverRoutes(store: Pick<ImageStore, 'get'>): Router<AppState> {
       ctx.status = 304;
       return;
     }
-    const image = store.get(key);
+    const image = store.use(key);
     if (!image) throw new AppError('NOT_FOUND', 'No image with this key');
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', IMMUTABLE);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Content-Security-Policy', "default-src 'none'");
     ctx.type = image.mimeType;
-    ctx.body = image.bytes;
+    ctx.length = image.size;
+    ctx.status = 200;
+    // The body goes out chunk by chunk as the reader takes it (stream-reply.ts), not as one
+    // 10 MiB buffer per request; Koa only sends what is set above.
+    ctx.respond = false;
+    const response = ctx.res;
+    if (ctx.method === 'HEAD') {
+      response.end();
+      return;
+    }
+    streamReply(response, () => blobs.acquire(key, image.size)).catch(() => response.destroy());
   });
 
   return router;

@@ -3,6 +3,7 @@ import { AppError } from '../../errors';
 import type { NowPlaying } from '../../store/now-playing';
 import type { RawRequest } from '../../pipeline/parse';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
+import type { DatabaseState } from '../../store/health';
 import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppState } from '../context';
 import { isFormRequest, parseBody } from '../middleware/body';
@@ -16,17 +17,22 @@ export interface V1Deps {
   nowPlaying: NowPlaying;
   tracks: TrackStore;
   submit: SubmitDeps;
+  /** decisions.md: /v1/status reports "database": "unavailable" after a storage failure. */
+  databaseState: () => DatabaseState;
   /** Lets a graceful shutdown wait for submissions already being processed. */
   trackInFlight: <T>(work: Promise<T>) => Promise<T>;
 }
 
 export function v1Routes(deps: V1Deps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const status = JSON.stringify({ status: 'ok', version: deps.version });
+  const statusOf: Record<DatabaseState, string> = {
+    ok: JSON.stringify({ status: 'ok', version: deps.version, database: 'ok' }),
+    unavailable: JSON.stringify({ status: 'ok', version: deps.version, database: 'unavailable' }),
+  };
 
   router.get('/status', (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = status;
+    ctx.body = statusOf[deps.databaseState()];
   });
 
   // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route

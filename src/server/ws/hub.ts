@@ -5,6 +5,8 @@ import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
+import type { QueueBudget } from '../queue-budget';
+import { budgetedQueuedBytes } from './budgeted-queue';
 import { Outbox } from './outbox';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
@@ -42,6 +44,8 @@ export interface HubOptions {
   maxBufferedBytes?: number;
   /** Tests shorten the request/response window. */
   subscribeWindowMs?: number;
+  /** limits.maxQueuedBytes, shared with every other reader of the process. */
+  budget?: QueueBudget;
 }
 
 export interface ImageHub {
@@ -120,6 +124,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       inFlight: 0,
       outbox: new Outbox(socket, {
         maxPushBytes: maxBuffered,
+        ...(options.budget ? { queued: budgetedQueuedBytes(maxBuffered, options.budget) } : {}),
         onReplySent: () => {
           client.inFlight -= 1;
           if (client.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused) socket.resume();

@@ -4,6 +4,8 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
+import type { QueueBudget } from '../queue-budget';
+import { budgetedQueuedBytes } from './budgeted-queue';
 import { Outbox } from './outbox';
 import { base64Fragments, type ImageLookup } from './requests';
 
@@ -28,6 +30,8 @@ export interface WsStreamOptions {
   images: Pick<ImageLookup, 'meta' | 'slice'>;
   logger: Logger;
   pingIntervalMs?: number;
+  /** limits.maxQueuedBytes, shared with every other reader of the process. */
+  budget?: QueueBudget;
 }
 
 export interface WsStream {
@@ -81,6 +85,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
       outbox: new Outbox(socket, {
         maxPushBytes: 0,
+        ...(options.budget ? { queued: budgetedQueuedBytes(0, options.budget) } : {}),
         onReplySent: () => {
           reader.sending = false;
           if (reader.stale) send(reader);

@@ -205,7 +205,7 @@ describe('/v1/images/ws fan-out', () => {
   });
 
   it('When one client stops reading, then a fast client keeps getting every frame and the slow one is closed with 1013', async () => {
-    const t = await startTestServer({ ws: { maxBufferedBytes: 256 * 1024 } });
+    const t = await startTestServer({ ws: { maxBufferedBytes: 256 * 1024 }, config: { limits: { maxFields: 500 } } });
     try {
       const slow = await openRawWs(t.url);
       slow.socket.pause(); // a stuck viewer: the server's writes pile up

@@ -1,6 +1,9 @@
 import { AppError } from '../../../src/errors';
 import { authenticate, secretMatches } from '../../../src/pipeline/authenticate';
-import { parseSubmission, type RawRequest } from '../../../src/pipeline/parse';
+import { parseSubmission as parseWithLimits, type RawRequest } from '../../../src/pipeline/parse';
+
+const MAX_FIELDS = 200;
+const parseSubmission = (request: RawRequest) => parseWithLimits(request, { maxFields: MAX_FIELDS });
 
 function raw(overrides: Partial<RawRequest>): RawRequest {
   return { method: 'GET', query: {}, authHeader: '', ...overrides };
@@ -50,6 +53,21 @@ describe('parseSubmission', () => {
 
   it('When no carrier holds a secret, then there is no credential', () => {
     expect(parseSubmission(raw({ query: { secret: '' } })).credential).toBeNull();
+  });
+
+  it('When the body secret is nested 100,000 levels deep, then it is a credential that never matches, not a stack overflow', () => {
+    let secret: unknown = 's3cret';
+    for (let depth = 0; depth < 100_000; depth += 1) secret = [secret];
+    const parsed = parseSubmission(raw({ method: 'POST', body: { artist: 'A', secret } }));
+    expect(parsed.credential).toEqual({ carrier: 'body', bytes: null });
+    expect(codeOf(() => authenticate(parsed.credential, 's3cret'))).toBe('INVALID_SECRET');
+  });
+
+  it('When a submission has more fields than limits.maxFields, then 400 names the count and the limit', () => {
+    const fields = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`f${i}`, 'x']));
+    expect(Object.keys(parseSubmission(raw({ method: 'POST', body: fields(MAX_FIELDS) })).fields)).toHaveLength(MAX_FIELDS);
+    expect(() => parseSubmission(raw({ method: 'POST', body: fields(MAX_FIELDS + 1) }))).toThrow(`Too many fields (${MAX_FIELDS + 1}, limit ${MAX_FIELDS})`);
+    expect(codeOf(() => parseSubmission(raw({ query: fields(MAX_FIELDS + 5) })))).toBe('TOO_MANY_FIELDS');
   });
 });
 

@@ -10,7 +10,8 @@ import { request } from '../../helpers/http';
 
 describe('the error catalogue', () => {
   it('uses only the statuses decisions.md lists (plus 426 for a plain GET on the WebSocket path, 431 from the HTTP parser)', () => {
-    const documented = [400, 403, 404, 405, 408, 413, 415, 426, 431, 500];
+    // 421 and 503: decisions.md "Hostile clients and browsers".
+    const documented = [400, 403, 404, 405, 408, 413, 415, 421, 426, 431, 500, 503];
     for (const [code, spec] of Object.entries(ERRORS)) expect([code, documented.includes(spec.status)]).toEqual([code, true]);
   });
 
@@ -19,8 +20,11 @@ describe('the error catalogue', () => {
     expect(ERRORS.INVALID_SECRET.message).toBe('Invalid secret');
   });
 
-  it('never exposes a 5xx message', () => {
-    for (const spec of Object.values(ERRORS)) if (spec.status >= 500) expect(spec.expose).toBe(false);
+  it('never exposes a 5xx message, except the fixed 503 body decisions.md prescribes', () => {
+    for (const [code, spec] of Object.entries(ERRORS)) {
+      if (spec.status >= 500) expect([code, spec.expose]).toEqual([code, code === 'DATABASE_UNAVAILABLE']);
+    }
+    expect(ERRORS.DATABASE_UNAVAILABLE.message).toBe('Database unavailable');
   });
 });
 

@@ -1,0 +1,41 @@
+import { AppError } from '../../errors';
+import type { AppMiddleware } from '../context';
+import { isWriteRequest, writeOriginCheck, type hostCheck } from '../request-guards';
+
+// Koa faces of the checks in request-guards.ts (decisions.md "Hostile clients and browsers").
+
+/** 421 for a Host a loopback listener does not answer to (DNS rebinding). */
+export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): AppMiddleware {
+  return async function knownHostOnly(ctx, next) {
+    const host = ctx.get('Host');
+    if (hostAllowed && !hostAllowed(host)) throw new AppError('UNKNOWN_HOST', `Unknown host: ${host.slice(0, 256)}`);
+    await next();
+  };
+}
+
+/**
+ * 403 for a write sent by a page on another origin, with or without a secret: a web page must
+ * never submit to a DJ's svc. Applies to every write route, present and future (isWriteRequest).
+ */
+export function refuseCrossSiteWrites(writeOrigins: readonly string[]): AppMiddleware {
+  const writeAllowed = writeOriginCheck(writeOrigins);
+  return async function sameOriginWritesOnly(ctx, next) {
+    if (isWriteRequest(ctx.method, ctx.path)) {
+      const origin = ctx.get('Origin');
+      const secFetchSite = ctx.get('Sec-Fetch-Site');
+      const allowed = writeAllowed({
+        origin: ctx.headers.origin === undefined ? undefined : origin,
+        secFetchSite: secFetchSite === '' ? undefined : secFetchSite,
+        ownOrigin: `${ctx.protocol}://${ctx.get('Host')}`,
+      });
+      if (!allowed) throw new AppError('CROSS_SITE_REFUSED');
+    }
+    await next();
+  };
+}
+
+/** Browsers must not guess a type for our JSON (or anything else we send). */
+export const noSniff: AppMiddleware = async function noSniff(ctx, next) {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  await next();
+};

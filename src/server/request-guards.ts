@@ -1,0 +1,79 @@
+import { isIP } from 'node:net';
+
+// Pure checks of who may talk to svc (decisions.md "Hostile clients and browsers"), shared by
+// the Koa middleware, the /v1/last fast path and the WebSocket upgrade.
+
+/** Loopback hosts need no secret; anything else is reachable from the network. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** The host name of a `Host` header, lower-cased, without its port or IPv6 brackets. */
+export function hostName(hostHeader: string): string {
+  const value = hostHeader.trim().toLowerCase();
+  if (value.startsWith('[')) {
+    const end = value.indexOf(']');
+    return end === -1 ? value : value.slice(1, end);
+  }
+  const colon = value.indexOf(':');
+  // Two colons: a bare IPv6 address (not valid in Host, but never a name we allow either).
+  if (colon !== -1 && value.indexOf(':', colon + 1) === -1) return value.slice(0, colon);
+  return value;
+}
+
+/**
+ * DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 talks to svc with
+ * `Host: evil.example`. On a loopback listener only loopback names and `allowedHosts` pass.
+ * Returns null when every Host passes (a listener on a LAN or wildcard address).
+ */
+export function hostCheck(listenHost: string, allowedHosts: readonly string[]): ((hostHeader: string | undefined) => boolean) | null {
+  if (!isLoopbackHost(listenHost)) return null;
+  const allowed = new Set(allowedHosts.map((name) => name.toLowerCase()));
+  const decide = (hostHeader: string): boolean => {
+    const name = hostName(hostHeader);
+    if (name === 'localhost' || allowed.has(name)) return true;
+    return (isIP(name) === 4 && name.startsWith('127.')) || name === '::1';
+  };
+  // Overlays poll with the same Host every time: remember the last answer (the /v1/last hot path).
+  let lastHeader = '';
+  let lastAnswer = false;
+  return function hostAllowed(hostHeader) {
+    // HTTP/1.0 without Host: not a browser (browsers always send Host).
+    if (hostHeader === undefined || hostHeader === '') return true;
+    if (hostHeader !== lastHeader) {
+      lastAnswer = decide(hostHeader);
+      lastHeader = hostHeader;
+    }
+    return lastAnswer;
+  };
+}
+
+export interface WriteRequest {
+  origin: string | undefined;
+  secFetchSite: string | undefined;
+  /** The origin this request was sent to: `http://` + its Host header. */
+  ownOrigin: string;
+}
+
+/**
+ * Browser writes: refused when the page is on another origin (its `Origin`, or
+ * `Sec-Fetch-Site` for requests that carry no Origin, such as an `<img>` GET), unless the
+ * origin is listed in `writeOrigins`. Non-browser clients send neither header and pass.
+ */
+export function writeOriginCheck(writeOrigins: readonly string[]): (request: WriteRequest) => boolean {
+  const listed = new Set(writeOrigins);
+  return function writeAllowed({ origin, secFetchSite, ownOrigin }) {
+    if (origin !== undefined && listed.has(origin)) return true;
+    if (origin !== undefined && origin !== ownOrigin) return false;
+    const site = secFetchSite?.trim().toLowerCase();
+    return site !== 'cross-site' && site !== 'same-site';
+  };
+}
+
+/** Writes: every method on /v1/remoteinput (a GET submits), and any method that changes state. */
+export function isWriteRequest(method: string, path: string): boolean {
+  // The router matches paths case-insensitively and with a trailing slash, so compare the same way.
+  const route = path.toLowerCase().replace(/\/+$/, '');
+  if (route === '/v1/remoteinput') return method !== 'OPTIONS';
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}

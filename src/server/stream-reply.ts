@@ -1,0 +1,102 @@
+import type { ServerResponse } from 'node:http';
+import type { QueueBudget } from './queue-budget';
+
+// A large reply produced only as the reader takes it (decisions.md "Hostile clients and
+// browsers"): chunk after chunk, each handed to the socket when the previous one has left for
+// the kernel. The bytes themselves are shared: every reply of the same image streams from one
+// copy, loaded once from the store and counted against limits.maxQueuedBytes while any reply
+// uses it. SQLite cannot read part of a BLOB without loading all of it, so one copy per image
+// being served (not one per request, and not one load per chunk) is the cheapest bound.
+
+export const REPLY_CHUNK_BYTES = 64 * 1024;
+
+/** A reader that takes nothing of a chunk for this long is dropped, like a WebSocket peer that stops answering pings. */
+export const STALLED_READER_MS = 60_000;
+
+export interface Lease {
+  bytes: Buffer;
+  release(): void;
+}
+
+/** One in-memory copy per image being served, shared by its replies and counted in the budget. */
+export class SharedBlobs {
+  private readonly open = new Map<string, { bytes: Promise<Buffer | null>; users: number; size: number }>();
+
+  constructor(
+    private readonly load: (key: string) => Buffer | null,
+    private readonly budget: QueueBudget,
+  ) {}
+
+  async acquire(key: string, size: number): Promise<Lease | null> {
+    let entry = this.open.get(key);
+    if (!entry) {
+      const loading = this.budget.reserve(size).then(() => this.load(key));
+      entry = { bytes: loading, users: 0, size };
+      this.open.set(key, entry);
+    }
+    entry.users += 1;
+    const held = entry;
+    const release = () => {
+      held.users -= 1;
+      if (held.users > 0) return;
+      this.open.delete(key);
+      this.budget.release(held.size);
+    };
+    const bytes = await held.bytes.catch(() => null);
+    if (!bytes) {
+      release();
+      return null;
+    }
+    return { bytes, release };
+  }
+}
+
+/** Streams the leased bytes to the response as the reader drains; waits its turn behind earlier pipelined replies. */
+export async function streamReply(response: ServerResponse, acquire: () => Promise<Lease | null>): Promise<void> {
+  // A pipelined reply waits for the ones before it: it holds nothing until it owns the socket.
+  if (!response.socket) await settled(response, 'socket');
+  if (response.destroyed) return;
+  const lease = await acquire();
+  if (!lease) {
+    // The declared Content-Length cannot be met (the image was evicted): a visibly broken reply.
+    response.destroy();
+    return;
+  }
+  try {
+    for (let offset = 0; offset < lease.bytes.length && !response.destroyed; offset += REPLY_CHUNK_BYTES) {
+      await written(response, lease.bytes.subarray(offset, offset + REPLY_CHUNK_BYTES));
+    }
+    if (!response.destroyed) response.end();
+  } finally {
+    lease.release();
+  }
+}
+
+function settled(response: ServerResponse, event: 'socket'): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off(event, done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once(event, done);
+    response.once('close', done);
+  });
+}
+
+/** Resolves when the chunk has left for the kernel, or the connection closed without it. */
+function written(response: ServerResponse, chunk: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
+    const settle = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(stalled);
+      response.off('close', settle);
+      resolve();
+    };
+    response.once('close', settle);
+    response.write(chunk, settle);
+  });
+}

@@ -1,0 +1,37 @@
+import type { QueueBudget } from '../queue-budget';
+import { socketQueuedBytes, type QueuedBytes } from './outbox';
+
+// limits.maxQueuedBytes for WebSocket sockets (decisions.md "Hostile clients and browsers"):
+// every socket's unsent bytes also count in the process-wide budget. A reader that already has
+// bytes waiting and would push the process past the budget with another pushed frame is over
+// its share: the Outbox closes it with 1013. Replies are never refused; they go one fragment at
+// a time and count while they wait, so they shrink the room left for pushes.
+
+export function budgetedQueuedBytes(maxPushBytes: number, budget: QueueBudget): QueuedBytes {
+  const own = socketQueuedBytes(maxPushBytes);
+  let counted = 0;
+  let released = false;
+  return {
+    add(kind, bytes) {
+      own.add(kind, bytes);
+      if (released) return;
+      budget.take(bytes);
+      counted += bytes;
+    },
+    remove(kind, bytes) {
+      own.remove(kind, bytes);
+      if (released) return;
+      budget.release(bytes);
+      counted -= bytes;
+    },
+    pushFits: (bytes) => own.pushFits(bytes) && (own.total() === 0 || budget.hasRoomFor(bytes)),
+    total: () => own.total(),
+    release() {
+      own.release();
+      if (released) return;
+      released = true;
+      budget.release(counted);
+      counted = 0;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { AppError } from '../errors';
+import { throttledLog, type Logger } from '../log';
+
+// decisions.md "Hostile clients and browsers": a storage failure (disk full, a read-only file,
+// an I/O error) answers 503 {"error":"Database unavailable"}, is logged once per kind per
+// minute instead of a stack per request, and /v1/status says "database":"unavailable" until a
+// write succeeds again.
+
+export type DatabaseState = 'ok' | 'unavailable';
+
+export interface StorageHealth {
+  state(): DatabaseState;
+  /** Runs a store operation; a storage failure becomes DATABASE_UNAVAILABLE. */
+  run<T>(operation: () => T, isWrite: boolean): T;
+}
+
+/**
+ * SQLite result codes that mean "the storage is not usable now", not "this statement is wrong"
+ * (https://www.sqlite.org/rescode.html; better-sqlite3 puts the extended name in `code`).
+ */
+const STORAGE_FAILURES = ['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_PROTOCOL'];
+
+/** The primary result code of a storage failure (`SQLITE_IOERR_WRITE` -> `SQLITE_IOERR`), else undefined. */
+export function storageFailureKind(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error) || typeof error.code !== 'string') return undefined;
+  const code = error.code;
+  return STORAGE_FAILURES.find((kind) => code === kind || code.startsWith(`${kind}_`));
+}
+
+/** A DATABASE_UNAVAILABLE answer: already logged (once a minute) where it happened. */
+export function isStorageUnavailable(error: unknown): boolean {
+  return error instanceof AppError && error.code === 'DATABASE_UNAVAILABLE';
+}
+
+export function createStorageHealth(logger: Logger, now: () => number = Date.now): StorageHealth {
+  let state: DatabaseState = 'ok';
+  const report = throttledLog((message) => logger.error(message), 60_000, now);
+  return {
+    state: () => state,
+    run(operation, isWrite) {
+      try {
+        const result = operation();
+        if (isWrite) state = 'ok';
+        return result;
+      } catch (error) {
+        const kind = storageFailureKind(error);
+        if (kind === undefined) throw error;
+        state = 'unavailable';
+        report(kind, `database unavailable (${kind}): ${error instanceof Error ? error.message : String(error)}`);
+        throw new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error });
+      }
+    },
+  };
+}
+
+/**
+ * The store with every method run through `health`; the methods named in `writes` are the
+ * writes whose success clears the unavailable state.
+ */
+export function guardStore<T extends object>(store: T, health: StorageHealth, writes: readonly (keyof T & string)[]): T {
+  const writeNames = new Set<PropertyKey>(writes);
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      let guarded = wrapped.get(property);
+      if (!guarded) {
+        const isWrite = writeNames.has(property);
+        // The method is looked up at each call, so whoever replaces it on the store (a test's
+        // spy) is still called through the guard.
+        guarded = (...args: unknown[]) => health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite);
+        wrapped.set(property, guarded);
+      }
+      return guarded;
+    },
+  });
+}

@@ -1,0 +1,72 @@
+import { AppError } from '../../../src/errors';
+import { createStorageHealth, guardStore, isStorageUnavailable, storageFailureKind } from '../../../src/store/health';
+
+// decisions.md "Hostile clients and browsers", storage failures, with injected SQLite errors
+// shaped like better-sqlite3's SqliteError (`code` holds the extended result code name).
+
+function sqliteError(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+describe('storage health', () => {
+  it('When a code is a storage failure, then its primary kind is named; statement errors are not failures', () => {
+    expect(storageFailureKind(sqliteError('SQLITE_FULL', 'database or disk is full'))).toBe('SQLITE_FULL');
+    expect(storageFailureKind(sqliteError('SQLITE_READONLY_DBMOVED', 'x'))).toBe('SQLITE_READONLY');
+    expect(storageFailureKind(sqliteError('SQLITE_IOERR_WRITE', 'x'))).toBe('SQLITE_IOERR');
+    expect(storageFailureKind(sqliteError('SQLITE_CONSTRAINT_UNIQUE', 'x'))).toBeUndefined();
+    expect(storageFailureKind(new Error('plain'))).toBeUndefined();
+  });
+
+  it('When writes fail, then 503, "unavailable", and one log line per kind per minute with a count after', () => {
+    let now = 0;
+    const lines: string[] = [];
+    const health = createStorageHealth({ info() {}, warn() {}, error: (line) => lines.push(line) }, () => now);
+    const store = guardStore(
+      {
+        failWith: null as string | null,
+        insert(this: { failWith: string | null }) {
+          if (this.failWith) throw sqliteError(this.failWith, `failed: ${this.failWith}`);
+          return 1;
+        },
+        read: () => 'row',
+      },
+      health,
+      ['insert'],
+    );
+    store.failWith = 'SQLITE_FULL';
+    for (let i = 0; i < 10; i += 1) {
+      expect(() => store.insert()).toThrow(AppError);
+      now += 1000;
+    }
+    store.failWith = 'SQLITE_READONLY';
+    expect(() => store.insert()).toThrow('Database unavailable');
+    // What the image collector checks so as not to log a full disk once per image.
+    let caught: unknown;
+    try {
+      store.insert();
+    } catch (error) {
+      caught = error;
+    }
+    expect(isStorageUnavailable(caught)).toBe(true);
+    expect(isStorageUnavailable(new Error('other'))).toBe(false);
+    expect(health.state()).toBe('unavailable');
+    expect(store.read()).toBe('row');
+    expect(health.state()).toBe('unavailable');
+    expect(lines).toEqual(['database unavailable (SQLITE_FULL): failed: SQLITE_FULL', 'database unavailable (SQLITE_READONLY): failed: SQLITE_READONLY']);
+    now += 60_000;
+    store.failWith = 'SQLITE_FULL';
+    expect(() => store.insert()).toThrow(AppError);
+    expect(lines[2]).toBe('database unavailable (SQLITE_FULL): failed: SQLITE_FULL (9 more since the last report)');
+    store.failWith = null;
+    expect(store.insert()).toBe(1);
+    expect(health.state()).toBe('ok');
+  });
+
+  it('When an error is not a storage failure, then it passes through unchanged', () => {
+    const health = createStorageHealth({ info() {}, warn() {}, error() {} });
+    const bug = new TypeError('bug');
+    const store = guardStore({ insert: () => { throw bug; } }, health, ['insert']);
+    expect(() => store.insert()).toThrow(bug);
+    expect(health.state()).toBe('ok');
+  });
+});
