@@ -7,6 +7,7 @@ import type { NowPlaying } from '../store/now-playing';
 import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
 import { ImageRejected, type ImageStore, type StoredImage } from '../store/images';
+import { isStorageUnavailable } from '../store/health';
 import type { TrackStore } from '../store/tracks';
 import { ImageFetchError, parseFetchableUrl, type FetchFailure, type ImageFetcher } from './fetch-image';
 import { nameKey } from './names';
@@ -84,7 +85,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       const outOfTime = signal.aborted && isTimeout(signal.reason);
       // Abandoned with its submission (408, shutdown): nobody is left to warn.
       if (signal.aborted && !outOfTime) return {};
-      this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
+      if (!isStorageUnavailable(error)) this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
       return { warning: `Field 'coverurl' dropped: ${outOfTime ? FAILURE_TEXT.timeout : failureText(error)}` };
     }
   }
@@ -132,7 +133,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     if (toFetch.length === 0) return;
     const hasCover = known.some((image) => image.category === 'cover');
     const work = this.collectInBackground(record, hasCover, toFetch).catch((error: unknown) => {
-      this.deps.logger.error(`images of track ${record.dbid}: ${errorMessage(error)}`);
+      // A full disk is logged once a minute by the store's health, not once per track here.
+      if (!isStorageUnavailable(error)) this.deps.logger.error(`images of track ${record.dbid}: ${errorMessage(error)}`);
     });
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
@@ -211,7 +213,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       if (!stop.aborted) {
         setBounded(this.failedUrls, candidate.url, Date.now() + FAILED_URL_RETRY_MS);
         const host = parseFetchableUrl(candidate.url)?.host ?? 'an invalid URL';
-        this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
+        if (!isStorageUnavailable(error)) this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
       }
       return null;
     }

@@ -61,6 +61,11 @@ export function storageFailureKind(error: unknown): string | undefined {
   return undefined;
 }
 
+/** A DATABASE_UNAVAILABLE answer: already logged (once a minute) where it happened. */
+export function isStorageUnavailable(error: unknown): boolean {
+  return error instanceof AppError && error.code === 'DATABASE_UNAVAILABLE';
+}
+
 export function createStorageHealth(logger: Logger, now: () => number = Date.now): StorageHealth {
   let state: DatabaseState = 'ok';
   const report = throttledLog((message) => logger.error(message), 60_000, now);

@@ -60,6 +60,25 @@ describe('browser writes to /v1/remoteinput', () => {
   });
 });
 
+describe('DELETE /v1/history/<dbid> from a browser', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  it('When a page on another origin deletes a record, then 403 and the record stays; from svc\'s own page it goes', async () => {
+    const stored = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}`);
+    const { dbid } = JSON.parse(stored.text) as { dbid: number };
+    const refused = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: 'http://evil.test', 'Sec-Fetch-Site': 'cross-site' } });
+    expect([refused.status, JSON.parse(refused.text)]).toEqual([403, { error: 'Cross-site request refused' }]);
+    expect(t.server.tracks.count()).toBe(1);
+    const allowed = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: t.url, 'Sec-Fetch-Site': 'same-origin' } });
+    expect(allowed.status).toBeLessThan(300);
+    expect(t.server.tracks.count()).toBe(0);
+  });
+});
+
 describe('browser writes with a secret configured', () => {
   let t: TestServer;
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { AppError } from '../../../src/errors';
-import { createStorageHealth, guardStore, storageFailureKind } from '../../../src/store/health';
+import { createStorageHealth, guardStore, isStorageUnavailable, storageFailureKind } from '../../../src/store/health';
 
 // decisions.md "Hostile clients and browsers", storage failures, with injected SQLite errors
 // shaped like better-sqlite3's SqliteError (`code` holds the extended result code name).
@@ -53,6 +53,15 @@ describe('storage health', () => {
     }
     store.failWith = 'SQLITE_READONLY';
     expect(() => store.insert()).toThrow('Database unavailable');
+    // What the image collector checks so as not to log a full disk once per image.
+    let caught: unknown;
+    try {
+      store.insert();
+    } catch (error) {
+      caught = error;
+    }
+    expect(isStorageUnavailable(caught)).toBe(true);
+    expect(isStorageUnavailable(new Error('other'))).toBe(false);
     expect(health.state()).toBe('unavailable');
     expect(store.read()).toBe('row');
     expect(health.state()).toBe('unavailable');
