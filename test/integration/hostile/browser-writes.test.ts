@@ -72,10 +72,10 @@ describe('DELETE /v1/history/<dbid> from a browser', () => {
     const { dbid } = JSON.parse(stored.text) as { dbid: number };
     const refused = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: 'http://evil.test', 'Sec-Fetch-Site': 'cross-site' } });
     expect([refused.status, JSON.parse(refused.text)]).toEqual([403, { error: 'Cross-site request refused' }]);
-    expect(t.server.tracks.count()).toBe(1);
+    expect(await t.server.tracks.count()).toBe(1);
     const allowed = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: t.url, 'Sec-Fetch-Site': 'same-origin' } });
     expect(allowed.status).toBeLessThan(300);
-    expect(t.server.tracks.count()).toBe(0);
+    expect(await t.server.tracks.count()).toBe(0);
   });
 });
 
