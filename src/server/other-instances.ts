@@ -18,7 +18,7 @@ export interface OtherInstancesDeps {
   store: Pick<Store, 'events'>;
   tracks: TrackStore;
   nowPlaying: NowPlaying;
-  images: Pick<ImageCollector, 'announceLinked'>;
+  images: Pick<ImageCollector, 'announceLinked' | 'imagesOf'>;
   health: Pick<StorageHealth, 'lost' | 'restored'>;
   logger: Logger;
 }
@@ -51,12 +51,21 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
   };
 
   const catchUp = async () => {
+    const before = deps.nowPlaying.current()?.dbid;
     for (const record of await deps.tracks.since(lastSeenDbid, CATCH_UP_LIMIT)) {
       seen(record.dbid);
       deps.nowPlaying.offer(record);
     }
     const current = await deps.tracks.current();
-    if (current && deps.nowPlaying.current()?.dbid !== current.dbid) deps.nowPlaying.offer(current);
+    if (!current) return;
+    const shown = deps.nowPlaying.current();
+    if (shown?.dbid !== current.dbid) deps.nowPlaying.offer(current);
+    // Its metadata may have changed meanwhile (a cover that arrived after the response).
+    else if (JSON.stringify(shown.metadata) !== JSON.stringify(current.metadata)) deps.nowPlaying.update(current);
+    // Images linked while this instance was not listening: announced for the track on screen.
+    if (current.dbid !== before) {
+      for (const image of await deps.images.imagesOf(current)) await deps.images.announceLinked(current, image.category, image.key);
+    }
   };
 
   const onChange = (change: StoreChange) => {

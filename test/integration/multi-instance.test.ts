@@ -183,7 +183,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       await proxy?.close();
     });
 
-    it('When the database is cut off, then reads and streams keep the last state, writes get 503 and nothing is stored; restored, it catches up by itself', async () => {
+    it('When the database is cut off, then reads and streams keep the last state, writes get 503 and nothing is stored; restored, it catches up by itself (track and images)', async () => {
       const before = await postJson(`${behindProxy.url}/v1/remoteinput`, { artist: 'Before', title: 'The outage' });
       expect(before.status).toBe(200);
       const beforeDbid = asObject(before.json).dbid;
@@ -203,11 +203,15 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
         expect(viewer.socket.readyState).toBe(viewer.socket.OPEN);
 
         // Meanwhile another instance stores a track: the cut one must catch up on it.
-        const missed = await postJson(`${b().url}/v1/remoteinput`, { artist: 'Missed', title: 'While cut off' });
+        const cover = makePng(6, 6, [1, 2, 3], [200, 100, 50]);
+        imageHost.route('/missed-cover.png', (_req, res) => res.writeHead(200, { 'Content-Type': 'image/png' }).end(cover));
+        const missed = await postJson(`${b().url}/v1/remoteinput`, { artist: 'Missed', title: 'While cut off', coverurl: `${imageHost.url}/missed-cover.png` });
         const missedDbid = asObject(missed.json).dbid;
 
         proxy.restore();
         await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === missedDbid, { timeoutMs: 10_000 });
+        // Its cover, linked while this instance was cut off, is announced after the catch-up too.
+        await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === missedDbid && frame.category === 'cover', { timeoutMs: 5000 });
         expect((await eventually(() => lastOf(behindProxy), (body) => body.dbid === missedDbid, 1000)).dbid).toBe(missedDbid);
         expect(await eventually(() => statusOf(behindProxy), (body) => body.database === 'ok', 5000)).toMatchObject({ database: 'ok' });
         const after = await postJson(`${behindProxy.url}/v1/remoteinput`, { artist: 'After', title: 'The outage' });
