@@ -95,15 +95,15 @@ describe('image store', () => {
       clock += 1000;
       return store.put(fakeJpeg(1000, seed)).key;
     });
-    store.link([{ dbid: track.dbid, category: 'fanart', key: keys[0] as string, artistKey: 'a', albumKey: 'b', source: 'test' }]);
+    store.link([{ dbid: track.dbid, category: 'fanart', key: keys[0], artistKey: 'a', albumKey: 'b', source: 'test' }]);
     // Served long after it was stored: the first image is now the most recently used.
     clock += 120_000;
-    expect(store.get(keys[0] as string)).not.toBeNull();
+    expect(store.get(keys[0])).not.toBeNull();
     clock += 1000;
     const fourth = store.put(fakeJpeg(1000, 4)).key;
-    expect(store.meta(keys[1] as string)).toBeNull();
-    expect(store.meta(keys[0] as string)).not.toBeNull();
-    expect(store.meta(keys[2] as string)).not.toBeNull();
+    expect(store.meta(keys[1])).toBeNull();
+    expect(store.meta(keys[0])).not.toBeNull();
+    expect(store.meta(keys[2])).not.toBeNull();
     expect(store.meta(fourth)).not.toBeNull();
     expect(store.totalBytes()).toBe(3000);
 
