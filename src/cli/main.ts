@@ -36,7 +36,11 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     // Commander's own errors ("error: unknown option '--prot'") carry the same prefix as ours.
-    .configureOutput({ writeOut: ctx.io.writeOut, writeErr: ctx.io.writeErr, outputError: (text, write) => write(`svc: ${text}`) })
+    .configureOutput({
+      writeOut: (text) => ctx.io.writeOut(text),
+      writeErr: (text) => ctx.io.writeErr(text),
+      outputError: (text, write) => write(`svc: ${text}`),
+    })
     .exitOverride()
     .addHelpText('after', GLOBAL_HELP);
   registerServe(program, ctx, setResult);

@@ -68,6 +68,7 @@ export function yearOf(date: unknown): string {
  * escapes) become spaces so that one track stays one line and cannot drive the terminal.
  */
 export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
 }
 
@@ -80,7 +81,7 @@ export interface TrackLineParts {
 
 /** The pieces of `Artist - Title (Album, Year)`, empty parts left out. */
 export function trackLineParts(track: TrackObject): TrackLineParts {
-  const text = (key: string) => (typeof track[key] === 'string' ? oneLine(track[key] as string) : '');
+  const text = (key: string) => (typeof track[key] === 'string' ? oneLine(track[key]) : '');
   const head = [text('artist'), text('title')].filter(Boolean).join(' - ');
   const detail = [text('album'), yearOf(track.date)].filter(Boolean).join(', ');
   return { head, detail };

@@ -132,7 +132,7 @@ function checkSource(raw: unknown, label: string): PlainObject {
 
 function validate(value: PlainObject, label: string): Config {
   try {
-    return configSchema.validateSync(value, { strict: true, abortEarly: true }) as Config;
+    return configSchema.validateSync(value, { strict: true, abortEarly: true });
   } catch (error) {
     if (error instanceof ValidationError) {
       const key = error.path ?? '';
@@ -186,7 +186,7 @@ function flagOverrides(flags: FlagOverrides): PlainObject {
 
 /** Strings from the environment or the command line take the type of the key's default. */
 function coerce(key: string, raw: string, label: string): unknown {
-  const example = getPath(configSchema.getDefault() as PlainObject, key);
+  const example = getPath(configSchema.getDefault(), key);
   if (typeof example === 'number') {
     const trimmed = raw.trim();
     const value = trimmed === '' ? NaN : Number(trimmed);
@@ -228,7 +228,7 @@ function setPath(target: PlainObject, key: string, value: unknown): void {
 function deepMerge(base: PlainObject, override: PlainObject): PlainObject {
   const result: PlainObject = { ...base };
   for (const [key, value] of Object.entries(override)) {
-    result[key] = isPlainObject(value) && isPlainObject(result[key]) ? deepMerge(result[key] as PlainObject, value) : value;
+    result[key] = isPlainObject(value) && isPlainObject(result[key]) ? deepMerge(result[key], value) : value;
   }
   return result;
 }

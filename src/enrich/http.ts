@@ -152,7 +152,7 @@ export class ServiceClient {
     const chunks: Uint8Array[] = [];
     let size = 0;
     try {
-      for await (const chunk of response.body) {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         size += chunk.byteLength;
         if (size > MAX_BODY_BYTES) throw this.error(url, `answer larger than ${MAX_BODY_BYTES} bytes`, { transient: true });
         chunks.push(chunk);

@@ -45,7 +45,7 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
   try {
     for (const stage of plan) {
       if (controller.signal.aborted) break;
-      const settled: (Enrichment | null | undefined)[] = new Array(stage.length);
+      const settled = new Array<Enrichment | null | undefined>(stage.length);
       // Each stage sees the track plus what earlier stages found (e.g. MusicBrainz's release id for the cover).
       const snapshot: TrackFields = { ...track, ...added.fields };
       const runs = stage.map(async (enricher, index) => {

@@ -71,7 +71,7 @@ function pickCredential(request: RawRequest, fields: Record<string, unknown>, qu
     }
   }
   if (Object.hasOwn(query, 'secret') && query.secret !== '') {
-    return { carrier: 'query', bytes: Buffer.from(query.secret as string, 'utf8') };
+    return { carrier: 'query', bytes: Buffer.from(query.secret, 'utf8') };
   }
   return null;
 }

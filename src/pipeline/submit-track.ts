@@ -1,6 +1,6 @@
 import { deadlineSignal } from '../signals';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
-import type { FieldValue, ImageCandidate, TrackFields } from '../domain/track';
+import type { ImageCandidate, TrackFields } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { fillEmptyFields } from '../domain/fill-empty-fields';
 import { runEnrichers } from '../enrich/run-enrichers';
@@ -104,7 +104,7 @@ async function enrichmentCover(images: ImageIntake | undefined, candidates: read
 }
 
 function pick(fields: TrackFields, keys: readonly string[]): TrackFields {
-  return Object.fromEntries(keys.filter((key) => key in fields).map((key) => [key, fields[key] as FieldValue]));
+  return Object.fromEntries(keys.filter((key) => key in fields).map((key) => [key, fields[key]]));
 }
 
 async function withProcessingTimeout<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {

@@ -85,6 +85,7 @@ describe('svc last', () => {
     test('When FORCE_COLOR is set, then the line is coloured', async () => {
       const result = await runCli(['last'], { env: { ...env(), FORCE_COLOR: '1' } });
       expect(result.stdout).toContain(ESC);
+      // eslint-disable-next-line no-control-regex -- stripping ANSI colour codes
       expect(result.stdout.replace(/\u001b\[\d+m/g, '')).toBe('Daft Punk - One More Time (Discovery, 2001)\n');
     });
 

@@ -35,7 +35,7 @@ export interface TestServerOptions {
 export function testConfig(overrides: DeepPartial<Config>, dbFile: string): FrozenConfig {
   const base = configSchema.getDefault() as Config;
   const merged = deepMerge(deepMerge(base, { port: 0, database: dbFile, enrichment: { enabled: false } }), overrides);
-  return configSchema.validateSync(merged, { strict: true }) as FrozenConfig;
+  return configSchema.validateSync(merged, { strict: true });
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {

@@ -30,7 +30,8 @@ export async function connectClient(httpUrl: string, options: { subscribe?: bool
   const frames: Frame[] = [];
   const waiters = new Set<() => void>();
   socket.on('message', (data) => {
-    frames.push(JSON.parse(String(data)) as Frame);
+    const text = Array.isArray(data) ? Buffer.concat(data).toString() : Buffer.isBuffer(data) ? data.toString() : Buffer.from(new Uint8Array(data)).toString();
+    frames.push(JSON.parse(text) as Frame);
     for (const wake of [...waiters]) wake();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {

@@ -97,7 +97,7 @@ describeWithNginx('nginx in front of three instances (README "Running several in
       await titleIs('Before');
       // Whichever instance the page's stream landed on, it must keep updating: if it was this one,
       // the page reconnects through nginx (public/stream.js) to a live one.
-      const victim = instances[0] as ServeProcess;
+      const victim = instances[0];
       victim.child.kill('SIGKILL');
       await victim.exited;
       // The first POST may meet nginx's kept-alive connection to the dead instance (README: 502).

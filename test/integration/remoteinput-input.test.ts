@@ -42,7 +42,7 @@ describe('/v1/remoteinput input handling', () => {
         controller.close();
       },
     });
-    const res = await fetch(url(), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await fetch(url(), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: stream, duplex: 'half' });
     expect(res.status).toBe(413);
   });
 

@@ -51,7 +51,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
 
   let shownTrack: string | undefined;
   const shownImages = new Set<string>();
-  const out = ctx.io.out;
+  const out = (text: string) => ctx.io.out(text);
 
   await followImageStream({
     url: client.wsEndpoint('v1/images/ws'),

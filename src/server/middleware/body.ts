@@ -22,7 +22,10 @@ export function parseBody(maxBodyBytes: number): AppMiddleware[] {
   const parser = bodyParser(options) as unknown as AppMiddleware;
 
   const checkContentType: AppMiddleware = async function checkContentType(ctx, next) {
-    if (ctx.method !== 'POST') return next();
+    if (ctx.method !== 'POST') {
+      await next();
+      return;
+    }
     const declared = Number(ctx.get('Content-Length'));
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       throw new AppError('BODY_TOO_LARGE', `Request body too large (limit ${maxBodyBytes} bytes)`);
@@ -31,7 +34,7 @@ export function parseBody(maxBodyBytes: number): AppMiddleware[] {
     if (!ctx.is('json', FORM, 'text/plain', 'application/*+json')) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type: send application/json or application/x-www-form-urlencoded');
     }
-    return next();
+    await next();
   };
   return [checkContentType, explainDecodingFailures(parser)];
 }

@@ -20,7 +20,7 @@ describe('overlay page routes', () => {
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
       expect(res.headers.get('cache-control')).toBe('no-cache');
-      expect(res.text).toBe(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'public', file as string), 'utf8'));
+      expect(res.text).toBe(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'public', file), 'utf8'));
       // Relative references only: no CDN, and the pages work behind a path prefix too.
       expect(res.text).not.toMatch(/(src|href)="(https?:)?\/\//);
     }

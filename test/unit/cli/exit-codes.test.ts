@@ -25,8 +25,8 @@ describe('mostSevere', () => {
     const order = [EXIT.OK, EXIT.INPUT_REJECTED, EXIT.SERVER_ERROR, EXIT.AUTH_REFUSED, EXIT.UNREACHABLE];
     for (let i = 0; i < order.length; i++) {
       for (let j = 0; j < order.length; j++) {
-        const a = order[i] as (typeof order)[number];
-        const b = order[j] as (typeof order)[number];
+        const a = order[i];
+        const b = order[j];
         expect(mostSevere(a, b)).toBe(order[Math.max(i, j)]);
       }
     }

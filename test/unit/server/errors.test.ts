@@ -45,7 +45,8 @@ describe('the error middleware', () => {
       throw new AppError('INTERNAL', 'detail that must stay inside');
     });
     const app = createApp({ logger: createLogger((line) => logs.push(line)), cors: corsPolicy(['*']), routers: [router] });
-    server = http.createServer(app.callback());
+    const handle = app.callback();
+    server = http.createServer((request, response) => void handle(request, response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
