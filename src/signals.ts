@@ -61,3 +61,67 @@ export function deadlineSignal(ms: number, parents: readonly AbortSignal[] = [])
   }
   return { signal: controller.signal, timedOut: () => fired, dispose };
 }
+
+interface Flight<T> {
+  promise: Promise<T>;
+  controller: AbortController;
+  waiters: number;
+}
+
+/**
+ * One piece of work per key for all concurrent callers: twenty submissions of the same track
+ * share one lookup or one download. Each caller may give up with its own signal; the shared work
+ * is cancelled (its signal aborts) only when the last caller has given up.
+ */
+export class SharedFlights<T> {
+  private readonly flights = new Map<string, Flight<T>>();
+
+  /** Joins the flight for `key`, starting `work` when there is none. */
+  run(key: string, work: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    let flight = this.flights.get(key);
+    if (!flight) {
+      const controller = new AbortController();
+      const promise = work(controller.signal).finally(() => {
+        if (this.flights.get(key) === created) this.flights.delete(key);
+      });
+      // A flight every caller left must not end in an unhandled rejection.
+      promise.catch(() => undefined);
+      const created: Flight<T> = { promise, controller, waiters: 0 };
+      flight = created;
+      this.flights.set(key, flight);
+    }
+    return this.join(key, flight, signal);
+  }
+
+  /** Keys with a flight in progress. */
+  get size(): number {
+    return this.flights.size;
+  }
+
+  private join(key: string, flight: Flight<T>, signal: AbortSignal | undefined): Promise<T> {
+    flight.waiters += 1;
+    if (!signal) return flight.promise;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        flight.waiters -= 1;
+        if (flight.waiters === 0) {
+          if (this.flights.get(key) === flight) this.flights.delete(key);
+          flight.controller.abort(signal.reason);
+        }
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      flight.promise.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+}

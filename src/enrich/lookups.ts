@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors';
 import { expiryOf, type CachedAnswer, type LookupCacheStore } from '../store/lookup-cache';
+import { SharedFlights } from '../signals';
 import { UpstreamError } from './http';
 
 // Every lookup of an outside service goes through here (issue 5 "Cache"): a live cached answer
@@ -20,12 +21,6 @@ export interface LookupSpec<T> {
   decode: (raw: unknown) => T | null;
 }
 
-interface Flight {
-  promise: Promise<unknown>;
-  controller: AbortController;
-  waiters: number;
-}
-
 /** Decoded answers kept in memory, so a hot track costs no SQLite read, JSON parse or decode. */
 const MEMORY_ENTRIES = 2000;
 
@@ -35,7 +30,8 @@ interface Remembered {
 }
 
 export class Lookups {
-  private readonly inFlight = new Map<string, Flight>();
+  /** Each flight's result was produced by the `decode` of the spec that started it (same service and key). */
+  private readonly inFlight = new SharedFlights<unknown>();
   /** Least recently used first (a Map keeps insertion order). */
   private readonly memory = new Map<string, Remembered>();
 
@@ -65,13 +61,7 @@ export class Lookups {
       }
     }
 
-    let flight = this.inFlight.get(flightKey);
-    if (!flight) {
-      flight = this.start(spec, flightKey);
-      this.inFlight.set(flightKey, flight);
-    }
-    // Each flight's result was produced by `spec.decode` for this same service and key.
-    return (await join(flight, signal, () => this.inFlight.delete(flightKey))) as T | null;
+    return (await this.inFlight.run(flightKey, (flightSignal) => this.fetchAndCache(spec, flightKey, flightSignal), signal)) as T | null;
   }
 
   private remember(key: string, value: unknown, expiresAt: number): void {
@@ -83,51 +73,15 @@ export class Lookups {
     }
   }
 
-  private start<T>(spec: LookupSpec<T>, flightKey: string): Flight {
-    const controller = new AbortController();
-    const promise = (async () => {
-      try {
-        const raw = await spec.fetch(controller.signal);
-        const value = raw === undefined ? null : decodeFresh(spec, raw);
-        const answer: CachedAnswer = value === null ? { found: false } : { found: true, answer: JSON.stringify(value) };
-        // An answer the database cannot keep now is still this lookup's answer, remembered in memory.
-        const expiresAt = await this.cache.put(spec.service, spec.key, answer).catch(() => expiryOf(answer, this.now()));
-        this.remember(flightKey, value, expiresAt);
-        return value;
-      } finally {
-        if (this.inFlight.get(flightKey)?.controller === controller) this.inFlight.delete(flightKey);
-      }
-    })();
-    // Waiters that left (deadline) must not turn a later failure into an unhandled rejection.
-    promise.catch(() => undefined);
-    return { promise, controller, waiters: 0 };
+  private async fetchAndCache<T>(spec: LookupSpec<T>, flightKey: string, signal: AbortSignal): Promise<T | null> {
+    const raw = await spec.fetch(signal);
+    const value = raw === undefined ? null : decodeFresh(spec, raw);
+    const answer: CachedAnswer = value === null ? { found: false } : { found: true, answer: JSON.stringify(value) };
+    // An answer the database cannot keep now is still this lookup's answer, remembered in memory.
+    const expiresAt = await this.cache.put(spec.service, spec.key, answer).catch(() => expiryOf(answer, this.now()));
+    this.remember(flightKey, value, expiresAt);
+    return value;
   }
-}
-
-/** Waits for a shared flight; the flight is cancelled when its last waiter gives up. */
-function join(flight: Flight, signal: AbortSignal, forget: () => void): Promise<unknown> {
-  flight.waiters += 1;
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      flight.waiters -= 1;
-      if (flight.waiters === 0) {
-        forget();
-        flight.controller.abort(signal.reason);
-      }
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    flight.promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function decodeFresh<T>(spec: LookupSpec<T>, raw: unknown): T | null {

@@ -1,12 +1,12 @@
 import { errorMessage } from '../errors';
-import { deadlineSignal } from '../signals';
+import { SharedFlights, deadlineSignal } from '../signals';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
 import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
-import { SharedFlights, Slots } from './shared-downloads';
+import { Slots } from './shared-downloads';
 
 // The one image downloader: submitted cover URLs and enrichment images alike (issue 4
 // "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is
@@ -90,16 +90,17 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
 
   const slots = new Slots(options.maxConcurrentDownloads ?? DEFAULT_MAX_CONCURRENT_DOWNLOADS);
   // Keyed by the URL as given: concurrent callers of one URL share one download, every hop included.
-  const downloads = new SharedFlights<FetchedImage>(async (text, signal) => {
+  const downloads = new SharedFlights<FetchedImage>();
+  const download = async (text: string, signal: AbortSignal): Promise<FetchedImage> => {
     const release = await slots.acquire(signal);
     try {
       return await downloadOnce(text, signal);
     } finally {
       release();
     }
-  });
+  };
 
-  return (text, signal) => downloads.run(text, signal);
+  return (text, signal) => downloads.run(text, (flightSignal) => download(text, flightSignal), signal);
 
   async function downloadOnce(text: string, signal: AbortSignal): Promise<FetchedImage> {
     let url = parseFetchableUrl(text);

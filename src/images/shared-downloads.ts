@@ -1,12 +1,6 @@
-// One download per URL in flight, and at most N downloads at a time (decisions.md "Hostile
-// clients": `images.maxConcurrentDownloads`). Twenty submissions of the same new track wait for
-// one download of its cover; a burst of new tracks queues instead of opening a socket each.
-
-interface Flight<T> {
-  promise: Promise<T>;
-  controller: AbortController;
-  waiters: number;
-}
+// At most N downloads at a time (decisions.md "Hostile clients": `images.maxConcurrentDownloads`):
+// a burst of new tracks queues instead of opening a socket each. One download per URL in flight
+// is SharedFlights (signals.ts).
 
 /** A counting semaphore whose waiters can give up (their signal aborts) without taking a slot. */
 export class Slots {
@@ -53,63 +47,5 @@ export class Slots {
   /** Slots in use and callers waiting (tests, status). */
   usage(): { busy: number; queued: number } {
     return { busy: this.size - this.free, queued: this.waiting.length };
-  }
-}
-
-/**
- * Runs `work(key)` once for all concurrent callers of the same key. Each caller may give up with
- * its own signal; the shared work is cancelled only when the last caller has given up.
- */
-export class SharedFlights<T> {
-  private readonly flights = new Map<string, Flight<T>>();
-
-  constructor(private readonly work: (key: string, signal: AbortSignal) => Promise<T>) {}
-
-  run(key: string, signal?: AbortSignal): Promise<T> {
-    signal?.throwIfAborted();
-    let flight = this.flights.get(key);
-    if (!flight) {
-      const controller = new AbortController();
-      const promise = this.work(key, controller.signal).finally(() => {
-        if (this.flights.get(key) === created) this.flights.delete(key);
-      });
-      // A flight every caller left must not end in an unhandled rejection.
-      promise.catch(() => undefined);
-      const created: Flight<T> = { promise, controller, waiters: 0 };
-      flight = created;
-      this.flights.set(key, flight);
-    }
-    return this.join(key, flight, signal);
-  }
-
-  /** Keys with a flight in progress. */
-  get size(): number {
-    return this.flights.size;
-  }
-
-  private join(key: string, flight: Flight<T>, signal: AbortSignal | undefined): Promise<T> {
-    flight.waiters += 1;
-    if (!signal) return flight.promise;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        flight.waiters -= 1;
-        if (flight.waiters === 0) {
-          if (this.flights.get(key) === flight) this.flights.delete(key);
-          flight.controller.abort(signal.reason);
-        }
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      flight.promise.then(
-        (value) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
   }
 }

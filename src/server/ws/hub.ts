@@ -7,6 +7,7 @@ import type { NowPlaying } from '../../store/now-playing';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
 import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
+import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
@@ -68,7 +69,6 @@ interface Client {
 export function createImageHub(options: HubOptions): ImageHub {
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
-  const alive = new WeakSet<WebSocket>();
   const clients = new Map<WebSocket, Client>();
   const subscribers = new Set<Client>();
 
@@ -122,7 +122,7 @@ export function createImageHub(options: HubOptions): ImageHub {
   };
 
   wss.on('connection', (socket) => {
-    alive.add(socket);
+    heartbeat.watch(socket);
     const client: Client = {
       mode: 'undecided',
       inFlight: 0,
@@ -138,7 +138,6 @@ export function createImageHub(options: HubOptions): ImageHub {
       }),
     };
     clients.set(socket, client);
-    socket.on('pong', () => alive.add(socket));
     socket.on('error', (error) => options.logger.warn(`images ws: ${error.message}`));
     socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary));
     socket.on('close', () => {
@@ -162,20 +161,12 @@ export function createImageHub(options: HubOptions): ImageHub {
   // A peer whose socket is paused (8 requests in flight) cannot be heard answering; it counts as
   // alive while it keeps taking its answers.
   const writtenAtLastPing = new WeakMap<WebSocket, number>();
-  const heartbeat = setInterval(() => {
-    for (const socket of wss.clients) {
-      const written = clients.get(socket)?.outbox.writtenFragments() ?? 0;
-      const draining = socket.isPaused && written !== writtenAtLastPing.get(socket);
-      writtenAtLastPing.set(socket, written);
-      if (!alive.has(socket) && !draining) {
-        socket.terminate();
-        continue;
-      }
-      alive.delete(socket);
-      socket.ping();
-    }
-  }, options.pingIntervalMs ?? 30_000);
-  heartbeat.unref();
+  const heartbeat = startHeartbeat(wss, options.pingIntervalMs ?? 30_000, (socket) => {
+    const written = clients.get(socket)?.outbox.writtenFragments() ?? 0;
+    const draining = socket.isPaused && written !== writtenAtLastPing.get(socket);
+    writtenAtLastPing.set(socket, written);
+    return draining;
+  });
 
   return {
     handleUpgrade(request, socket, head) {
@@ -183,7 +174,7 @@ export function createImageHub(options: HubOptions): ImageHub {
     },
     clientCount: () => wss.clients.size,
     close() {
-      clearInterval(heartbeat);
+      heartbeat.stop();
       for (const client of clients.values()) if (client.window) clearTimeout(client.window);
       options.nowPlaying.off('track-changed', onTrackChanged);
       options.images.off('image', onImage);

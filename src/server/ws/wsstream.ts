@@ -6,6 +6,7 @@ import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
+import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
 import { base64Fragments, type ImageLookup } from './requests';
 
@@ -51,7 +52,7 @@ interface Reader {
 export function createWsStream(options: WsStreamOptions): WsStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
   const readers = new Map<WebSocket, Reader>();
-  const alive = new WeakSet<WebSocket>();
+  const heartbeat = startHeartbeat(wss, options.pingIntervalMs ?? 30_000);
 
   /** The frame for the track current when it is this reader's turn (never an outdated one). */
   const frameNow = async (): Promise<string | AsyncIterable<string>> => {
@@ -78,7 +79,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   options.nowPlaying.on('track-updated', onChange);
 
   wss.on('connection', (socket) => {
-    alive.add(socket);
+    heartbeat.watch(socket);
     const reader: Reader = {
       sending: false,
       stale: false,
@@ -95,23 +96,10 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       }),
     };
     readers.set(socket, reader);
-    socket.on('pong', () => alive.add(socket));
     socket.on('error', (error) => options.logger.warn(`wsstream: ${error.message}`));
     socket.on('close', () => readers.delete(socket));
     if (options.nowPlaying.current()) send(reader);
   });
-
-  const heartbeat = setInterval(() => {
-    for (const socket of wss.clients) {
-      if (!alive.has(socket)) {
-        socket.terminate();
-        continue;
-      }
-      alive.delete(socket);
-      socket.ping();
-    }
-  }, options.pingIntervalMs ?? 30_000);
-  heartbeat.unref();
 
   return {
     handleUpgrade(request, socket, head) {
@@ -119,7 +107,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     },
     clientCount: () => wss.clients.size,
     close() {
-      clearInterval(heartbeat);
+      heartbeat.stop();
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
       for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
