@@ -89,6 +89,15 @@ describe('svc history, a short set', () => {
   it('When --csv and --json are both given, then usage error 2', async () => {
     expect((await history('--csv', '--json')).code).toBe(2);
   });
+
+  it('When the server cannot be reached, then exit 4 and not even the CSV header on stdout', async () => {
+    const closed = await startTestServer();
+    const url = closed.url;
+    await closed.close();
+    const result = await runCli(['history', '--csv', '--url', url], { env });
+    expect(result).toMatchObject({ code: 4, stdout: '' });
+    expect(result.stderr).toMatch(/cannot reach/);
+  });
 });
 
 describe('svc history, a long range', () => {

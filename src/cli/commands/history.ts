@@ -66,9 +66,14 @@ async function runHistory(options: HistoryOptions, ctx: CliContext): Promise<num
     if (at === undefined) throw new CliError(`--${key}: expected an ISO date-time (2026-11-22T20:00) or a span such as 90m, 2h, 1d; got ${JSON.stringify(value)}`, EXIT.USAGE);
     query.set(key, at);
   }
-  const write = writerFor(options, ctx);
   const client = await createClient(options);
-  for await (const page of pagesOldestFirst(client, `v1/history?${query.toString()}`, options.limit)) {
+  const pages = pagesOldestFirst(client, `v1/history?${query.toString()}`, options.limit);
+  // The first page comes after the walk through every link: a server that cannot be reached or
+  // refuses fails before anything (not even the CSV header) reaches stdout.
+  const first = await pages.next();
+  const write = writerFor(options, ctx);
+  if (!first.done) for (const track of first.value) write(track);
+  for await (const page of pages) {
     for (const track of page) write(track);
   }
   return EXIT.OK;
