@@ -22,6 +22,7 @@ const EXPECTED = [
   { file: 'cli-startup.bench.js', budget: 70, what: 'row 4: CLI start-up (client issue)' },
   { file: 'enrich-cached.bench.js', budget: 70, what: 'row 5: cached enrichment (enrichment issue)' },
   { file: 'memory.bench.js', budget: 60, what: 'row 6: resident memory' },
+  { file: 'postgres.bench.js', budget: 150, what: 'issue 15: PostgreSQL submissions, fan-out over 3 instances, nginx' },
   { file: 'attack-memory.bench.js', budget: 90, what: 'issue 13: RSS under resource attacks' },
 ];
 const DEFAULT_BUDGET = 60;

@@ -21,7 +21,7 @@ export interface ImageIntake {
    */
   fetchEnrichmentCover(candidates: readonly ImageCandidate[], signal: AbortSignal): Promise<StoredCover | undefined>;
   /** A cover among the candidates that is already in the store (a track seen before): no download. */
-  knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined;
-  /** Links the images to the stored record and downloads the enrichment ones in the background. */
-  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void;
+  knownCover(candidates: readonly ImageCandidate[]): Promise<StoredCover | undefined>;
+  /** Links the images already stored (resolves then) and downloads the others in the background. */
+  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import type { FrozenConfig } from '../config/schema';
+import { errorMessage } from '../errors';
 import type { Logger } from '../log';
-import type { Db } from '../store/database';
-import { createLookupCacheStore } from '../store/lookup-cache';
+import type { LookupCacheStore } from '../store/lookup-cache';
+import type { RequestSlots } from '../store/store';
 import { VERSION } from '../version';
 import { createAcoustId } from './acoustid';
 import { createCoverArtArchive } from './cover-art-archive';
@@ -10,7 +11,7 @@ import { createFanartTv } from './fanarttv';
 import { ServiceClient, type ServiceClientOptions } from './http';
 import { Lookups } from './lookups';
 import { createMusicBrainz } from './musicbrainz';
-import { processRateLimiter } from './rate-limit';
+import { SharedRateLimiter, processRateLimiter, type Limiter } from './rate-limit';
 import type { ServiceDeps } from './service';
 import { createTheAudioDb } from './theaudiodb';
 import { createWikidata } from './wikidata';
@@ -22,7 +23,9 @@ import { WikipediaClient } from './wikipedia';
 // request is ever made.
 
 export interface PlanDeps {
-  db: Db;
+  lookupCache: LookupCacheStore;
+  /** The request spacing shared by every instance on one PostgreSQL database; absent with SQLite. */
+  requestSlots?: RequestSlots;
   logger: Logger;
   /** Longest wait for one answer (the whole enrichment is bounded by `deadlineSeconds` too). */
   requestTimeoutMs?: number;
@@ -110,9 +113,9 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
   if (!config.enrichment.enabled) return [];
   const settings = withoutTrailingSlashes(config.enrichment);
 
-  const cache = createLookupCacheStore(deps.db);
-  cache.purgeExpired();
-  const lookups = new Lookups(cache);
+  // Expired answers go in the background; a database that cannot do it now will next start.
+  deps.lookupCache.purgeExpired().catch((error: unknown) => deps.logger.warn(`lookup cache: expired answers not purged: ${errorMessage(error)}`));
+  const lookups = new Lookups(deps.lookupCache);
   const userAgent = settings.contact.trim() === '' ? `svc/${VERSION}` : `svc/${VERSION} ( ${settings.contact.trim()} )`;
   const serviceDeps = (service: string, extra: Partial<ServiceClientOptions> = {}): ServiceDeps => ({
     client: new ServiceClient({ service, userAgent, timeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, ...extra }),
@@ -128,7 +131,7 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
       return [];
     }
     const { baseUrl } = settings[provider.name];
-    const limiter = provider.minIntervalMs === undefined ? undefined : processRateLimiter(new URL(baseUrl).origin, provider.minIntervalMs);
+    const limiter = provider.minIntervalMs === undefined ? undefined : rateLimiterFor(provider.name, new URL(baseUrl).origin, provider.minIntervalMs, deps);
     const extra: Partial<ServiceClientOptions> = { ...(limiter ? { limiter } : {}), ...(apiKey ? { secrets: [apiKey] } : {}) };
     return [{ stage: provider.stage, enricher: provider.create(serviceDeps(provider.name, extra), settings, (service) => serviceDeps(service)) }];
   });
@@ -137,6 +140,16 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
   );
 }
 
+
+/**
+ * The process's limiter for a service origin; with PostgreSQL each request also takes the next
+ * slot in the database, so the limit holds for every instance together (decisions.md).
+ */
+function rateLimiterFor(service: string, origin: string, intervalMs: number, deps: PlanDeps): Limiter {
+  const local = processRateLimiter(origin, intervalMs);
+  if (!deps.requestSlots) return local;
+  return new SharedRateLimiter(local, deps.requestSlots, `${service} ${origin}`, deps.logger);
+}
 
 /** `https://musicbrainz.org/ws/2/` and `https://musicbrainz.org/ws/2` mean the same. */
 function withoutTrailingSlashes(settings: EnrichmentSettings): EnrichmentSettings {

@@ -1,6 +1,6 @@
 import { deadlineSignal, type Deadline } from '../signals';
 import { errorMessage } from '../errors';
-import type { RateLimiter } from './rate-limit';
+import type { Limiter } from './rate-limit';
 
 // The one outbound HTTP wrapper of svc (style.md): User-Agent, a timeout per request combined
 // with the enrichment signal, the host's rate limiter, 429/503 + Retry-After with backoff,
@@ -25,7 +25,7 @@ export interface ServiceClientOptions {
   service: string;
   userAgent: string;
   timeoutMs: number;
-  limiter?: RateLimiter;
+  limiter?: Limiter;
   /** Tries for one request when the service answers 429 or 503. */
   maxAttempts?: number;
   /** Backoff when a 429/503 carries no Retry-After: base * 2^(attempt-1). */

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors';
-import type { LookupCacheStore } from '../store/lookup-cache';
+import { expiryOf, type CachedAnswer, type LookupCacheStore } from '../store/lookup-cache';
 import { SharedFlights } from '../signals';
 import { UpstreamError } from './http';
 
@@ -51,7 +51,8 @@ export class Lookups {
       return remembered.value as T | null;
     }
 
-    const cached = this.cache.get(spec.service, spec.key);
+    // A cache the database cannot answer now is a miss: the service is asked instead.
+    const cached = await this.cache.get(spec.service, spec.key).catch(() => undefined);
     if (cached) {
       const value = cached.found ? decodeCached(spec, cached.answer) : null;
       if (value !== UNREADABLE) {
@@ -75,7 +76,9 @@ export class Lookups {
   private async fetchAndCache<T>(spec: LookupSpec<T>, flightKey: string, signal: AbortSignal): Promise<T | null> {
     const raw = await spec.fetch(signal);
     const value = raw === undefined ? null : decodeFresh(spec, raw);
-    const expiresAt = this.cache.put(spec.service, spec.key, value === null ? { found: false } : { found: true, answer: JSON.stringify(value) });
+    const answer: CachedAnswer = value === null ? { found: false } : { found: true, answer: JSON.stringify(value) };
+    // An answer the database cannot keep now is still this lookup's answer, remembered in memory.
+    const expiresAt = await this.cache.put(spec.service, spec.key, answer).catch(() => expiryOf(answer, this.now()));
     this.remember(flightKey, value, expiresAt);
     return value;
   }

@@ -1,3 +1,7 @@
+import { errorMessage } from '../errors';
+import { throttledLog, type Logger } from '../log';
+import type { RequestSlots } from '../store/store';
+
 // Spacing of outbound requests per service host (issue 5 "Courtesy"): MusicBrainz allows one
 // request per second per client, AcoustID three. One FIFO queue per host, so concurrent
 // submissions wait their turn instead of flooding the service.
@@ -19,7 +23,15 @@ const systemClock: LimiterClock = {
   },
 };
 
-export class RateLimiter {
+/** What a service client needs of a limiter. */
+export interface Limiter {
+  /** Resolves when the caller may send its request; rejects on abort. */
+  take(signal: AbortSignal): Promise<void>;
+  /** Nobody sends before `ms` from now. */
+  pauseFor(ms: number): void;
+}
+
+export class RateLimiter implements Limiter {
   private nextAt = 0;
   private readonly queue: { resolve: () => void; reject: (reason: unknown) => void; signal: AbortSignal; onAbort: () => void }[] = [];
   private cancelTimer: (() => void) | undefined;
@@ -96,4 +108,62 @@ export function processRateLimiter(origin: string, intervalMs: number): RateLimi
     processLimiters.set(key, limiter);
   }
   return limiter;
+}
+
+/**
+ * The limit across instances (decisions.md "Several instances: PostgreSQL"): after this
+ * process's own queue, a request takes the service's turn in the database, which every instance
+ * sharing it takes from, waiting while another instance holds it; as it starts, it moves the
+ * next turn to a full interval after its real start. A database that cannot answer leaves the
+ * process's own spacing in force.
+ */
+export class SharedRateLimiter implements Limiter {
+  private readonly report: (kind: string, message: string) => void;
+
+  constructor(
+    private readonly local: Limiter & { readonly intervalMs: number },
+    private readonly slots: RequestSlots,
+    private readonly service: string,
+    logger: Logger,
+  ) {
+    this.report = throttledLog((message) => logger.warn(message));
+  }
+
+  async take(signal: AbortSignal): Promise<void> {
+    await this.local.take(signal);
+    try {
+      for (let waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs); waitMs > 0; ) {
+        await abortableDelay(waitMs, signal);
+        waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs);
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      this.unshared(error);
+      return;
+    }
+    this.slots.started(this.service, this.local.intervalMs).catch((error: unknown) => this.unshared(error));
+  }
+
+  pauseFor(ms: number): void {
+    this.local.pauseFor(ms);
+  }
+
+  private unshared(error: unknown): void {
+    this.report('slots', `rate limit of ${this.service}: the shared turn is not available, this instance's own spacing applies: ${errorMessage(error)}`);
+  }
+}
+
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -75,7 +75,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   async fetchSubmittedCover(coverurl: string, signal: AbortSignal): Promise<{ cover?: StoredCover; warning?: string }> {
     // Our own reference (e.g. `svc last | svc submit`): kept when the image is stored here.
     const own = keyOfCoverUrl(coverurl);
-    if (own && this.deps.store.meta(own)) return { cover: toCover(own, 'submitted') };
+    if (own && (await this.deps.store.meta(own))) return { cover: toCover(own, 'submitted') };
     const url = parseFetchableUrl(coverurl);
     if (!url) return { warning: "Field 'coverurl' dropped: not an http(s) URL" };
     try {
@@ -102,28 +102,34 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     return undefined;
   }
 
-  knownCover(candidates: readonly ImageCandidate[]): StoredCover | undefined {
+  async knownCover(candidates: readonly ImageCandidate[]): Promise<StoredCover | undefined> {
     for (const candidate of candidates) {
       if (candidate.category !== 'cover') continue;
-      const key = this.storedKeyFor(candidate.url);
+      const key = await this.storedKeyFor(candidate.url);
       if (key) return toCover(key, candidate.source);
     }
     return undefined;
   }
 
-  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): void {
+  async collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): Promise<void> {
     const wanted = uniqueByUrl(candidates).slice(0, MAX_CANDIDATES_PER_TRACK);
     // Images downloaded before (a track seen before) are linked at once, in one transaction;
     // only the others are fetched in the background.
     const known: Linkable[] = cover ? [{ category: 'cover', key: cover.key, source: cover.source }] : [];
     const toFetch: ImageCandidate[] = [];
-    for (const candidate of wanted) {
-      if (candidate.category === 'cover' && cover) continue; // the first cover wins
-      const key = this.storedKeyFor(candidate.url);
-      if (key) known.push({ category: candidate.category, key, source: candidate.source });
-      else toFetch.push(candidate);
+    try {
+      for (const candidate of wanted) {
+        if (candidate.category === 'cover' && cover) continue; // the first cover wins
+        const key = await this.storedKeyFor(candidate.url);
+        if (key) known.push({ category: candidate.category, key, source: candidate.source });
+        else toFetch.push(candidate);
+      }
+      await this.linkAndAnnounce(record, known);
+    } catch (error) {
+      // The record is stored already: a database that fails now costs the images, not the submission.
+      this.deps.logger.warn(`images of track ${record.dbid} not linked: ${errorMessage(error)}`);
+      return;
     }
-    this.linkAndAnnounce(record, known);
     if (toFetch.length === 0) return;
     const hasCover = known.some((image) => image.category === 'cover');
     const work = this.collectInBackground(record, hasCover, toFetch).catch((error: unknown) => {
@@ -135,8 +141,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   }
 
   /** The stored images of a track, as announced (for a viewer that connects later). */
-  imagesOf(record: TrackRecord): TrackImage[] {
-    return this.deps.store.imagesOf(record.dbid).map((image) => announcement(record, image.category, image));
+  async imagesOf(record: TrackRecord): Promise<TrackImage[]> {
+    return (await this.deps.store.imagesOf(record.dbid)).map((image) => announcement(record, image.category, image));
   }
 
   /** Resolves once every background download has finished (tests, shutdown). */
@@ -157,8 +163,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
         if (this.shutdown.signal.aborted) return;
         const image = await this.tryCandidate(candidate);
         if (image) {
-          this.setCoverUrl(record.dbid, image.key);
-          this.linkAndAnnounce(record, [{ category: 'cover', key: image.key, source: candidate.source }]);
+          await this.setCoverUrl(record.dbid, image.key);
+          await this.linkAndAnnounce(record, [{ category: 'cover', key: image.key, source: candidate.source }]);
           break;
         }
       }
@@ -168,22 +174,22 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       for (let candidate = queue.shift(); candidate; candidate = queue.shift()) {
         if (this.shutdown.signal.aborted) return;
         const image = await this.tryCandidate(candidate);
-        if (image) this.linkAndAnnounce(record, [{ category: candidate.category, key: image.key, source: candidate.source }]);
+        if (image) await this.linkAndAnnounce(record, [{ category: candidate.category, key: image.key, source: candidate.source }]);
       }
     };
     await Promise.all(Array.from({ length: DOWNLOADS_IN_PARALLEL }, worker));
   }
 
   /** The key of an image a URL was downloaded into earlier, if that image is still stored. */
-  private storedKeyFor(url: string): string | null {
+  private async storedKeyFor(url: string): Promise<string | null> {
     // Provider URLs name fixed content, so the URL-to-key answer is kept in memory (bounded);
     // whether the image is still stored (eviction) is asked every time.
     let key = this.urlKeys.get(url) ?? null;
     if (key === null) {
-      key = this.deps.store.keyForUrl(url);
+      key = await this.deps.store.keyForUrl(url);
       if (key !== null) setBounded(this.urlKeys, url, key);
     }
-    return key && this.deps.store.meta(key) ? key : null;
+    return key && (await this.deps.store.meta(key)) ? key : null;
   }
 
 
@@ -192,15 +198,15 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
    * of time (`signal`) leaves the URL to the background download, so it is not marked failed.
    */
   private async tryCandidate(candidate: ImageCandidate, signal?: AbortSignal): Promise<StoredImage | null> {
-    const known = this.storedKeyFor(candidate.url);
-    const stored = known ? this.deps.store.meta(known) : null;
+    const known = await this.storedKeyFor(candidate.url);
+    const stored = known ? await this.deps.store.meta(known) : null;
     if (stored) return stored;
     const retryAt = this.failedUrls.get(candidate.url);
     if (retryAt !== undefined && retryAt > Date.now()) return null;
     const stop = signal ? anySignal([this.shutdown.signal, signal]) : this.shutdown.signal;
     try {
       const image = await this.download(candidate.url, stop);
-      this.deps.store.rememberUrl(candidate.url, image.key);
+      await this.deps.store.rememberUrl(candidate.url, image.key);
       setBounded(this.urlKeys, candidate.url, image.key);
       return image;
     } catch (error) {
@@ -218,25 +224,32 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     return this.deps.store.put(fetched.bytes);
   }
 
-  private setCoverUrl(dbid: number, key: string): void {
-    const latest = this.deps.tracks.byDbid(dbid);
+  private async setCoverUrl(dbid: number, key: string): Promise<void> {
+    const latest = await this.deps.tracks.byDbid(dbid);
     if (!latest || latest.metadata.coverurl !== undefined) return;
     const updated = { ...latest, metadata: { ...latest.metadata, coverurl: coverUrlFor(key) } };
-    this.deps.tracks.updateMetadata(dbid, updated.metadata);
+    await this.deps.tracks.updateMetadata(dbid, updated.metadata);
     this.deps.nowPlaying.update(updated);
   }
 
-  private linkAndAnnounce(record: TrackRecord, images: readonly Linkable[]): void {
+  private async linkAndAnnounce(record: TrackRecord, images: readonly Linkable[]): Promise<void> {
     if (images.length === 0) return;
     const artistKey = nameKey(text(record, 'artist') ?? '');
     const albumKey = nameKey(text(record, 'album') ?? '');
-    const added = this.deps.store.link(images.map((image) => ({ dbid: record.dbid, ...image, artistKey, albumKey })));
+    const added = await this.deps.store.link(images.map((image) => ({ dbid: record.dbid, ...image, artistKey, albumKey })));
     // Frames are for the track on screen; an older track's images are stored, not announced.
     if (this.deps.nowPlaying.current()?.dbid !== record.dbid) return;
     for (const link of added) {
-      const image = this.deps.store.meta(link.key);
+      const image = await this.deps.store.meta(link.key);
       if (image) this.emit('image', announcement(record, link.category, image));
     }
+  }
+
+  /** Announces an image another instance linked (store change), when its track is on screen. */
+  async announceLinked(record: TrackRecord, category: ImageCategory, key: string): Promise<void> {
+    if (this.deps.nowPlaying.current()?.dbid !== record.dbid) return;
+    const image = await this.deps.store.meta(key);
+    if (image) this.emit('image', announcement(record, category, image));
   }
 }
 

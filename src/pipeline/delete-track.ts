@@ -13,9 +13,9 @@ export interface DeleteDeps {
   nowPlaying: NowPlaying;
 }
 
-export function deleteTrack(request: RawRequest, dbid: number, deps: DeleteDeps): void {
+export async function deleteTrack(request: RawRequest, dbid: number, deps: DeleteDeps): Promise<void> {
   // The secret is checked before the dbid, so a caller without it learns nothing about what exists.
   authenticate(requestCredential(request), deps.secret);
-  if (!deps.tracks.remove(dbid)) throw new AppError('NOT_FOUND', `No record with dbid ${dbid}`);
-  deps.nowPlaying.retract(dbid, deps.tracks.current());
+  if (!(await deps.tracks.remove(dbid))) throw new AppError('NOT_FOUND', `No record with dbid ${dbid}`);
+  deps.nowPlaying.retract(dbid, await deps.tracks.current());
 }

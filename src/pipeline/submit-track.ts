@@ -62,7 +62,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     });
     const { cover: submitted, warning } = await submittedCover;
     if (warning) warnings.push(warning);
-    const cover = submitted ?? deps.images?.knownCover(enrichment.images) ?? (await enrichmentCover(deps.images, enrichment.images, enrichmentEnds, signal));
+    const cover = submitted ?? (await deps.images?.knownCover(enrichment.images)) ?? (await enrichmentCover(deps.images, enrichment.images, enrichmentEnds, signal));
     // The use case owns the merge: enrichment only fills what the submission left empty.
     const enriched = fillEmptyFields({ fields: { ...fields, ...recognitionInput }, sources: {} }, enrichment.added, 'enrichment', enrichment.sources);
     // The stored record keeps the truncated values the response warned about.
@@ -73,9 +73,9 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     if (Object.keys(enriched.sources).length > 0) metadata.enrichment_sources = enriched.sources;
     // 408 means nothing is stored: a timed-out submission stops here even if enrichment finishes later.
     signal.throwIfAborted();
-    const stored = deps.tracks.insert({ receivedSeq, receivedAt, metadata });
+    const stored = await deps.tracks.insert({ receivedSeq, receivedAt, metadata });
     deps.nowPlaying.offer(stored);
-    deps.images?.collect(stored, cover, enrichment.images);
+    await deps.images?.collect(stored, cover, enrichment.images);
     return stored;
   });
 

@@ -15,7 +15,7 @@ const MAX_ENTRIES = 64;
 const MAX_BYTES = 4 * 1024 * 1024;
 
 export interface HistoryPages {
-  answer(query: HistoryQuery): HistoryAnswer;
+  answer(query: HistoryQuery): Promise<HistoryAnswer>;
 }
 
 export function createHistoryPages(tracks: TrackStore): HistoryPages {
@@ -23,7 +23,7 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
   let copiedAt = tracks.version();
   let bytes = 0;
   return {
-    answer(query) {
+    async answer(query) {
       if (tracks.version() !== copiedAt) {
         copies.clear();
         bytes = 0;
@@ -32,8 +32,11 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
       const key = `${query.limit}|${query.before ?? ''}|${query.since ?? ''}|${query.until ?? ''}`;
       const copy = copies.get(key);
       if (copy) return copy;
-      const body = historyBody(tracks.history(query), query);
+      const readAt = tracks.version();
+      const body = historyBody(await tracks.history(query), query);
       const answer = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      // A write while the page was read: the page is answered but not kept as current.
+      if (tracks.version() !== readAt || readAt !== copiedAt) return answer;
       if (copies.size >= MAX_ENTRIES || bytes + body.length > MAX_BYTES) {
         copies.clear();
         bytes = 0;

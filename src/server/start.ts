@@ -8,11 +8,12 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
-import { openDatabase } from '../store/database';
-import { createImageStore, type ImageStore } from '../store/images';
+import type { ImageStore } from '../store/images';
+import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore } from '../store/health';
-import { createTrackStore, type TrackStore } from '../store/tracks';
+import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { corsPolicy } from './middleware/cors';
@@ -58,13 +59,24 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
-  const db = openDatabase(config.database);
+  // A lost database drops every pooled connection at once: one line per kind of news per minute.
+  const reportConnection = throttledLog((message) => logger.warn(message));
+  const store = await openStore(config.database, {
+    maxImageBytes: config.images.maxTotalBytes,
+    onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
+  });
   const health = createStorageHealth(logger);
   // The server works through guarded stores; RunningServer hands out the plain ones.
-  const plainTracks = createTrackStore(db);
-  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata']);
-  const nowPlaying = new NowPlaying(tracks.current());
-  const plainImageStore = createImageStore(db, { maxTotalBytes: config.images.maxTotalBytes });
+  const plainTracks = store.tracks;
+  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
+  let nowPlaying: NowPlaying;
+  try {
+    nowPlaying = new NowPlaying(await tracks.current());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const plainImageStore = store.images;
   const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
@@ -74,6 +86,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     ...options.imageFetch,
   });
   const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   const inFlight = new Set<Promise<unknown>>();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
@@ -107,7 +120,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { db, logger }),
+          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
           tracks,
           nowPlaying,
           logger,
@@ -171,7 +184,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   try {
     await listen(server, config.port, config.host);
   } catch (error) {
-    db.close();
+    stopFollowing();
+    await store.close();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -192,7 +206,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       await Promise.race([Promise.allSettled([...inFlight]), deadline]);
       // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
-      db.close();
+      stopFollowing();
+      await store.close();
     })();
     return closing;
   };

@@ -23,7 +23,7 @@ export class SharedBlobs {
   private readonly open = new Map<string, { bytes: Promise<Buffer | null>; users: number; size: number }>();
 
   constructor(
-    private readonly load: (key: string) => Buffer | null,
+    private readonly load: (key: string) => Promise<Buffer | null>,
     private readonly budget: QueueBudget,
   ) {}
 

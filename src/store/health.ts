@@ -10,8 +10,12 @@ export type DatabaseState = 'ok' | 'unavailable';
 
 export interface StorageHealth {
   state(): DatabaseState;
-  /** Runs a store operation; a storage failure becomes DATABASE_UNAVAILABLE. */
+  /** Runs a store operation (synchronous or a promise); a storage failure becomes DATABASE_UNAVAILABLE. */
   run<T>(operation: () => T, isWrite: boolean): T;
+  /** The connection to the database broke (PostgreSQL): unavailable until it is back. */
+  lost(): void;
+  /** The connection is back and listening again. */
+  restored(): void;
 }
 
 /**
@@ -20,11 +24,41 @@ export interface StorageHealth {
  */
 const STORAGE_FAILURES = ['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_PROTOCOL'];
 
+/** Socket errors of a database connection (node-postgres passes Node's `code` through). */
+const NETWORK_FAILURES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND'];
+
+/**
+ * PostgreSQL SQLSTATE classes and codes that mean the server cannot serve now
+ * (https://www.postgresql.org/docs/15/errcodes-appendix.html): 08 connection exception,
+ * 53 insufficient resources (53100 disk full), 57P01-57P03 shutdown or not accepting connections.
+ */
+function isPostgresUnavailable(code: string): boolean {
+  return /^(08|53)[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code);
+}
+
+/**
+ * node-postgres reports a broken or timed-out connection with a plain Error and no code; these
+ * are its messages (pg/lib/client.js, pg-pool/index.js).
+ */
+const PG_CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error',
+  'Cannot use a pool after calling end',
+];
+
 /** The primary result code of a storage failure (`SQLITE_IOERR_WRITE` -> `SQLITE_IOERR`), else undefined. */
 export function storageFailureKind(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error) || typeof error.code !== 'string') return undefined;
-  const code = error.code;
-  return STORAGE_FAILURES.find((kind) => code === kind || code.startsWith(`${kind}_`));
+  if (typeof error !== 'object' || error === null) return undefined;
+  if ('code' in error && typeof error.code === 'string') {
+    const code = error.code;
+    if (NETWORK_FAILURES.includes(code)) return 'postgres-connection';
+    if (isPostgresUnavailable(code)) return `postgres-${code}`;
+    return STORAGE_FAILURES.find((kind) => code === kind || code.startsWith(`${kind}_`));
+  }
+  if (error instanceof Error && PG_CONNECTION_MESSAGES.some((text) => error.message.includes(text))) return 'postgres-connection';
+  return undefined;
 }
 
 /** A DATABASE_UNAVAILABLE answer: already logged (once a minute) where it happened. */
@@ -38,17 +72,33 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
   return {
     state: () => state,
     run(operation, isWrite) {
-      try {
-        const result = operation();
-        if (isWrite) state = 'ok';
-        return result;
-      } catch (error) {
+      const fail = (error: unknown): never => {
         const kind = storageFailureKind(error);
         if (kind === undefined) throw error;
         state = 'unavailable';
         report(kind, `database unavailable (${kind}): ${error instanceof Error ? error.message : String(error)}`);
         throw new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error });
+      };
+      try {
+        const result = operation();
+        if (result instanceof Promise) {
+          // The asynchronous store (issue 15): the same rules once the promise settles.
+          return result.then((value: unknown) => {
+            if (isWrite) state = 'ok';
+            return value;
+          }, fail) as ReturnType<typeof operation>;
+        }
+        if (isWrite) state = 'ok';
+        return result;
+      } catch (error) {
+        return fail(error);
       }
+    },
+    lost() {
+      state = 'unavailable';
+    },
+    restored() {
+      state = 'ok';
     },
   };
 }

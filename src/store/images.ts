@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { createHash } from 'node:crypto';
 import type { ImageCategory } from '../domain/track';
 import { MAX_IMAGE_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
@@ -14,7 +15,7 @@ import type { Db } from './database';
  */
 const SLICE_CACHE_BYTES = 24 * 1024 * 1024;
 /** A served image is marked as used at most this often, so a busy overlay does not write per request. */
-const TOUCH_INTERVAL_MS = 60_000;
+export const TOUCH_INTERVAL_MS = 60_000;
 
 export interface StoredImage {
   key: string;
@@ -50,27 +51,27 @@ export class ImageRejected extends Error {
 
 export interface ImageStore {
   /** Stores the bytes (idempotent by key) and evicts the least recently used others past the bound. */
-  put(bytes: Buffer): StoredImage;
+  put(bytes: Buffer): Promise<StoredImage>;
   /** Metadata and bytes; marks the image as used. */
-  get(key: string): (StoredImage & { bytes: Buffer }) | null;
-  meta(key: string): StoredImage | null;
+  get(key: string): Promise<(StoredImage & { bytes: Buffer }) | null>;
+  meta(key: string): Promise<StoredImage | null>;
   /** Metadata of an image about to be served in chunks; marks it as used. */
-  use(key: string): StoredImage | null;
+  use(key: string): Promise<StoredImage | null>;
   /**
    * `length` bytes from `offset` (fewer at the end), so a large reply is read piece by piece as
    * its reader takes it; null once the image is gone. Reading from offset 0 marks it as used.
    */
-  slice(key: string, offset: number, length: number): Buffer | null;
+  slice(key: string, offset: number, length: number): Promise<Buffer | null>;
   /** Links stored images to a track in one transaction; returns the links that are new. */
-  link(links: readonly NewLink[]): NewLink[];
+  link(links: readonly NewLink[]): Promise<NewLink[]>;
   /** A track's images in the order they arrived. */
-  imagesOf(dbid: number): LinkedImage[];
+  imagesOf(dbid: number): Promise<LinkedImage[]>;
   /** Distinct images of an artist (and album), most recently linked first. */
-  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
+  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): Promise<StoredImage[]>;
   /** The image a provider URL was downloaded into earlier, if it is still stored. */
-  keyForUrl(url: string): string | null;
-  rememberUrl(url: string, key: string): void;
-  totalBytes(): number;
+  keyForUrl(url: string): Promise<string | null>;
+  rememberUrl(url: string, key: string): Promise<void>;
+  totalBytes(): Promise<number>;
 }
 
 export interface ImageStoreOptions {
@@ -157,12 +158,7 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   };
 
   const put = db.transaction((bytes: Buffer): StoredImage => {
-    const mimeType = sniffImageType(bytes);
-    if (!mimeType) throw new ImageRejected('not-an-image', 'not a JPEG, PNG, WebP or GIF image');
-    if (bytes.length > MAX_IMAGE_BYTES) throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the per-image limit`);
-    // The image alone would overflow the configured store: it could never be kept.
-    if (bytes.length > options.maxTotalBytes) throw new ImageRejected('over-budget', `image of ${bytes.length} bytes is over images.maxTotalBytes`);
-    const key = sha256(bytes);
+    const { key, mimeType } = admitImage(bytes, options.maxTotalBytes);
     const at = now();
     if (meta.get(key)) {
       touch.run(at, key, at);
@@ -185,8 +181,8 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
   });
 
   return {
-    put,
-    get(key) {
+    put: async (bytes) => put(bytes),
+    async get(key) {
       const row = meta.get(key);
       const data = row && blob.get(key);
       if (!row || !data) return null;
@@ -194,18 +190,18 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       touch.run(at, key, at - TOUCH_INTERVAL_MS);
       return { ...fromRow(row), bytes: data.bytes };
     },
-    meta(key) {
+    async meta(key) {
       const row = meta.get(key);
       return row ? fromRow(row) : null;
     },
-    use(key) {
+    async use(key) {
       const row = meta.get(key);
       if (!row) return null;
       const at = now();
       touch.run(at, key, at - TOUCH_INTERVAL_MS);
       return fromRow(row);
     },
-    slice(key, offset, length) {
+    async slice(key, offset, length) {
       const bytes = wholeForSlicing(key);
       if (!bytes) return null;
       if (offset === 0) {
@@ -214,23 +210,23 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       }
       return bytes.subarray(offset, offset + length);
     },
-    link,
-    imagesOf(dbid) {
+    link: async (links) => link(links),
+    async imagesOf(dbid) {
       return linksOf.all(dbid).map((row) => ({ ...fromRow(row), dbid: row.dbid, category: row.category, source: row.source }));
     },
-    find(query) {
+    async find(query) {
       const rows = query.albumKey === undefined
         ? byArtist.all(query.artistKey, query.category)
         : byAlbum.all(query.artistKey, query.albumKey, query.category);
       return rows.map(fromRow);
     },
-    keyForUrl(url) {
+    async keyForUrl(url) {
       return urlKey.get(sha256(url))?.image_key ?? null;
     },
-    rememberUrl(url, key) {
+    async rememberUrl(url, key) {
       rememberUrl.run(sha256(url), key, now());
     },
-    totalBytes() {
+    async totalBytes() {
       return total.get()?.total ?? 0;
     },
   };
@@ -240,6 +236,16 @@ function fromRow(row: ImageRow): StoredImage {
   return { key: row.key, mimeType: row.mime_type, size: row.size };
 }
 
-function sha256(data: Buffer | string): string {
+/** The checks every backend makes before storing bytes: a known image type, within both limits. */
+export function admitImage(bytes: Buffer, maxTotalBytes: number): { key: string; mimeType: ImageMimeType } {
+  const mimeType = sniffImageType(bytes);
+  if (!mimeType) throw new ImageRejected('not-an-image', 'not a JPEG, PNG, WebP or GIF image');
+  if (bytes.length > MAX_IMAGE_BYTES) throw new ImageRejected('too-large', `image of ${bytes.length} bytes is over the per-image limit`);
+  // The image alone would overflow the configured store: it could never be kept.
+  if (bytes.length > maxTotalBytes) throw new ImageRejected('over-budget', `image of ${bytes.length} bytes is over images.maxTotalBytes`);
+  return { key: sha256(bytes), mimeType };
+}
+
+export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }

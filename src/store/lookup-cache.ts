@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { Db } from './database';
 
 // Answers of outside services, kept in SQLite with a time to live (issue 5 "Cache").
@@ -13,17 +14,22 @@ export type StoredAnswer = CachedAnswer & { expiresAt: number };
 
 export interface LookupCacheStore {
   /** The live (not expired) answer, or undefined when there is none. */
-  get(service: string, key: string): StoredAnswer | undefined;
+  get(service: string, key: string): Promise<StoredAnswer | undefined>;
   /** Stores an answer and returns when it expires. */
-  put(service: string, key: string, answer: CachedAnswer): number;
+  put(service: string, key: string, answer: CachedAnswer): Promise<number>;
   /** Deletes expired rows; returns how many. */
-  purgeExpired(): number;
+  purgeExpired(): Promise<number>;
 }
 
 interface Row {
   found: number;
   answer: string | null;
   expires_at: number;
+}
+
+/** When an answer fetched at `at` expires. */
+export function expiryOf(answer: CachedAnswer, at: number): number {
+  return at + (answer.found ? FOUND_TTL_MS : NOT_FOUND_TTL_MS);
 }
 
 export function createLookupCacheStore(db: Db, now: () => number = Date.now): LookupCacheStore {
@@ -38,20 +44,20 @@ export function createLookupCacheStore(db: Db, now: () => number = Date.now): Lo
   const purge = db.prepare<[number], never>('DELETE FROM lookup_cache WHERE expires_at <= ?');
 
   return {
-    get(service, key) {
+    async get(service, key) {
       const row = select.get(service, key, now());
       if (!row) return undefined;
       return row.found === 1 && row.answer !== null
         ? { found: true, answer: row.answer, expiresAt: row.expires_at }
         : { found: false, expiresAt: row.expires_at };
     },
-    put(service, key, answer) {
+    async put(service, key, answer) {
       const at = now();
-      const expiresAt = at + (answer.found ? FOUND_TTL_MS : NOT_FOUND_TTL_MS);
+      const expiresAt = expiryOf(answer, at);
       upsert.run(service, key, answer.found ? 1 : 0, answer.found ? answer.answer : null, at, expiresAt);
       return expiresAt;
     },
-    purgeExpired() {
+    async purgeExpired() {
       return purge.run(now()).changes;
     },
   };

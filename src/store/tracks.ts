@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { TrackFields, TrackRecord } from '../domain/track';
 import type { Db } from './database';
 
@@ -31,23 +32,29 @@ export interface HistoryPage {
   more: boolean;
 }
 
+/** Records and dbids (issue 15: one asynchronous interface, SQLite or PostgreSQL behind it). */
 export interface TrackStore {
   /** Stores one submission in its own transaction and returns it with its dbid. */
-  insert(track: NewTrack): TrackRecord;
+  insert(track: NewTrack): Promise<TrackRecord>;
   /** The stored record that arrived last (decisions.md), or null when nothing is stored. */
-  current(): TrackRecord | null;
-  byDbid(dbid: number): TrackRecord | null;
+  current(): Promise<TrackRecord | null>;
+  byDbid(dbid: number): Promise<TrackRecord | null>;
+  /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */
+  since(dbid: number, limit: number): Promise<TrackRecord[]>;
   /** Replaces the metadata of a stored record (e.g. a cover that arrived after the response). */
-  updateMetadata(dbid: number, metadata: TrackFields): void;
-  count(): number;
+  updateMetadata(dbid: number, metadata: TrackFields): Promise<void>;
+  count(): Promise<number>;
   /** Newest first; served from the (received_at, dbid) index whatever the table size. */
-  history(query: HistoryQuery): HistoryPage;
+  history(query: HistoryQuery): Promise<HistoryPage>;
   /** Deletes one record (its image links go with it); false when there is no such dbid. */
-  remove(dbid: number): boolean;
-  /** Bumped by every write through this store: a copy of a page made at one version is current while it stays. */
+  remove(dbid: number): Promise<boolean>;
+  /**
+   * Bumped by every write through this store (on PostgreSQL also by every change another instance
+   * announces): a copy of a page made at one version is current while it stays.
+   */
   version(): number;
-  /** Next arrival number; continues after a restart. */
-  nextReceivedSeq(): number;
+  /** Next arrival number; continues after a restart (and, on PostgreSQL, across instances). */
+  nextReceivedSeq(): Promise<number>;
 }
 
 /**
@@ -58,6 +65,8 @@ export interface TrackStore {
 export const HISTORY_PAGE_SQL = `SELECT dbid, received_seq, received_at, metadata FROM tracks
   WHERE (received_at, dbid) < (?, ?) AND received_at >= ?
   ORDER BY received_at DESC, dbid DESC LIMIT ?`;
+
+/** The SQLite store: synchronous better-sqlite3 calls behind the asynchronous interface. */
 
 export function createTrackStore(db: Db): TrackStore {
   const insert = db.prepare<[number, string, string, string], never>(
@@ -74,43 +83,45 @@ export function createTrackStore(db: Db): TrackStore {
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
   const remove = db.prepare<[number], never>('DELETE FROM tracks WHERE dbid = ?');
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
+  const since = db.prepare<[number, number], TrackRow>(
+    'SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?',
+  );
 
   let lastSeq = maxSeq.get()?.seq ?? 0;
   let writes = 0;
 
   return {
-    insert(track) {
+    async insert(track) {
       const info = insert.run(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata));
       writes += 1;
       return { dbid: Number(info.lastInsertRowid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
     },
-    current() {
+    async current() {
       const row = current.get();
       return row ? fromRow(row) : null;
     },
-    byDbid(dbid) {
+    async since(dbid, limit) {
+      return since.all(dbid, limit).map(fromRow);
+    },
+    async byDbid(dbid) {
       const row = byDbid.get(dbid);
       return row ? fromRow(row) : null;
     },
-    updateMetadata(dbid, metadata) {
+    async updateMetadata(dbid, metadata) {
       update.run(JSON.stringify(metadata), dbid);
       writes += 1;
     },
-    count() {
+    async count() {
       return count.get()?.n ?? 0;
     },
-    history(query) {
-      let bound: [string, number] = query.until === undefined ? [END_OF_TIME, Number.MAX_SAFE_INTEGER] : [query.until, 0];
-      if (query.before !== undefined) {
-        const at = cursorAt.get(query.before)?.received_at;
-        if (at === undefined) return { records: [], more: false };
-        if (compareKeys([at, query.before], bound) < 0) bound = [at, query.before];
-      }
+    async history(query) {
+      const bound = historyUpperBound(query, query.before === undefined ? undefined : cursorAt.get(query.before)?.received_at);
+      if (!bound) return { records: [], more: false };
       // One row past the page tells whether there is a next one.
       const rows = page.all(bound[0], bound[1], query.since ?? '', query.limit + 1);
       return { records: rows.slice(0, query.limit).map(fromRow), more: rows.length > query.limit };
     },
-    remove(dbid) {
+    async remove(dbid) {
       const removed = remove.run(dbid).changes > 0;
       if (removed) writes += 1;
       return removed;
@@ -118,7 +129,7 @@ export function createTrackStore(db: Db): TrackStore {
     version() {
       return writes;
     },
-    nextReceivedSeq() {
+    async nextReceivedSeq() {
       lastSeq += 1;
       return lastSeq;
     },
@@ -127,6 +138,20 @@ export function createTrackStore(db: Db): TrackStore {
 
 /** Sorts after every stored received_at (ISO 8601 strings compare in time order). */
 const END_OF_TIME = '\uffff';
+
+/**
+ * The (received_at, dbid) bound a history page stays below, for both backends: below `until` and
+ * below the cursor, which stands at `cursorReceivedAt` (its own received_at, or that of the nearest
+ * older dbid). Null when the query has a cursor with nothing at or before it.
+ */
+export function historyUpperBound(query: HistoryQuery, cursorReceivedAt: string | undefined): [string, number] | null {
+  let bound: [string, number] = query.until === undefined ? [END_OF_TIME, Number.MAX_SAFE_INTEGER] : [query.until, 0];
+  if (query.before !== undefined) {
+    if (cursorReceivedAt === undefined) return null;
+    if (compareKeys([cursorReceivedAt, query.before], bound) < 0) bound = [cursorReceivedAt, query.before];
+  }
+  return bound;
+}
 
 function compareKeys(a: readonly [string, number], b: readonly [string, number]): number {
   if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;

@@ -28,7 +28,7 @@ describe('svc history, a short set', () => {
     const result = await history();
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
-    const stored = t.server.tracks.history({ limit: 10 }).records.reverse();
+    const stored = (await t.server.tracks.history({ limit: 10 })).records.reverse();
     const clock = (iso: string) => iso.slice(11, 16);
     expect(result.stdout).toBe(
       [
@@ -56,7 +56,7 @@ describe('svc history, a short set', () => {
   it('When --csv is given, then it prints RFC 4180 with the header row, quoting commas, quotes and line breaks', async () => {
     const result = await history('--csv');
     expect(result.code).toBe(0);
-    const stored = t.server.tracks.history({ limit: 10 }).records.reverse();
+    const stored = (await t.server.tracks.history({ limit: 10 })).records.reverse();
     expect(result.stdout).toBe(
       [
         'received_at,artist,title,album,label,date,isrc,duration',
@@ -109,7 +109,7 @@ describe('svc history, a long range', () => {
     // Stored straight through the real store: one track a minute from 2026-01-01 00:00 UTC.
     const tracks = t.server.tracks;
     for (let i = 0; i < total; i++) {
-      tracks.insert({ receivedSeq: tracks.nextReceivedSeq(), receivedAt: new Date(start + i * 60_000).toISOString(), metadata: { artist: 'DJ', title: `T${i}` } });
+      await tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date(start + i * 60_000).toISOString(), metadata: { artist: 'DJ', title: `T${i}` } });
     }
   });
   afterAll(() => t.close());
@@ -134,7 +134,7 @@ describe('svc history, a long range', () => {
 
   it('When --since is a span back from now, then older tracks are left out', async () => {
     const recent = new Date(Date.now() - 30 * 60_000).toISOString();
-    t.server.tracks.insert({ receivedSeq: t.server.tracks.nextReceivedSeq(), receivedAt: recent, metadata: { artist: 'DJ', title: 'Just now' } });
+    await t.server.tracks.insert({ receivedSeq: await t.server.tracks.nextReceivedSeq(), receivedAt: recent, metadata: { artist: 'DJ', title: 'Just now' } });
     const result = await runCli(['history', '--url', t.url, '--since', '90m', '--format', '{title}']);
     expect(result.stdout).toBe('Just now\n');
   });

@@ -195,7 +195,7 @@ describe('the whole plan', () => {
       // MusicBrainz was asked by recording id (from AcoustID), then for the release and the artist.
       expect(fakes.musicbrainz.calls().map((call) => call.path)).toEqual([`/ws/2/recording/${TEARDROP}`, `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
     } finally {
-      testPlan.close();
+      await testPlan.close();
     }
   });
 });

@@ -35,11 +35,11 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
     ['an empty body secret', () => submit({ ...track, secret: '' })],
     ['GET without secret', () => getWithQuery(`${t.url}/v1/remoteinput`, track)],
   ])('When the secret is missing (%s), then 403 {"error":"Missing secret in request"}', async (_name, send) => {
-    const before = t.server.tracks.count();
+    const before = await t.server.tracks.count();
     const res = await send();
     expect(res.status).toBe(403);
     expect(res.json).toEqual({ error: 'Missing secret in request' });
-    expect(t.server.tracks.count()).toBe(before);
+    expect((await t.server.tracks.count())).toBe(before);
   });
 
   it.each([

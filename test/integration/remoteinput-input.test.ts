@@ -12,12 +12,12 @@ describe('/v1/remoteinput input handling', () => {
 
   /** Asserts a JSON error with the status and that nothing was stored. */
   async function expectRejected(send: () => Promise<{ status: number; json: unknown }>, status: number): Promise<string> {
-    const before = t.server.tracks.count();
+    const before = await t.server.tracks.count();
     const res = await send();
     expect(res.status).toBe(status);
     const { error } = asObject(res.json);
     expect(typeof error).toBe('string');
-    expect(t.server.tracks.count()).toBe(before);
+    expect((await t.server.tracks.count())).toBe(before);
     return error as string;
   }
 

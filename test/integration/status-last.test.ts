@@ -106,10 +106,10 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
   });
 
   it('When HEAD /v1/remoteinput is sent with valid fields, then it answers 200 and creates no record', async () => {
-    const before = t.server.tracks.count();
+    const before = await t.server.tracks.count();
     const res = await request(`${t.url}/v1/remoteinput?artist=Head&title=Request`, { method: 'HEAD' });
     expect(res.status).toBe(200);
-    expect(t.server.tracks.count()).toBe(before);
+    expect((await t.server.tracks.count())).toBe(before);
     const lastHead = await request(`${t.url}/v1/last`, { method: 'HEAD' });
     expect(lastHead.status).toBe(200);
   });

@@ -90,10 +90,10 @@ describe("What's Now Playing Remote Output on /v1/remoteinput", () => {
     const ok = await postJson(url(), { isrc: ['GBDUW0000053'] }, auth);
     expect(ok.status).toBe(200);
     expect(asObject(ok.json).processed_metadata).toEqual({ isrc: ['GBDUW0000053'] });
-    const before = t.server.tracks.count();
+    const before = await t.server.tracks.count();
     const empty = await postJson(url(), { isrc: ['', '  '], genres: ['house'] }, auth);
     expect(empty.status).toBe(400);
-    expect(t.server.tracks.count()).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
   });
 
   it('When a list element is too long or the list holds a non-string, then the element is cut with the spec warning, the bad list dropped with one', async () => {

@@ -21,7 +21,7 @@ export function registerServe(program: Command, ctx: CliContext, setResult: SetR
     .option('-p, --port <port>', 'listen port (default 8899, env SVC_PORT)')
     .option('--host <address>', 'listen address; 0.0.0.0 for LAN clients (default 127.0.0.1, env SVC_HOST)')
     .option('--secret <secret>', 'shared secret required by /v1/remoteinput (env SVC_SECRET)')
-    .option('--db <file>', 'SQLite database file, or :memory: (env SVC_DATABASE)')
+    .option('--db <file-or-url>', 'SQLite database file, :memory:, or a postgres:// URL shared by several instances (env SVC_DATABASE)')
     .option('--offline', 'no lookups in outside music services (a submitted coverurl is still fetched)')
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .addHelpText('after', '\nExamples:\n  $ svc serve\n  $ svc serve --host 0.0.0.0 --port 9000 --secret "$(cat ~/.svc-secret)"\n  $ svc serve --db :memory: --offline')

@@ -14,9 +14,9 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export function coverRoutes(store: Pick<ImageStore, 'use' | 'get'>, budget: QueueBudget): Router<AppState> {
   const router = new Router<AppState>();
-  const blobs = new SharedBlobs((key) => store.get(key)?.bytes ?? null, budget);
+  const blobs = new SharedBlobs(async (key) => (await store.get(key))?.bytes ?? null, budget);
 
-  router.get('/cover/:key', (ctx) => {
+  router.get('/cover/:key', async (ctx) => {
     const key = ctx.params.key ?? '';
     if (!isImageKey(key)) throw new AppError('NOT_FOUND', 'No image with this key');
     const etag = `"${key}"`;
@@ -27,7 +27,7 @@ export function coverRoutes(store: Pick<ImageStore, 'use' | 'get'>, budget: Queu
       ctx.status = 304;
       return;
     }
-    const image = store.use(key);
+    const image = await store.use(key);
     if (!image) throw new AppError('NOT_FOUND', 'No image with this key');
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', IMMUTABLE);

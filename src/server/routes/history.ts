@@ -21,8 +21,8 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
 
   const pages = createHistoryPages(deps.tracks);
 
-  router.get('/history', (ctx) => {
-    const { body, etag } = pages.answer(parseHistoryQuery(ctx.query));
+  router.get('/history', async (ctx) => {
+    const { body, etag } = await pages.answer(parseHistoryQuery(ctx.query));
     ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
     ctx.type = 'application/json';
     if (matchesEtag(ctx.get('If-None-Match'), etag)) {
@@ -32,11 +32,11 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     ctx.body = body;
   });
 
-  router.delete('/history/:dbid', (ctx) => {
+  router.delete('/history/:dbid', async (ctx) => {
     const raw = ctx.params.dbid ?? '';
     const dbid = parseDbid(raw);
     if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);
-    deleteTrack(
+    await deleteTrack(
       { method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') },
       dbid,
       deps,

@@ -46,7 +46,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
 
   const stampArrival = async (ctx: AppContext, next: () => Promise<unknown>) => {
     // Arrival order decides the current track, so take it before the body is read.
-    if (ctx.method !== 'HEAD') ctx.state.receivedSeq = deps.tracks.nextReceivedSeq();
+    if (ctx.method !== 'HEAD') ctx.state.receivedSeq = await deps.tracks.nextReceivedSeq();
     await next();
   };
 

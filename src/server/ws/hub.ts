@@ -30,7 +30,7 @@ export const MAX_REQUESTS_IN_FLIGHT = 8;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
-  imagesOf(record: TrackRecord): TrackImage[];
+  imagesOf(record: TrackRecord): Promise<TrackImage[]>;
   on(event: 'image', listener: (image: TrackImage) => void): unknown;
   off(event: 'image', listener: (image: TrackImage) => void): unknown;
 }
@@ -87,7 +87,11 @@ export function createImageHub(options: HubOptions): ImageHub {
     const current = options.nowPlaying.current();
     if (!current) return;
     client.outbox.push(JSON.stringify(trackFrame(current)));
-    for (const image of safeImagesOf(current)) client.outbox.push(JSON.stringify(imageFrame(image)));
+    void safeImagesOf(current).then((images) => {
+      // The track may have changed while the images were read: they belong to the old one then.
+      if (options.nowPlaying.current()?.dbid !== current.dbid) return;
+      for (const image of images) client.outbox.push(JSON.stringify(imageFrame(image)));
+    });
   };
 
   const onTrackChanged = (record: TrackRecord) => broadcast(trackFrame(record));
@@ -109,9 +113,9 @@ export function createImageHub(options: HubOptions): ImageHub {
     client.inFlight += 1;
     // Stop reading past the bound; resumed as answers drain (Outbox onReplySent).
     if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
-    client.outbox.reply(() => {
+    client.outbox.reply(async () => {
       if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
-      return replyText(answerMessage(text, { images: options.images, version: options.version }), options.images);
+      return replyText(await answerMessage(text, { images: options.images, version: options.version }), options.images);
     });
     // `hello` with `subscribe: true`: the welcome first, then the pushes.
     if (subscription === 'with-request') subscribe(client);
@@ -144,9 +148,9 @@ export function createImageHub(options: HubOptions): ImageHub {
     client.window = setTimeout(() => subscribe(client), options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS);
   });
 
-  const safeImagesOf = (record: TrackRecord): TrackImage[] => {
+  const safeImagesOf = async (record: TrackRecord): Promise<TrackImage[]> => {
     try {
-      return options.images.imagesOf(record);
+      return await options.images.imagesOf(record);
     } catch (error) {
       options.logger.error(`images ws: cannot list the images of track ${record.dbid}: ${String(error)}`);
       return [];

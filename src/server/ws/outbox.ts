@@ -12,7 +12,7 @@ import { WebSocket } from 'ws';
 //   base64 image. Replies never close a socket; the heartbeat drops a peer that is gone.
 
 /** A whole message, or its fragments in order, each produced only when it is its turn. */
-export type Outgoing = string | Iterable<string>;
+export type Outgoing = string | Iterable<string> | AsyncIterable<string>;
 
 export type QueuedKind = 'push' | 'reply';
 
@@ -66,7 +66,10 @@ export interface OutboxOptions {
   onReplyFailed(error: unknown): void;
 }
 
-type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: () => Outgoing } | { kind: 'close'; data: string; code: number; reason: string };
+/** Produces a reply; a promise when it is read from the (asynchronous) store. */
+type Produce = () => Outgoing | Promise<Outgoing>;
+
+type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: Produce } | { kind: 'close'; data: string; code: number; reason: string };
 
 const CLOSE_INTERNAL_ERROR = 1011;
 const CLOSE_TRY_AGAIN_LATER = 1013;
@@ -112,7 +115,7 @@ export class Outbox {
   }
 
   /** Queues the answer to a request; `produce` runs when the previous reply has drained. */
-  reply(produce: () => Outgoing): void {
+  reply(produce: Produce): void {
     this.queue.push({ kind: 'reply', produce });
     this.pump();
   }
@@ -146,33 +149,63 @@ export class Outbox {
     }
   }
 
-  private startReply(produce: () => Outgoing): void {
+  private startReply(produce: Produce): void {
     this.replyBusy = true;
-    let outgoing: Outgoing;
+    let produced: Outgoing | Promise<Outgoing>;
     try {
-      outgoing = produce();
+      produced = produce();
     } catch (error) {
       this.fail(error);
       return;
     }
+    if (produced instanceof Promise) {
+      // Pushes queued meanwhile wait behind this reply, so frames keep the order they were queued in.
+      this.midMessage = true;
+      produced.then(
+        (outgoing) => {
+          this.midMessage = false;
+          this.sendOutgoing(outgoing);
+          this.pump();
+        },
+        (error: unknown) => this.fail(error),
+      );
+      return;
+    }
+    this.sendOutgoing(produced);
+  }
+
+  private sendOutgoing(outgoing: Outgoing): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
     if (typeof outgoing === 'string') {
       this.sendCounted(outgoing, true, () => this.replyDone());
       return;
     }
     this.midMessage = true;
-    this.sendFragments(outgoing[Symbol.iterator]());
+    this.sendFragments(Symbol.asyncIterator in outgoing ? outgoing[Symbol.asyncIterator]() : outgoing[Symbol.iterator]());
   }
 
-  private sendFragments(fragments: Iterator<string>): void {
+  private sendFragments(fragments: Iterator<string> | AsyncIterator<string>): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    let step: IteratorResult<string>;
+    let next: IteratorResult<string> | Promise<IteratorResult<string>>;
     try {
-      step = fragments.next();
+      next = fragments.next();
     } catch (error) {
       // Half a message is out; the only honest end is to close.
       this.fail(error);
       return;
     }
+    if (next instanceof Promise) {
+      next.then(
+        (step) => this.sendStep(fragments, step),
+        (error: unknown) => this.fail(error),
+      );
+      return;
+    }
+    this.sendStep(fragments, next);
+  }
+
+  private sendStep(fragments: Iterator<string> | AsyncIterator<string>, step: IteratorResult<string>): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
     if (step.done) {
       this.sendCounted('', true, () => {
         this.midMessage = false;

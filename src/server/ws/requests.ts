@@ -20,10 +20,10 @@ import {
 // album images only as cover (the same split What's Now Playing makes).
 
 export interface ImageLookup {
-  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[];
-  meta(key: string): StoredImage | null;
+  find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): Promise<StoredImage[]>;
+  meta(key: string): Promise<StoredImage | null>;
   /** A piece of the stored bytes (see ImageStore.slice); null once the image is gone. */
-  slice(key: string, offset: number, length: number): Buffer | null;
+  slice(key: string, offset: number, length: number): Promise<Buffer | null>;
 }
 
 /** An `image_data` answer before its bytes are read: they go out piece by piece (replyText). */
@@ -61,22 +61,22 @@ class RequestError extends Error {
  * What goes out for an answer: a whole frame, or for image_data the fragments of
  * `{...head, "image_data": "<base64>"}`, each read from the store only when it is sent.
  */
-export function replyText(answer: Answer, images: ImageLookup): string | Iterable<string> {
+export function replyText(answer: Answer, images: ImageLookup): string | AsyncIterable<string> {
   if (!('head' in answer)) return JSON.stringify(answer);
   return base64Fragments(answer.head, 'image_data', answer.size, (offset, length) => images.slice(answer.head.key, offset, length));
 }
 
-/** Fragments of `{...head, "<field>": "<base64 of size bytes>"}`; `read` is called lazily. */
-export function* base64Fragments(
+/** Fragments of `{...head, "<field>": "<base64 of size bytes>"}`; `read` is called lazily (the store is asynchronous). */
+export async function* base64Fragments(
   head: object,
   field: string,
   size: number,
-  read: (offset: number, length: number) => Buffer | null,
-): Generator<string> {
+  read: (offset: number, length: number) => Promise<Buffer | null>,
+): AsyncGenerator<string> {
   const opening = JSON.stringify(head);
   yield `${opening === '{}' ? '{' : `${opening.slice(0, -1)},`}${JSON.stringify(field)}:"`;
   for (let offset = 0; offset < size; offset += IMAGE_FRAGMENT_BYTES) {
-    const part = read(offset, IMAGE_FRAGMENT_BYTES);
+    const part = await read(offset, IMAGE_FRAGMENT_BYTES);
     if (!part || part.length === 0) throw new Error('the image was removed while it was being sent');
     yield part.toString('base64');
   }
@@ -101,7 +101,7 @@ export function subscriptionIn(text: string): 'subscribe-only' | 'with-request' 
 }
 
 /** Answers one text message from a client. Never throws. */
-export function answerMessage(text: string, context: RequestContext): Answer {
+export async function answerMessage(text: string, context: RequestContext): Promise<Answer> {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -116,12 +116,12 @@ export function answerMessage(text: string, context: RequestContext): Answer {
       case 'get_images': {
         const category = requiredString(message.category, 'category', 'MISSING_CATEGORY');
         const dataType = requiredString(message.data_type ?? message.datatype, 'datatype', 'MISSING_DATATYPE');
-        return getImages(parseQuery(message, category, dataType), context);
+        return await getImages(parseQuery(message, category, dataType), context);
       }
       case 'list_images': {
         const dataType = requiredString(message.data_type ?? message.datatype, 'datatype', 'MISSING_DATATYPE');
         const category = requiredString(message.category, 'category', 'MISSING_CATEGORY');
-        return listImages(parseQuery(message, category, dataType), context);
+        return await listImages(parseQuery(message, category, dataType), context);
       }
       default:
         throw new RequestError('UNKNOWN_MESSAGE_TYPE', `Unknown message type: ${message.type.slice(0, 64)}`);
@@ -158,7 +158,7 @@ function parseQuery(message: Message, category: string, dataType: string): Image
   return { dataType, category: 'cover', artist, album };
 }
 
-function findImages(query: ImageQuery, context: RequestContext): StoredImage[] {
+function findImages(query: ImageQuery, context: RequestContext): Promise<StoredImage[]> {
   const artistKey = nameKey(query.artist);
   return context.images.find({
     category: query.category,
@@ -171,11 +171,11 @@ function echo(query: ImageQuery): { data_type: DataType; category: string; artis
   return { data_type: query.dataType, category: query.category, artist: query.artist, ...(query.album === undefined ? {} : { album: query.album }) };
 }
 
-function getImages(query: ImageQuery, context: RequestContext): ImageDataAnswer | NoImageFrame {
-  const found = findImages(query, context);
+async function getImages(query: ImageQuery, context: RequestContext): Promise<ImageDataAnswer | NoImageFrame> {
+  const found = await findImages(query, context);
   const pick = context.pick ?? ((count: number) => Math.floor(Math.random() * count));
   const chosen = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
-  const image = chosen ? context.images.meta(chosen.key) : null;
+  const image = chosen ? await context.images.meta(chosen.key) : null;
   if (!image) {
     const what = query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;
     return { type: 'no_image', ...echo(query), message: `No ${what}` };
@@ -186,8 +186,8 @@ function getImages(query: ImageQuery, context: RequestContext): ImageDataAnswer 
   };
 }
 
-function listImages(query: ImageQuery, context: RequestContext): ImageListFrame {
-  const found = findImages(query, context);
+async function listImages(query: ImageQuery, context: RequestContext): Promise<ImageListFrame> {
+  const found = await findImages(query, context);
   return {
     type: 'image_list',
     ...echo(query),

@@ -55,7 +55,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   const heartbeat = startHeartbeat(wss, options.pingIntervalMs ?? 30_000);
 
   /** The frame for the track current when it is this reader's turn (never an outdated one). */
-  const frameNow = (): string | Iterable<string> => {
+  const frameNow = async (): Promise<string | AsyncIterable<string>> => {
     const record = options.nowPlaying.current();
     if (!record) return '{}';
     return trackFrame(record, options.images);
@@ -126,10 +126,10 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 }
 
 /** `{...the /v1/last fields without dbid, "coverimagebase64": "..."}`, the cover read lazily. */
-function trackFrame(record: TrackRecord, images: Pick<ImageLookup, 'meta' | 'slice'>): string | Iterable<string> {
+async function trackFrame(record: TrackRecord, images: Pick<ImageLookup, 'meta' | 'slice'>): Promise<string | AsyncIterable<string>> {
   const fields = { ...record.metadata };
   const coverKey = typeof fields.coverurl === 'string' ? COVER_REFERENCE.exec(fields.coverurl)?.[1] : undefined;
-  const cover = coverKey === undefined ? null : images.meta(coverKey);
+  const cover = coverKey === undefined ? null : await images.meta(coverKey);
   if (!cover) return JSON.stringify({ ...fields, coverimagebase64: TRANSPARENT_PNG_BASE64 });
   return base64Fragments(fields, 'coverimagebase64', cover.size, (offset, length) => images.slice(cover.key, offset, length));
 }

@@ -17,9 +17,9 @@ function asHistory(value: unknown): HistoryAnswer {
 }
 
 /** Stores a record straight through the real store, with a chosen received time. */
-function storeAt(t: TestServer, receivedAt: string, metadata: Record<string, string>): number {
+async function storeAt(t: TestServer, receivedAt: string, metadata: Record<string, string>): Promise<number> {
   const tracks = t.server.tracks;
-  return tracks.insert({ receivedSeq: tracks.nextReceivedSeq(), receivedAt, metadata }).dbid;
+  return (await tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt, metadata })).dbid;
 }
 
 describe('GET /v1/history', () => {
@@ -121,7 +121,7 @@ describe('GET /v1/history filters', () => {
     // A two-hour set, one track every 20 minutes, 20:00 to 21:40 UTC.
     for (let i = 0; i < 6; i++) {
       const at = new Date(Date.UTC(2026, 10, 22, 20, i * 20)).toISOString();
-      ids[at] = storeAt(t, at, { artist: 'DJ', title: `Track ${i}` });
+      ids[at] = await storeAt(t, at, { artist: 'DJ', title: `Track ${i}` });
     }
   });
   afterAll(() => t.close());
@@ -159,7 +159,7 @@ describe('GET /v1/history filters', () => {
   it('When before names a deleted record, then paging goes on from where it stood', async () => {
     const at = new Date(Date.UTC(2026, 10, 22, 21, 0)).toISOString();
     const dbid = ids[at];
-    expect(t.server.tracks.remove(dbid)).toBe(true);
+    expect(await t.server.tracks.remove(dbid)).toBe(true);
     expect(await titles(`before=${dbid}&limit=10`)).toEqual(['Track 2', 'Track 1', 'Track 0']);
   });
 });
@@ -184,7 +184,7 @@ describe('DELETE /v1/history/<dbid>', () => {
     expect(wrong.json).toEqual({ error: 'Invalid secret' });
     const wrongHeaderRightQuery = await request(`${t.url}/v1/history/${dbid}?secret=s3cret`, { method: 'DELETE', headers: { 'X-SVC-Client-Auth': 'nope' } });
     expect(wrongHeaderRightQuery.status).toBe(403);
-    expect(t.server.tracks.byDbid(dbid)).not.toBeNull();
+    expect(await t.server.tracks.byDbid(dbid)).not.toBeNull();
   });
 
   it('When the dbid is unknown, then 404; when it is not a number, then 400', async () => {

@@ -26,12 +26,12 @@ describe('browser writes to /v1/remoteinput', () => {
     ['an <img> GET from a sibling subdomain', 'GET', { 'Sec-Fetch-Site': 'same-site', 'Sec-Fetch-Dest': 'image' }, undefined],
     ['a HEAD from another origin', 'HEAD', { Origin: 'http://evil.test' }, undefined],
   ])('When %s arrives, then 403 "Cross-site request refused" and nothing is stored', async (_name, method, headers, body) => {
-    const before = t.server.tracks.count();
+    const before = await t.server.tracks.count();
     const path = method === 'POST' ? '/v1/remoteinput' : `/v1/remoteinput?${TRACK}`;
     const res = await rawRequest(`${t.url}${path}`, { method, headers, body });
     expect(res.status).toBe(403);
     if (method !== 'HEAD') expect(JSON.parse(res.text)).toEqual({ error: 'Cross-site request refused' });
-    expect(t.server.tracks.count()).toBe(before);
+    expect((await t.server.tracks.count())).toBe(before);
   });
 
   it('When the path is spelled in capitals with a trailing slash, then the write is still refused', async () => {
@@ -45,11 +45,11 @@ describe('browser writes to /v1/remoteinput', () => {
     ['a listed write origin', { Origin: 'http://overlay.test:3000', 'Sec-Fetch-Site': 'cross-site' }],
     ['a typed-in address bar visit', { 'Sec-Fetch-Site': 'none' }],
   ])('When a write comes with %s, then it is stored', async (_name, headers: Record<string, string>) => {
-    const before = t.server.tracks.count();
+    const before = await t.server.tracks.count();
     const resolved = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v === 'OWN' ? ownOrigin() : v]));
     const res = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}`, { headers: resolved });
     expect(res.status).toBe(200);
-    expect(t.server.tracks.count()).toBe(before + 1);
+    expect(await t.server.tracks.count()).toBe(before + 1);
   });
 
   it('When a page on another origin reads /v1/last or /v1/status, then it may (corsOrigins ["*"])', async () => {
@@ -72,10 +72,10 @@ describe('DELETE /v1/history/<dbid> from a browser', () => {
     const { dbid } = JSON.parse(stored.text) as { dbid: number };
     const refused = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: 'http://evil.test', 'Sec-Fetch-Site': 'cross-site' } });
     expect([refused.status, JSON.parse(refused.text)]).toEqual([403, { error: 'Cross-site request refused' }]);
-    expect(t.server.tracks.count()).toBe(1);
+    expect(await t.server.tracks.count()).toBe(1);
     const allowed = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: t.url, 'Sec-Fetch-Site': 'same-origin' } });
     expect(allowed.status).toBeLessThan(300);
-    expect(t.server.tracks.count()).toBe(0);
+    expect(await t.server.tracks.count()).toBe(0);
   });
 });
 
@@ -90,6 +90,6 @@ describe('browser writes with a secret configured', () => {
     const res = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}&secret=s3cret`, { headers: { Origin: 'http://evil.test' } });
     expect(res.status).toBe(403);
     expect(JSON.parse(res.text)).toEqual({ error: 'Cross-site request refused' });
-    expect(t.server.tracks.count()).toBe(0);
+    expect((await t.server.tracks.count())).toBe(0);
   });
 });

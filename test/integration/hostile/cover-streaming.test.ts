@@ -17,7 +17,7 @@ describe('streamed cover replies', () => {
   let key: string;
   beforeAll(async () => {
     t = await startTestServer({ config: { limits: { maxQueuedBytes: 1024 * 1024 } } });
-    key = t.server.imageStore.put(bigImage).key;
+    key = (await t.server.imageStore.put(bigImage)).key;
   });
   afterAll(() => t.close());
 

@@ -57,7 +57,7 @@ describeWithChromium('a page on another local origin, in headless Chromium', () 
     // The access log: one line per request that reached svc, with its method and status.
     const writes = t.logs.flatMap((line) => /info (\w+) \/v1\/remoteinput\S* (\d{3}) /.exec(line)?.slice(1, 3).join(' ') ?? []);
     expect(writes.sort()).toEqual(['GET 403', 'GET 403', 'POST 403', 'POST 403']);
-    expect(t.server.tracks.count()).toBe(0);
+    expect(await t.server.tracks.count()).toBe(0);
     await page.close();
   });
 });

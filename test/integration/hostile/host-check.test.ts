@@ -16,7 +16,7 @@ describe('the Host check on a loopback listener', () => {
     expect(res.status).toBe(421);
     expect(JSON.parse(res.text)).toEqual({ error: 'Unknown host: evil.test:8899' });
     expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(t.server.tracks.count()).toBe(0);
+    expect((await t.server.tracks.count())).toBe(0);
   });
 
   it.each(['localhost', 'LOCALHOST:8899', '127.0.0.1', '127.1.2.3:80', '[::1]:8899', 'dj-laptop.local', 'DJ-Laptop.local:8899'])(

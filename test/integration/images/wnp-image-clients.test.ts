@@ -152,9 +152,9 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
 
   it('When a reader stops reading after asking six times for a multi-MB image, then it is not closed, the server reads only a few fragments from the store, and all six answers arrive once it reads again', async () => {
     const big = fakeJpeg(6 * 1024 * 1024, 77);
-    const stored = t.server.imageStore.put(big);
-    const dbid = t.server.tracks.current()?.dbid as number;
-    t.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Big Artist'), albumKey: '', source: 'test' }]);
+    const stored = await t.server.imageStore.put(big);
+    const dbid = (await t.server.tracks.current())?.dbid as number;
+    await t.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Big Artist'), albumKey: '', source: 'test' }]);
     const slice = jest.spyOn(t.server.imageStore, 'slice');
 
     const client = await strictClient(t.url, { type: 'hello' });
@@ -194,10 +194,10 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
     // Its own server, whose heartbeat does not drop this client (it answers no ping) on a busy machine.
     const own = await startTestServer({ ws: { pingIntervalMs: 600_000 } });
     const big = fakeJpeg(3 * 1024 * 1024, 78);
-    const stored = own.server.imageStore.put(big);
+    const stored = await own.server.imageStore.put(big);
     const submitted = await postJson(`${own.url}/v1/remoteinput`, { artist: 'Stalled Artist', title: 'T' });
     const dbid = asObject(submitted.json).dbid as number;
-    own.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Stalled Artist'), albumKey: '', source: 'test' }]);
+    await own.server.imageStore.link([{ dbid, category: 'fanart', key: stored.key, artistKey: nameKey('Stalled Artist'), albumKey: '', source: 'test' }]);
     const raw = await openRawWs(own.url);
     raw.socket.pause();
     // 8 answers of 4 MiB each: far more than the kernel buffers hold, so they stay in flight.

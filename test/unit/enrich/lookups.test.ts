@@ -88,24 +88,32 @@ describe('Lookups (cache and coalescing)', () => {
   it('When one waiter gives up, then the shared lookup goes on for the others; when all give up, then it is cancelled', async () => {
     let seenSignal: AbortSignal | undefined;
     let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started: () => void = () => undefined;
+    let gate = new Promise<void>((resolve) => (release = resolve));
     const fetch = jest.fn(async (flightSignal: AbortSignal) => {
       seenSignal = flightSignal;
+      started();
       await gate;
       return { name: 'Björk' };
     });
     const first = new AbortController();
     const second = new AbortController();
+    // The cache is read asynchronously: the flight has begun once fetch is called.
+    const flying = new Promise<void>((resolve) => (started = resolve));
     const a = lookups.get(spec(fetch), first.signal);
     const b = lookups.get(spec(fetch), second.signal);
+    await flying;
     first.abort(new Error('first deadline'));
     await expect(a).rejects.toThrow('first deadline');
     expect(seenSignal?.aborted).toBe(false);
     release();
     expect(await b).toEqual({ name: 'Björk' });
 
+    gate = new Promise<void>(() => undefined);
+    const thirdFlying = new Promise<void>((resolve) => (started = resolve));
     const third = new AbortController();
     const c = lookups.get(spec(fetch, 'artist/2'), third.signal);
+    await thirdFlying;
     third.abort(new Error('third deadline'));
     await expect(c).rejects.toThrow('third deadline');
     expect(seenSignal?.aborted).toBe(true);

@@ -2,9 +2,7 @@ import { ImageCollector } from '../../../src/images/collector';
 import { ImageFetchError, type ImageFetcher } from '../../../src/images/fetch-image';
 import { silentLogger } from '../../../src/log';
 import { NowPlaying } from '../../../src/store/now-playing';
-import { openDatabase } from '../../../src/store/database';
-import { createImageStore } from '../../../src/store/images';
-import { createTrackStore } from '../../../src/store/tracks';
+import { openSqliteStore } from '../../../src/store/open-store';
 
 /** A 1x1 PNG. */
 const PNG = Buffer.from(
@@ -13,13 +11,12 @@ const PNG = Buffer.from(
 );
 
 function setUp(fetchImage: ImageFetcher) {
-  const db = openDatabase(':memory:');
-  const tracks = createTrackStore(db);
-  const store = createImageStore(db, { maxTotalBytes: 1024 * 1024 });
+  const db = openSqliteStore(':memory:', { maxImageBytes: 1024 * 1024 });
+  const { tracks, images: store } = db;
   const nowPlaying = new NowPlaying(null);
   const collector = new ImageCollector({ store, tracks, nowPlaying, fetchImage, logger: silentLogger });
-  const submit = (title: string) => {
-    const record = tracks.insert({ receivedSeq: tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { artist: 'A', title } });
+  const submit = async (title: string) => {
+    const record = await tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { artist: 'A', title } });
     nowPlaying.offer(record);
     return record;
   };
@@ -34,12 +31,12 @@ describe('ImageCollector', () => {
       throw new ImageFetchError('http-status', 'HTTP 404');
     });
     const candidate = { category: 'fanart' as const, url: 'http://images.invalid/gone.jpg', source: 'theaudiodb' };
-    collector.collect(submit('One'), undefined, [candidate]);
+    await collector.collect(await submit('One'), undefined, [candidate]);
     await collector.idle();
-    collector.collect(submit('Two'), undefined, [candidate]);
+    await collector.collect(await submit('Two'), undefined, [candidate]);
     await collector.idle();
     expect(asked).toEqual([candidate.url]);
-    db.close();
+    await db.close();
   });
 
   it('When a provider image was downloaded once, then a track seen again gets it linked at once, announced, without a download', async () => {
@@ -49,21 +46,21 @@ describe('ImageCollector', () => {
       return { bytes: PNG, mimeType: 'image/png' };
     });
     const candidates = [{ category: 'cover' as const, url: 'http://images.invalid/front.png', source: 'coverartarchive' }];
-    collector.collect(submit('First play'), undefined, candidates);
+    await collector.collect(await submit('First play'), undefined, candidates);
     await collector.idle();
     expect(downloads).toBe(1);
 
-    const cover = collector.knownCover(candidates);
+    const cover = await collector.knownCover(candidates);
     expect(cover?.source).toBe('coverartarchive');
     const announced: string[] = [];
     collector.on('image', (image) => announced.push(image.category));
-    const again = submit('Second play');
-    collector.collect(again, cover, candidates);
-    // Linked synchronously: no await between collect() and these checks.
-    expect(store.imagesOf(again.dbid).map((image) => image.category)).toEqual(['cover']);
+    const again = await submit('Second play');
+    // Linked and announced by the time collect() resolves, before any background download.
+    await collector.collect(again, cover, candidates);
+    expect((await store.imagesOf(again.dbid)).map((image) => image.category)).toEqual(['cover']);
     expect(announced).toEqual(['cover']);
     await collector.idle();
     expect(downloads).toBe(1);
-    db.close();
+    await db.close();
   });
 });

@@ -10,31 +10,31 @@ describe('createHistoryPages', () => {
   const setup = () => {
     const db = openDatabase(':memory:');
     const tracks = createTrackStore(db);
-    const add = (title: string) => tracks.insert({ receivedSeq: tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { title } });
+    const add = async (title: string) => tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { title } });
     return { db, tracks, add, pages: createHistoryPages(tracks) };
   };
 
-  it('When nothing was written, then the same page is the same copy', () => {
+  it('When nothing was written, then the same page is the same copy', async () => {
     const { db, add, pages } = setup();
-    add('One');
-    const first = pages.answer({ limit: 10 });
-    expect(pages.answer({ limit: 10 })).toBe(first);
+    await add('One');
+    const first = await pages.answer({ limit: 10 });
+    expect(await pages.answer({ limit: 10 })).toBe(first);
     db.close();
   });
 
-  it('When a record is inserted, updated or removed, then the page is made again with another ETag', () => {
+  it('When a record is inserted, updated or removed, then the page is made again with another ETag', async () => {
     const { db, tracks, add, pages } = setup();
-    const one = add('One');
-    const before = pages.answer({ limit: 10 });
-    add('Two');
-    const inserted = pages.answer({ limit: 10 });
+    const one = await add('One');
+    const before = await pages.answer({ limit: 10 });
+    await add('Two');
+    const inserted = await pages.answer({ limit: 10 });
     expect(inserted.etag).not.toBe(before.etag);
     expect(titles(inserted.body)).toEqual(['Two', 'One']);
-    tracks.updateMetadata(one.dbid, { title: 'One (edit)' });
-    const updated = pages.answer({ limit: 10 });
+    await tracks.updateMetadata(one.dbid, { title: 'One (edit)' });
+    const updated = await pages.answer({ limit: 10 });
     expect(updated.body).toContain('One (edit)');
-    tracks.remove(one.dbid);
-    expect(titles(pages.answer({ limit: 10 }).body)).toEqual(['Two']);
+    await tracks.remove(one.dbid);
+    expect(titles((await pages.answer({ limit: 10 })).body)).toEqual(['Two']);
     db.close();
   });
 });

@@ -17,6 +17,19 @@ describe('storage health', () => {
     expect(storageFailureKind(new Error('plain'))).toBeUndefined();
   });
 
+  it('When PostgreSQL cannot serve (a lost connection, a shutdown, a full disk), then that is a storage failure; a bad statement is not', () => {
+    // SQLSTATEs: https://www.postgresql.org/docs/15/errcodes-appendix.html; node-postgres's own
+    // messages for a broken connection: pg/lib/client.js and pg-pool/index.js.
+    expect(storageFailureKind(sqliteError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'))).toBe('postgres-connection');
+    expect(storageFailureKind(new Error('Connection terminated unexpectedly'))).toBe('postgres-connection');
+    expect(storageFailureKind(new Error('timeout exceeded when trying to connect'))).toBe('postgres-connection');
+    expect(storageFailureKind(sqliteError('57P01', 'terminating connection due to administrator command'))).toBe('postgres-57P01');
+    expect(storageFailureKind(sqliteError('08006', 'connection failure'))).toBe('postgres-08006');
+    expect(storageFailureKind(sqliteError('53100', 'could not extend file: No space left on device'))).toBe('postgres-53100');
+    expect(storageFailureKind(sqliteError('23505', 'duplicate key value violates unique constraint'))).toBeUndefined();
+    expect(storageFailureKind(sqliteError('42P01', 'relation "tracks" does not exist'))).toBeUndefined();
+  });
+
   it('When writes fail, then 503, "unavailable", and one log line per kind per minute with a count after', () => {
     let now = 0;
     const lines: string[] = [];

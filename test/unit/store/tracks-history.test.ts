@@ -19,17 +19,18 @@ describe('the history page query', () => {
     }
   });
 
-  it('When records arrived out of dbid order, then pages follow the received time and each record comes once', () => {
+  it('When records arrived out of dbid order, then pages follow the received time and each record comes once', async () => {
     const db = openDatabase(':memory:');
     try {
       const tracks = createTrackStore(db);
       // A slow submission that arrived first is stored last (a later dbid, an earlier time).
       const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
-      const dbids = times.map((receivedAt, i) => tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } }).dbid);
+      const dbids: number[] = [];
+      for (const [i, receivedAt] of times.entries()) dbids.push((await tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
       const seen: number[] = [];
       let before: number | undefined;
       for (;;) {
-        const page = tracks.history({ limit: 1, before });
+        const page = await tracks.history({ limit: 1, before });
         seen.push(...page.records.map((r) => r.dbid));
         if (!page.more) break;
         before = page.records.at(-1)?.dbid;

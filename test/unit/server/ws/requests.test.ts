@@ -13,32 +13,35 @@ function lookup(): ImageLookup & { queries: unknown[] } {
   const queries: unknown[] = [];
   return {
     queries,
-    find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): StoredImage[] {
+    async find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): Promise<StoredImage[]> {
       queries.push(query);
       if (query.artistKey === 'bjork' && query.category === 'fanart' && query.albumKey === undefined) return [fanart];
       if (query.artistKey === 'bjork' && query.category === 'cover' && query.albumKey === 'homogenic') return [cover];
       return [];
     },
-    meta: (key) => [fanart, cover].find((image) => image.key === key) ?? null,
-    slice: (key, offset, length) => [fanart, cover].find((image) => image.key === key)?.bytes.subarray(offset, offset + length) ?? null,
+    meta: async (key) => [fanart, cover].find((image) => image.key === key) ?? null,
+    slice: async (key, offset, length) => [fanart, cover].find((image) => image.key === key)?.bytes.subarray(offset, offset + length) ?? null,
   };
 }
 
 /** The answer as a client reads it: the fragments of a streamed reply joined up. */
-const ask = (message: unknown, images: ImageLookup = lookup()): ReplyFrame => {
-  const answer = answerMessage(typeof message === 'string' ? message : JSON.stringify(message), { images, version: '1.2.3', pick: () => 0 });
+const ask = async (message: unknown, images: ImageLookup = lookup()): Promise<ReplyFrame> => {
+  const answer = await answerMessage(typeof message === 'string' ? message : JSON.stringify(message), { images, version: '1.2.3', pick: () => 0 });
   const text = replyText(answer, images);
-  return JSON.parse(typeof text === 'string' ? text : [...text].join('')) as ReplyFrame;
+  if (typeof text === 'string') return JSON.parse(text) as ReplyFrame;
+  const parts: string[] = [];
+  for await (const part of text) parts.push(part);
+  return JSON.parse(parts.join('')) as ReplyFrame;
 };
 
 describe('image client messages', () => {
-  it('When a client says hello, then the server welcomes it', () => {
-    expect(ask({ type: 'hello', client: 'slideshow' })).toEqual({ type: 'welcome', server: 'svc', version: '1.2.3', status: 'ready' });
+  it('When a client says hello, then the server welcomes it', async () => {
+    expect(await ask({ type: 'hello', client: 'slideshow' })).toEqual({ type: 'welcome', server: 'svc', version: '1.2.3', status: 'ready' });
   });
 
-  it('When an artist image exists, then get_images answers image_data in base64, matched by normalized name', () => {
+  it('When an artist image exists, then get_images answers image_data in base64, matched by normalized name', async () => {
     const images = lookup();
-    expect(ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'BJÖRK' } }, images)).toEqual({
+    expect(await ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'BJÖRK' } }, images)).toEqual({
       type: 'image_data',
       data_type: 'artist',
       category: 'fanart',
@@ -51,28 +54,28 @@ describe('image client messages', () => {
     expect(images.queries).toEqual([{ category: 'fanart', artistKey: 'bjork' }]);
   });
 
-  it('When an album cover exists, then get_images answers it; `datatype` and top-level names are accepted too', () => {
-    const reply = ask({ type: 'get_images', category: 'cover', datatype: 'album', artist: 'Björk', album: 'Homogenic' });
+  it('When an album cover exists, then get_images answers it; `datatype` and top-level names are accepted too', async () => {
+    const reply = await ask({ type: 'get_images', category: 'cover', datatype: 'album', artist: 'Björk', album: 'Homogenic' });
     expect(reply).toMatchObject({ type: 'image_data', data_type: 'album', category: 'cover', artist: 'Björk', album: 'Homogenic', image_data: 'CQg=', mime_type: 'image/png' });
   });
 
-  it('When nothing is stored, then get_images answers no_image with a message', () => {
-    expect(ask({ type: 'get_images', category: 'logo', data_type: 'artist', parameters: { artist: 'Nobody' } })).toEqual({
+  it('When nothing is stored, then get_images answers no_image with a message', async () => {
+    expect(await ask({ type: 'get_images', category: 'logo', data_type: 'artist', parameters: { artist: 'Nobody' } })).toEqual({
       type: 'no_image',
       data_type: 'artist',
       category: 'logo',
       artist: 'Nobody',
       message: 'No logo images found for Nobody',
     });
-    expect(ask({ type: 'get_images', category: 'cover', data_type: 'album', parameters: { artist: 'Björk', album: 'Post' } })).toMatchObject({
+    expect(await ask({ type: 'get_images', category: 'cover', data_type: 'album', parameters: { artist: 'Björk', album: 'Post' } })).toMatchObject({
       type: 'no_image',
       album: 'Post',
       message: 'No cover images found for "Post" by Björk',
     });
   });
 
-  it('When a client lists images, then image_list carries the keys, their total and fetchable URLs', () => {
-    expect(ask({ type: 'list_images', data_type: 'artist', category: 'fanart', parameters: { artist: 'bjork' } })).toEqual({
+  it('When a client lists images, then image_list carries the keys, their total and fetchable URLs', async () => {
+    expect(await ask({ type: 'list_images', data_type: 'artist', category: 'fanart', parameters: { artist: 'bjork' } })).toEqual({
       type: 'image_list',
       data_type: 'artist',
       category: 'fanart',
@@ -81,7 +84,7 @@ describe('image client messages', () => {
       total: 1,
       images: [{ key: fanart.key, url: `cover/${fanart.key}`, mime_type: 'image/jpeg' }],
     });
-    expect(ask({ type: 'list_images', data_type: 'album', category: 'cover', parameters: { artist: 'x', album: 'y' } })).toMatchObject({ type: 'image_list', cache_keys: [], total: 0 });
+    expect(await ask({ type: 'list_images', data_type: 'album', category: 'cover', parameters: { artist: 'x', album: 'y' } })).toMatchObject({ type: 'image_list', cache_keys: [], total: 0 });
   });
 
   const errors: [string, unknown, string][] = [
@@ -104,23 +107,23 @@ describe('image client messages', () => {
     ['UNSUPPORTED_CATEGORY', { type: 'list_images', category: 'fanart', data_type: 'album', parameters: { artist: 'a', album: 'b' } }, 'Category "fanart" not supported for albums'],
   ];
   for (const [code, message, text] of errors) {
-    it(`When a client sends ${JSON.stringify(message).slice(0, 70)}, then the error is ${code}`, () => {
-      expect(ask(message)).toEqual({ type: 'error', error_code: code, message: text });
+    it(`When a client sends ${JSON.stringify(message).slice(0, 70)}, then the error is ${code}`, async () => {
+      expect(await ask(message)).toEqual({ type: 'error', error_code: code, message: text });
     });
   }
 
-  it('When the store fails, then the error is SERVER_ERROR', () => {
+  it('When the store fails, then the error is SERVER_ERROR', async () => {
     const broken: ImageLookup = {
-      find: () => {
+      find: async () => {
         throw new Error('database is closed');
       },
-      meta: () => null,
-      slice: () => null,
+      meta: async () => null,
+      slice: async () => null,
     };
-    expect(ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'a' } }, broken)).toMatchObject({ type: 'error', error_code: 'SERVER_ERROR' });
+    expect(await ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'a' } }, broken)).toMatchObject({ type: 'error', error_code: 'SERVER_ERROR' });
   });
 
-  it('Every documented error code is produced by some message above', () => {
+  it('Every documented error code is produced by some message above', async () => {
     const produced = new Set([...errors.map(([code]) => code), 'SERVER_ERROR']);
     expect([...produced].sort()).toEqual([...WS_ERROR_CODES].sort());
   });

@@ -1,0 +1,28 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
+import { EventEmitter } from 'node:events';
+import { openDatabase } from './database';
+import { createImageStore } from './images';
+import { createLookupCacheStore } from './lookup-cache';
+import { openPostgresStore } from './postgres/postgres-store';
+import { isPostgresUrl, type Store, type StoreEvents, type StoreOptions } from './store';
+import { createTrackStore } from './tracks';
+
+/** Opens the store `database` names: a postgres:// URL, or else a SQLite file path. */
+export async function openStore(database: string, options: StoreOptions): Promise<Store> {
+  if (isPostgresUrl(database)) return openPostgresStore(database, options);
+  return openSqliteStore(database, options);
+}
+
+export function openSqliteStore(file: string, options: StoreOptions): Store {
+  const db = openDatabase(file);
+  return {
+    backend: 'sqlite',
+    tracks: createTrackStore(db),
+    images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
+    lookupCache: createLookupCacheStore(db, options.now),
+    events: new EventEmitter<StoreEvents>(),
+    close: async () => {
+      db.close();
+    },
+  };
+}

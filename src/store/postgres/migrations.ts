@@ -1,0 +1,115 @@
+import type { PoolClient } from 'pg';
+
+// Append-only schema history of the PostgreSQL store; `svc_schema` records what was applied.
+// Several instances may start at once: the first takes an advisory lock and migrates, the
+// others wait for it and then find nothing left to do.
+
+export interface PostgresMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Any fixed number names the lock; every svc instance agrees on this one. */
+const MIGRATION_LOCK = 0x5356_4301;
+
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'tracks, images, lookup cache, request slots',
+    sql: `
+      CREATE TABLE tracks (
+        -- One sequence for every instance: dbids are unique and increase, never reused.
+        dbid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        received_seq bigint NOT NULL,
+        -- ISO 8601 text, compared byte by byte (the C collation) as SQLite does: history pages are ranges on it.
+        received_at text COLLATE "C" NOT NULL,
+        stored_at timestamptz NOT NULL DEFAULT now(),
+        -- json, not jsonb: the text keeps its key order, so /v1/last is the same on both backends.
+        metadata json NOT NULL
+      );
+      CREATE INDEX tracks_by_received_seq ON tracks (received_seq);
+      -- GET /v1/history: keyset pages newest first.
+      CREATE INDEX tracks_by_received_at ON tracks (received_at, dbid);
+      -- Arrival order across every instance; the current track is the highest one stored.
+      CREATE SEQUENCE received_seq;
+
+      CREATE TABLE images (
+        key text PRIMARY KEY CHECK (length(key) = 64),
+        mime_type text NOT NULL CHECK (mime_type IN ('image/jpeg', 'image/png', 'image/webp', 'image/gif')),
+        size integer NOT NULL CHECK (size > 0),
+        stored_at timestamptz NOT NULL DEFAULT now(),
+        last_used bigint NOT NULL,
+        -- Insertion order breaks ties of last_used, as SQLite's rowid does.
+        seq bigint GENERATED ALWAYS AS IDENTITY
+      );
+      CREATE INDEX images_by_last_used ON images (last_used, seq);
+      CREATE TABLE image_blobs (
+        key text PRIMARY KEY REFERENCES images (key) ON DELETE CASCADE,
+        bytes bytea NOT NULL
+      );
+      -- Images are compressed already; stored uncompressed, a piece is read without the whole.
+      ALTER TABLE image_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL;
+      CREATE TABLE track_images (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        dbid bigint NOT NULL REFERENCES tracks (dbid) ON DELETE CASCADE,
+        category text NOT NULL CHECK (category IN ('cover', 'fanart', 'banner', 'logo', 'thumbnail')),
+        image_key text NOT NULL REFERENCES images (key) ON DELETE CASCADE,
+        artist_key text NOT NULL,
+        album_key text NOT NULL,
+        source text NOT NULL,
+        UNIQUE (dbid, category, image_key)
+      );
+      CREATE INDEX track_images_by_artist ON track_images (artist_key, category);
+      CREATE INDEX track_images_by_album ON track_images (artist_key, album_key, category);
+      CREATE INDEX track_images_by_key ON track_images (image_key);
+      CREATE TABLE image_urls (
+        url_sha256 text PRIMARY KEY,
+        image_key text NOT NULL REFERENCES images (key) ON DELETE CASCADE,
+        fetched_at bigint NOT NULL
+      );
+      CREATE INDEX image_urls_by_key ON image_urls (image_key);
+
+      CREATE TABLE lookup_cache (
+        service text NOT NULL,
+        lookup_key text NOT NULL,
+        found boolean NOT NULL,
+        answer text,
+        fetched_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        PRIMARY KEY (service, lookup_key)
+      );
+      CREATE INDEX lookup_cache_by_expiry ON lookup_cache (expires_at);
+
+      -- The next moment (ms since the epoch, database clock) a request to a service may start:
+      -- MusicBrainz's 1 request/s holds for every instance together.
+      CREATE TABLE request_slots (
+        service text PRIMARY KEY,
+        next_at bigint NOT NULL
+      );
+    `,
+  },
+];
+
+export async function migratePostgres(client: PoolClient, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<void> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await client.query('CREATE TABLE IF NOT EXISTS svc_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const applied = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM svc_schema');
+    const current = applied.rows[0]?.version ?? 0;
+    const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);
+    for (const migration of pending) {
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO svc_schema (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  }
+}

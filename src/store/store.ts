@@ -1,0 +1,70 @@
+import type { EventEmitter } from 'node:events';
+import type { ImageCategory } from '../domain/track';
+import type { ImageStore } from './images';
+import type { LookupCacheStore } from './lookup-cache';
+import type { TrackStore } from './tracks';
+
+// Everything the app stores, behind one asynchronous interface (issue 15, decisions.md "Several
+// instances: PostgreSQL"): `database` is a file path (SQLite, the embedded default) or a
+// postgres:// URL, where every instance pointing at the same database shares one state.
+// The backends: store/open-store.ts chooses; SQLite in database.ts, tracks.ts, images.ts and
+// lookup-cache.ts, PostgreSQL in store/postgres/.
+
+/** A change made by another instance sharing the database (PostgreSQL LISTEN/NOTIFY). */
+export type StoreChange =
+  /** A record was stored, or its metadata changed (a cover that arrived after the response). */
+  | { kind: 'track'; dbid: number }
+  /** An image was linked to a record. */
+  | { kind: 'image'; dbid: number; key: string; category: ImageCategory }
+  /** A record was deleted (DELETE /v1/history); if it was current, an older one is now. */
+  | { kind: 'deleted'; dbid: number };
+
+export interface StoreEvents {
+  change: [StoreChange];
+  /** The connection was lost: changes may have been missed until 'reconnected'. */
+  disconnected: [];
+  /** The connection is back: the caller catches up (current track, records since its last seen dbid). */
+  reconnected: [];
+}
+
+/**
+ * The outbound request spacing shared by every instance (decisions.md): one "next allowed
+ * start" per service, on the database's clock.
+ */
+export interface RequestSlots {
+  /**
+   * Takes the service's turn if it is free now (0: start the request now), else answers how many
+   * ms until it may be free (ask again then). Taking it blocks others for `intervalMs`.
+   */
+  tryAcquire(service: string, intervalMs: number): Promise<number>;
+  /**
+   * Called as the request actually starts: no other may start before `intervalMs` from now, however
+   * late this one started after its turn (a slow reply, a busy event loop).
+   */
+  started(service: string, intervalMs: number): Promise<void>;
+}
+
+export interface Store {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly tracks: TrackStore;
+  readonly images: ImageStore;
+  readonly lookupCache: LookupCacheStore;
+  /** Shared request spacing; absent with SQLite, where one process's limiter is the whole story. */
+  readonly requestSlots?: RequestSlots;
+  /** Changes of other instances; never fires with SQLite (one process owns the file). */
+  readonly events: EventEmitter<StoreEvents>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** `images.maxTotalBytes`: the LRU budget of the image store. */
+  maxImageBytes: number;
+  /** Clock in milliseconds; tests pass their own. */
+  now?: () => number;
+  /** PostgreSQL: reports a lost or regained connection (logged by the caller). */
+  onConnectionProblem?: (message: string) => void;
+}
+
+export function isPostgresUrl(database: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(database);
+}

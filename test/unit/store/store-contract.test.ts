@@ -1,0 +1,354 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { openDatabase } from '../../../src/store/database';
+import { ImageRejected } from '../../../src/store/images';
+import { FOUND_TTL_MS, NOT_FOUND_TTL_MS } from '../../../src/store/lookup-cache';
+import { openStore } from '../../../src/store/open-store';
+import type { Store } from '../../../src/store/store';
+import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { makeTempDir } from '../../helpers/temp-dir';
+
+// The store contract (issue 15): one suite, run against both backends. SQLite on a real file in
+// a temp dir; PostgreSQL on a database of its own, created for this run and dropped after it.
+
+interface Backend {
+  /** Opens the store on an empty database. */
+  open(options: { maxImageBytes: number; now: () => number }): Promise<Store>;
+  /** Rows of a query run directly on the database (backends agree on these table names). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
+  /** Empties the database between tests. */
+  reset(): Promise<void>;
+}
+
+function storeContract(makeBackend: () => { backend: () => Backend; setup: () => Promise<void>; teardown: () => Promise<void> }): void {
+  const harness = makeBackend();
+  let store: Store | undefined;
+  let clock: number;
+  beforeAll(() => harness.setup());
+  afterAll(() => harness.teardown());
+  beforeEach(async () => {
+    await harness.backend().reset();
+    clock = 1_000_000;
+  });
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+  const open = async (maxImageBytes = 1024 * 1024): Promise<Store> => {
+    store = await harness.backend().open({ maxImageBytes, now: () => clock });
+    return store;
+  };
+  /** The store the test opened. */
+  const opened = (): Store => {
+    if (!store) throw new Error('open() first');
+    return store;
+  };
+  const addTrack = async (artist: string, album = 'B') =>
+    opened().tracks.insert({ receivedSeq: await opened().tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { artist, album, title: 't' } });
+
+  describe('tracks', () => {
+    it('When records are stored, then dbids increase, the last arrival is current, and the metadata round-trips in its key order', async () => {
+      await open();
+      expect(await opened().tracks.current()).toBeNull();
+      const first = await addTrack('A');
+      const second = await addTrack('B');
+      expect(second.dbid).toBeGreaterThan(first.dbid);
+      expect(await opened().tracks.current()).toEqual(second);
+      expect(Object.keys((await opened().tracks.byDbid(first.dbid))?.metadata ?? {})).toEqual(['artist', 'album', 'title']);
+      expect(await opened().tracks.byDbid(second.dbid + 1000)).toBeNull();
+      expect(await opened().tracks.count()).toBe(2);
+    });
+
+    it('When a submission that arrived earlier is stored later, then the later arrival stays current', async () => {
+      await open();
+      const early = await opened().tracks.nextReceivedSeq();
+      const late = await opened().tracks.nextReceivedSeq();
+      expect(late).toBeGreaterThan(early);
+      const lateRecord = await opened().tracks.insert({ receivedSeq: late, receivedAt: 'x', metadata: { title: 'late' } });
+      await opened().tracks.insert({ receivedSeq: early, receivedAt: 'x', metadata: { title: 'early' } });
+      expect((await opened().tracks.current())?.dbid).toBe(lateRecord.dbid);
+    });
+
+    it('When metadata is replaced, then reads see the new fields; since() lists later records oldest first', async () => {
+      await open();
+      const first = await addTrack('A');
+      const second = await addTrack('B');
+      const third = await addTrack('C');
+      await opened().tracks.updateMetadata(first.dbid, { ...first.metadata, coverurl: 'cover/x' });
+      expect((await opened().tracks.byDbid(first.dbid))?.metadata.coverurl).toBe('cover/x');
+      expect((await opened().tracks.since(first.dbid, 10)).map((record) => record.dbid)).toEqual([second.dbid, third.dbid]);
+      expect((await opened().tracks.since(first.dbid, 1)).map((record) => record.dbid)).toEqual([second.dbid]);
+    });
+
+    it('When history is paged, then it is newest first by received time with a working cursor, and filters by time', async () => {
+      await open();
+      const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
+      const dbids: number[] = [];
+      for (const [i, receivedAt] of times.entries()) dbids.push((await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
+      const seen: number[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const page = await opened().tracks.history({ limit: 1, before });
+        seen.push(...page.records.map((record) => record.dbid));
+        if (!page.more) break;
+        before = page.records.at(-1)?.dbid;
+      }
+      expect(seen).toEqual([dbids[3], dbids[1], dbids[0], dbids[2]]);
+      const window = await opened().tracks.history({ limit: 10, since: '2026-11-22T20:00:02.000Z', until: '2026-11-22T20:00:03.000Z' });
+      expect(window).toEqual({ records: [expect.objectContaining({ dbid: dbids[0] })], more: false });
+    });
+
+    it('When a record is removed, then it is gone, the version moves, and removing it again says so', async () => {
+      await open();
+      const first = await addTrack('A');
+      const second = await addTrack('B');
+      const version = opened().tracks.version();
+      expect(await opened().tracks.remove(second.dbid)).toBe(true);
+      expect(opened().tracks.version()).not.toBe(version);
+      expect(await opened().tracks.remove(second.dbid)).toBe(false);
+      expect(await opened().tracks.byDbid(second.dbid)).toBeNull();
+      expect((await opened().tracks.current())?.dbid).toBe(first.dbid);
+      // A deleted dbid is never given again.
+      expect((await addTrack('C')).dbid).toBeGreaterThan(second.dbid);
+    });
+
+    it('When the store is reopened, then arrival numbers continue after the stored ones', async () => {
+      await open();
+      const stored = await addTrack('A');
+      await opened().close();
+      await open();
+      expect(await opened().tracks.nextReceivedSeq()).toBeGreaterThan(stored.receivedSeq);
+      expect((await opened().tracks.current())?.dbid).toBe(stored.dbid);
+    });
+  });
+
+  describe('images', () => {
+    it('When an image is stored, then its key is the SHA-256 of the bytes and the MIME type is sniffed', async () => {
+      await open();
+      const png = makePng(4, 4, [255, 0, 0], [0, 0, 255]);
+      const stored = await opened().images.put(png);
+      expect(stored).toEqual({ key: createHash('sha256').update(png).digest('hex'), mimeType: 'image/png', size: png.length });
+      expect((await opened().images.get(stored.key))?.bytes.equals(png)).toBe(true);
+      expect((await opened().images.put(MAGIC.gif)).mimeType).toBe('image/gif');
+      expect((await opened().images.put(MAGIC.webp)).mimeType).toBe('image/webp');
+    });
+
+    it('When an image is read in slices, then the slices join up to the bytes; an unknown key is null', async () => {
+      await open(32 * 1024 * 1024);
+      const big = fakeJpeg(1_000_003, 5);
+      const { key } = await opened().images.put(big);
+      const parts: Buffer[] = [];
+      for (let offset = 0; offset < big.length; offset += 65_536) parts.push((await opened().images.slice(key, offset, 65_536)) ?? Buffer.alloc(0));
+      expect(parts.at(-1)?.length).toBe(big.length % 65_536);
+      expect(Buffer.concat(parts).equals(big)).toBe(true);
+      expect(await opened().images.slice('0'.repeat(64), 0, 10)).toBeNull();
+    });
+
+    it('When the same bytes are stored twice, then there is one copy', async () => {
+      await open();
+      const first = await opened().images.put(MAGIC.jpeg);
+      const second = await opened().images.put(Buffer.from(MAGIC.jpeg));
+      expect(second.key).toBe(first.key);
+      expect(await opened().images.totalBytes()).toBe(MAGIC.jpeg.length);
+    });
+
+    it('When bytes are not an image, larger than 10 MiB or than the whole store, then they are refused and nothing is stored', async () => {
+      await open(64 * 1024 * 1024);
+      await expect(opened().images.put(Buffer.from('<svg></svg> padding'))).rejects.toThrow(ImageRejected);
+      await expect(opened().images.put(fakeJpeg(10 * 1024 * 1024 + 1, 1))).rejects.toThrow(/over the per-image limit/);
+      expect(await opened().images.totalBytes()).toBe(0);
+      expect((await opened().images.put(fakeJpeg(10 * 1024 * 1024, 2))).size).toBe(10 * 1024 * 1024);
+      await opened().close();
+      await open(1000);
+      await expect(opened().images.put(fakeJpeg(4000, 3))).rejects.toMatchObject({ reason: 'over-budget' });
+    });
+
+    it('When the total passes the bound, then the least recently used images are evicted with their links', async () => {
+      await open(3000);
+      const track = await addTrack('A');
+      const keys: string[] = [];
+      for (const seed of [1, 2, 3]) {
+        clock += 1000;
+        keys.push((await opened().images.put(fakeJpeg(1000, seed))).key);
+      }
+      const [k0, k1, k2] = keys as [string, string, string];
+      await opened().images.link([{ dbid: track.dbid, category: 'fanart', key: k0, artistKey: 'a', albumKey: 'b', source: 'test' }]);
+      // Served long after it was stored: the first image is now the most recently used.
+      clock += 120_000;
+      expect(await opened().images.get(k0)).not.toBeNull();
+      clock += 1000;
+      const fourth = (await opened().images.put(fakeJpeg(1000, 4))).key;
+      expect(await opened().images.meta(k1)).toBeNull();
+      expect(await opened().images.meta(k0)).not.toBeNull();
+      expect(await opened().images.meta(k2)).not.toBeNull();
+      expect(await opened().images.meta(fourth)).not.toBeNull();
+      expect(await opened().images.totalBytes()).toBe(3000);
+
+      clock += 1000;
+      await opened().images.put(fakeJpeg(2500, 5));
+      expect(await opened().images.totalBytes()).toBeLessThanOrEqual(3000);
+      expect(await opened().images.imagesOf(track.dbid)).toEqual([]);
+      expect((await harness.backend().rows('SELECT count(*) AS n FROM image_blobs')).map((row) => Number(row.n))).toEqual([1]);
+    });
+
+    it('When images are linked to tracks, then they are listed per track in arrival order and found by artist or album', async () => {
+      await open();
+      const first = await addTrack('Björk', 'Homogenic');
+      const second = await addTrack('Björk', 'Post');
+      const cover1 = (await opened().images.put(fakeJpeg(100, 1))).key;
+      const cover2 = (await opened().images.put(fakeJpeg(100, 2))).key;
+      const fanart = (await opened().images.put(fakeJpeg(100, 3))).key;
+      const link = async (dbid: number, category: 'cover' | 'fanart', key: string, album: string) =>
+        (await opened().images.link([{ dbid, category, key, artistKey: 'bjork', albumKey: album, source: 'test' }])).length === 1;
+      expect(await link(first.dbid, 'cover', cover1, 'homogenic')).toBe(true);
+      expect(await link(first.dbid, 'fanart', fanart, 'homogenic')).toBe(true);
+      expect(await link(first.dbid, 'fanart', fanart, 'homogenic')).toBe(false);
+      await link(second.dbid, 'cover', cover2, 'post');
+      await link(second.dbid, 'fanart', fanart, 'post');
+
+      expect((await opened().images.imagesOf(first.dbid)).map((image) => [image.category, image.key])).toEqual([['cover', cover1], ['fanart', fanart]]);
+      expect((await opened().images.find({ category: 'fanart', artistKey: 'bjork' })).map((image) => image.key)).toEqual([fanart]);
+      expect((await opened().images.find({ category: 'cover', artistKey: 'bjork' })).map((image) => image.key)).toEqual([cover2, cover1]);
+      expect((await opened().images.find({ category: 'cover', artistKey: 'bjork', albumKey: 'post' })).map((image) => image.key)).toEqual([cover2]);
+      expect(await opened().images.find({ category: 'logo', artistKey: 'bjork' })).toEqual([]);
+      // A link to an image evicted meanwhile is skipped, not an error.
+      expect(await opened().images.link([{ dbid: first.dbid, category: 'logo', key: 'f'.repeat(64), artistKey: 'bjork', albumKey: '', source: 'test' }])).toEqual([]);
+    });
+
+    it('When a provider URL was downloaded before, then its image is remembered by a hash of the URL only', async () => {
+      await open();
+      const key = (await opened().images.put(fakeJpeg(100, 1))).key;
+      await opened().images.rememberUrl('https://images.example/a.jpg?token=abc', key);
+      expect(await opened().images.keyForUrl('https://images.example/a.jpg?token=abc')).toBe(key);
+      expect(await opened().images.keyForUrl('https://images.example/b.jpg')).toBeNull();
+      expect(JSON.stringify(await harness.backend().rows('SELECT * FROM image_urls'))).not.toMatch(/token|images\.example/);
+    });
+  });
+
+  describe('lookup cache', () => {
+    it('When answers are cached, then they live for their TTL (found 7 days, not found 1 day) and expired ones are purged', async () => {
+      await open();
+      const found = await opened().lookupCache.put('musicbrainz', 'recording/1', { found: true, answer: '{"id":"1"}' });
+      expect(found).toBe(clock + FOUND_TTL_MS);
+      expect(await opened().lookupCache.put('musicbrainz', 'recording/2', { found: false })).toBe(clock + NOT_FOUND_TTL_MS);
+      expect(await opened().lookupCache.get('musicbrainz', 'recording/1')).toEqual({ found: true, answer: '{"id":"1"}', expiresAt: found });
+      expect(await opened().lookupCache.get('musicbrainz', 'recording/2')).toMatchObject({ found: false });
+      expect(await opened().lookupCache.get('wikidata', 'recording/1')).toBeUndefined();
+      clock += NOT_FOUND_TTL_MS;
+      expect(await opened().lookupCache.get('musicbrainz', 'recording/2')).toBeUndefined();
+      expect(await opened().lookupCache.purgeExpired()).toBe(1);
+      expect(await opened().lookupCache.get('musicbrainz', 'recording/1')).toBeDefined();
+    });
+  });
+}
+
+describe('store contract: SQLite', () => {
+  let temp: ReturnType<typeof makeTempDir>;
+  let file = '';
+  storeContract(() => ({
+    setup: async () => {
+      temp = makeTempDir();
+    },
+    teardown: async () => temp.cleanup(),
+    backend: () => ({
+      open: (options) => openStore(file, options),
+      async rows(sql) {
+        const db = openDatabase(file);
+        try {
+          return db.prepare(sql).all() as Record<string, unknown>[];
+        } finally {
+          db.close();
+        }
+      },
+      async reset() {
+        file = path.join(temp.dir, `svc-${Math.random().toString(36).slice(2)}.db`);
+      },
+    }),
+  }));
+
+  it('When the database is a file path, then the SQLite backend is chosen', async () => {
+    const store = await openStore(path.join(temp.dir, 'kind.db'), { maxImageBytes: 1000 });
+    expect(store.backend).toBe('sqlite');
+    expect(store.requestSlots).toBeUndefined();
+    await store.close();
+  });
+});
+
+describeWithPostgres('store contract: PostgreSQL', () => {
+  let database: TestDatabase;
+  storeContract(() => ({
+    setup: async () => {
+      database = await createTestDatabase();
+    },
+    teardown: async () => database.drop(),
+    backend: () => ({
+      open: (options) => openStore(database.url, options),
+      rows: (sql) => database.query(sql),
+      async reset() {
+        const tables = await database.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'tracks'");
+        if (Number(tables[0]?.n) === 0) return;
+        await database.query('TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots CASCADE');
+      },
+    }),
+  }));
+
+  it('When three instances start at once on an empty database, then the migrations run once and all three work', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const stores = await Promise.all([1, 2, 3].map(() => openStore(fresh.url, { maxImageBytes: 1000 })));
+      expect(stores.map((store) => store.backend)).toEqual(['postgres', 'postgres', 'postgres']);
+      expect((await fresh.query<{ version: number }>('SELECT version FROM svc_schema')).map((row) => row.version)).toEqual([1]);
+      const stored = await Promise.all(
+        stores.map(async (store, index) => store.tracks.insert({ receivedSeq: await store.tracks.nextReceivedSeq(), receivedAt: 'x', metadata: { title: `t${index}` } })),
+      );
+      expect(new Set(stored.map((record) => record.dbid)).size).toBe(3);
+      await Promise.all(stores.map((store) => store.close()));
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('When two instances share the database, then a change through one is announced to the other, not to itself', async () => {
+    const one = await openStore(database.url, { maxImageBytes: 1000 });
+    const two = await openStore(database.url, { maxImageBytes: 1000 });
+    try {
+      const heardByTwo = new Promise((resolve) => two.events.once('change', resolve));
+      const heardByOne = jest.fn();
+      one.events.on('change', heardByOne);
+      const record = await one.tracks.insert({ receivedSeq: await one.tracks.nextReceivedSeq(), receivedAt: 'x', metadata: { title: 'x' } });
+      expect(await heardByTwo).toEqual({ kind: 'track', dbid: record.dbid });
+      // Two's own change reaching one proves one listens; one's own never came back to it.
+      const heardBack = new Promise((resolve) => one.events.once('change', resolve));
+      await two.tracks.updateMetadata(record.dbid, { title: 'y' });
+      expect(await heardBack).toEqual({ kind: 'track', dbid: record.dbid });
+      expect(heardByOne).toHaveBeenCalledTimes(1);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it('When two instances want the same service, then one gets the turn, the other waits for the interval, which starts again when the request really starts', async () => {
+    const one = await openStore(database.url, { maxImageBytes: 1000 });
+    const two = await openStore(database.url, { maxImageBytes: 1000 });
+    try {
+      const [slots, other] = [one.requestSlots, two.requestSlots];
+      if (!slots || !other) throw new Error('PostgreSQL stores share request slots');
+      const waits = await Promise.all([slots.tryAcquire('musicbrainz', 1000), other.tryAcquire('musicbrainz', 1000)]);
+      // Exactly one took the turn; the other is told to come back within the interval.
+      expect(waits.filter((wait) => wait === 0)).toHaveLength(1);
+      const wait = Math.max(...waits);
+      expect(wait).toBeGreaterThan(800);
+      expect(wait).toBeLessThanOrEqual(1000);
+      // Another service has its own turn.
+      expect(await other.tryAcquire('acoustid', 344)).toBe(0);
+      // A request that starts late pushes the next turn a full interval past its real start.
+      await slots.started('musicbrainz', 5000);
+      expect(await other.tryAcquire('musicbrainz', 1000)).toBeGreaterThan(4000);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+});
