@@ -13,8 +13,7 @@ export const ERRORS = {
   INVALID_PARAMETERS: { status: 400, message: 'Invalid query parameters', expose: true },
   NO_IDENTIFYING_FIELD: {
     status: 400,
-    message:
-      'A submission needs at least one of artist, title, isrc, musicbrainzrecordingid, or both fpcalcfingerprint and fpcalcduration',
+    message: 'A submission needs at least one of artist, title, isrc, musicbrainzrecordingid, or both fpcalcfingerprint and fpcalcduration',
     expose: true,
   },
   TOO_MANY_FIELDS: { status: 400, message: 'Too many fields', expose: true },

@@ -53,11 +53,14 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 export function redactUrl(url: string): string {
   const start = url.indexOf('?');
   if (start === -1) return url;
-  const query = url.slice(start + 1).split('&').map((pair) => {
-    const equals = pair.indexOf('=');
-    const name = equals === -1 ? pair : pair.slice(0, equals);
-    return looksLikeSecret(name) ? `${name}=[redacted]` : pair;
-  });
+  const query = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      return looksLikeSecret(name) ? `${name}=[redacted]` : pair;
+    });
   return `${url.slice(0, start)}?${query.join('&')}`;
 }
 

@@ -58,8 +58,7 @@ export async function createClient(options: ClientOptions): Promise<SvcClient> {
 
 /** The server's base URL, ending in "/" so that relative paths keep a path prefix. */
 export function parseBaseUrl(raw: string): URL {
-  const invalid = (why: string, shown: string) =>
-    new CliError(`invalid server URL ${shown}: ${why} (set it with --url, SVC_URL or client.url)`, EXIT.USAGE);
+  const invalid = (why: string, shown: string) => new CliError(`invalid server URL ${shown}: ${why} (set it with --url, SVC_URL or client.url)`, EXIT.USAGE);
   let url: URL;
   try {
     url = new URL(raw);

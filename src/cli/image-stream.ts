@@ -79,12 +79,7 @@ async function handleFrame(options: FollowOptions, raw: string): Promise<void> {
   }
 }
 
-function connectOnce(
-  WebSocketClass: typeof WebSocket,
-  options: FollowOptions,
-  enqueue: (raw: string) => void,
-  onOpen: () => void,
-): Promise<Outcome> {
+function connectOnce(WebSocketClass: typeof WebSocket, options: FollowOptions, enqueue: (raw: string) => void, onOpen: () => void): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = new WebSocketClass(options.url, {
       handshakeTimeout: options.connectTimeoutMs,

@@ -24,10 +24,7 @@ export function createPainter(enabled: boolean): Painter {
   return { strong: color.bold, faint: color.dim, good: color.green, bad: color.red };
 }
 
-export type TrackStyle =
-  | { kind: 'json' }
-  | { kind: 'template'; template: Template }
-  | { kind: 'human'; paint: Painter };
+export type TrackStyle = { kind: 'json' } | { kind: 'template'; template: Template } | { kind: 'human'; paint: Painter };
 
 /** --json, else --format, else a human line (coloured per io.colorEnabled). */
 export function chooseTrackStyle(options: { json?: boolean; format?: string }, io: Streams): TrackStyle {

@@ -13,7 +13,7 @@ const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600
  */
 export function parseWhen(value: string, now: Date): string | undefined {
   const span = DURATION.exec(value.trim());
-  if (span) return new Date(now.getTime() - Number(span[1]) * (UNIT_MS[span[2]])).toISOString();
+  if (span) return new Date(now.getTime() - Number(span[1]) * UNIT_MS[span[2]]).toISOString();
   return parseIsoDateTime(value.trim(), 'local');
 }
 

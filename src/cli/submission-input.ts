@@ -7,9 +7,7 @@ import { errorMessage } from '../errors';
 // non-blank line is not JSON by itself, the input is read to the end and parsed as one
 // document; if that fails as well, every line is judged on its own.
 
-export type InputItem =
-  | { line: number; fields: Record<string, unknown> }
-  | { line: number; error: string };
+export type InputItem = { line: number; fields: Record<string, unknown> } | { line: number; error: string };
 
 export async function* readSubmissions(lines: AsyncIterable<string>): AsyncGenerator<InputItem> {
   let lineNumber = 0;

@@ -9,7 +9,6 @@ import { configSchema, type Config, type FrozenConfig } from './schema';
 
 // Precedence (decisions.md): command-line flag > environment > config file > default.
 
-
 /** Environment variables and the config key each one sets. */
 export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_PORT: ['port'],
@@ -101,7 +100,7 @@ function hasSvcKey(packageJson: string): boolean {
   }
 }
 
-type Explorer = ReturnType<typeof import('cosmiconfig')['cosmiconfig']>;
+type Explorer = ReturnType<(typeof import('cosmiconfig'))['cosmiconfig']>;
 
 async function loadWithCosmiconfig(
   run: (explorer: Explorer) => Promise<{ config: unknown; filepath: string; isEmpty?: boolean } | null>,
@@ -208,7 +207,6 @@ function configError(message: string): ConfigError {
 function firstLine(text: string): string {
   return text.split('\n')[0] ?? text;
 }
-
 
 function getPath(target: PlainObject, key: string): unknown {
   return key.split('.').reduce<unknown>((node, part) => (typeof node === 'object' && node !== null ? (node as PlainObject)[part] : undefined), target);

@@ -58,7 +58,9 @@ function parseYamlText(filepath: string, text: string, parseYaml: YamlParse): un
     // js-yaml's YAMLException: `mark` is 0-based, `reason` is the problem without the excerpt.
     const { mark, reason } = (error instanceof Error ? error : {}) as { mark?: unknown; reason?: unknown };
     if (isPlainObject(mark) && typeof mark.line === 'number' && typeof mark.column === 'number') {
-      throw new ConfigSyntaxError(syntaxReport(filepath, text, mark.line + 1, mark.column + 1, `YAML: ${typeof reason === 'string' ? reason : 'syntax error'}`));
+      throw new ConfigSyntaxError(
+        syntaxReport(filepath, text, mark.line + 1, mark.column + 1, `YAML: ${typeof reason === 'string' ? reason : 'syntax error'}`),
+      );
     }
     const first = (error instanceof Error ? error.message : String(error)).split('\n').filter(Boolean).pop() ?? 'syntax error';
     throw new ConfigSyntaxError(`${filepath}: YAML: ${first}`);

@@ -27,7 +27,9 @@ export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
   host: string().min(1).default('127.0.0.1'),
   secret: string().default(''),
-  database: string().min(1).default(() => defaultDatabasePath()),
+  database: string()
+    .min(1)
+    .default(() => defaultDatabasePath()),
   processingTimeoutSeconds: positiveSeconds().default(30),
   maxFieldLength: positiveInteger().default(1000),
   maxBodyBytes: positiveInteger().default(1048576),
@@ -60,8 +62,12 @@ export const configSchema = object({
     wikidata: provider('https://www.wikidata.org'),
     wikipedia: object({
       enabled: boolean().default(true),
-      baseUrl: string().matches(/^https?:\/\/\S+$/, '${path} must be an http(s) URL').default('https://{lang}.wikipedia.org'),
-      language: string().matches(/^[a-z][a-z-]{1,15}$/, '${path} must be a Wikipedia language code such as "en"').default('en'),
+      baseUrl: string()
+        .matches(/^https?:\/\/\S+$/, '${path} must be an http(s) URL')
+        .default('https://{lang}.wikipedia.org'),
+      language: string()
+        .matches(/^[a-z][a-z-]{1,15}$/, '${path} must be a Wikipedia language code such as "en"')
+        .default('en'),
     }),
     commons: object({
       baseUrl: httpUrl().default('https://commons.wikimedia.org'),
@@ -80,8 +86,4 @@ export type Config = InferType<typeof configSchema>;
 
 /** Deeply read-only view handed to the rest of the program once loading is done. */
 export type FrozenConfig = DeepReadonly<Config>;
-type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
+type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;

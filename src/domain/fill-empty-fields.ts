@@ -10,12 +10,7 @@ export interface Merged {
 }
 
 /** `fieldSources` names another provider for some fields (field -> provider); `provider` for the rest. */
-export function fillEmptyFields(
-  base: Merged,
-  addition: Readonly<TrackFields>,
-  provider: string,
-  fieldSources: Readonly<Record<string, string>> = {},
-): Merged {
+export function fillEmptyFields(base: Merged, addition: Readonly<TrackFields>, provider: string, fieldSources: Readonly<Record<string, string>> = {}): Merged {
   const fields: TrackFields = { ...base.fields };
   const sources = { ...base.sources };
   for (const [key, value] of Object.entries(addition)) {

@@ -135,11 +135,8 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
     const extra: Partial<ServiceClientOptions> = { ...(limiter ? { limiter } : {}), ...(apiKey ? { secrets: [apiKey] } : {}) };
     return [{ stage: provider.stage, enricher: provider.create(serviceDeps(provider.name, extra), settings, (service) => serviceDeps(service)) }];
   });
-  return STAGE_ORDER.map((stage) => enrichers.filter((entry) => entry.stage === stage).map((entry) => entry.enricher)).filter(
-    (stage) => stage.length > 0,
-  );
+  return STAGE_ORDER.map((stage) => enrichers.filter((entry) => entry.stage === stage).map((entry) => entry.enricher)).filter((stage) => stage.length > 0);
 }
-
 
 /**
  * The process's limiter for a service origin; with PostgreSQL each request also takes the next

@@ -220,4 +220,3 @@ function causeOf(error: unknown): unknown {
   // undici wraps the socket error ("ECONNREFUSED") in a TypeError("fetch failed").
   return error instanceof Error && error.cause !== undefined ? error.cause : error;
 }
-

@@ -45,7 +45,10 @@ export function titleSimilarity(wanted: string, candidate: string): number {
 
 /** The credit as MusicBrainz prints it: names and join phrases ("A feat. B"). */
 export function creditText(credit: readonly MbArtistCredit[] | undefined): string {
-  return (credit ?? []).map((part) => part.name + (part.joinphrase ?? '')).join('').trim();
+  return (credit ?? [])
+    .map((part) => part.name + (part.joinphrase ?? ''))
+    .join('')
+    .trim();
 }
 
 export function artistSimilarity(wanted: string, credit: readonly MbArtistCredit[] | undefined): number {

@@ -87,7 +87,13 @@ async function recordingById(api: MusicBrainzApi, id: string, album: string | un
   return recording ? withRelease(recording, album) : undefined;
 }
 
-async function describe(api: MusicBrainzApi, deps: ServiceDeps, track: Readonly<TrackFields>, match: Match, { signal }: EnrichmentContext): Promise<Enrichment> {
+async function describe(
+  api: MusicBrainzApi,
+  deps: ServiceDeps,
+  track: Readonly<TrackFields>,
+  match: Match,
+  { signal }: EnrichmentContext,
+): Promise<Enrichment> {
   const { recording, release } = match;
   const credit = recording['artist-credit'] ?? [];
   const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;

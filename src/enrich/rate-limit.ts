@@ -132,7 +132,7 @@ export class SharedRateLimiter implements Limiter {
   async take(signal: AbortSignal): Promise<void> {
     await this.local.take(signal);
     try {
-      for (let waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs); waitMs > 0; ) {
+      for (let waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs); waitMs > 0;) {
         await abortableDelay(waitMs, signal);
         waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs);
       }

@@ -87,7 +87,14 @@ function decodeAnswer(raw: unknown): AudioDbAnswer | null {
     const artist: AudioDbArtist = {};
     for (const [key, value] of Object.entries(fields)) {
       const text = asText(value);
-      if (text !== undefined && (key === 'idArtist' || key === 'strArtist' || key === 'strMusicBrainzID' || /^strBiography[A-Z]{2}$/.test(key) || IMAGE_FIELDS.some(([name]) => name === key))) {
+      if (
+        text !== undefined &&
+        (key === 'idArtist' ||
+          key === 'strArtist' ||
+          key === 'strMusicBrainzID' ||
+          /^strBiography[A-Z]{2}$/.test(key) ||
+          IMAGE_FIELDS.some(([name]) => name === key))
+      ) {
         artist[key] = text;
       }
     }

@@ -75,7 +75,12 @@ export function createWikidata(deps: ServiceDeps, options: WikidataOptions): Enr
 }
 
 /** The article in the first language that has one with a usable summary. */
-async function articleSummary(wikipedia: WikipediaClient, item: WikidataEntity, languages: readonly string[], signal: AbortSignal): Promise<string | undefined> {
+async function articleSummary(
+  wikipedia: WikipediaClient,
+  item: WikidataEntity,
+  languages: readonly string[],
+  signal: AbortSignal,
+): Promise<string | undefined> {
   for (const language of languages) {
     const title = item.sitelinks[`${language}wiki`]?.title;
     if (title === undefined) continue;

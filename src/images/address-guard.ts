@@ -8,15 +8,7 @@
 // address (mapped ::ffff:a.b.c.d, translated ::ffff:0:a.b.c.d, compatible ::a.b.c.d, NAT64
 // 64:ff9b::/96, 6to4 2002::/16) are judged by the IPv4 address inside.
 
-export type AddressClass =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'unspecified'
-  | 'multicast'
-  | 'reserved'
-  | 'invalid';
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'multicast' | 'reserved' | 'invalid';
 
 export interface GuardPolicy {
   allowPrivateAddresses: boolean;
@@ -72,7 +64,7 @@ const IPV4_RANGES: readonly Range4[] = [
 function classifyIPv4(address: number): AddressClass {
   for (const range of IPV4_RANGES) {
     const mask = range.bits === 0 ? 0 : (0xffffffff << (32 - range.bits)) >>> 0;
-    if (((address & mask) >>> 0) === range.base) return range.kind;
+    if ((address & mask) >>> 0 === range.base) return range.kind;
   }
   return 'public';
 }

@@ -85,7 +85,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       const outOfTime = signal.aborted && isTimeout(signal.reason);
       // Abandoned with its submission (408, shutdown): nobody is left to warn.
       if (signal.aborted && !outOfTime) return {};
-      if (!isStorageUnavailable(error)) this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
+      if (!isStorageUnavailable(error))
+        this.deps.logger.warn(`cover from ${url.host} not stored: ${outOfTime ? 'out of processing time' : errorMessage(error)}`);
       return { warning: `Field 'coverurl' dropped: ${outOfTime ? FAILURE_TEXT.timeout : failureText(error)}` };
     }
   }
@@ -192,7 +193,6 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     return key && (await this.deps.store.meta(key)) ? key : null;
   }
 
-
   /**
    * Downloads a provider image; null (logged once) when it cannot be had. A caller that runs out
    * of time (`signal`) leaves the URL to the background download, so it is not marked failed.
@@ -213,7 +213,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       if (!stop.aborted) {
         setBounded(this.failedUrls, candidate.url, Date.now() + FAILED_URL_RETRY_MS);
         const host = parseFetchableUrl(candidate.url)?.host ?? 'an invalid URL';
-        if (!isStorageUnavailable(error)) this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
+        if (!isStorageUnavailable(error))
+          this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
       }
       return null;
     }

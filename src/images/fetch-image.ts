@@ -19,15 +19,7 @@ const DEFAULT_MAX_REDIRECTS = 3;
 export const DEFAULT_MAX_CONCURRENT_DOWNLOADS = 4;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
-export type FetchFailure =
-  | 'bad-url'
-  | 'refused-address'
-  | 'too-many-redirects'
-  | 'http-status'
-  | 'too-large'
-  | 'not-an-image'
-  | 'timeout'
-  | 'network';
+export type FetchFailure = 'bad-url' | 'refused-address' | 'too-many-redirects' | 'http-status' | 'too-large' | 'not-an-image' | 'timeout' | 'network';
 
 export class ImageFetchError extends Error {
   constructor(

@@ -1,10 +1,4 @@
-import {
-  NUMERIC_FIELDS,
-  REMOVED_FIELDS,
-  REMOVED_FIELD_SUFFIXES,
-  TEXT_FIELDS,
-  type TrackFields,
-} from '../domain/track';
+import { NUMERIC_FIELDS, REMOVED_FIELDS, REMOVED_FIELD_SUFFIXES, TEXT_FIELDS, type TrackFields } from '../domain/track';
 import { shortName } from './parse';
 
 // Stage 3: make submitted fields safe to store and show (api-spec 4.2 rules 1-3;

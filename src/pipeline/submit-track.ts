@@ -50,9 +50,10 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     // The submitted cover downloads while enrichment runs, and gives up well inside the
     // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
     const coverDeadline = deadlineSignal(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal]);
-    const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> = submittedCoverUrl !== undefined && deps.images
-      ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverDeadline.signal).finally(() => coverDeadline.dispose())
-      : Promise.resolve({});
+    const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> =
+      submittedCoverUrl !== undefined && deps.images
+        ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverDeadline.signal).finally(() => coverDeadline.dispose())
+        : Promise.resolve({});
     if (submittedCoverUrl === undefined || !deps.images) coverDeadline.dispose();
     const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
     const enrichment = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
@@ -62,7 +63,8 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     });
     const { cover: submitted, warning } = await submittedCover;
     if (warning) warnings.push(warning);
-    const cover = submitted ?? (await deps.images?.knownCover(enrichment.images)) ?? (await enrichmentCover(deps.images, enrichment.images, enrichmentEnds, signal));
+    const cover =
+      submitted ?? (await deps.images?.knownCover(enrichment.images)) ?? (await enrichmentCover(deps.images, enrichment.images, enrichmentEnds, signal));
     // The use case owns the merge: enrichment only fills what the submission left empty.
     const enriched = fillEmptyFields({ fields: { ...fields, ...recognitionInput }, sources: {} }, enrichment.added, 'enrichment', enrichment.sources);
     // The stored record keeps the truncated values the response warned about.
@@ -92,7 +94,12 @@ export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'sec
 }
 
 /** The found front cover, downloaded in what is left of the enrichment deadline (later ones come by the stream). */
-async function enrichmentCover(images: ImageIntake | undefined, candidates: readonly ImageCandidate[], endsAt: number, signal: AbortSignal): Promise<StoredCover | undefined> {
+async function enrichmentCover(
+  images: ImageIntake | undefined,
+  candidates: readonly ImageCandidate[],
+  endsAt: number,
+  signal: AbortSignal,
+): Promise<StoredCover | undefined> {
   const remainingMs = endsAt - Date.now();
   if (!images || remainingMs <= 0 || !candidates.some((candidate) => candidate.category === 'cover')) return undefined;
   const deadline = deadlineSignal(remainingMs, [signal]);

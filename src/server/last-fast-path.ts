@@ -30,7 +30,12 @@ export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessag
     try {
       const origin = request.headers.origin;
       const answer = lastResponse(deps.nowPlaying.snapshot(), request.headers['if-none-match'] ?? '');
-      const headers: Record<string, string | number> = { 'X-Request-Id': requestId, 'X-Content-Type-Options': 'nosniff', ...deps.cors(typeof origin === 'string' ? origin : ''), ...answer.headers };
+      const headers: Record<string, string | number> = {
+        'X-Request-Id': requestId,
+        'X-Content-Type-Options': 'nosniff',
+        ...deps.cors(typeof origin === 'string' ? origin : ''),
+        ...answer.headers,
+      };
       if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
       response.writeHead(answer.status, headers);
       response.end(request.method === 'HEAD' ? undefined : answer.body);

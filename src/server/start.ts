@@ -160,7 +160,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const server = http.createServer(
     limitRequestsInFlight(createRequestListener(app, answerLast), {
       maxQueuedBytes: config.limits.maxQueuedBytes,
-      onFlood: (address) => reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+      onFlood: (address) =>
+        reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
     }),
   );
   limitConnections(server, config.limits, logger);

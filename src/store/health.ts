@@ -22,7 +22,17 @@ export interface StorageHealth {
  * SQLite result codes that mean "the storage is not usable now", not "this statement is wrong"
  * (https://www.sqlite.org/rescode.html; better-sqlite3 puts the extended name in `code`).
  */
-const STORAGE_FAILURES = ['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_PROTOCOL'];
+const STORAGE_FAILURES = [
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_PROTOCOL',
+];
 
 /** Socket errors of a database connection (node-postgres passes Node's `code` through). */
 const NETWORK_FAILURES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND'];
@@ -119,7 +129,8 @@ export function guardStore<T extends object>(store: T, health: StorageHealth, wr
         const isWrite = writeNames.has(property);
         // The method is looked up at each call, so whoever replaces it on the store (a test's
         // spy) is still called through the guard.
-        guarded = (...args: unknown[]) => health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite);
+        guarded = (...args: unknown[]) =>
+          health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite);
         wrapped.set(property, guarded);
       }
       return guarded;

@@ -117,9 +117,7 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
     return bytes;
   };
   const total = db.prepare<[], { total: number | null }>('SELECT sum(size) AS total FROM images');
-  const oldest = db.prepare<[string], { key: string; size: number }>(
-    'SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32',
-  );
+  const oldest = db.prepare<[string], { key: string; size: number }>('SELECT key, size FROM images WHERE key <> ? ORDER BY last_used, rowid LIMIT 32');
   const remove = db.prepare<[string], never>('DELETE FROM images WHERE key = ?');
   const insertLink = db.prepare<[number, string, string, string, string, string], never>(
     'INSERT OR IGNORE INTO track_images (dbid, category, image_key, artist_key, album_key, source) VALUES (?, ?, ?, ?, ?, ?)',
@@ -215,9 +213,7 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       return linksOf.all(dbid).map((row) => ({ ...fromRow(row), dbid: row.dbid, category: row.category, source: row.source }));
     },
     async find(query) {
-      const rows = query.albumKey === undefined
-        ? byArtist.all(query.artistKey, query.category)
-        : byAlbum.all(query.artistKey, query.albumKey, query.category);
+      const rows = query.albumKey === undefined ? byArtist.all(query.artistKey, query.category) : byAlbum.all(query.artistKey, query.albumKey, query.category);
       return rows.map(fromRow);
     },
     async keyForUrl(url) {

@@ -69,12 +69,8 @@ export const HISTORY_PAGE_SQL = `SELECT dbid, received_seq, received_at, metadat
 /** The SQLite store: synchronous better-sqlite3 calls behind the asynchronous interface. */
 
 export function createTrackStore(db: Db): TrackStore {
-  const insert = db.prepare<[number, string, string, string], never>(
-    'INSERT INTO tracks (received_seq, received_at, stored_at, metadata) VALUES (?, ?, ?, ?)',
-  );
-  const current = db.prepare<[], TrackRow>(
-    'SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1',
-  );
+  const insert = db.prepare<[number, string, string, string], never>('INSERT INTO tracks (received_seq, received_at, stored_at, metadata) VALUES (?, ?, ?, ?)');
+  const current = db.prepare<[], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
   const byDbid = db.prepare<[number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = ?');
   const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tracks');
@@ -83,9 +79,7 @@ export function createTrackStore(db: Db): TrackStore {
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
   const remove = db.prepare<[number], never>('DELETE FROM tracks WHERE dbid = ?');
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
-  const since = db.prepare<[number, number], TrackRow>(
-    'SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?',
-  );
+  const since = db.prepare<[number, number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?');
 
   let lastSeq = maxSeq.get()?.seq ?? 0;
   let writes = 0;

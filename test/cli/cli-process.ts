@@ -83,10 +83,19 @@ export function startCli(args: readonly string[], options: { env?: NodeJS.Proces
     stdout: () => stdout,
     stderr: () => stderr,
     async waitForLines(count, timeoutMs = 10_000) {
-      await waitFor(() => lines().length >= count, () => `${count} stdout lines`, timeoutMs);
+      await waitFor(
+        () => lines().length >= count,
+        () => `${count} stdout lines`,
+        timeoutMs,
+      );
       return lines();
     },
-    waitForStderr: (pattern, timeoutMs = 10_000) => waitFor(() => pattern.test(stderr), () => `stderr matching ${pattern}`, timeoutMs),
+    waitForStderr: (pattern, timeoutMs = 10_000) =>
+      waitFor(
+        () => pattern.test(stderr),
+        () => `stderr matching ${pattern}`,
+        timeoutMs,
+      ),
     async stop(signal = 'SIGINT') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

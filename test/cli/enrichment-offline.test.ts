@@ -34,7 +34,13 @@ describe('svc serve --offline', () => {
 
   it('When started with --offline, then a submission makes no outbound request at all', async () => {
     serve = await startServeProcess(['--offline', '--config', configFile]);
-    const response = await postJson(`${serve.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', isrc: 'GBAAA9800321', fpcalcfingerprint: 'AQAD', fpcalcduration: 10 });
+    const response = await postJson(`${serve.url}/v1/remoteinput`, {
+      artist: 'Massive Attack',
+      title: 'Teardrop',
+      isrc: 'GBAAA9800321',
+      fpcalcfingerprint: 'AQAD',
+      fpcalcduration: 10,
+    });
     expect(response.status).toBe(200);
     expect(fakes.all()).toEqual([]);
   });

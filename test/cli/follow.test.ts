@@ -101,7 +101,7 @@ describe('svc last --follow', () => {
     await follow.stop();
   });
 
-  test('When run as `sh -c \'svc last --follow | head -n 1\'` and no track changes, then the pipeline ends within 2 s of the first line, svc exiting 0', async () => {
+  test("When run as `sh -c 'svc last --follow | head -n 1'` and no track changes, then the pipeline ends within 2 s of the first line, svc exiting 0", async () => {
     await submit('Head', 'One');
     // svc's exit code goes to a file: in a POSIX sh pipeline only the last command's status is kept.
     const { dir, cleanup } = makeTempDir();

@@ -12,12 +12,15 @@ describe('svc --help', () => {
     expect(result.stdout).toContain('Examples:\n  $ svc');
   });
 
-  test.each(['serve', 'submit', 'last', 'history', 'status', 'watch-images'])('When asked about %s, then the help has an example and goes to stdout with exit 0', async (command) => {
-    const result = await runCli([command, '--help']);
-    expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(result.stdout).toMatch(new RegExp(`^Usage: svc ${command}`));
-    expect(result.stdout).toMatch(new RegExp(`Examples:\\n  \\$ svc ${command}`));
-  });
+  test.each(['serve', 'submit', 'last', 'history', 'status', 'watch-images'])(
+    'When asked about %s, then the help has an example and goes to stdout with exit 0',
+    async (command) => {
+      const result = await runCli([command, '--help']);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(new RegExp(`^Usage: svc ${command}`));
+      expect(result.stdout).toMatch(new RegExp(`Examples:\\n  \\$ svc ${command}`));
+    },
+  );
 
   test.each(['submit', 'last', 'history', 'status', 'watch-images'])('When asked about %s, then the shared client options are listed', async (command) => {
     const { stdout } = await runCli([command, '--help']);

@@ -46,7 +46,7 @@ describe('svc history, a short set', () => {
     const kolkata = await runCli(['history', '--url', t.url], { env: { TZ: 'Asia/Kolkata' } });
     const shift = (line: string) => {
       const [h, m] = line.slice(0, 5).split(':').map(Number) as [number, number];
-      return ((h * 60 + m + 330) % 1440);
+      return (h * 60 + m + 330) % 1440;
     };
     const first = (text: string) => text.split('\n')[0];
     const [kh, km] = first(kolkata.stdout).slice(0, 5).split(':').map(Number) as [number, number];
@@ -70,7 +70,10 @@ describe('svc history, a short set', () => {
 
   it('When --json is given, then each line is one /v1/history entry, oldest first', async () => {
     const result = await history('--json');
-    const lines = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const api = (await (await fetch(`${t.url}/v1/history`)).json()) as { tracks: unknown[] };
     expect(lines).toEqual([...api.tracks].reverse());
   });
@@ -109,7 +112,11 @@ describe('svc history, a long range', () => {
     // Stored straight through the real store: one track a minute from 2026-01-01 00:00 UTC.
     const tracks = t.server.tracks;
     for (let i = 0; i < total; i++) {
-      await tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date(start + i * 60_000).toISOString(), metadata: { artist: 'DJ', title: `T${i}` } });
+      await tracks.insert({
+        receivedSeq: await tracks.nextReceivedSeq(),
+        receivedAt: new Date(start + i * 60_000).toISOString(),
+        metadata: { artist: 'DJ', title: `T${i}` },
+      });
     }
   });
   afterAll(() => t.close());
@@ -117,13 +124,19 @@ describe('svc history, a long range', () => {
   it('When the range spans several pages, then every track comes exactly once, oldest first', async () => {
     const result = await runCli(['history', '--url', t.url, '--json']);
     expect(result.code).toBe(0);
-    const titles = result.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { title: string }).title);
+    const titles = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { title: string }).title);
     expect(titles).toEqual(Array.from({ length: total }, (_, i) => `T${i}`));
   });
 
   it('When --limit is over a page, then the newest N tracks come, oldest first', async () => {
     const result = await runCli(['history', '--url', t.url, '--json', '--limit', '1500']);
-    const titles = result.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { title: string }).title);
+    const titles = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { title: string }).title);
     expect(titles).toEqual(Array.from({ length: 1500 }, (_, i) => `T${total - 1500 + i}`));
   });
 

@@ -51,7 +51,10 @@ describe('svc serve', () => {
     // kill after timeoutMs would show up as a signal instead of an exit code.
     const failFast = async (dbPath: string, options: { uid?: number; gid?: number } = {}) => {
       const started = Date.now();
-      const result = options.uid === undefined ? await runCli(['serve', '--port', '0', '--db', dbPath, '--offline'], { timeoutMs: 5000 }) : await runAs(options, ['serve', '--port', '0', '--db', dbPath, '--offline']);
+      const result =
+        options.uid === undefined
+          ? await runCli(['serve', '--port', '0', '--db', dbPath, '--offline'], { timeoutMs: 5000 })
+          : await runAs(options, ['serve', '--port', '0', '--db', dbPath, '--offline']);
       expect(result).toMatchObject({ code: 1, signal: null, stdout: '' });
       expect(Date.now() - started).toBeLessThan(2000);
       expect(result.stderr.split('\n')).toHaveLength(2);
@@ -59,13 +62,17 @@ describe('svc serve', () => {
     };
 
     it('When the path is under /proc, then it names the directory it cannot create', async () => {
-      expect(await failFast('/proc/nope/svc.db')).toMatch(/^svc: cannot open database \/proc\/nope\/svc\.db: cannot create directory \/proc\/nope: no such file or directory/);
+      expect(await failFast('/proc/nope/svc.db')).toMatch(
+        /^svc: cannot open database \/proc\/nope\/svc\.db: cannot create directory \/proc\/nope: no such file or directory/,
+      );
     });
 
     it('When the path is under a plain file, then it says that file is not a directory', async () => {
       const file = path.join(temp.dir, 'plain-file');
       fs.writeFileSync(file, 'not a directory');
-      expect(await failFast(path.join(file, 'deeper', 'svc.db'))).toBe(`svc: cannot open database ${path.join(file, 'deeper', 'svc.db')}: ${file} is not a directory`);
+      expect(await failFast(path.join(file, 'deeper', 'svc.db'))).toBe(
+        `svc: cannot open database ${path.join(file, 'deeper', 'svc.db')}: ${file} is not a directory`,
+      );
     });
 
     it('When the path is a directory, then it asks for a file name', async () => {
@@ -88,12 +95,16 @@ describe('svc serve', () => {
 
       it('When a directory cannot be created for lack of permission, then it says so', async () => {
         const message = await failFast(path.join(locked, 'sub', 'svc.db'), user);
-        expect(message).toBe(`svc: cannot open database ${path.join(locked, 'sub', 'svc.db')}: cannot create directory ${path.join(locked, 'sub')}: permission denied (check its owner and mode, or choose another --db)`);
+        expect(message).toBe(
+          `svc: cannot open database ${path.join(locked, 'sub', 'svc.db')}: cannot create directory ${path.join(locked, 'sub')}: permission denied (check its owner and mode, or choose another --db)`,
+        );
       });
 
       it('When the directory exists but is not writable, then it says so', async () => {
         const message = await failFast(path.join(locked, 'svc.db'), user);
-        expect(message).toBe(`svc: cannot open database ${path.join(locked, 'svc.db')}: cannot write in directory ${locked}: permission denied (check its owner and mode, or choose another --db)`);
+        expect(message).toBe(
+          `svc: cannot open database ${path.join(locked, 'svc.db')}: cannot write in directory ${locked}: permission denied (check its owner and mode, or choose another --db)`,
+        );
       });
     });
   });

@@ -45,7 +45,9 @@ describe('svc submit', () => {
     });
 
     test('When --json is given, then it prints the server response as it is', async () => {
-      const result = await runCli(['submit', '--json', '--artist', 'Moderat', '--title', 'A New Error', '--field', 'bpm=122', '--field', 'key=Am'], { env: env() });
+      const result = await runCli(['submit', '--json', '--artist', 'Moderat', '--title', 'A New Error', '--field', 'bpm=122', '--field', 'key=Am'], {
+        env: env(),
+      });
       expect(result.code).toBe(0);
       const response = JSON.parse(result.stdout) as Record<string, unknown>;
       expect(response).toEqual({
@@ -166,11 +168,12 @@ describe('svc submit', () => {
 
     test('When a malformed line sits in the middle, then the others go in, the bad ones are reported by line number, and it exits 5', async () => {
       const result = await runCli(['submit', '-'], { env: env(), input: ndjson });
-      expect(result.stdout.split('\n').filter(Boolean).map((line) => line.replace(/^#\d+ /, ''))).toEqual([
-        'Burial - Archangel',
-        'Four Tet - Baby',
-        'Floating Points - Silhouettes',
-      ]);
+      expect(
+        result.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.replace(/^#\d+ /, '')),
+      ).toEqual(['Burial - Archangel', 'Four Tet - Baby', 'Floating Points - Silhouettes']);
       const errors = result.stderr.split('\n').filter(Boolean);
       expect(errors).toHaveLength(3);
       expect(errors[0]).toMatch(/^svc: line 3: invalid JSON: /);

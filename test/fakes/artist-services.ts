@@ -85,7 +85,7 @@ export async function startFanartTvFake(imageHostUrl: string): Promise<FakeServe
 export const ACOUSTID_KEY = 'acoustid-test-key';
 /** Fingerprint -> lookup fixture. */
 export const FINGERPRINTS: Record<string, string> = {
-  'AQADtEmUaEkSRZEGAP4fHD4e4sePn8iR4_iRI0eOHzmO4_iR40eOHDly5MiRI0eOHDkA': 'lookup-teardrop',
+  AQADtEmUaEkSRZEGAP4fHD4e4sePn8iR4_iRI0eOHzmO4_iR40eOHDly5MiRI0eOHDkA: 'lookup-teardrop',
 };
 const FORMATS = new Set(['json', 'jsonp', 'xml']);
 const FINGERPRINT_VERSION = 1;
@@ -115,7 +115,8 @@ export async function startAcoustIdFake(): Promise<FakeServer> {
     if (client !== ACOUSTID_KEY) return error(4, 'invalid API key');
     if (maxdurationdiff !== undefined) {
       const diff = pythonInt(maxdurationdiff);
-      if (diff !== undefined && (diff < 1 || diff > MAX_ALLOWED_LENGTH_DIFF)) return error(11, `parameter "maxdurationdiff" must be between 1 and ${MAX_ALLOWED_LENGTH_DIFF}`);
+      if (diff !== undefined && (diff < 1 || diff > MAX_ALLOWED_LENGTH_DIFF))
+        return error(11, `parameter "maxdurationdiff" must be between 1 and ${MAX_ALLOWED_LENGTH_DIFF}`);
     }
     if (fingerprint === undefined && request.query.trackid === undefined) return error(2, 'missing required parameter "fingerprint"');
     if (!pythonInt(duration)) return error(2, 'missing required parameter "duration"');

@@ -60,7 +60,12 @@ export async function startCoverArtArchiveFake(imageHostUrl: string): Promise<Fa
       const image = images.find((candidate) => field(candidate, flag) === true);
       return image === undefined ? undefined : String(field(image, 'id'));
     };
-    return { id: String(field(body, 'release')).split('/').pop() ?? '', front: idOf('front'), back: idOf('back'), imageIds: images.map((image) => String(field(image, 'id'))) };
+    return {
+      id: String(field(body, 'release')).split('/').pop() ?? '',
+      front: idOf('front'),
+      back: idOf('back'),
+      imageIds: images.map((image) => String(field(image, 'id'))),
+    };
   };
   for (const body of fixtures.values()) {
     const release = toRelease(body);

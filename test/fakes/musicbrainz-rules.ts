@@ -18,10 +18,36 @@ const TAGS_AND_RATINGS = ['tags', 'user-tags', 'genres', 'user-genres', 'ratings
 
 /** The inc values each lookup accepts (`_relations`: any `<entity>-rels`). */
 export const LOOKUP_INCS: Readonly<Record<LookupResource, readonly string[]>> = {
-  recording: ['artists', 'releases', 'artist-credits', 'puids', 'isrcs', 'aliases', '_relations', ...TAGS_AND_RATINGS, 'release-groups', 'work-level-rels', 'annotation'],
+  recording: [
+    'artists',
+    'releases',
+    'artist-credits',
+    'puids',
+    'isrcs',
+    'aliases',
+    '_relations',
+    ...TAGS_AND_RATINGS,
+    'release-groups',
+    'work-level-rels',
+    'annotation',
+  ],
   release: [
-    'artists', 'labels', 'recordings', 'release-groups', 'aliases', ...TAGS_AND_RATINGS, 'collections', 'user-collections',
-    'artist-credits', 'discids', 'media', 'recording-level-rels', 'release-group-level-rels', 'work-level-rels', '_relations', 'annotation',
+    'artists',
+    'labels',
+    'recordings',
+    'release-groups',
+    'aliases',
+    ...TAGS_AND_RATINGS,
+    'collections',
+    'user-collections',
+    'artist-credits',
+    'discids',
+    'media',
+    'recording-level-rels',
+    'release-group-level-rels',
+    'work-level-rels',
+    '_relations',
+    'annotation',
   ],
   'release-group': ['artists', 'releases', 'artist-credits', 'aliases', 'annotation', '_relations', ...TAGS_AND_RATINGS],
   artist: ['recordings', 'releases', 'release-groups', 'works', 'aliases', 'annotation', '_relations', ...TAGS_AND_RATINGS],
@@ -48,7 +74,9 @@ const RELATION_INCS = new Set(RELATABLE.map((entity) => `${entity}-rels`));
 export function incError(resource: LookupResource, inc: string | undefined): string | null {
   const values = (inc ?? '').split(/[+ ]/).filter((value) => value !== '');
   const accepted = new Set(LOOKUP_INCS[resource]);
-  const extra = new Set(values.flatMap((value) => [...(EXTRA_INCS[value]?.generic ?? []), ...(resource === 'artist' ? (EXTRA_INCS[value]?.artist ?? []) : [])]));
+  const extra = new Set(
+    values.flatMap((value) => [...(EXTRA_INCS[value]?.generic ?? []), ...(resource === 'artist' ? (EXTRA_INCS[value]?.artist ?? []) : [])]),
+  );
   for (const raw of values) {
     const value = raw.replace('mediums', 'media');
     if (accepted.has('_relations') && RELATION_INCS.has(value)) continue;

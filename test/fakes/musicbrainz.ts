@@ -16,7 +16,8 @@ import { HELP, incError, incSet, isNaturalOrAbsent, isValidIsrc, type LookupReso
 const MBID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RATE_WINDOW_MS = 10_000;
 const RATE_MAX_REQUESTS = 10;
-const RATE_LIMITED_TEXT = 'Your requests are exceeding the allowable rate limit. Please see https://musicbrainz.org/doc/MusicBrainz_API/Rate_Limiting for more information.';
+const RATE_LIMITED_TEXT =
+  'Your requests are exceeding the allowable rate limit. Please see https://musicbrainz.org/doc/MusicBrainz_API/Rate_Limiting for more information.';
 
 /** Lucene queries svc sends -> search fixture (the fake does not implement Lucene). */
 const SEARCHES: Record<string, string> = {
@@ -85,7 +86,10 @@ export async function startMusicBrainzFake(): Promise<MusicBrainzFake> {
       const found = byIsrc.get(id);
       if (!found) return error(404, 'Not Found');
       const recordings = field(found, 'recordings');
-      return json(200, { ...(found as Json), recordings: (Array.isArray(recordings) ? recordings : []).map((recording: Json) => shapeRecording(recording, incs)) });
+      return json(200, {
+        ...(found as Json),
+        recordings: (Array.isArray(recordings) ? recordings : []).map((recording: Json) => shapeRecording(recording, incs)),
+      });
     }
     if (!MBID.test(id)) return error(400, 'Invalid mbid.');
     const found = byId.get(`${entity}/${id}`) as Json | undefined;

@@ -13,7 +13,21 @@ import { field, json, loadFixtures, startFake, type FakeReply, type FakeServer, 
 // Wikipedia's REST page summary (`/{lang}/api/rest_v1/page/summary/{title}`, here under a path per
 // language instead of a host per language): 404 application/problem+json for an unknown title.
 
-const ACTION_PARAMS = new Set(['action', 'format', 'formatversion', 'errorformat', 'uselang', 'origin', 'maxlag', 'smaxage', 'maxage', 'assert', 'curtimestamp', 'utf8', 'ascii']);
+const ACTION_PARAMS = new Set([
+  'action',
+  'format',
+  'formatversion',
+  'errorformat',
+  'uselang',
+  'origin',
+  'maxlag',
+  'smaxage',
+  'maxage',
+  'assert',
+  'curtimestamp',
+  'utf8',
+  'ascii',
+]);
 const GETENTITIES_PARAMS = new Set(['ids', 'sites', 'titles', 'redirects', 'props', 'languages', 'languagefallback', 'normalize', 'sitefilter']);
 const PROPS = new Set(['info', 'sitelinks', 'sitelinks/urls', 'aliases', 'labels', 'descriptions', 'claims', 'datatype']);
 const DEFAULT_PROPS = 'info|sitelinks|aliases|labels|descriptions|claims|datatype';
@@ -33,7 +47,8 @@ export async function startWikidataFake(): Promise<FakeServer> {
   const route = (request: RecordedRequest): FakeReply => {
     if (request.path !== '/w/api.php') return { status: 404, headers: { 'Content-Type': 'text/html' }, body: '<html>Not Found</html>' };
     const { action, ids, props = DEFAULT_PROPS, languages, sitefilter, format } = request.query;
-    if (format !== 'json') return { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8' }, body: '<!DOCTYPE html><html><body><pre>jsonfm</pre></body></html>' };
+    if (format !== 'json')
+      return { status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8' }, body: '<!DOCTYPE html><html><body><pre>jsonfm</pre></body></html>' };
     if (action !== 'wbgetentities') return apiError('badvalue', `Unrecognized value for parameter "action": ${action ?? ''}.`);
     const warnings: string[] = [];
     const unknown = Object.keys(request.query).filter((name) => !ACTION_PARAMS.has(name) && !GETENTITIES_PARAMS.has(name));
@@ -83,13 +98,17 @@ export async function startWikipediaFake(): Promise<FakeServer> {
     const match = /^\/([a-z-]+)\/api\/rest_v1\/page\/summary\/(.+)$/.exec(request.path);
     const page = match ? pages.get(`${match[1]}/${match[2]}`) : undefined;
     if (page) return json(200, page);
-    return json(404, {
-      type: 'https://mediawiki.org/wiki/HyperSwitch/errors/not_found',
-      title: 'Not found.',
-      method: 'get',
-      detail: 'Page or revision not found.',
-      uri: request.path,
-    }, { 'Content-Type': 'application/problem+json' });
+    return json(
+      404,
+      {
+        type: 'https://mediawiki.org/wiki/HyperSwitch/errors/not_found',
+        title: 'Not found.',
+        method: 'get',
+        detail: 'Page or revision not found.',
+        uri: request.path,
+      },
+      { 'Content-Type': 'application/problem+json' },
+    );
   };
   return startFake('wikipedia', route);
 }

@@ -42,15 +42,21 @@ export async function startImageHost(address = '127.0.0.1'): Promise<ImageHost> 
   };
 }
 
-export const serveBytes = (bytes: Buffer, type = 'application/octet-stream'): Handler => (_request, response) => {
-  response.writeHead(200, { 'Content-Type': type, 'Content-Length': bytes.length }).end(bytes);
-};
+export const serveBytes =
+  (bytes: Buffer, type = 'application/octet-stream'): Handler =>
+  (_request, response) => {
+    response.writeHead(200, { 'Content-Type': type, 'Content-Length': bytes.length }).end(bytes);
+  };
 
-export const redirectTo = (location: string, status = 302): Handler => (_request, response) => {
-  response.writeHead(status, { Location: location }).end();
-};
+export const redirectTo =
+  (location: string, status = 302): Handler =>
+  (_request, response) => {
+    response.writeHead(status, { Location: location }).end();
+  };
 
-export const afterDelay = (ms: number, handler: Handler): Handler => (request, response) => {
-  const timer = setTimeout(() => handler(request, response), ms);
-  response.on('close', () => clearTimeout(timer));
-};
+export const afterDelay =
+  (ms: number, handler: Handler): Handler =>
+  (request, response) => {
+    const timer = setTimeout(() => handler(request, response), ms);
+    response.on('close', () => clearTimeout(timer));
+  };

@@ -16,7 +16,11 @@ export function postgresReachable(): boolean {
   if (reachable === undefined) {
     const probe = spawnSync(
       process.execPath,
-      ['-e', `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1], connectionTimeoutMillis: 2000 }); c.connect().then(() => c.end()).then(() => process.exit(0), () => process.exit(1));`, ADMIN_URL],
+      [
+        '-e',
+        `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1], connectionTimeoutMillis: 2000 }); c.connect().then(() => c.end()).then(() => process.exit(0), () => process.exit(1));`,
+        ADMIN_URL,
+      ],
       { cwd: __dirname, timeout: 5000 },
     );
     reachable = probe.status === 0;

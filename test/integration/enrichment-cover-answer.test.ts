@@ -69,7 +69,15 @@ describe('the enrichment cover in the first answer', () => {
   it('When only an ISRC is submitted (as DJ software often does), then the 200 has the recording, its album release and the cover', async () => {
     const server = await start();
     const { metadata } = await submit(server, { isrc: TEARDROP_ISRC });
-    expect(metadata).toMatchObject({ isrc: TEARDROP_ISRC, musicbrainzrecordingid: TEARDROP, title: 'Teardrop', artist: 'Massive Attack', album: 'Mezzanine', musicbrainzalbumid: MEZZANINE, coverurl: COVER_URL });
+    expect(metadata).toMatchObject({
+      isrc: TEARDROP_ISRC,
+      musicbrainzrecordingid: TEARDROP,
+      title: 'Teardrop',
+      artist: 'Massive Attack',
+      album: 'Mezzanine',
+      musicbrainzalbumid: MEZZANINE,
+      coverurl: COVER_URL,
+    });
     expect(fakes.musicbrainz.refusals()).toEqual([]);
   });
 
@@ -103,7 +111,9 @@ describe('the enrichment cover in the first answer', () => {
       expect(performance.now() - started).toBeLessThan(6000);
       expect(metadata.album).toBe('Mezzanine');
       expect(metadata.coverurl).toBeUndefined();
-      const coverFrame = await viewer.waitFor((frame: Frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'cover', { timeoutMs: 10_000 });
+      const coverFrame = await viewer.waitFor((frame: Frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'cover', {
+        timeoutMs: 10_000,
+      });
       expect(coverFrame.key).toBe(PNG_KEY);
       expect(asObject((await request(`${server.url}/v1/last`)).json).coverurl).toBe(COVER_URL);
     } finally {

@@ -55,7 +55,9 @@ describe('ServiceClient', () => {
   });
 
   it('When the service answers 500, then an UpstreamError names the service and the status, without retrying', async () => {
-    const error = await client().json(`${fake.url}/broken`, { signal }).catch((caught: unknown) => caught);
+    const error = await client()
+      .json(`${fake.url}/broken`, { signal })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ service: 'testservice', status: 500, transient: true });
     expect(String(error)).toContain('testservice: HTTP 500');
@@ -98,7 +100,9 @@ describe('ServiceClient', () => {
 
   it('When the service keeps answering 429 without Retry-After, then the client backs off and gives up after its attempts', async () => {
     fake.override(() => json(429, { error: 'too many' }));
-    const error = await client({ maxAttempts: 3 }).json(`${fake.url}/ok`, { signal }).catch((caught: unknown) => caught);
+    const error = await client({ maxAttempts: 3 })
+      .json(`${fake.url}/ok`, { signal })
+      .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ status: 429, transient: true });
     expect(fake.requests).toHaveLength(3);
     const gaps = fake.requests.slice(1).map((request, index) => request.at - (fake.requests[index]?.at ?? 0));
@@ -114,7 +118,9 @@ describe('ServiceClient', () => {
 
   it('When an API key is part of the path, then error messages show [key] instead', async () => {
     fake.override(() => json(500, {}));
-    const error = await client({ secrets: ['s3cr3t-key'] }).json(`${fake.url}/api/s3cr3t-key/search.php?s=x`, { signal }).catch((caught: unknown) => caught);
+    const error = await client({ secrets: ['s3cr3t-key'] })
+      .json(`${fake.url}/api/s3cr3t-key/search.php?s=x`, { signal })
+      .catch((caught: unknown) => caught);
     expect(String(error)).toContain('/api/[key]/search.php');
     expect(String(error)).not.toContain('s3cr3t-key');
   });

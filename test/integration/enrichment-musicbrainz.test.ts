@@ -4,17 +4,7 @@ import { silentLogger } from '../../src/log';
 import { VERSION } from '../../src/version';
 import { FINGERPRINTS } from '../fakes/artist-services';
 import { startFakeServices, type FakeServices } from '../fakes/services';
-import {
-  DAFT_PUNK,
-  MASSIVE_ATTACK,
-  MEZZANINE,
-  MEZZANINE_GROUP,
-  MUSIQUE,
-  MUSIQUE_GROUP,
-  ONE_MORE_TIME,
-  TEARDROP,
-  TEARDROP_ISRC,
-} from '../fixtures/ids';
+import { DAFT_PUNK, MASSIVE_ATTACK, MEZZANINE, MEZZANINE_GROUP, MUSIQUE, MUSIQUE_GROUP, ONE_MORE_TIME, TEARDROP, TEARDROP_ISRC } from '../fixtures/ids';
 import { noDeadline, planAgainstFakes, type TestPlan } from '../helpers/enrichment-plan';
 
 // The MusicBrainz provider (search, MBID and ISRC lookups, release choice) and the whole staged
@@ -100,22 +90,30 @@ describe('MusicBrainz provider', () => {
       label: 'Circa',
     });
     const calls = fakes.musicbrainz.calls();
-    expect(calls.map((call) => call.path)).toEqual([`/ws/2/isrc/${TEARDROP_ISRC}`, `/ws/2/recording/${TEARDROP}`, `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
+    expect(calls.map((call) => call.path)).toEqual([
+      `/ws/2/isrc/${TEARDROP_ISRC}`,
+      `/ws/2/recording/${TEARDROP}`,
+      `/ws/2/release/${MEZZANINE}`,
+      `/ws/2/artist/${MASSIVE_ATTACK}`,
+    ]);
     // ISRC.pm: no release-groups on /isrc (the old request was refused with 400).
     expect(calls[0]?.query.inc).toBe('artist-credits');
     expect(fakes.musicbrainz.refusals()).toEqual([]);
   });
 
-  it('When the ISRC comes as a list, as What\'s Now Playing sends it, then the first well-formed one is looked up', async () => {
+  it("When the ISRC comes as a list, as What's Now Playing sends it, then the first well-formed one is looked up", async () => {
     const result = await musicbrainz().enrich({ isrc: ['not an isrc', 'GB-AAA-98-00321', 'USRC17607839'] }, noDeadline());
     expect(result?.fields).toMatchObject({ musicbrainzrecordingid: TEARDROP, album: 'Mezzanine' });
     expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/isrc/${TEARDROP_ISRC}`);
     expect(fakes.musicbrainz.refusals()).toEqual([]);
   });
 
-  it('When the artist MBID comes as a list, then the first MBID in it names the artist, not the recording\'s credit', async () => {
+  it("When the artist MBID comes as a list, then the first MBID in it names the artist, not the recording's credit", async () => {
     const submittedArtist = '00000000-0000-4000-8000-000000000001';
-    const result = await musicbrainz().enrich({ musicbrainzrecordingid: TEARDROP, musicbrainzartistid: ['not an id', submittedArtist, MASSIVE_ATTACK] }, noDeadline());
+    const result = await musicbrainz().enrich(
+      { musicbrainzrecordingid: TEARDROP, musicbrainzartistid: ['not an id', submittedArtist, MASSIVE_ATTACK] },
+      noDeadline(),
+    );
     expect(result?.fields).toMatchObject({ album: 'Mezzanine' });
     const artistLookups = fakes.musicbrainz.calls().filter((call) => call.path.startsWith('/ws/2/artist/'));
     expect(artistLookups.map((call) => call.path)).toEqual([`/ws/2/artist/${submittedArtist}`]);
@@ -193,7 +191,11 @@ describe('the whole plan', () => {
         'banner:fanarttv',
       ]);
       // MusicBrainz was asked by recording id (from AcoustID), then for the release and the artist.
-      expect(fakes.musicbrainz.calls().map((call) => call.path)).toEqual([`/ws/2/recording/${TEARDROP}`, `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
+      expect(fakes.musicbrainz.calls().map((call) => call.path)).toEqual([
+        `/ws/2/recording/${TEARDROP}`,
+        `/ws/2/release/${MEZZANINE}`,
+        `/ws/2/artist/${MASSIVE_ATTACK}`,
+      ]);
     } finally {
       await testPlan.close();
     }

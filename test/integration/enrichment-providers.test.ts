@@ -50,8 +50,13 @@ describe('enrichment providers', () => {
     it('When the release has no cover (404), then the release group front cover is used', async () => {
       const caa = plan().enricher('coverartarchive');
       const result = await caa.enrich({ musicbrainzalbumid: MUSIQUE, musicbrainzreleasegroupid: MUSIQUE_GROUP }, noDeadline());
-      expect(result?.images?.[0]?.url).toBe(`${fakes.imageHost.url}/download/mbid-${MUSIQUE_OTHER_EDITION}/mbid-${MUSIQUE_OTHER_EDITION}-2207010_thumb1200.jpg`);
-      expect(fakes.coverartarchive.requests.map((request) => request.path)).toEqual([`/release/${MUSIQUE}/front-1200`, `/release-group/${MUSIQUE_GROUP}/front-1200`]);
+      expect(result?.images?.[0]?.url).toBe(
+        `${fakes.imageHost.url}/download/mbid-${MUSIQUE_OTHER_EDITION}/mbid-${MUSIQUE_OTHER_EDITION}-2207010_thumb1200.jpg`,
+      );
+      expect(fakes.coverartarchive.requests.map((request) => request.path)).toEqual([
+        `/release/${MUSIQUE}/front-1200`,
+        `/release-group/${MUSIQUE_GROUP}/front-1200`,
+      ]);
     });
 
     it('When neither has a front cover, then there is none, and the 404s are cached', async () => {
@@ -103,7 +108,9 @@ describe('enrichment providers', () => {
     });
 
     it('When the language has an article, then the biography is in that language', async () => {
-      const result = await plan({ wikipedia: { language: 'fr' } }).enricher('wikidata').enrich({ artistwebsites: [WIKIDATA_LINK] }, noDeadline());
+      const result = await plan({ wikipedia: { language: 'fr' } })
+        .enricher('wikidata')
+        .enrich({ artistwebsites: [WIKIDATA_LINK] }, noDeadline());
       expect(result?.fields?.artistlongbio).toMatch(/^Massive Attack est un groupe britannique/);
     });
 
@@ -117,7 +124,11 @@ describe('enrichment providers', () => {
     });
 
     it('When the artist has no Wikidata link, then no request is made', async () => {
-      expect(await plan().enricher('wikidata').enrich({ artistwebsites: ['https://www.daftpunk.com/'] }, noDeadline())).toBeNull();
+      expect(
+        await plan()
+          .enricher('wikidata')
+          .enrich({ artistwebsites: ['https://www.daftpunk.com/'] }, noDeadline()),
+      ).toBeNull();
       expect(fakes.wikidata.requests).toHaveLength(0);
     });
   });
@@ -134,11 +145,15 @@ describe('enrichment providers', () => {
         { category: 'fanart', url: `${images}/fanart/massive-attack-1.jpg`, source: 'theaudiodb' },
         { category: 'fanart', url: `${images}/fanart/massive-attack-2.jpg`, source: 'theaudiodb' },
       ]);
-      expect(fakes.theaudiodb.requests.map((request) => `${request.path}?i=${request.query.i}`)).toEqual([`/api/v1/json/123/artist-mb.php?i=${MASSIVE_ATTACK}`]);
+      expect(fakes.theaudiodb.requests.map((request) => `${request.path}?i=${request.query.i}`)).toEqual([
+        `/api/v1/json/123/artist-mb.php?i=${MASSIVE_ATTACK}`,
+      ]);
     });
 
     it('When the language is German, then the German biography is used', async () => {
-      const result = await plan({ wikipedia: { language: 'de' } }).enricher('theaudiodb').enrich({ musicbrainzartistid: MASSIVE_ATTACK }, noDeadline());
+      const result = await plan({ wikipedia: { language: 'de' } })
+        .enricher('theaudiodb')
+        .enrich({ musicbrainzartistid: MASSIVE_ATTACK }, noDeadline());
       expect(result?.fields?.artistlongbio).toBe('Massive Attack ist eine britische Band aus Bristol.');
     });
 
@@ -156,7 +171,9 @@ describe('enrichment providers', () => {
 
   describe('fanart.tv', () => {
     it('When the artist has images, then the most liked fanart, thumbnail, HD logo, banner and the album cover are found in one request', async () => {
-      const result = await plan().enricher('fanarttv').enrich({ musicbrainzartistid: MASSIVE_ATTACK, musicbrainzreleasegroupid: MEZZANINE_GROUP }, noDeadline());
+      const result = await plan()
+        .enricher('fanarttv')
+        .enrich({ musicbrainzartistid: MASSIVE_ATTACK, musicbrainzreleasegroupid: MEZZANINE_GROUP }, noDeadline());
       const base = `${fakes.imageHost.url}/images/fanarttv/fanart/music`;
       expect(result?.images).toEqual([
         { category: 'cover', url: `${base}/${MEZZANINE_GROUP}/albumcover/albumcover-0.jpg`, source: 'fanarttv' },
@@ -220,7 +237,11 @@ describe('enrichment providers', () => {
     });
 
     it('When the recording id is already known, then no recognition is attempted', async () => {
-      expect(await plan().enricher('acoustid').enrich({ fpcalcfingerprint: TEARDROP_FINGERPRINT, fpcalcduration: 330, musicbrainzrecordingid: TEARDROP }, noDeadline())).toBeNull();
+      expect(
+        await plan()
+          .enricher('acoustid')
+          .enrich({ fpcalcfingerprint: TEARDROP_FINGERPRINT, fpcalcduration: 330, musicbrainzrecordingid: TEARDROP }, noDeadline()),
+      ).toBeNull();
       expect(fakes.acoustid.requests).toHaveLength(0);
     });
   });

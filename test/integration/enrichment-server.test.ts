@@ -95,7 +95,12 @@ describe('POST /v1/remoteinput with enrichment', () => {
       const metadata = await submit({ artist: 'Portishead', title: 'Glory Box' });
       expect(metadata).toEqual({ artist: 'Portishead', title: 'Glory Box' });
       // Only the search, and TheAudioDB's artist search by name (which knows no Portishead here).
-      expect(fakes.all().map((call) => `${call.service} ${call.path}`).sort()).toEqual(['musicbrainz /ws/2/recording', 'theaudiodb /api/v1/json/123/search.php']);
+      expect(
+        fakes
+          .all()
+          .map((call) => `${call.service} ${call.path}`)
+          .sort(),
+      ).toEqual(['musicbrainz /ws/2/recording', 'theaudiodb /api/v1/json/123/search.php']);
     });
   });
 
@@ -185,7 +190,13 @@ describe('POST /v1/remoteinput with enrichment', () => {
           coverartarchive: { baseUrl: gone.url },
         }),
       });
-      const metadata = await submit({ artist: 'Massive Attack', title: 'Teardrop', musicbrainzartistid: MASSIVE_ATTACK, fpcalcfingerprint: 'AQAD', fpcalcduration: 10 });
+      const metadata = await submit({
+        artist: 'Massive Attack',
+        title: 'Teardrop',
+        musicbrainzartistid: MASSIVE_ATTACK,
+        fpcalcfingerprint: 'AQAD',
+        fpcalcduration: 10,
+      });
       expect(metadata.album).toBeUndefined();
       expect(server.logs.join('\n')).toMatch(/musicbrainz failed: musicbrainz: request failed/);
       expect((await request(`${server.url}/v1/status`)).status).toBe(200);

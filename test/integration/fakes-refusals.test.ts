@@ -3,7 +3,17 @@ import { startCoverArtArchiveFake } from '../fakes/cover-art-archive';
 import type { FakeServer } from '../fakes/fake-server';
 import { startMusicBrainzFake, type MusicBrainzFake } from '../fakes/musicbrainz';
 import { startWikidataFake } from '../fakes/wikimedia';
-import { MASSIVE_ATTACK, MASSIVE_ATTACK_WIKIDATA, MEZZANINE, MUSIQUE, MUSIQUE_GROUP, MUSIQUE_OTHER_EDITION, TEARDROP, TEARDROP_ISRC, TEARDROP_SINGLE } from '../fixtures/ids';
+import {
+  MASSIVE_ATTACK,
+  MASSIVE_ATTACK_WIKIDATA,
+  MEZZANINE,
+  MUSIQUE,
+  MUSIQUE_GROUP,
+  MUSIQUE_OTHER_EDITION,
+  TEARDROP,
+  TEARDROP_ISRC,
+  TEARDROP_SINGLE,
+} from '../fixtures/ids';
 
 // The fakes refuse what the real services refuse. Each case restates a rule of the service's own
 // code or documentation (cited per block), so a client request that passes here passes there.
@@ -17,7 +27,9 @@ async function get(url: string, init: RequestInit = {}): Promise<{ status: numbe
   } catch {
     // Not JSON (e.g. XML, plain text): the text itself is the body.
   }
-  return response.status >= 300 && response.status < 400 ? { status: response.status, body, location: response.headers.get('location') } : { status: response.status, body };
+  return response.status >= 300 && response.status < 400
+    ? { status: response.status, body, location: response.headers.get('location') }
+    : { status: response.status, body };
 }
 
 // metabrainz/musicbrainz-server @ 11cd769a: lib/MusicBrainz/Server/WebService/Validator.pm
@@ -35,7 +47,13 @@ describe('MusicBrainz fake', () => {
 
   it('When /isrc is asked for release-groups, then it is 400 with the validator text (the request svc used to send)', async () => {
     const answer = await get(url(`isrc/${TEARDROP_ISRC}?inc=artist-credits+releases+release-groups+isrcs`));
-    expect(answer).toEqual({ status: 400, body: { error: 'release-groups is not a valid inc parameter for the isrc resource.', help: 'For usage, please see: https://musicbrainz.org/development/mmd' } });
+    expect(answer).toEqual({
+      status: 400,
+      body: {
+        error: 'release-groups is not a valid inc parameter for the isrc resource.',
+        help: 'For usage, please see: https://musicbrainz.org/development/mmd',
+      },
+    });
   });
 
   it('When /isrc is asked for genres, then it is 400 (ISRC.pm has no genres)', async () => {
@@ -45,7 +63,10 @@ describe('MusicBrainz fake', () => {
   it('When an "extra" inc comes without the inc that enables it, then it is 400 naming the enabler; with it, 200', async () => {
     const alone = await get(url(`recording/${TEARDROP}?inc=discids`));
     expect(alone.status).toBe(400);
-    expect(alone.body).toMatchObject({ error: 'discids is not a valid option for the inc parameter for the recording resource unless you specify one of the following other inc parameters: releases' });
+    expect(alone.body).toMatchObject({
+      error:
+        'discids is not a valid option for the inc parameter for the recording resource unless you specify one of the following other inc parameters: releases',
+    });
     expect((await get(url(`recording/${TEARDROP}?inc=releases+discids`))).status).toBe(200);
   });
 
@@ -55,7 +76,9 @@ describe('MusicBrainz fake', () => {
 
   it('When a relationship inc is asked on a resource, then it is accepted; an inc of another resource is not', async () => {
     expect((await get(url(`artist/${MASSIVE_ATTACK}?inc=url-rels+genres`))).status).toBe(200);
-    expect((await get(url(`artist/${MASSIVE_ATTACK}?inc=labels`))).body).toMatchObject({ error: 'labels is not a valid inc parameter for the artist resource.' });
+    expect((await get(url(`artist/${MASSIVE_ATTACK}?inc=labels`))).body).toMatchObject({
+      error: 'labels is not a valid inc parameter for the artist resource.',
+    });
   });
 
   it('When an ISRC or an MBID is malformed, then it is 400 "Invalid isrc." / "Invalid mbid."', async () => {
@@ -65,7 +88,10 @@ describe('MusicBrainz fake', () => {
 
   it('When a search has no query or a non-numeric limit, then it is 400', async () => {
     expect((await get(url('recording?limit=25'))).status).toBe(400);
-    expect(await get(url('recording?query=x&limit=ten'))).toMatchObject({ status: 400, body: { error: "The 'limit' and 'offset' parameters must be positive integers" } });
+    expect(await get(url('recording?query=x&limit=ten'))).toMatchObject({
+      status: 400,
+      body: { error: "The 'limit' and 'offset' parameters must be positive integers" },
+    });
   });
 
   it('When an inc is not asked for, then its data is not in the answer (release groups only with release-groups)', async () => {
@@ -129,14 +155,21 @@ describe('AcoustID fake', () => {
   let acoustid: FakeServer;
   const fingerprint = Object.keys(FINGERPRINTS)[0] ?? '';
   const lookup = (params: Record<string, string>) =>
-    get(`${acoustid.url}/v2/lookup`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+    get(`${acoustid.url}/v2/lookup`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+    });
   beforeAll(async () => {
     acoustid = await startAcoustIdFake();
   });
   afterAll(() => acoustid.close());
 
   it('When client, duration and fingerprint are valid (form POST), then the answer is ok', async () => {
-    expect(await lookup({ client: ACOUSTID_KEY, meta: 'recordings', duration: '330', fingerprint, format: 'json' })).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await lookup({ client: ACOUSTID_KEY, meta: 'recordings', duration: '330', fingerprint, format: 'json' })).toMatchObject({
+      status: 200,
+      body: { status: 'ok' },
+    });
   });
 
   it('When a parameter breaks a rule, then it is 400 with the code and text of errors.py', async () => {
@@ -208,7 +241,10 @@ describe('fanart.tv and TheAudioDB fakes', () => {
 
   it('When fanart.tv has no images of an artist or album, then it is 404 "Not found"; both endpoints answer known ids', async () => {
     const unknown = '00000000-0000-4000-8000-000000000000';
-    expect(await get(`${fanart.url}/v3/music/${unknown}?api_key=${FANART_KEY}`)).toEqual({ status: 404, body: { status: 'error', 'error message': 'Not found' } });
+    expect(await get(`${fanart.url}/v3/music/${unknown}?api_key=${FANART_KEY}`)).toEqual({
+      status: 404,
+      body: { status: 'error', 'error message': 'Not found' },
+    });
     expect((await get(`${fanart.url}/v3/music/albums/${unknown}?api_key=${FANART_KEY}`)).status).toBe(404);
     expect((await get(`${fanart.url}/v3/music/${MASSIVE_ATTACK}?api_key=${FANART_KEY}`)).status).toBe(200);
     expect((await get(`${fanart.url}/v3/music/albums/${MUSIQUE_GROUP}?api_key=${FANART_KEY}`)).status).toBe(200);
@@ -216,6 +252,9 @@ describe('fanart.tv and TheAudioDB fakes', () => {
 
   it('When TheAudioDB does not know an artist, then it is 200 {"artists": null}', async () => {
     expect(await get(`${audiodb.url}/api/v1/json/${AUDIODB_KEY}/search.php?s=nobody%20at%20all`)).toEqual({ status: 200, body: { artists: null } });
-    expect(await get(`${audiodb.url}/api/v1/json/${AUDIODB_KEY}/artist-mb.php?i=00000000-0000-4000-8000-000000000000`)).toEqual({ status: 200, body: { artists: null } });
+    expect(await get(`${audiodb.url}/api/v1/json/${AUDIODB_KEY}/artist-mb.php?i=00000000-0000-4000-8000-000000000000`)).toEqual({
+      status: 200,
+      body: { artists: null },
+    });
   });
 });

@@ -59,7 +59,11 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
 
   it('When a track is submitted through A, then /v1/last, /v1/images/ws, /wsstream and svc last --follow of B and C show it within 1 s', async () => {
     expect((await postJson(`${a().url}/v1/remoteinput`, { artist: 'First', title: 'Before following' })).status).toBe(200);
-    await eventually(() => lastOf(c()), (body) => body.artist === 'First', CHANGE_WITHIN_MS);
+    await eventually(
+      () => lastOf(c()),
+      (body) => body.artist === 'First',
+      CHANGE_WITHIN_MS,
+    );
     const viewers: FrameClient[] = await Promise.all([b(), c()].map((instance) => connectClient(instance.url)));
     // /wsstream (What's Now Playing overlays): one JSON frame per track, current one first.
     const streamFrames: Record<string, unknown>[] = [];
@@ -77,11 +81,19 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       for (const viewer of viewers) await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: CHANGE_WITHIN_MS });
       expect(Date.now() - sent).toBeLessThan(CHANGE_WITHIN_MS + 500);
       for (const instance of [b(), c()]) {
-        const last = await eventually(() => lastOf(instance), (body) => body.dbid === dbid, CHANGE_WITHIN_MS);
+        const last = await eventually(
+          () => lastOf(instance),
+          (body) => body.dbid === dbid,
+          CHANGE_WITHIN_MS,
+        );
         expect(last).toMatchObject({ dbid, artist: 'Crossing', title: 'Instances' });
       }
       expect(await follow.waitForLines(2, CHANGE_WITHIN_MS)).toEqual(['First - Before following', 'Crossing - Instances']);
-      const streamed = await eventually(async () => streamFrames, (frames) => frames.some((frame) => frame.title === 'Instances'), CHANGE_WITHIN_MS);
+      const streamed = await eventually(
+        async () => streamFrames,
+        (frames) => frames.some((frame) => frame.title === 'Instances'),
+        CHANGE_WITHIN_MS,
+      );
       expect(streamed.map((frame) => frame.title)).toEqual(['Before following', 'Instances']);
     } finally {
       stream.close();
@@ -93,7 +105,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
   it('When 90 submissions arrive at once spread over the three, then there are 90 distinct dbids, all stored, and every instance agrees on the current one', async () => {
     const before = Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM tracks'))[0]?.n);
     const responses = await Promise.all(
-      Array.from({ length: 90 }, (_, index) => postJson(`${(instances[index % 3]).url}/v1/remoteinput`, { artist: 'Load', title: `Song ${index}` })),
+      Array.from({ length: 90 }, (_, index) => postJson(`${instances[index % 3].url}/v1/remoteinput`, { artist: 'Load', title: `Song ${index}` })),
     );
     expect(responses.map((res) => res.status)).toEqual(Array.from({ length: 90 }, () => 200));
     const dbids = responses.map((res) => asObject(res.json).dbid as number);
@@ -109,7 +121,15 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     const current = await database.query<{ dbid: string }>('SELECT dbid FROM tracks ORDER BY received_seq DESC LIMIT 1');
     const expected = Number(current[0]?.dbid);
     for (const instance of instances) {
-      expect((await eventually(() => lastOf(instance), (body) => body.dbid === expected, CHANGE_WITHIN_MS)).dbid).toBe(expected);
+      expect(
+        (
+          await eventually(
+            () => lastOf(instance),
+            (body) => body.dbid === expected,
+            CHANGE_WITHIN_MS,
+          )
+        ).dbid,
+      ).toBe(expected);
     }
   });
 
@@ -128,7 +148,9 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
       const track = await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === body.dbid, { timeoutMs: CHANGE_WITHIN_MS });
       expect(asObject(track.track).coverurl).toBe(coverurl);
-      await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === body.dbid && frame.category === 'cover' && frame.url === coverurl, { timeoutMs: CHANGE_WITHIN_MS });
+      await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === body.dbid && frame.category === 'cover' && frame.url === coverurl, {
+        timeoutMs: CHANGE_WITHIN_MS,
+      });
     } finally {
       viewer.close();
     }
@@ -137,14 +159,27 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
   it('When the current track is deleted through B, then A and C fall back to the previous one within 1 s, and their streams say so', async () => {
     const first = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Keep', title: 'Me' })).json).dbid;
     const second = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Delete', title: 'Me' })).json).dbid;
-    await eventually(() => lastOf(c()), (body) => body.dbid === second, CHANGE_WITHIN_MS);
+    await eventually(
+      () => lastOf(c()),
+      (body) => body.dbid === second,
+      CHANGE_WITHIN_MS,
+    );
     const viewer = await connectClient(c().url);
     try {
       const from = viewer.frames.length;
       const deleted = await request(`${b().url}/v1/history/${String(second)}`, { method: 'DELETE' });
       expect(deleted.status).toBe(204);
       await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === first, { from, timeoutMs: CHANGE_WITHIN_MS });
-      for (const instance of [a(), c()]) expect((await eventually(() => lastOf(instance), (body) => body.dbid === first, CHANGE_WITHIN_MS)).dbid).toBe(first);
+      for (const instance of [a(), c()])
+        expect(
+          (
+            await eventually(
+              () => lastOf(instance),
+              (body) => body.dbid === first,
+              CHANGE_WITHIN_MS,
+            )
+          ).dbid,
+        ).toBe(first);
       const history = asObject((await request(`${a().url}/v1/history?limit=5`)).json);
       expect((history.tracks as { dbid: number }[]).map((track) => track.dbid)).not.toContain(second);
     } finally {
@@ -161,7 +196,15 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       expect(res.status).toBe(200);
       const { dbid } = asObject(res.json);
       await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: CHANGE_WITHIN_MS });
-      expect((await eventually(() => lastOf(c()), (body) => body.dbid === dbid, CHANGE_WITHIN_MS)).dbid).toBe(dbid);
+      expect(
+        (
+          await eventually(
+            () => lastOf(c()),
+            (body) => body.dbid === dbid,
+            CHANGE_WITHIN_MS,
+          )
+        ).dbid,
+      ).toBe(dbid);
       expect(await statusOf(b())).toMatchObject({ status: 'ok', database: 'ok' });
     } finally {
       viewer.close();
@@ -192,7 +235,11 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
         const count = async () => Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM tracks'))[0]?.n);
         const storedBefore = await count();
         proxy.cut();
-        const status = await eventually(() => statusOf(behindProxy), (body) => body.database === 'unavailable', 5000);
+        const status = await eventually(
+          () => statusOf(behindProxy),
+          (body) => body.database === 'unavailable',
+          5000,
+        );
         expect(status).toEqual(expect.objectContaining({ status: 'ok', database: 'unavailable' }));
         expect(await lastOf(behindProxy)).toMatchObject({ dbid: beforeDbid, artist: 'Before' });
 
@@ -212,8 +259,22 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
         await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === missedDbid, { timeoutMs: 10_000 });
         // Its cover, linked while this instance was cut off, is announced after the catch-up too.
         await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === missedDbid && frame.category === 'cover', { timeoutMs: 5000 });
-        expect((await eventually(() => lastOf(behindProxy), (body) => body.dbid === missedDbid, 1000)).dbid).toBe(missedDbid);
-        expect(await eventually(() => statusOf(behindProxy), (body) => body.database === 'ok', 5000)).toMatchObject({ database: 'ok' });
+        expect(
+          (
+            await eventually(
+              () => lastOf(behindProxy),
+              (body) => body.dbid === missedDbid,
+              1000,
+            )
+          ).dbid,
+        ).toBe(missedDbid);
+        expect(
+          await eventually(
+            () => statusOf(behindProxy),
+            (body) => body.database === 'ok',
+            5000,
+          ),
+        ).toMatchObject({ database: 'ok' });
         const after = await postJson(`${behindProxy.url}/v1/remoteinput`, { artist: 'After', title: 'The outage' });
         expect(after.status).toBe(200);
       } finally {
@@ -233,7 +294,12 @@ describeWithPostgres('the MusicBrainz rate across instances', () => {
     database = await createTestDatabase();
     musicbrainz = await startMusicBrainzFake();
     temp = makeTempDir();
-    const enrichment: Record<string, unknown> = { enabled: true, contact: 'https://example.org/svc-tests', deadlineSeconds: 6, musicbrainz: { enabled: true, baseUrl: musicbrainz.baseUrl } };
+    const enrichment: Record<string, unknown> = {
+      enabled: true,
+      contact: 'https://example.org/svc-tests',
+      deadlineSeconds: 6,
+      musicbrainz: { enabled: true, baseUrl: musicbrainz.baseUrl },
+    };
     for (const other of ['coverartarchive', 'wikidata', 'wikipedia', 'theaudiodb', 'fanarttv', 'acoustid']) enrichment[other] = { enabled: false };
     fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ enrichment }));
     instances = await Promise.all([1, 2].map(() => startServeProcess(['--port', '0', '--db', database.url], {}, temp.dir)));
@@ -248,12 +314,13 @@ describeWithPostgres('the MusicBrainz rate across instances', () => {
 
   it('When two instances enrich at once, then MusicBrainz requests from both together start at least 1 s apart', async () => {
     const responses = await Promise.all(
-      Array.from({ length: 8 }, (_, index) =>
-        postJson(`${(instances[index % 2]).url}/v1/remoteinput`, { artist: `Artist ${index}`, title: `Song ${index}` }),
-      ),
+      Array.from({ length: 8 }, (_, index) => postJson(`${instances[index % 2].url}/v1/remoteinput`, { artist: `Artist ${index}`, title: `Song ${index}` })),
     );
     for (const res of responses) expect(res.status).toBe(200);
-    const arrivals = musicbrainz.calls().map((call) => call.at).sort((x, y) => x - y);
+    const arrivals = musicbrainz
+      .calls()
+      .map((call) => call.at)
+      .sort((x, y) => x - y);
     // In 6 s at 1 per second, a handful got through, and never two within a second of each other.
     expect(arrivals.length).toBeGreaterThanOrEqual(3);
     for (let i = 1; i < arrivals.length; i += 1) expect((arrivals[i] ?? 0) - (arrivals[i - 1] ?? 0)).toBeGreaterThanOrEqual(1000);

@@ -92,7 +92,9 @@ describeWithNginx('nginx in front of three instances (README "Running several in
       // The overlay marks its stream open on <html data-stream="open"> (public/stream.js).
       await page.waitForFunction(() => (globalThis as unknown as InPage).document.documentElement.dataset.stream === 'open');
       const titleIs = (title: string) =>
-        page.waitForFunction((expected) => (globalThis as unknown as InPage).document.getElementById('title')?.textContent === expected, title, { timeout: 15_000 });
+        page.waitForFunction((expected) => (globalThis as unknown as InPage).document.getElementById('title')?.textContent === expected, title, {
+          timeout: 15_000,
+        });
       expect((await postJson(`${front}/v1/remoteinput`, { artist: 'Overlay', title: 'Before' })).status).toBe(200);
       await titleIs('Before');
       // Whichever instance the page's stream landed on, it must keep updating: if it was this one,

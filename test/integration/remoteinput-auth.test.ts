@@ -39,7 +39,7 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
     const res = await send();
     expect(res.status).toBe(403);
     expect(res.json).toEqual({ error: 'Missing secret in request' });
-    expect((await t.server.tracks.count())).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
   });
 
   it.each([

@@ -17,7 +17,7 @@ describe('/v1/remoteinput input handling', () => {
     expect(res.status).toBe(status);
     const { error } = asObject(res.json);
     expect(typeof error).toBe('string');
-    expect((await t.server.tracks.count())).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
     return error as string;
   }
 
@@ -68,7 +68,8 @@ describe('/v1/remoteinput input handling', () => {
   });
 
   it('When system fields, binary fields, __proto__ and data: URIs are sent, then none of them is stored or echoed', async () => {
-    const body = '{"artist":"A","title":"T","hostname":"dj","hostfqdn":"dj.lan","hostip":"10.0.0.5","ipaddress":"10.0.0.5","httpport":8899,' +
+    const body =
+      '{"artist":"A","title":"T","hostname":"dj","hostfqdn":"dj.lan","hostip":"10.0.0.5","ipaddress":"10.0.0.5","httpport":8899,' +
       '"dbid":99,"filename":"/m/a.mp3","previoustrack":"x","cache_warmed":true,"track_received":"now","version":"9","coverimagetype":"png",' +
       '"coverimageraw":"AAAA","artistthumbnailbase64":"AAAA","__proto__":{"polluted":1},"constructor":"x","prototype":"y",' +
       '"comments":"data:text/plain,hi"}';

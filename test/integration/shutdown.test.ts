@@ -15,7 +15,7 @@ describe('graceful shutdown', () => {
       expect(res.status).toBe(200);
       expect(asObject(asObject(res.json).processed_metadata).album).toBe('Finished');
       await t.restart();
-      expect((await t.server.tracks.count())).toBe(1);
+      expect(await t.server.tracks.count()).toBe(1);
     } finally {
       await t.close();
     }

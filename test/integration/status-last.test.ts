@@ -109,7 +109,7 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const before = await t.server.tracks.count();
     const res = await request(`${t.url}/v1/remoteinput?artist=Head&title=Request`, { method: 'HEAD' });
     expect(res.status).toBe(200);
-    expect((await t.server.tracks.count())).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
     const lastHead = await request(`${t.url}/v1/last`, { method: 'HEAD' });
     expect(lastHead.status).toBe(200);
   });
@@ -127,7 +127,11 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(t.server.port, '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
       let data = '';
-      socket.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);
+      socket
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => (data += chunk))
+        .on('end', () => resolve(data))
+        .on('error', reject);
     });
     expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(raw.split('\r\n\r\n')[1]).toBe('{"error":"Malformed HTTP request"}');
@@ -136,10 +140,16 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
   it('When a WebSocket upgrade asks for another path, then the refusal is JSON', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(t.server.port, '127.0.0.1', () =>
-        socket.write('GET /v1/other HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
+        socket.write(
+          'GET /v1/other HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
       );
       let data = '';
-      socket.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);
+      socket
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => (data += chunk))
+        .on('end', () => resolve(data))
+        .on('error', reject);
     });
     expect(raw).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
     expect(raw).toMatch(/\r\n\r\n\{"error":"Not found: \/v1\/other"\}$/);

@@ -51,6 +51,11 @@ describe('the stderr logger', () => {
     const script = `const { createLogger } = require(${JSON.stringify(dist)}); const log = createLogger();
       log.info('one'); setTimeout(() => { log.info('two'); setTimeout(() => log.info('three'), 5); }, 5);`;
     const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
-    expect(result.stderr.trim().split('\n').map((line) => line.replace(/^\S+ /, ''))).toEqual(['info one', 'info two', 'info three']);
+    expect(
+      result.stderr
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/^\S+ /, '')),
+    ).toEqual(['info one', 'info two', 'info three']);
   });
 });

@@ -63,7 +63,8 @@ async function runHistory(options: HistoryOptions, ctx: CliContext): Promise<num
     const value = options[key];
     if (value === undefined) continue;
     const at = parseWhen(value, now);
-    if (at === undefined) throw new CliError(`--${key}: expected an ISO date-time (2026-11-22T20:00) or a span such as 90m, 2h, 1d; got ${JSON.stringify(value)}`, EXIT.USAGE);
+    if (at === undefined)
+      throw new CliError(`--${key}: expected an ISO date-time (2026-11-22T20:00) or a span such as 90m, 2h, 1d; got ${JSON.stringify(value)}`, EXIT.USAGE);
     query.set(key, at);
   }
   const client = await createClient(options);

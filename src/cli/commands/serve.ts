@@ -24,7 +24,10 @@ export function registerServe(program: Command, ctx: CliContext, setResult: SetR
     .option('--db <file-or-url>', 'SQLite database file, :memory:, or a postgres:// URL shared by several instances (env SVC_DATABASE)')
     .option('--offline', 'no lookups in outside music services (a submitted coverurl is still fetched)')
     .option('-c, --config <file>', 'load this config file instead of searching for one')
-    .addHelpText('after', '\nExamples:\n  $ svc serve\n  $ svc serve --host 0.0.0.0 --port 9000 --secret "$(cat ~/.svc-secret)"\n  $ svc serve --db :memory: --offline')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ svc serve\n  $ svc serve --host 0.0.0.0 --port 9000 --secret "$(cat ~/.svc-secret)"\n  $ svc serve --db :memory: --offline',
+    )
     .action((options: ServeOptions) => setResult(serve(options, ctx), { keepRunningWhenStdoutCloses: true }));
 }
 

@@ -69,7 +69,6 @@ function httpStatusOf(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
 }
 
-
 export function isFormRequest(contentType: string): boolean {
   return contentType.split(';')[0]?.trim().toLowerCase() === FORM;
 }

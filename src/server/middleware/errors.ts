@@ -37,7 +37,7 @@ export function toAppError(error: unknown): AppError {
   const code = HTTP_STATUS_CODES[status];
   if (code) {
     const tooLarge = code === 'BODY_TOO_LARGE' && typeof error === 'object' && error !== null && 'limit' in error;
-    const message = tooLarge ? `Request body too large (limit ${String((error).limit)} bytes)` : undefined;
+    const message = tooLarge ? `Request body too large (limit ${String(error.limit)} bytes)` : undefined;
     return new AppError(code, message, { cause: error });
   }
   return new AppError('INTERNAL', undefined, { cause: error });

@@ -36,11 +36,7 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     const raw = ctx.params.dbid ?? '';
     const dbid = parseDbid(raw);
     if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);
-    await deleteTrack(
-      { method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') },
-      dbid,
-      deps,
-    );
+    await deleteTrack({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }, dbid, deps);
     ctx.status = 204;
   });
   return router;

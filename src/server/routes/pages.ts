@@ -28,7 +28,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 // applies its "Custom CSS" by appending a <style> element to the page (obs-browser
 // browser-client.cpp, OnLoadEnd), and streamers restyle overlays that way. Scripts stay
 // same-origin only.
-const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
 
 interface Asset {
   body: Buffer;

@@ -4,15 +4,7 @@ import { IMAGE_CATEGORIES, type ImageCategory } from '../../domain/track';
 import { errorMessage } from '../../errors';
 import { nameKey } from '../../images/names';
 import type { StoredImage } from '../../store/images';
-import {
-  errorFrame,
-  type DataType,
-  type ImageDataFrame,
-  type ImageListFrame,
-  type NoImageFrame,
-  type ReplyFrame,
-  type WsErrorCode,
-} from './frames';
+import { errorFrame, type DataType, type ImageDataFrame, type ImageListFrame, type NoImageFrame, type ReplyFrame, type WsErrorCode } from './frames';
 
 // The request/response side of /v1/images/ws, as What's Now Playing image clients speak it:
 // hello -> welcome; get_images -> image_data | no_image; list_images -> image_list; any
@@ -177,7 +169,8 @@ async function getImages(query: ImageQuery, context: RequestContext): Promise<Im
   const chosen = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
   const image = chosen ? await context.images.meta(chosen.key) : null;
   if (!image) {
-    const what = query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;
+    const what =
+      query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;
     return { type: 'no_image', ...echo(query), message: `No ${what}` };
   }
   return {

@@ -94,7 +94,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
 export async function migratePostgres(client: PoolClient, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<void> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
-    await client.query('CREATE TABLE IF NOT EXISTS svc_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS svc_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
     const applied = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM svc_schema');
     const current = applied.rows[0]?.version ?? 0;
     const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);

@@ -109,9 +109,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
     },
     async current() {
-      const result = await pool.query<TrackRow>(
-        'SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1',
-      );
+      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async byDbid(dbid) {
@@ -119,10 +117,10 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async since(dbid, limit) {
-      const result = await pool.query<TrackRow>(
-        'SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2',
-        [dbid, limit],
-      );
+      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2', [
+        dbid,
+        limit,
+      ]);
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
@@ -221,7 +219,11 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     },
     async slice(key, offset, length) {
       // substring() of an uncompressed (EXTERNAL) bytea reads only the chunks it needs.
-      const result = await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [key, offset + 1, length]);
+      const result = await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [
+        key,
+        offset + 1,
+        length,
+      ]);
       const row = result.rows[0];
       if (!row) return null;
       if (offset === 0) {
@@ -261,17 +263,18 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return result.rows.map((row) => ({ ...fromImageRow(row), dbid: Number(row.dbid), category: row.category, source: row.source }));
     },
     async find(query) {
-      const result = query.albumKey === undefined
-        ? await pool.query<ImageRow>(
-            `SELECT i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
+      const result =
+        query.albumKey === undefined
+          ? await pool.query<ImageRow>(
+              `SELECT i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
               WHERE l.artist_key = $1 AND l.category = $2 GROUP BY i.key ORDER BY max(l.id) DESC`,
-            [query.artistKey, query.category],
-          )
-        : await pool.query<ImageRow>(
-            `SELECT i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
+              [query.artistKey, query.category],
+            )
+          : await pool.query<ImageRow>(
+              `SELECT i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
               WHERE l.artist_key = $1 AND l.album_key = $2 AND l.category = $3 GROUP BY i.key ORDER BY max(l.id) DESC`,
-            [query.artistKey, query.albumKey, query.category],
-          );
+              [query.artistKey, query.albumKey, query.category],
+            );
       return result.rows.map(fromImageRow);
     },
     async keyForUrl(url) {
@@ -327,10 +330,10 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
         knownSlots.add(service);
       }
       // Concurrent takers queue on the row lock; the WHERE is checked again on the row the first one left.
-      const taken = await pool.query(
-        `UPDATE request_slots SET next_at = ${DB_NOW_MS} + $2 WHERE service = $1 AND next_at <= ${DB_NOW_MS}`,
-        [service, Math.ceil(intervalMs)],
-      );
+      const taken = await pool.query(`UPDATE request_slots SET next_at = ${DB_NOW_MS} + $2 WHERE service = $1 AND next_at <= ${DB_NOW_MS}`, [
+        service,
+        Math.ceil(intervalMs),
+      ]);
       if (taken.rowCount) return 0;
       const left = await pool.query<{ wait: string }>(`SELECT next_at - ${DB_NOW_MS} AS wait FROM request_slots WHERE service = $1`, [service]);
       return Math.max(1, Number(left.rows[0]?.wait ?? 1));

@@ -126,8 +126,7 @@ describe('GET /v1/history filters', () => {
   });
   afterAll(() => t.close());
 
-  const titles = async (query: string) =>
-    asHistory((await request(`${t.url}/v1/history?${query}`)).json).tracks.map((track) => track.title);
+  const titles = async (query: string) => asHistory((await request(`${t.url}/v1/history?${query}`)).json).tracks.map((track) => track.title);
 
   it('When since is given, then it is inclusive', async () => {
     expect(await titles('since=2026-11-22T21:00:00Z')).toEqual(['Track 5', 'Track 4', 'Track 3']);

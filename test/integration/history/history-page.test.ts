@@ -47,7 +47,8 @@ describeWithChromium('the /history page in headless Chromium', () => {
     await host.close();
   });
 
-  const titles = (page: Page) => page.evaluate(() => Array.from((globalThis as unknown as InPage).document.querySelectorAll('.track .title'), (node) => node.textContent));
+  const titles = (page: Page) =>
+    page.evaluate(() => Array.from((globalThis as unknown as InPage).document.querySelectorAll('.track .title'), (node) => node.textContent));
 
   it('When opened, then it lists the tracks newest first with covers, and a new track appears live at the top', async () => {
     const page = await browser.context.newPage();

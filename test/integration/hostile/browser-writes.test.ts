@@ -19,7 +19,12 @@ describe('browser writes to /v1/remoteinput', () => {
   const ownOrigin = () => t.url;
 
   it.each([
-    ['a text/plain POST from another origin', 'POST', { Origin: 'http://evil.test', 'Content-Type': 'text/plain' }, JSON.stringify({ artist: 'A', title: 'T' })],
+    [
+      'a text/plain POST from another origin',
+      'POST',
+      { Origin: 'http://evil.test', 'Content-Type': 'text/plain' },
+      JSON.stringify({ artist: 'A', title: 'T' }),
+    ],
     ['a form POST from another origin', 'POST', { Origin: 'http://evil.test', 'Content-Type': 'application/x-www-form-urlencoded' }, TRACK],
     ['a POST from an opaque origin (Origin: null)', 'POST', { Origin: 'null', 'Content-Type': 'text/plain' }, JSON.stringify({ artist: 'A', title: 'T' })],
     ['an <img> GET from another site', 'GET', { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'no-cors', 'Sec-Fetch-Dest': 'image' }, undefined],
@@ -31,7 +36,7 @@ describe('browser writes to /v1/remoteinput', () => {
     const res = await rawRequest(`${t.url}${path}`, { method, headers, body });
     expect(res.status).toBe(403);
     if (method !== 'HEAD') expect(JSON.parse(res.text)).toEqual({ error: 'Cross-site request refused' });
-    expect((await t.server.tracks.count())).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
   });
 
   it('When the path is spelled in capitals with a trailing slash, then the write is still refused', async () => {
@@ -67,10 +72,13 @@ describe('DELETE /v1/history/<dbid> from a browser', () => {
   });
   afterAll(() => t.close());
 
-  it('When a page on another origin deletes a record, then 403 and the record stays; from svc\'s own page it goes', async () => {
+  it("When a page on another origin deletes a record, then 403 and the record stays; from svc's own page it goes", async () => {
     const stored = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}`);
     const { dbid } = JSON.parse(stored.text) as { dbid: number };
-    const refused = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: 'http://evil.test', 'Sec-Fetch-Site': 'cross-site' } });
+    const refused = await rawRequest(`${t.url}/v1/history/${dbid}`, {
+      method: 'DELETE',
+      headers: { Origin: 'http://evil.test', 'Sec-Fetch-Site': 'cross-site' },
+    });
     expect([refused.status, JSON.parse(refused.text)]).toEqual([403, { error: 'Cross-site request refused' }]);
     expect(await t.server.tracks.count()).toBe(1);
     const allowed = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: t.url, 'Sec-Fetch-Site': 'same-origin' } });
@@ -90,6 +98,6 @@ describe('browser writes with a secret configured', () => {
     const res = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}&secret=s3cret`, { headers: { Origin: 'http://evil.test' } });
     expect(res.status).toBe(403);
     expect(JSON.parse(res.text)).toEqual({ error: 'Cross-site request refused' });
-    expect((await t.server.tracks.count())).toBe(0);
+    expect(await t.server.tracks.count()).toBe(0);
   });
 });

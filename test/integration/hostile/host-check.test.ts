@@ -11,13 +11,16 @@ describe('the Host check on a loopback listener', () => {
   });
   afterAll(() => t.close());
 
-  it.each(['/v1/last', '/v1/status', '/v1/remoteinput?artist=A', '/cover/abc', '/'])('When Host is a foreign name on %s, then 421 names the host', async (path) => {
-    const res = await rawRequest(`${t.url}${path}`, { headers: { Host: 'evil.test:8899' } });
-    expect(res.status).toBe(421);
-    expect(JSON.parse(res.text)).toEqual({ error: 'Unknown host: evil.test:8899' });
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect((await t.server.tracks.count())).toBe(0);
-  });
+  it.each(['/v1/last', '/v1/status', '/v1/remoteinput?artist=A', '/cover/abc', '/'])(
+    'When Host is a foreign name on %s, then 421 names the host',
+    async (path) => {
+      const res = await rawRequest(`${t.url}${path}`, { headers: { Host: 'evil.test:8899' } });
+      expect(res.status).toBe(421);
+      expect(JSON.parse(res.text)).toEqual({ error: 'Unknown host: evil.test:8899' });
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(await t.server.tracks.count()).toBe(0);
+    },
+  );
 
   it.each(['localhost', 'LOCALHOST:8899', '127.0.0.1', '127.1.2.3:80', '[::1]:8899', 'dj-laptop.local', 'DJ-Laptop.local:8899'])(
     'When Host is %s, then the request is answered',

@@ -46,7 +46,7 @@ describe('hostile input to /v1/remoteinput', () => {
     const res = await post(Buffer.from(body), { 'Content-Encoding': encoding });
     expect(res.status).toBe(400);
     expect(JSON.parse(res.text)).toEqual({ error: 'Invalid request body encoding' });
-    expect((await t.server.tracks.count())).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
   });
 
   it.each([
@@ -75,7 +75,7 @@ describe('hostile input to /v1/remoteinput', () => {
     const fields = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}`, 'x']));
     const res = await post(JSON.stringify({ artist: 'A', secret: SECRET, ...fields }));
     expect([res.status, JSON.parse(res.text)]).toEqual([400, { error: 'Too many fields (1002, limit 200)' }]);
-    expect((await t.server.tracks.count())).toBe(before);
+    expect(await t.server.tracks.count()).toBe(before);
   });
 
   it('When 199 fields each earn a warning, then the answer lists 50 of them and says how many more', async () => {

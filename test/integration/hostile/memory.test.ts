@@ -57,7 +57,10 @@ describe('svc serve under memory attacks', () => {
     try {
       const peak = await peakDuring(serve.child.pid ?? 0, ATTACK_MS);
       // Everyone else is still served during the attack (before the fix: no answer within 10 s).
-      const status = await fetch(`${serve.url}/v1/status`, { signal: AbortSignal.timeout(5000) }).then((res) => res.status, (error: Error) => error.name);
+      const status = await fetch(`${serve.url}/v1/status`, { signal: AbortSignal.timeout(5000) }).then(
+        (res) => res.status,
+        (error: Error) => error.name,
+      );
       expect(status).toBe(200);
       return peak - idle;
     } finally {

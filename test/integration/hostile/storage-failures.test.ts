@@ -37,7 +37,11 @@ describeOnTmpfs('storage failures on a small tmpfs', () => {
   });
   afterAll(() => t.close());
 
-  const bigTrack = (i: number) => ({ artist: `A${i}`, title: 'T', ...Object.fromEntries(Array.from({ length: 150 }, (_, f) => [`x${f}`, `${i}-${f}-`.padEnd(1000, 'z')])) });
+  const bigTrack = (i: number) => ({
+    artist: `A${i}`,
+    title: 'T',
+    ...Object.fromEntries(Array.from({ length: 150 }, (_, f) => [`x${f}`, `${i}-${f}-`.padEnd(1000, 'z')])),
+  });
   const status = async () => (await request(`${t.url}/v1/status`)).json;
 
   it('When the disk fills up, then 503 "Database unavailable", /v1/status says so, and one log line, no stacks', async () => {

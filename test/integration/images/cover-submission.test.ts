@@ -120,7 +120,11 @@ describe('submitted cover URLs', () => {
     });
 
     it('then a name that resolves to loopback is refused without the target seeing a request', async () => {
-      const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Refused', coverurl: `http://localhost:${host.port}/cover.png?token=s3cr3t` });
+      const res = await postJson(`${t.url}/v1/remoteinput`, {
+        artist: 'A',
+        title: 'Refused',
+        coverurl: `http://localhost:${host.port}/cover.png?token=s3cr3t`,
+      });
       expect(asObject(res.json).warnings).toEqual([refusedWarning]);
       expect(host.requests).toEqual([]);
     });

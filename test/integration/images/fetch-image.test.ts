@@ -100,7 +100,14 @@ describe('fetch-image', () => {
     });
 
     it('then URLs that are not http(s), or carry credentials, are never fetched', async () => {
-      for (const url of ['file:///etc/passwd', 'ftp://127.0.0.1/x.png', 'data:image/png;base64,AAAA', 'javascript:alert(1)', 'not a url', `http://user:pw@127.0.0.1:${host.port}/cover.png`]) {
+      for (const url of [
+        'file:///etc/passwd',
+        'ftp://127.0.0.1/x.png',
+        'data:image/png;base64,AAAA',
+        'javascript:alert(1)',
+        'not a url',
+        `http://user:pw@127.0.0.1:${host.port}/cover.png`,
+      ]) {
         expect(await failure(lan()(url))).toBe('bad-url');
       }
       host.route('/to-file', redirectTo('file:///etc/passwd'));
@@ -111,7 +118,15 @@ describe('fetch-image', () => {
 
   describe('When private addresses are not allowed (the default)', () => {
     it('then loopback literals, IPv6 and mapped forms included, are refused without a request', async () => {
-      for (const url of [`${host.url}/cover.png`, `http://127.1.2.3:${host.port}/cover.png`, `http://[::ffff:127.0.0.1]:${host.port}/cover.png`, `http://[::1]:${host.port}/cover.png`, `http://0.0.0.0:${host.port}/cover.png`, `http://2130706433:${host.port}/cover.png`, `http://0x7f.0.0.1:${host.port}/cover.png`]) {
+      for (const url of [
+        `${host.url}/cover.png`,
+        `http://127.1.2.3:${host.port}/cover.png`,
+        `http://[::ffff:127.0.0.1]:${host.port}/cover.png`,
+        `http://[::1]:${host.port}/cover.png`,
+        `http://0.0.0.0:${host.port}/cover.png`,
+        `http://2130706433:${host.port}/cover.png`,
+        `http://0x7f.0.0.1:${host.port}/cover.png`,
+      ]) {
         expect([url, await failure(guarded()(url))]).toEqual([url, 'refused-address']);
       }
       expect(host.requests).toEqual([]);
@@ -151,18 +166,30 @@ describe('fetch-image', () => {
 describe('guardedLookup (no connection is made)', () => {
   const lookupWith = (addresses: LookupAddress[], all: boolean, family = 0) =>
     new Promise<{ error: Error | null; result: unknown }>((resolve) => {
-      const lookup = guardedLookup(async () => addresses, (address) => !address.startsWith('127.'));
+      const lookup = guardedLookup(
+        async () => addresses,
+        (address) => !address.startsWith('127.'),
+      );
       lookup('host.test', { all, family }, (error, address, fam) => resolve({ error, result: all ? address : [address, fam] }));
     });
 
   it('When every address is allowed, then they are handed to the connection, by family when asked', async () => {
-    const addresses = [{ address: '2606:4700:4700::1111', family: 6 }, { address: '93.184.216.34', family: 4 }];
+    const addresses = [
+      { address: '2606:4700:4700::1111', family: 6 },
+      { address: '93.184.216.34', family: 4 },
+    ];
     expect(await lookupWith(addresses, true)).toEqual({ error: null, result: addresses });
     expect(await lookupWith(addresses, false, 4)).toEqual({ error: null, result: ['93.184.216.34', 4] });
   });
 
   it('When one address of several is refused, then the lookup fails', async () => {
-    const { error } = await lookupWith([{ address: '93.184.216.34', family: 4 }, { address: '127.0.0.1', family: 4 }], true);
+    const { error } = await lookupWith(
+      [
+        { address: '93.184.216.34', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ],
+      true,
+    );
     expect(error).toBeInstanceOf(ImageFetchError);
     expect((error as ImageFetchError).reason).toBe('refused-address');
   });

@@ -104,7 +104,9 @@ describe('/v1/images/ws', () => {
     const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Björk', title: 'Late Images', album: 'Post' });
     const { dbid, processed_metadata } = asObject(res.json);
     expect(asObject(processed_metadata).coverurl).toBe(`cover/${sha(lateCover)}`);
-    const fanartFramesAtResponse = watchers.map((client) => client.frames.filter((frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'fanart').length);
+    const fanartFramesAtResponse = watchers.map(
+      (client) => client.frames.filter((frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'fanart').length,
+    );
     expect(fanartFramesAtResponse).toEqual([0, 0]);
 
     for (const client of watchers) {
@@ -195,7 +197,9 @@ describe('/v1/images/ws fan-out', () => {
       expect(t.server.hub.clientCount()).toBe(500);
       const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Crowd', title: 'Five Hundred' });
       const { dbid } = asObject(res.json);
-      const received = await Promise.all(clients.map((client) => client.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: 10_000 })));
+      const received = await Promise.all(
+        clients.map((client) => client.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: 10_000 })),
+      );
       expect(received).toHaveLength(500);
       expect(new Set(received.map((frame) => frame.title))).toEqual(new Set(['Five Hundred']));
     } finally {

@@ -112,10 +112,12 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
     // The change is pushed to subscribers before this response; it must not reach this client.
     const change = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Björk', title: 'Bachelorette', album: 'Homogenic' });
     expect(change.status).toBe(200);
-    expect(await client.ask({ type: 'list_images', data_type: 'album', category: 'cover', parameters: { artist: 'Björk', album: 'Homogenic' } })).toMatchObject({
-      type: 'image_list',
-      cache_keys: [sha(cover)],
-    });
+    expect(await client.ask({ type: 'list_images', data_type: 'album', category: 'cover', parameters: { artist: 'Björk', album: 'Homogenic' } })).toMatchObject(
+      {
+        type: 'image_list',
+        cache_keys: [sha(cover)],
+      },
+    );
     expect(await client.ask({ type: 'hello' })).toMatchObject({ type: 'welcome' });
     expect(client.received.map((frame) => frame.type)).toEqual(['welcome', 'image_data', 'image_list', 'welcome']);
   });
@@ -201,7 +203,8 @@ describe('/v1/images/ws: request/response clients and push clients', () => {
     const raw = await openRawWs(own.url);
     raw.socket.pause();
     // 8 answers of 4 MiB each: far more than the kernel buffers hold, so they stay in flight.
-    for (let i = 0; i < 8; i += 1) sendText(raw.socket, JSON.stringify({ type: 'get_images', data_type: 'artist', category: 'fanart', parameters: { artist: 'Stalled Artist' } }));
+    for (let i = 0; i < 8; i += 1)
+      sendText(raw.socket, JSON.stringify({ type: 'get_images', data_type: 'artist', category: 'fanart', parameters: { artist: 'Stalled Artist' } }));
     // Then 36 MiB of further requests. A server that kept reading would take them all in.
     const helloCount = 600;
     const padded = JSON.stringify({ type: 'hello', padding: 'x'.repeat(60_000) });

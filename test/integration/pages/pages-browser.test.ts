@@ -103,10 +103,12 @@ describeWithChromium('overlay pages in headless Chromium', () => {
 
   it('When a track with a cover is submitted, then / shows its title, artist, album and the loaded cover, also after a restart', async () => {
     const page = await open('/', { width: 800, height: 200 });
-    expect(await page.evaluate(() => {
-      const win = globalThis as unknown as InPage;
-      return win.getComputedStyle(win.document.body).backgroundColor;
-    })).toBe('rgba(0, 0, 0, 0)');
+    expect(
+      await page.evaluate(() => {
+        const win = globalThis as unknown as InPage;
+        return win.getComputedStyle(win.document.body).backgroundColor;
+      }),
+    ).toBe('rgba(0, 0, 0, 0)');
     await submit({ artist: 'Daft Punk', title: 'Harder, Better, Faster, Stronger', album: 'Discovery', coverurl: `${host.url}/first.png` });
     await waitForTitle(page, 'Harder, Better, Faster, Stronger');
     expect(await (await waitForImage(page, '#cover', sha(covers.first))).jsonValue()).toBe(400);

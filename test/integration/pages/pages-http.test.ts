@@ -14,7 +14,10 @@ describe('overlay page routes', () => {
   afterAll(() => t.close());
 
   it('When / and /slideshow are fetched, then they are the shipped HTML with a same-origin CSP', async () => {
-    for (const [route, file] of [['/', 'overlay.html'], ['/slideshow', 'slideshow.html']]) {
+    for (const [route, file] of [
+      ['/', 'overlay.html'],
+      ['/slideshow', 'slideshow.html'],
+    ]) {
       const res = await request(`${t.url}${route}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');

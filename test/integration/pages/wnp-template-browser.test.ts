@@ -100,7 +100,12 @@ describeWithChromium("a What's Now Playing style template in headless Chromium",
     // Both sockets are up (the track socket says nothing until a track plays).
     await page.waitForFunction(() => (globalThis as unknown as InPage).imageFrames.includes('welcome'));
 
-    const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Jon Hopkins', title: 'Open Eye Signal', album: 'Immunity', coverurl: `${host.url}/cover.png` });
+    const res = await postJson(`${t.url}/v1/remoteinput`, {
+      artist: 'Jon Hopkins',
+      title: 'Open Eye Signal',
+      album: 'Immunity',
+      coverurl: `${host.url}/cover.png`,
+    });
     expect(res.status).toBe(200);
 
     await page.waitForFunction(() => (globalThis as unknown as InPage).document.getElementById('title')?.textContent === 'Open Eye Signal');

@@ -37,15 +37,18 @@ describe('parseBaseUrl', () => {
     expect(parseBaseUrl('http://127.0.0.1:8899').href).toBe('http://127.0.0.1:8899/');
   });
 
-  test.each(['not a url', 'ftp://host/', 'http://u:p@host/', 'http://host/?secret=x', 'http://host/#x'])('When the URL is %j, then it is a usage error', (raw) => {
-    expect(() => parseBaseUrl(raw)).toThrow(CliError);
-    try {
-      parseBaseUrl(raw);
-    } catch (error) {
-      expect((error as CliError).exitCode).toBe(2);
-      expect((error as CliError).message).not.toMatch(/:p@|secret=x/);
-    }
-  });
+  test.each(['not a url', 'ftp://host/', 'http://u:p@host/', 'http://host/?secret=x', 'http://host/#x'])(
+    'When the URL is %j, then it is a usage error',
+    (raw) => {
+      expect(() => parseBaseUrl(raw)).toThrow(CliError);
+      try {
+        parseBaseUrl(raw);
+      } catch (error) {
+        expect((error as CliError).exitCode).toBe(2);
+        expect((error as CliError).message).not.toMatch(/:p@|secret=x/);
+      }
+    },
+  );
 });
 
 describe('parseSeconds', () => {

@@ -107,7 +107,9 @@ describe('loadConfig', () => {
 
   it('When a file has a wrong type, then start-up stops naming the key, the value and the file', async () => {
     const error = await failure(loadConfig({ cwd: dir('wrong-type'), env: {} }));
-    expect(error.message).toBe(`config error: config file ${path.join(dir('wrong-type'), '.svcrc')}: invalid value for "port": expected a number, got "not a port"`);
+    expect(error.message).toBe(
+      `config error: config file ${path.join(dir('wrong-type'), '.svcrc')}: invalid value for "port": expected a number, got "not a port"`,
+    );
   });
 
   it('When a nested key has a wrong type, then the dotted key is named', async () => {
@@ -140,11 +142,7 @@ describe('loadConfig', () => {
       // "a: b" as a value is a second mapping where a scalar belongs; js-yaml marks the second colon.
       const file = write('.svcrc.yaml', 'port: 9000\nhost: a: b\n');
       const error = await failure(loadConfig({ cwd: temp.dir, env: {} }));
-      expect(error.message.split('\n')).toEqual([
-        `config error: ${file}:2:8: YAML: bad indentation of a mapping entry`,
-        '  host: a: b',
-        '         ^',
-      ]);
+      expect(error.message.split('\n')).toEqual([`config error: ${file}:2:8: YAML: bad indentation of a mapping entry`, '  host: a: b', '         ^']);
     });
 
     it('When a JSON file has a trailing comma, then file:1:15 and the problem, the line and a caret under the comma', async () => {

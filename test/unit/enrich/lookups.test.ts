@@ -27,7 +27,10 @@ describe('Lookups (cache and coalescing)', () => {
   beforeEach(() => {
     db = openDatabase(':memory:');
     now = 1_700_000_000_000;
-    lookups = new Lookups(createLookupCacheStore(db, () => now), () => now);
+    lookups = new Lookups(
+      createLookupCacheStore(db, () => now),
+      () => now,
+    );
   });
   afterEach(() => db.close());
 
@@ -120,7 +123,10 @@ describe('Lookups (cache and coalescing)', () => {
   });
 
   it('When a cached answer is read back, then decoding it again gives the same value (decoders are idempotent)', async () => {
-    await lookups.get(spec(async () => ({ name: 'Moderat', noise: [1, 2, 3] })), signal);
+    await lookups.get(
+      spec(async () => ({ name: 'Moderat', noise: [1, 2, 3] })),
+      signal,
+    );
     const row = db.prepare('SELECT answer FROM lookup_cache').get() as { answer: string };
     expect(JSON.parse(row.answer)).toEqual({ name: 'Moderat' });
   });

@@ -2,7 +2,11 @@ import { artistSimilarity, chooseRelease, normalize, pickMatch, rankRelease, sim
 import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from '../../../src/enrich/musicbrainz-types';
 
 const credit = (...names: string[]): MbArtistCredit[] =>
-  names.map((name, index) => ({ name, joinphrase: index < names.length - 1 ? ' & ' : '', artist: { id: `00000000-0000-4000-8000-00000000000${index}`, name } }));
+  names.map((name, index) => ({
+    name,
+    joinphrase: index < names.length - 1 ? ' & ' : '',
+    artist: { id: `00000000-0000-4000-8000-00000000000${index}`, name },
+  }));
 
 const release = (id: string, title: string, options: Partial<MbRelease> & { primary?: string; secondary?: string[] } = {}): MbRelease => ({
   id,

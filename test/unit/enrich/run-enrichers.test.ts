@@ -22,11 +22,10 @@ const failing: Enricher = { name: 'broken', enrich: () => Promise.reject(new Err
 describe('runEnrichers', () => {
   it('When stages run, then each stage sees what earlier stages filled in', async () => {
     const seen: Record<string, unknown>[] = [];
-    const outcome = await runEnrichers(
-      { artist: 'A' },
-      [[enricher('first', 1, { album: 'B' })], [enricher('second', 1, { date: '2001' }, seen)]],
-      { deadlineMs: 1000, logger: createLogger(() => {}) },
-    );
+    const outcome = await runEnrichers({ artist: 'A' }, [[enricher('first', 1, { album: 'B' })], [enricher('second', 1, { date: '2001' }, seen)]], {
+      deadlineMs: 1000,
+      logger: createLogger(() => {}),
+    });
     expect(seen[0]).toEqual({ artist: 'A', album: 'B' });
     expect(outcome.added).toEqual({ album: 'B', date: '2001' });
     expect(outcome.sources).toEqual({ album: 'first', date: 'second' });

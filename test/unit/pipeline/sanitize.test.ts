@@ -30,9 +30,24 @@ describe('sanitize', () => {
   });
 
   it.each([
-    'hostname', 'hostfqdn', 'hostip', 'ipaddress', 'httpport', 'dbid', 'filename', 'previoustrack',
-    'cache_warmed', 'track_received', 'version', 'coverimagetype', 'secret', 'coverimageraw',
-    'artistthumbnailbase64', 'HostName', 'constructor', 'prototype',
+    'hostname',
+    'hostfqdn',
+    'hostip',
+    'ipaddress',
+    'httpport',
+    'dbid',
+    'filename',
+    'previoustrack',
+    'cache_warmed',
+    'track_received',
+    'version',
+    'coverimagetype',
+    'secret',
+    'coverimageraw',
+    'artistthumbnailbase64',
+    'HostName',
+    'constructor',
+    'prototype',
   ])('When the system or binary field %s is sent, then it is removed without a warning', (key) => {
     const { fields, warnings } = sanitize({ artist: 'A', [key]: 'value' }, limits);
     expect(fields).toEqual({ artist: 'A' });
@@ -64,14 +79,11 @@ describe('sanitize', () => {
     expect(warnings).toEqual([]);
   });
 
-  it.each(['NaN', 'Infinity', '-Infinity', '1e400', 'abc', '0x10', true])(
-    'When a numeric field is %p, then it is dropped with a warning',
-    (value) => {
-      const { fields, warnings } = sanitize({ artist: 'A', bpm: value }, limits);
-      expect(fields).toEqual({ artist: 'A' });
-      expect(warnings).toEqual(["Field 'bpm' dropped: not a finite number"]);
-    },
-  );
+  it.each(['NaN', 'Infinity', '-Infinity', '1e400', 'abc', '0x10', true])('When a numeric field is %p, then it is dropped with a warning', (value) => {
+    const { fields, warnings } = sanitize({ artist: 'A', bpm: value }, limits);
+    expect(fields).toEqual({ artist: 'A' });
+    expect(warnings).toEqual(["Field 'bpm' dropped: not a finite number"]);
+  });
 
   it('When an unknown field holds a non-finite number (JSON 1e400), then it is dropped with a warning', () => {
     const input = JSON.parse('{"artist":"A","loudness":1e400}') as Record<string, unknown>;
@@ -92,7 +104,7 @@ describe('sanitize', () => {
 
   // What's Now Playing sends these four as lists of strings (nowplaying/db.py LISTFIELDS,
   // nowplaying/types.py TrackMetadata: `isrc: list[str]`, ...).
-  it('When What\'s Now Playing sends its list fields, then each stays a list, element by element under the string rules', () => {
+  it("When What's Now Playing sends its list fields, then each stays a list, element by element under the string rules", () => {
     const { fields, warnings } = sanitize(
       {
         isrc: ['USRC17607839', ' GBAYE0601498\0 '],
@@ -184,7 +196,11 @@ describe('truncate', () => {
 
 describe('toFiniteNumber', () => {
   it.each([
-    ['12', 12], ['-3.5', -3.5], ['.5', 0.5], ['1e3', 1000], [7, 7],
+    ['12', 12],
+    ['-3.5', -3.5],
+    ['.5', 0.5],
+    ['1e3', 1000],
+    [7, 7],
   ] as const)('reads %p as %p', (input, expected) => expect(toFiniteNumber(input)).toBe(expected));
   it.each(['1,5', '12abc', ' ', 'Infinity', NaN, Infinity, null])('rejects %p', (input) => expect(toFiniteNumber(input)).toBeUndefined());
 });

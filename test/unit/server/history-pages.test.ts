@@ -10,7 +10,8 @@ describe('createHistoryPages', () => {
   const setup = () => {
     const db = openDatabase(':memory:');
     const tracks = createTrackStore(db);
-    const add = async (title: string) => tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { title } });
+    const add = async (title: string) =>
+      tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { title } });
     return { db, tracks, add, pages: createHistoryPages(tracks) };
   };
 

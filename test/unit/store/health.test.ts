@@ -78,7 +78,15 @@ describe('storage health', () => {
   it('When an error is not a storage failure, then it passes through unchanged', () => {
     const health = createStorageHealth({ info() {}, warn() {}, error() {} });
     const bug = new TypeError('bug');
-    const store = guardStore({ insert: () => { throw bug; } }, health, ['insert']);
+    const store = guardStore(
+      {
+        insert: () => {
+          throw bug;
+        },
+      },
+      health,
+      ['insert'],
+    );
     expect(() => store.insert()).toThrow(bug);
     expect(health.state()).toBe('ok');
   });

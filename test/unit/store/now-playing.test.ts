@@ -3,7 +3,12 @@ import { NowPlaying } from '../../../src/store/now-playing';
 
 // NowPlaying.retract: a deleted current track hands over to the previous record (issue 11).
 
-const record = (dbid: number, title: string): TrackRecord => ({ dbid, receivedSeq: dbid, receivedAt: new Date(dbid * 1000).toISOString(), metadata: { title } });
+const record = (dbid: number, title: string): TrackRecord => ({
+  dbid,
+  receivedSeq: dbid,
+  receivedAt: new Date(dbid * 1000).toISOString(),
+  metadata: { title },
+});
 
 describe('NowPlaying.retract', () => {
   it('When the current track is retracted, then the previous record is current and a track-changed is emitted', () => {

@@ -45,7 +45,11 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     return store;
   };
   const addTrack = async (artist: string, album = 'B') =>
-    opened().tracks.insert({ receivedSeq: await opened().tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { artist, album, title: 't' } });
+    opened().tracks.insert({
+      receivedSeq: await opened().tracks.nextReceivedSeq(),
+      receivedAt: new Date().toISOString(),
+      metadata: { artist, album, title: 't' },
+    });
 
   describe('tracks', () => {
     it('When records are stored, then dbids increase, the last arrival is current, and the metadata round-trips in its key order', async () => {
@@ -85,7 +89,8 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       await open();
       const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
       const dbids: number[] = [];
-      for (const [i, receivedAt] of times.entries()) dbids.push((await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
+      for (const [i, receivedAt] of times.entries())
+        dbids.push((await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
       const seen: number[] = [];
       let before: number | undefined;
       for (;;) {
@@ -207,13 +212,18 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       await link(second.dbid, 'cover', cover2, 'post');
       await link(second.dbid, 'fanart', fanart, 'post');
 
-      expect((await opened().images.imagesOf(first.dbid)).map((image) => [image.category, image.key])).toEqual([['cover', cover1], ['fanart', fanart]]);
+      expect((await opened().images.imagesOf(first.dbid)).map((image) => [image.category, image.key])).toEqual([
+        ['cover', cover1],
+        ['fanart', fanart],
+      ]);
       expect((await opened().images.find({ category: 'fanart', artistKey: 'bjork' })).map((image) => image.key)).toEqual([fanart]);
       expect((await opened().images.find({ category: 'cover', artistKey: 'bjork' })).map((image) => image.key)).toEqual([cover2, cover1]);
       expect((await opened().images.find({ category: 'cover', artistKey: 'bjork', albumKey: 'post' })).map((image) => image.key)).toEqual([cover2]);
       expect(await opened().images.find({ category: 'logo', artistKey: 'bjork' })).toEqual([]);
       // A link to an image evicted meanwhile is skipped, not an error.
-      expect(await opened().images.link([{ dbid: first.dbid, category: 'logo', key: 'f'.repeat(64), artistKey: 'bjork', albumKey: '', source: 'test' }])).toEqual([]);
+      expect(
+        await opened().images.link([{ dbid: first.dbid, category: 'logo', key: 'f'.repeat(64), artistKey: 'bjork', albumKey: '', source: 'test' }]),
+      ).toEqual([]);
     });
 
     it('When a provider URL was downloaded before, then its image is remembered by a hash of the URL only', async () => {
@@ -300,7 +310,9 @@ describeWithPostgres('store contract: PostgreSQL', () => {
       expect(stores.map((store) => store.backend)).toEqual(['postgres', 'postgres', 'postgres']);
       expect((await fresh.query<{ version: number }>('SELECT version FROM svc_schema')).map((row) => row.version)).toEqual([1]);
       const stored = await Promise.all(
-        stores.map(async (store, index) => store.tracks.insert({ receivedSeq: await store.tracks.nextReceivedSeq(), receivedAt: 'x', metadata: { title: `t${index}` } })),
+        stores.map(async (store, index) =>
+          store.tracks.insert({ receivedSeq: await store.tracks.nextReceivedSeq(), receivedAt: 'x', metadata: { title: `t${index}` } }),
+        ),
       );
       expect(new Set(stored.map((record) => record.dbid)).size).toBe(3);
       await Promise.all(stores.map((store) => store.close()));

@@ -56,7 +56,15 @@ describe('image client messages', () => {
 
   it('When an album cover exists, then get_images answers it; `datatype` and top-level names are accepted too', async () => {
     const reply = await ask({ type: 'get_images', category: 'cover', datatype: 'album', artist: 'Björk', album: 'Homogenic' });
-    expect(reply).toMatchObject({ type: 'image_data', data_type: 'album', category: 'cover', artist: 'Björk', album: 'Homogenic', image_data: 'CQg=', mime_type: 'image/png' });
+    expect(reply).toMatchObject({
+      type: 'image_data',
+      data_type: 'album',
+      category: 'cover',
+      artist: 'Björk',
+      album: 'Homogenic',
+      image_data: 'CQg=',
+      mime_type: 'image/png',
+    });
   });
 
   it('When nothing is stored, then get_images answers no_image with a message', async () => {
@@ -84,7 +92,11 @@ describe('image client messages', () => {
       total: 1,
       images: [{ key: fanart.key, url: `cover/${fanart.key}`, mime_type: 'image/jpeg' }],
     });
-    expect(await ask({ type: 'list_images', data_type: 'album', category: 'cover', parameters: { artist: 'x', album: 'y' } })).toMatchObject({ type: 'image_list', cache_keys: [], total: 0 });
+    expect(await ask({ type: 'list_images', data_type: 'album', category: 'cover', parameters: { artist: 'x', album: 'y' } })).toMatchObject({
+      type: 'image_list',
+      cache_keys: [],
+      total: 0,
+    });
   });
 
   const errors: [string, unknown, string][] = [
@@ -103,8 +115,16 @@ describe('image client messages', () => {
     ['MISSING_ARTIST', { type: 'get_images', category: 'fanart', data_type: 'artist', parameters: {} }, 'artist is required'],
     ['MISSING_ARTIST', { type: 'get_images', category: 'fanart', data_type: 'artist' }, 'artist is required'],
     ['MISSING_ALBUM', { type: 'get_images', category: 'cover', data_type: 'album', parameters: { artist: 'a' } }, 'album is required'],
-    ['UNSUPPORTED_CATEGORY', { type: 'get_images', category: 'cover', data_type: 'artist', parameters: { artist: 'a' } }, 'Category "cover" not supported for artists'],
-    ['UNSUPPORTED_CATEGORY', { type: 'list_images', category: 'fanart', data_type: 'album', parameters: { artist: 'a', album: 'b' } }, 'Category "fanart" not supported for albums'],
+    [
+      'UNSUPPORTED_CATEGORY',
+      { type: 'get_images', category: 'cover', data_type: 'artist', parameters: { artist: 'a' } },
+      'Category "cover" not supported for artists',
+    ],
+    [
+      'UNSUPPORTED_CATEGORY',
+      { type: 'list_images', category: 'fanart', data_type: 'album', parameters: { artist: 'a', album: 'b' } },
+      'Category "fanart" not supported for albums',
+    ],
   ];
   for (const [code, message, text] of errors) {
     it(`When a client sends ${JSON.stringify(message).slice(0, 70)}, then the error is ${code}`, async () => {
@@ -120,7 +140,10 @@ describe('image client messages', () => {
       meta: async () => null,
       slice: async () => null,
     };
-    expect(await ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'a' } }, broken)).toMatchObject({ type: 'error', error_code: 'SERVER_ERROR' });
+    expect(await ask({ type: 'get_images', category: 'fanart', data_type: 'artist', parameters: { artist: 'a' } }, broken)).toMatchObject({
+      type: 'error',
+      error_code: 'SERVER_ERROR',
+    });
   });
 
   it('Every documented error code is produced by some message above', async () => {
