@@ -36,7 +36,7 @@ function fillDatabase(file, count) {
     db.transaction(() => {
       for (let i = 0; i < count; i++) {
         tracks.insert({
-          receivedSeq: tracks.nextReceivedSeq(),
+          receivedSeq: i + 1,
           receivedAt: new Date(start + i * 180_000).toISOString(),
           metadata: {
             artist: `Bench Artist ${i % 997}`,
@@ -59,28 +59,28 @@ function fillDatabase(file, count) {
 }
 
 /** svc's store over a filled file, with the three kinds of page to ask it. */
-function openStore(file, count) {
+async function openStore(file, count) {
   const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'database'));
   const { createTrackStore } = require(path.join(ROOT, 'dist', 'store', 'tracks'));
   const db = openDatabase(file);
   const tracks = createTrackStore(db);
-  const middle = tracks.history({ limit: 1, before: Math.floor(count / 2) }).records[0];
+  const middle = (await tracks.history({ limit: 1, before: Math.floor(count / 2) })).records[0];
   const windowEnd = new Date(Date.parse(middle.receivedAt) + 60 * 180_000).toISOString();
   const pages = [{ limit: 100 }, { limit: 100, before: middle.dbid }, { limit: 100, since: middle.receivedAt, until: windowEnd }];
   for (const query of pages) {
-    if (tracks.history(query).records.length < 60) throw new Error(`page ${JSON.stringify(query)} of ${file} is short`);
+    if ((await tracks.history(query)).records.length < 60) throw new Error(`page ${JSON.stringify(query)} of ${file} is short`);
   }
   return { tracks, pages, close: () => db.close() };
 }
 
-/** Page queries per second over QUERY_SECONDS, the three kinds in turn. */
-function pageQueriesPerSecond(store) {
+/** Page queries per second over QUERY_SECONDS, the three kinds in turn (the store answers through promises). */
+async function pageQueriesPerSecond(store) {
   const started = process.hrtime.bigint();
   const until = started + BigInt(QUERY_SECONDS * 1e9);
   let done = 0;
   let rows = 0;
   while (process.hrtime.bigint() < until) {
-    for (const query of store.pages) rows += store.tracks.history(query).records.length;
+    for (const query of store.pages) rows += (await store.tracks.history(query)).records.length;
     done += store.pages.length;
   }
   if (rows === 0) throw new Error('no rows read');
@@ -131,11 +131,11 @@ async function main() {
       details: { p99HistoryMs: http.historyBig.map((r) => r.latency.p99), p99LastMs: http.lastBig.map((r) => r.latency.p99) },
     });
 
-    const stores = { big: openStore(bigFile, 100_000), small: openStore(smallFile, 1_000) };
+    const stores = { big: await openStore(bigFile, 100_000), small: await openStore(smallFile, 1_000) };
     try {
       const queries = await alternate(ROUNDS, {
-        big: async () => pageQueriesPerSecond(stores.big),
-        small: async () => pageQueriesPerSecond(stores.small),
+        big: () => pageQueriesPerSecond(stores.big),
+        small: () => pageQueriesPerSecond(stores.small),
       });
       log(`page queries/s, 100k: ${queries.big.map((q) => q.toFixed(0)).join(', ')}; 1k: ${queries.small.map((q) => q.toFixed(0)).join(', ')}`);
       emitRow({
