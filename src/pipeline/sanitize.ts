@@ -180,11 +180,11 @@ export function toFiniteNumber(value: unknown): number | undefined {
 }
 
 function isValidFieldName(key: string): boolean {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- a field name with control characters is refused
   return key.length > 0 && key.length <= MAX_FIELD_NAME_LENGTH && !/[\u0000-\u001f\u007f]/.test(key) && key.isWellFormed();
 }
 
 function printable(key: string): string {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are what it replaces
   return key.toWellFormed().replace(/[\u0000-\u001f\u007f]/g, '?');
 }
