@@ -22,6 +22,7 @@ const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report')
 const { submissionBody, submissionLoad } = require('./lib/fixtures');
 const { CPU, spawnPinned, track, stopProcess } = require('./lib/processes');
 const { assertLoopbackUrl } = require('./lib/loopback');
+const { connectFleet } = require('./lib/ws-fleet');
 
 const ROUNDS = envInt('BENCH_ROUNDS', 5);
 const DURATION = envInt('BENCH_DURATION', 5);
@@ -146,35 +147,8 @@ async function submissionThroughput() {
 }
 
 /** A fleet of WebSocket clients in its own process (bench/lib/ws-clients.js). */
-async function startFleet(wsUrl, count) {
-  const child = spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'ws-clients.js'), wsUrl, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const arrivals = new Map();
-  const waiters = new Map();
-  await new Promise((resolve, reject) => {
-    child.on('message', (message) => {
-      if (message.type === 'ready') resolve();
-      else if (message.type === 'failed') reject(new Error(message.message));
-      else if (message.type === 'all-received') {
-        arrivals.set(message.dbid, message.last);
-        waiters.get(message.dbid)?.(message.last);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`client fleet exited with ${code}`)));
-  });
-  return {
-    received(dbid, timeoutMs = 10_000) {
-      if (arrivals.has(dbid)) return Promise.resolve(arrivals.get(dbid));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not every client got frame ${dbid} within ${timeoutMs} ms`)), timeoutMs);
-        waiters.set(dbid, (last) => {
-          clearTimeout(timer);
-          waiters.delete(dbid);
-          resolve(last);
-        });
-      });
-    },
-    stop: () => child.send('stop'),
-  };
+function startFleet(wsUrl, count) {
+  return connectFleet(spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'ws-clients.js'), wsUrl, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
 function configFile(dir, config) {
