@@ -41,8 +41,6 @@ interface ImageRow {
   size: number;
 }
 
-type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
-
 export async function openPostgresStore(url: string, options: StoreOptions): Promise<Store> {
   const now = options.now ?? Date.now;
   const instanceId = randomUUID();
@@ -168,9 +166,18 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     },
   };
 
-  const metaOf = async (db: Queryable, key: string): Promise<StoredImage | null> => {
-    const result = await db.query<ImageRow>('SELECT key, mime_type, size FROM images WHERE key = $1', [key]);
-    return result.rows[0] ? fromImageRow(result.rows[0]) : null;
+  /**
+   * Runs `select` (the image key is $1, its own values follow from $4) and marks the image as used
+   * in the same round trip, at most once per TOUCH_INTERVAL_MS as SQLite's store does.
+   */
+  const readAndTouch = <R extends pg.QueryResultRow>(select: string, key: string, values: unknown[] = []) => {
+    const at = now();
+    return pool.query<R>(`WITH touched AS (UPDATE images SET last_used = $2 WHERE key = $1 AND last_used < $3) ${select}`, [
+      key,
+      at,
+      at - TOUCH_INTERVAL_MS,
+      ...values,
+    ]);
   };
 
   const images: ImageStore = {
@@ -199,38 +206,28 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { key, mimeType, size: bytes.length };
     },
     async get(key) {
-      const result = await pool.query<ImageRow & { bytes: Buffer }>(
+      const result = await readAndTouch<ImageRow & { bytes: Buffer }>(
         'SELECT i.key, i.mime_type, i.size, b.bytes FROM images i JOIN image_blobs b ON b.key = i.key WHERE i.key = $1',
-        [key],
+        key,
       );
       const row = result.rows[0];
-      if (!row) return null;
-      const at = now();
-      await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
-      return { ...fromImageRow(row), bytes: row.bytes };
+      return row ? { ...fromImageRow(row), bytes: row.bytes } : null;
     },
-    meta: (key) => metaOf(pool, key),
+    async meta(key) {
+      const result = await pool.query<ImageRow>('SELECT key, mime_type, size FROM images WHERE key = $1', [key]);
+      return result.rows[0] ? fromImageRow(result.rows[0]) : null;
+    },
     async use(key) {
-      const image = await metaOf(pool, key);
-      if (!image) return null;
-      const at = now();
-      await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
-      return image;
+      const result = await readAndTouch<ImageRow>('SELECT key, mime_type, size FROM images WHERE key = $1', key);
+      return result.rows[0] ? fromImageRow(result.rows[0]) : null;
     },
     async slice(key, offset, length) {
       // substring() of an uncompressed (EXTERNAL) bytea reads only the chunks it needs.
-      const result = await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [
-        key,
-        offset + 1,
-        length,
-      ]);
-      const row = result.rows[0];
-      if (!row) return null;
-      if (offset === 0) {
-        const at = now();
-        await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
-      }
-      return row.part;
+      const result =
+        offset === 0
+          ? await readAndTouch<{ part: Buffer }>('SELECT substring(bytes FROM 1 FOR $4) AS part FROM image_blobs WHERE key = $1', key, [length])
+          : await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [key, offset + 1, length]);
+      return result.rows[0]?.part ?? null;
     },
     async link(links) {
       if (links.length === 0) return [];
