@@ -89,18 +89,25 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   /** Sent inside the caller's transaction, so other instances hear of a change only once it is committed. */
   const notify = (client: pg.PoolClient, change: StoreChange) =>
     client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ origin: instanceId, ...change })]);
+  /**
+   * A change of one record (`change`: a statement on tracks, its values from $2; $1 is this
+   * instance) and its announcement as one statement: one round trip, and others hear of it only
+   * once it is committed. Answers a row per record changed.
+   */
+  const announced = (kind: 'track' | 'deleted', change: string) =>
+    `WITH changed AS (${change} RETURNING dbid)
+     SELECT dbid, pg_notify('${CHANNEL}', json_build_object('origin', $1::text, 'kind', '${kind}', 'dbid', dbid)::text) FROM changed`;
 
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   const tracks: TrackStore = {
     async insert(track) {
-      const result = await pool.query<{ dbid: string }>(
-        `WITH stored AS (
-           INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($1, $2, $3) RETURNING dbid
-         )
-         SELECT dbid, pg_notify('${CHANNEL}', json_build_object('origin', $4::text, 'kind', 'track', 'dbid', dbid)::text) FROM stored`,
-        [track.receivedSeq, track.receivedAt, JSON.stringify(track.metadata), instanceId],
-      );
+      const result = await pool.query<{ dbid: string }>(announced('track', 'INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($2, $3, $4)'), [
+        instanceId,
+        track.receivedSeq,
+        track.receivedAt,
+        JSON.stringify(track.metadata),
+      ]);
       const row = result.rows[0];
       if (!row) throw new Error('insert returned no dbid');
       writes += 1;
@@ -122,10 +129,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
-      await transaction(async (client) => {
-        const updated = await client.query('UPDATE tracks SET metadata = $1 WHERE dbid = $2', [JSON.stringify(metadata), dbid]);
-        if (updated.rowCount) await notify(client, { kind: 'track', dbid });
-      });
+      await pool.query(announced('track', 'UPDATE tracks SET metadata = $2 WHERE dbid = $3'), [instanceId, JSON.stringify(metadata), dbid]);
       writes += 1;
     },
     async count() {
@@ -150,12 +154,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
     },
     async remove(dbid) {
-      const removed = await transaction(async (client) => {
-        const deleted = await client.query('DELETE FROM tracks WHERE dbid = $1', [dbid]);
-        if (!deleted.rowCount) return false;
-        await notify(client, { kind: 'deleted', dbid });
-        return true;
-      });
+      const removed = Boolean((await pool.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid])).rowCount);
       if (removed) writes += 1;
       return removed;
     },
