@@ -445,7 +445,7 @@ function listenForChanges(
 }
 
 /** A notification of another instance as a change; our own (and anything unreadable) is null. */
-export function parseChange(payload: string, instanceId: string): StoreChange | null {
+function parseChange(payload: string, instanceId: string): StoreChange | null {
   let data: unknown;
   try {
     data = JSON.parse(payload);
@@ -464,7 +464,7 @@ export function parseChange(payload: string, instanceId: string): StoreChange | 
 }
 
 /** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
