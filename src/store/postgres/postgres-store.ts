@@ -5,7 +5,7 @@ import type { ImageCategory, TrackFields, TrackRecord } from '../../domain/track
 import type { ImageMimeType } from '../../domain/image';
 import { StartupError, errorMessage } from '../../errors';
 import { TOUCH_INTERVAL_MS, admitImage, sha256, type ImageStore, type NewLink, type StoredImage } from '../images';
-import { expiryOf, type LookupCacheStore } from '../lookup-cache';
+import { expiryOf, storedAnswer, type LookupCacheStore } from '../lookup-cache';
 import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from '../store';
 import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
@@ -297,9 +297,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
         [service, key, now()],
       );
       const row = result.rows[0];
-      if (!row) return undefined;
-      const expiresAt = Number(row.expires_at);
-      return row.found && row.answer !== null ? { found: true, answer: row.answer, expiresAt } : { found: false, expiresAt };
+      return row ? storedAnswer(row.found, row.answer, Number(row.expires_at)) : undefined;
     },
     async put(service, key, answer) {
       const at = now();
