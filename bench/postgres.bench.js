@@ -18,11 +18,11 @@ const { performance } = require('node:perf_hooks');
 const pg = require('pg');
 const { startSvc, ROOT } = require('./lib/svc-process');
 const { runLoad, assertCleanRun } = require('./lib/load');
-const { meetsAbsoluteGoal, emitFailure, alternate, log, envInt } = require('./lib/report');
+const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
 const { submissionBody, submissionLoad } = require('./lib/fixtures');
 const { CPU, spawnPinned, track, stopProcess } = require('./lib/processes');
-const { summarize } = require('./lib/stats');
 const { assertLoopbackUrl } = require('./lib/loopback');
+const { connectFleet } = require('./lib/ws-fleet');
 
 const ROUNDS = envInt('BENCH_ROUNDS', 5);
 const DURATION = envInt('BENCH_DURATION', 5);
@@ -35,15 +35,6 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => fs.existsSync
 const ROW_SUBMIT = 'POST /v1/remoteinput throughput, PostgreSQL vs SQLite (50 conn, stored)';
 const ROW_FANOUT = 'fan-out 3 instances x 1000 sockets: 200 on A -> last socket on C, p99';
 const ROW_NGINX = 'GET /v1/last through nginx + 3 instances vs 1 instance direct (50 conn)';
-
-function writeRow({ row, unit, svc, baselineLabel, baseline, goal, met, details, error }) {
-  const s = summarize(svc);
-  const b = summarize(baseline);
-  const ratio = b.median === 0 ? null : Math.round((s.median / b.median) * 1000) / 1000;
-  const line = { row, unit, svc: s, baseline: { label: baselineLabel, ...b }, ratio, goal, met: met ? met(s, ratio) : null, details };
-  if (error) line.error = error;
-  process.stdout.write(`${JSON.stringify(line)}\n`);
-}
 
 async function createDatabase() {
   const name = `svc_bench_${process.pid}_${Date.now().toString(36)}`;
@@ -140,13 +131,11 @@ async function submissionThroughput() {
     if (stored[name].distinctTitles !== stored[name].rows) problems.push(`${name}: ${stored[name].distinctTitles} distinct titles in ${stored[name].rows} rows`);
   }
   log(`stored: PostgreSQL ${stored.postgres.rows} rows for ${totals.postgres.ok} 2xx, SQLite ${stored.sqlite.rows} rows for ${totals.sqlite.ok} 2xx`);
-  writeRow({
+  emitRow({
     row: ROW_SUBMIT,
     unit: 'req/s',
     svc: samples.postgres.map((r) => r.requestsPerSecond),
-    baselineLabel: 'svc on SQLite, same run',
-    baseline: samples.sqlite.map((r) => r.requestsPerSecond),
-    goal: null,
+    baseline: { label: 'svc on SQLite, same run', values: samples.sqlite.map((r) => r.requestsPerSecond) },
     details: {
       p99PostgresMs: samples.postgres.map((r) => r.latency.p99),
       p99SqliteMs: samples.sqlite.map((r) => r.latency.p99),
@@ -158,35 +147,8 @@ async function submissionThroughput() {
 }
 
 /** A fleet of WebSocket clients in its own process (bench/lib/ws-clients.js). */
-async function startFleet(wsUrl, count) {
-  const child = spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'ws-clients.js'), wsUrl, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const arrivals = new Map();
-  const waiters = new Map();
-  await new Promise((resolve, reject) => {
-    child.on('message', (message) => {
-      if (message.type === 'ready') resolve();
-      else if (message.type === 'failed') reject(new Error(message.message));
-      else if (message.type === 'all-received') {
-        arrivals.set(message.dbid, message.last);
-        waiters.get(message.dbid)?.(message.last);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`client fleet exited with ${code}`)));
-  });
-  return {
-    received(dbid, timeoutMs = 10_000) {
-      if (arrivals.has(dbid)) return Promise.resolve(arrivals.get(dbid));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not every client got frame ${dbid} within ${timeoutMs} ms`)), timeoutMs);
-        waiters.set(dbid, (last) => {
-          clearTimeout(timer);
-          waiters.delete(dbid);
-          resolve(last);
-        });
-      });
-    },
-    stop: () => child.send('stop'),
-  };
+function startFleet(wsUrl, count) {
+  return connectFleet(spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'ws-clients.js'), wsUrl, String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
 function configFile(dir, config) {
@@ -225,7 +187,7 @@ async function startThree(dir) {
 
 /** Row 2. */
 async function fanOut(three) {
-  const [a, , c] = three.instances;
+  const [a] = three.instances;
   const wsUrl = (svc) => `${svc.url.replace(/^http/, 'ws')}/v1/images/ws`;
   const fleets = [];
   try {
@@ -255,18 +217,14 @@ async function fanOut(three) {
       rounds.fromSendC.push(p99(fromSend));
       log(`fan-out round ${round + 1}: p99 200-on-A -> last on C ${p99(toC).toFixed(1)} ms, on A ${p99(toA).toFixed(1)} ms, send -> last on C ${p99(fromSend).toFixed(1)} ms`);
     }
-    const goal = 'p99 < 250 ms';
-    writeRow({
+    emitRow({
       row: ROW_FANOUT,
       unit: 'ms',
       svc: rounds.c,
-      baselineLabel: "the same on A's own 1000 sockets",
-      baseline: rounds.a,
-      goal,
-      met: (s) => meetsAbsoluteGoal(s, goal),
+      baseline: { label: "the same on A's own 1000 sockets", values: rounds.a },
+      goal: 'p99 < 250 ms',
       details: { p99FromSendToLastOnC: rounds.fromSendC, submissionsPerRound: FANOUT_SUBMISSIONS_PER_ROUND, socketsPerInstance: SOCKETS_PER_INSTANCE },
     });
-    void c;
   } finally {
     for (const fleet of fleets) fleet.stop();
   }
@@ -314,13 +272,11 @@ async function throughNginx(three) {
         return result;
       },
     }, { minRounds: 2 });
-    writeRow({
+    emitRow({
       row: ROW_NGINX,
       unit: 'req/s',
       svc: samples.nginx.map((r) => r.requestsPerSecond),
-      baselineLabel: 'one instance directly, same run',
-      baseline: samples.direct.map((r) => r.requestsPerSecond),
-      goal: null,
+      baseline: { label: 'one instance directly, same run', values: samples.direct.map((r) => r.requestsPerSecond) },
       details: { p99NginxMs: samples.nginx.map((r) => r.latency.p99), p99DirectMs: samples.direct.map((r) => r.latency.p99) },
     });
   } finally {

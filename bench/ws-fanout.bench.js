@@ -18,6 +18,7 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
+const { connectFleet } = require('./lib/ws-fleet');
 
 const CLIENTS = Number(process.env.BENCH_WS_CLIENTS || 1000);
 const CHANGES_PER_ROUND = 50;
@@ -95,38 +96,8 @@ async function startBaseline() {
 }
 
 /** A client fleet; resolves once all are connected. `received(dbid)` resolves with the last arrival time. */
-async function startFleet(wsUrl, count) {
-  const child = spawnPinned('1', [path.join(__dirname, 'lib', 'ws-clients.js'), assertLoopback(wsUrl), String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const arrivals = new Map();
-  const waiters = new Map();
-  await new Promise((resolve, reject) => {
-    child.on('message', (message) => {
-      if (message.type === 'ready') resolve();
-      else if (message.type === 'failed') reject(new Error(message.message));
-      else if (message.type === 'all-received') {
-        arrivals.set(message.dbid, message.last);
-        waiters.get(message.dbid)?.(message.last);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`client fleet exited with ${code}`)));
-  });
-  return {
-    child,
-    received(dbid, timeoutMs = 10_000) {
-      if (arrivals.has(dbid)) return Promise.resolve(arrivals.get(dbid));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not every client got frame ${dbid} within ${timeoutMs} ms`)), timeoutMs);
-        waiters.set(dbid, (last) => {
-          clearTimeout(timer);
-          waiters.delete(dbid);
-          resolve(last);
-        });
-      });
-    },
-    stop() {
-      child.send('stop');
-    },
-  };
+function startFleet(wsUrl, count) {
+  return connectFleet(spawnPinned('1', [path.join(__dirname, 'lib', 'ws-clients.js'), assertLoopback(wsUrl), String(count)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

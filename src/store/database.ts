@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StartupError, errorMessage } from '../errors';
-import { MIGRATIONS, type Migration } from './migrations';
+import { MIGRATIONS, pendingMigrations, type Migration } from './migrations';
 
 export type Db = Database.Database;
 
@@ -82,8 +82,7 @@ function describeFsError(error: unknown): string {
 
 export function migrate(db: Db, migrations: readonly Migration[]): void {
   const current = db.pragma('user_version', { simple: true }) as number;
-  const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);
-  for (const migration of pending) {
+  for (const migration of pendingMigrations(migrations, current)) {
     db.transaction(() => {
       db.exec(migration.sql);
       db.pragma(`user_version = ${Math.trunc(migration.version)}`);

@@ -27,6 +27,11 @@ interface Row {
   expires_at: number;
 }
 
+/** A stored row as an answer, for both backends: "found" with its JSON text, or "not found". */
+export function storedAnswer(found: boolean, answer: string | null, expiresAt: number): StoredAnswer {
+  return found && answer !== null ? { found: true, answer, expiresAt } : { found: false, expiresAt };
+}
+
 /** When an answer fetched at `at` expires. */
 export function expiryOf(answer: CachedAnswer, at: number): number {
   return at + (answer.found ? FOUND_TTL_MS : NOT_FOUND_TTL_MS);
@@ -46,10 +51,7 @@ export function createLookupCacheStore(db: Db, now: () => number = Date.now): Lo
   return {
     async get(service, key) {
       const row = select.get(service, key, now());
-      if (!row) return undefined;
-      return row.found === 1 && row.answer !== null
-        ? { found: true, answer: row.answer, expiresAt: row.expires_at }
-        : { found: false, expiresAt: row.expires_at };
+      return row ? storedAnswer(row.found === 1, row.answer, row.expires_at) : undefined;
     },
     async put(service, key, answer) {
       const at = now();

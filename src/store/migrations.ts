@@ -1,10 +1,16 @@
 // Append-only schema history. `PRAGMA user_version` records the last version applied;
 // never edit a released migration, add the next one.
 
+/** One step of a backend's schema history (SQLite here, PostgreSQL in postgres/migrations.ts). */
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+}
+
+/** The migrations after `current`, oldest first: what either backend still has to apply. */
+export function pendingMigrations(migrations: readonly Migration[], current: number): Migration[] {
+  return [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);
 }
 
 export const MIGRATIONS: readonly Migration[] = [

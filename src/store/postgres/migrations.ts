@@ -1,19 +1,14 @@
 import type { PoolClient } from 'pg';
+import { pendingMigrations, type Migration } from '../migrations';
 
 // Append-only schema history of the PostgreSQL store; `svc_schema` records what was applied.
 // Several instances may start at once: the first takes an advisory lock and migrates, the
 // others wait for it and then find nothing left to do.
 
-export interface PostgresMigration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
 /** Any fixed number names the lock; every svc instance agrees on this one. */
 const MIGRATION_LOCK = 0x5356_4301;
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'tracks, images, lookup cache, request slots',
@@ -91,7 +86,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
 ];
 
-export async function migratePostgres(client: PoolClient, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<void> {
+export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query(
@@ -99,8 +94,7 @@ export async function migratePostgres(client: PoolClient, migrations: readonly P
     );
     const applied = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM svc_schema');
     const current = applied.rows[0]?.version ?? 0;
-    const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);
-    for (const migration of pending) {
+    for (const migration of pendingMigrations(migrations, current)) {
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);

@@ -5,7 +5,7 @@ import type { ImageCategory, TrackFields, TrackRecord } from '../../domain/track
 import type { ImageMimeType } from '../../domain/image';
 import { StartupError, errorMessage } from '../../errors';
 import { TOUCH_INTERVAL_MS, admitImage, sha256, type ImageStore, type NewLink, type StoredImage } from '../images';
-import { expiryOf, type LookupCacheStore } from '../lookup-cache';
+import { expiryOf, storedAnswer, type LookupCacheStore } from '../lookup-cache';
 import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from '../store';
 import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
@@ -40,8 +40,6 @@ interface ImageRow {
   mime_type: ImageMimeType;
   size: number;
 }
-
-type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 export async function openPostgresStore(url: string, options: StoreOptions): Promise<Store> {
   const now = options.now ?? Date.now;
@@ -91,18 +89,25 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   /** Sent inside the caller's transaction, so other instances hear of a change only once it is committed. */
   const notify = (client: pg.PoolClient, change: StoreChange) =>
     client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ origin: instanceId, ...change })]);
+  /**
+   * A change of one record (`change`: a statement on tracks, its values from $2; $1 is this
+   * instance) and its announcement as one statement: one round trip, and others hear of it only
+   * once it is committed. Answers a row per record changed.
+   */
+  const announced = (kind: 'track' | 'deleted', change: string) =>
+    `WITH changed AS (${change} RETURNING dbid)
+     SELECT dbid, pg_notify('${CHANNEL}', json_build_object('origin', $1::text, 'kind', '${kind}', 'dbid', dbid)::text) FROM changed`;
 
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   const tracks: TrackStore = {
     async insert(track) {
-      const result = await pool.query<{ dbid: string }>(
-        `WITH stored AS (
-           INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($1, $2, $3) RETURNING dbid
-         )
-         SELECT dbid, pg_notify('${CHANNEL}', json_build_object('origin', $4::text, 'kind', 'track', 'dbid', dbid)::text) FROM stored`,
-        [track.receivedSeq, track.receivedAt, JSON.stringify(track.metadata), instanceId],
-      );
+      const result = await pool.query<{ dbid: string }>(announced('track', 'INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($2, $3, $4)'), [
+        instanceId,
+        track.receivedSeq,
+        track.receivedAt,
+        JSON.stringify(track.metadata),
+      ]);
       const row = result.rows[0];
       if (!row) throw new Error('insert returned no dbid');
       writes += 1;
@@ -124,10 +129,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
-      await transaction(async (client) => {
-        const updated = await client.query('UPDATE tracks SET metadata = $1 WHERE dbid = $2', [JSON.stringify(metadata), dbid]);
-        if (updated.rowCount) await notify(client, { kind: 'track', dbid });
-      });
+      await pool.query(announced('track', 'UPDATE tracks SET metadata = $2 WHERE dbid = $3'), [instanceId, JSON.stringify(metadata), dbid]);
       writes += 1;
     },
     async count() {
@@ -152,12 +154,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
     },
     async remove(dbid) {
-      const removed = await transaction(async (client) => {
-        const deleted = await client.query('DELETE FROM tracks WHERE dbid = $1', [dbid]);
-        if (!deleted.rowCount) return false;
-        await notify(client, { kind: 'deleted', dbid });
-        return true;
-      });
+      const removed = Boolean((await pool.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid])).rowCount);
       if (removed) writes += 1;
       return removed;
     },
@@ -168,9 +165,18 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     },
   };
 
-  const metaOf = async (db: Queryable, key: string): Promise<StoredImage | null> => {
-    const result = await db.query<ImageRow>('SELECT key, mime_type, size FROM images WHERE key = $1', [key]);
-    return result.rows[0] ? fromImageRow(result.rows[0]) : null;
+  /**
+   * Runs `select` (the image key is $1, its own values follow from $4) and marks the image as used
+   * in the same round trip, at most once per TOUCH_INTERVAL_MS as SQLite's store does.
+   */
+  const readAndTouch = <R extends pg.QueryResultRow>(select: string, key: string, values: unknown[] = []) => {
+    const at = now();
+    return pool.query<R>(`WITH touched AS (UPDATE images SET last_used = $2 WHERE key = $1 AND last_used < $3) ${select}`, [
+      key,
+      at,
+      at - TOUCH_INTERVAL_MS,
+      ...values,
+    ]);
   };
 
   const images: ImageStore = {
@@ -199,38 +205,28 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
       return { key, mimeType, size: bytes.length };
     },
     async get(key) {
-      const result = await pool.query<ImageRow & { bytes: Buffer }>(
+      const result = await readAndTouch<ImageRow & { bytes: Buffer }>(
         'SELECT i.key, i.mime_type, i.size, b.bytes FROM images i JOIN image_blobs b ON b.key = i.key WHERE i.key = $1',
-        [key],
+        key,
       );
       const row = result.rows[0];
-      if (!row) return null;
-      const at = now();
-      await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
-      return { ...fromImageRow(row), bytes: row.bytes };
+      return row ? { ...fromImageRow(row), bytes: row.bytes } : null;
     },
-    meta: (key) => metaOf(pool, key),
+    async meta(key) {
+      const result = await pool.query<ImageRow>('SELECT key, mime_type, size FROM images WHERE key = $1', [key]);
+      return result.rows[0] ? fromImageRow(result.rows[0]) : null;
+    },
     async use(key) {
-      const image = await metaOf(pool, key);
-      if (!image) return null;
-      const at = now();
-      await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
-      return image;
+      const result = await readAndTouch<ImageRow>('SELECT key, mime_type, size FROM images WHERE key = $1', key);
+      return result.rows[0] ? fromImageRow(result.rows[0]) : null;
     },
     async slice(key, offset, length) {
       // substring() of an uncompressed (EXTERNAL) bytea reads only the chunks it needs.
-      const result = await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [
-        key,
-        offset + 1,
-        length,
-      ]);
-      const row = result.rows[0];
-      if (!row) return null;
-      if (offset === 0) {
-        const at = now();
-        await pool.query('UPDATE images SET last_used = $1 WHERE key = $2 AND last_used < $3', [at, key, at - TOUCH_INTERVAL_MS]);
-      }
-      return row.part;
+      const result =
+        offset === 0
+          ? await readAndTouch<{ part: Buffer }>('SELECT substring(bytes FROM 1 FOR $4) AS part FROM image_blobs WHERE key = $1', key, [length])
+          : await pool.query<{ part: Buffer }>('SELECT substring(bytes FROM $2 FOR $3) AS part FROM image_blobs WHERE key = $1', [key, offset + 1, length]);
+      return result.rows[0]?.part ?? null;
     },
     async link(links) {
       if (links.length === 0) return [];
@@ -301,9 +297,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
         [service, key, now()],
       );
       const row = result.rows[0];
-      if (!row) return undefined;
-      const expiresAt = Number(row.expires_at);
-      return row.found && row.answer !== null ? { found: true, answer: row.answer, expiresAt } : { found: false, expiresAt };
+      return row ? storedAnswer(row.found, row.answer, Number(row.expires_at)) : undefined;
     },
     async put(service, key, answer) {
       const at = now();
@@ -449,7 +443,7 @@ function listenForChanges(
 }
 
 /** A notification of another instance as a change; our own (and anything unreadable) is null. */
-export function parseChange(payload: string, instanceId: string): StoreChange | null {
+function parseChange(payload: string, instanceId: string): StoreChange | null {
   let data: unknown;
   try {
     data = JSON.parse(payload);
@@ -468,7 +462,7 @@ export function parseChange(payload: string, instanceId: string): StoreChange | 
 }
 
 /** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
