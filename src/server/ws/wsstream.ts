@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { keyOfCoverUrl } from '../../domain/image';
 import type { TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
@@ -21,7 +22,6 @@ import { base64Fragments, type ImageLookup } from './requests';
 export const WSSTREAM_PATH = '/wsstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
 const CLOSE_GOING_AWAY = 1001;
-const COVER_REFERENCE = /^cover\/([0-9a-f]{64})$/;
 
 /** A 1x1 PNG whose one pixel is fully transparent (RGBA 0,0,0,0). */
 export const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
@@ -128,8 +128,8 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 /** `{...the /v1/last fields without dbid, "coverimagebase64": "..."}`, the cover read lazily. */
 async function trackFrame(record: TrackRecord, images: Pick<ImageLookup, 'meta' | 'slice'>): Promise<string | AsyncIterable<string>> {
   const fields = { ...record.metadata };
-  const coverKey = typeof fields.coverurl === 'string' ? COVER_REFERENCE.exec(fields.coverurl)?.[1] : undefined;
-  const cover = coverKey === undefined ? null : await images.meta(coverKey);
+  const coverKey = typeof fields.coverurl === 'string' ? keyOfCoverUrl(fields.coverurl) : null;
+  const cover = coverKey === null ? null : await images.meta(coverKey);
   if (!cover) return JSON.stringify({ ...fields, coverimagebase64: TRANSPARENT_PNG_BASE64 });
   return base64Fragments(fields, 'coverimagebase64', cover.size, (offset, length) => images.slice(cover.key, offset, length));
 }
