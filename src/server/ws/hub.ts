@@ -9,6 +9,7 @@ import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
+import { acceptUpgrade, closeServer } from './socket-server';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
 // /v1/images/ws (decisions.md "/v1/images/ws: two kinds of client on one socket"). A client that
@@ -170,7 +171,7 @@ export function createImageHub(options: HubOptions): ImageHub {
 
   return {
     handleUpgrade(request, socket, head) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      acceptUpgrade(wss, request, socket, head);
     },
     clientCount: () => wss.clients.size,
     close() {
@@ -179,16 +180,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       options.nowPlaying.off('track-changed', onTrackChanged);
       options.images.off('image', onImage);
       for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');
-      return new Promise((resolve) => {
-        // Give peers a moment to answer the close frame, then cut whoever did not.
-        const force = setTimeout(() => {
-          for (const socket of wss.clients) socket.terminate();
-        }, 1000);
-        wss.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      return closeServer(wss);
     },
   };
 }

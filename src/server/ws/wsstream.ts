@@ -9,6 +9,7 @@ import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
+import { acceptUpgrade, closeServer } from './socket-server';
 import { base64Fragments, type ImageLookup } from './requests';
 
 // /wsstream (decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
@@ -103,7 +104,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 
   return {
     handleUpgrade(request, socket, head) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      acceptUpgrade(wss, request, socket, head);
     },
     clientCount: () => wss.clients.size,
     close() {
@@ -111,16 +112,8 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
       for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
-      return new Promise((resolve) => {
-        // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
-        const force = setTimeout(() => {
-          for (const socket of wss.clients) socket.terminate();
-        }, 1000);
-        wss.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
+      return closeServer(wss);
     },
   };
 }
