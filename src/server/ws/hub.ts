@@ -47,7 +47,7 @@ export interface HubOptions {
   /** Tests shorten the request/response window. */
   subscribeWindowMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
-  budget?: QueueBudget;
+  budget: QueueBudget;
 }
 
 export interface ImageHub {
@@ -128,8 +128,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       mode: 'undecided',
       inFlight: 0,
       outbox: new Outbox(socket, {
-        maxPushBytes: maxBuffered,
-        ...(options.budget ? { queued: budgetedQueuedBytes(maxBuffered, options.budget) } : {}),
+        queued: budgetedQueuedBytes(maxBuffered, options.budget),
         onReplySent: () => {
           client.inFlight -= 1;
           if (client.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused) socket.resume();

@@ -33,7 +33,7 @@ export interface WsStreamOptions {
   logger: Logger;
   pingIntervalMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
-  budget?: QueueBudget;
+  budget: QueueBudget;
 }
 
 export interface WsStream {
@@ -86,8 +86,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       stale: false,
       // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
       outbox: new Outbox(socket, {
-        maxPushBytes: 0,
-        ...(options.budget ? { queued: budgetedQueuedBytes(0, options.budget) } : {}),
+        queued: budgetedQueuedBytes(0, options.budget),
         onReplySent: () => {
           reader.sending = false;
           if (reader.stale) send(reader);
