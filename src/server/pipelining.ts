@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 // process-wide within limits.maxQueuedBytes. A connection past either bound is closed: no
 // browser or player pipelines at all, so only a flood ever reaches them.
 
+/** Per connection, HTTP requests or /v1/images/ws requests (ws/hub.ts) unanswered before reading pauses. */
 export const MAX_REQUESTS_IN_FLIGHT = 8;
 /** Parsed requests a connection may have waiting behind its 8 in flight. */
 export const MAX_WAITING_PER_CONNECTION = 64;

@@ -5,6 +5,7 @@ import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
+import { MAX_REQUESTS_IN_FLIGHT } from '../pipelining';
 import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
@@ -26,8 +27,6 @@ export const MAX_INBOUND_BYTES = 64 * 1024;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A first message within this time after the handshake makes a request/response client. */
 export const SUBSCRIBE_WINDOW_MS = 500;
-/** Requests one socket may have unanswered; past it the server stops reading that socket. */
-export const MAX_REQUESTS_IN_FLIGHT = 8;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
@@ -112,7 +111,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       client.mode = 'requests';
     }
     client.inFlight += 1;
-    // Stop reading past the bound; resumed as answers drain (Outbox onReplySent).
+    // Stop reading past the bound (the same 8 as HTTP pipelining); resumed as answers drain (Outbox onReplySent).
     if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
     client.outbox.reply(async () => {
       if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
