@@ -49,7 +49,7 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
 }
 
 /** The /v1/history body: each entry is the /v1/last shape of its record plus `received_at`. */
-export function historyBody(page: HistoryPage, query: HistoryQuery): string {
+function historyBody(page: HistoryPage, query: HistoryQuery): string {
   const tracks = page.records.map(historyEntry);
   const last = page.records.at(-1);
   if (!page.more || !last) return JSON.stringify({ tracks });
@@ -60,7 +60,7 @@ export function historyBody(page: HistoryPage, query: HistoryQuery): string {
   return JSON.stringify({ tracks, next: `v1/history?${next.toString()}` });
 }
 
-export function historyEntry(record: TrackRecord): Record<string, unknown> {
+function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
   return { dbid: record.dbid, ...record.metadata, received_at: record.receivedAt };
 }

@@ -26,7 +26,7 @@ export const IMAGES_WS_PATH = '/v1/images/ws';
 export const MAX_INBOUND_BYTES = 64 * 1024;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A first message within this time after the handshake makes a request/response client. */
-export const SUBSCRIBE_WINDOW_MS = 500;
+const SUBSCRIBE_WINDOW_MS = 500;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
