@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { TrackRecord } from '../domain/track';
 import type { HistoryPage, HistoryQuery, TrackStore } from '../store/tracks';
+import { etagOf } from './etag';
 
 // GET /v1/history bodies, serialized once per change of the store, like /v1/last's snapshot:
 // setlist pages and pollers ask for the same page again and again, and a page of 100 costs about
@@ -34,7 +34,7 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
       if (copy) return copy;
       const readAt = tracks.version();
       const body = historyBody(await tracks.history(query), query);
-      const answer = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      const answer = { body, etag: etagOf(body) };
       // A write while the page was read: the page is answered but not kept as current.
       if (tracks.version() !== readAt || readAt !== copiedAt) return answer;
       if (copies.size >= MAX_ENTRIES || bytes + body.length > MAX_BYTES) {
@@ -49,7 +49,7 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
 }
 
 /** The /v1/history body: each entry is the /v1/last shape of its record plus `received_at`. */
-export function historyBody(page: HistoryPage, query: HistoryQuery): string {
+function historyBody(page: HistoryPage, query: HistoryQuery): string {
   const tracks = page.records.map(historyEntry);
   const last = page.records.at(-1);
   if (!page.more || !last) return JSON.stringify({ tracks });
@@ -60,7 +60,7 @@ export function historyBody(page: HistoryPage, query: HistoryQuery): string {
   return JSON.stringify({ tracks, next: `v1/history?${next.toString()}` });
 }
 
-export function historyEntry(record: TrackRecord): Record<string, unknown> {
+function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
   return { dbid: record.dbid, ...record.metadata, received_at: record.receivedAt };
 }

@@ -36,7 +36,7 @@ export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessag
         ...deps.cors(typeof origin === 'string' ? origin : ''),
         ...answer.headers,
       };
-      if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
+      if (answer.bodyBytes !== undefined) headers['Content-Length'] = answer.bodyBytes;
       response.writeHead(answer.status, headers);
       response.end(request.method === 'HEAD' ? undefined : answer.body);
       logAccess(deps.logger, request.method, request.url, answer.status, started, requestId);

@@ -12,11 +12,12 @@ import type { Socket } from 'node:net';
 // process-wide within limits.maxQueuedBytes. A connection past either bound is closed: no
 // browser or player pipelines at all, so only a flood ever reaches them.
 
+/** Per connection, HTTP requests or /v1/images/ws requests (ws/hub.ts) unanswered before reading pauses. */
 export const MAX_REQUESTS_IN_FLIGHT = 8;
 /** Parsed requests a connection may have waiting behind its 8 in flight. */
-export const MAX_WAITING_PER_CONNECTION = 64;
+const MAX_WAITING_PER_CONNECTION = 64;
 /** What one parsed, waiting request holds (IncomingMessage + ServerResponse), measured roughly. */
-export const WAITING_REQUEST_BYTES = 4096;
+const WAITING_REQUEST_BYTES = 4096;
 /** The answer that owned the socket when pipelining began was not tracked; count it as in flight. */
 const UNTRACKED_HEAD = 1;
 

@@ -9,7 +9,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The host name of a `Host` header, lower-cased, without its port or IPv6 brackets. */
-export function hostName(hostHeader: string): string {
+function hostName(hostHeader: string): string {
   const value = hostHeader.trim().toLowerCase();
   if (value.startsWith('[')) {
     const end = value.indexOf(']');

@@ -8,10 +8,10 @@ import type { QueueBudget } from './queue-budget';
 // uses it. SQLite cannot read part of a BLOB without loading all of it, so one copy per image
 // being served (not one per request, and not one load per chunk) is the cheapest bound.
 
-export const REPLY_CHUNK_BYTES = 64 * 1024;
+const REPLY_CHUNK_BYTES = 64 * 1024;
 
 /** A reader that takes nothing of a chunk for this long is dropped, like a WebSocket peer that stops answering pings. */
-export const STALLED_READER_MS = 60_000;
+const STALLED_READER_MS = 60_000;
 
 export interface Lease {
   bytes: Buffer;

@@ -10,7 +10,7 @@ import { matchesEtag } from '../etag';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
 
-export const HISTORY_LIMIT = { default: 100, max: 1000 } as const;
+const HISTORY_LIMIT = { default: 100, max: 1000 } as const;
 
 export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;
@@ -45,7 +45,7 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
 type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /** Pure: the query string of GET /v1/history; any malformed or unknown parameter is a 400 naming it. */
-export function parseHistoryQuery(query: Query): HistoryQuery {
+function parseHistoryQuery(query: Query): HistoryQuery {
   const result: HistoryQuery = { limit: HISTORY_LIMIT.default };
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
@@ -83,7 +83,7 @@ function invalid(message: string): AppError {
   return new AppError('INVALID_PARAMETERS', message);
 }
 
-export function parseDbid(value: string): number | undefined {
+function parseDbid(value: string): number | undefined {
   if (!/^[1-9]\d{0,15}$/.test(value)) return undefined;
   const dbid = Number(value);
   return Number.isSafeInteger(dbid) ? dbid : undefined;

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Router, { type RouterContext } from '@koa/router';
 import { AppError, StartupError, errorMessage } from '../../errors';
 import type { AppState } from '../context';
-import { matchesEtag } from '../etag';
+import { etagOf, matchesEtag } from '../etag';
 
 // The overlay pages shipped in the package (public/, plain HTML/CSS/JS, no build step):
 //   GET /           now-playing overlay for an OBS browser source
@@ -88,7 +87,7 @@ function readAssets(dir: string): Map<string, Asset> {
     const type = CONTENT_TYPES[path.extname(name)];
     if (!type) continue;
     const body = fs.readFileSync(path.join(dir, name));
-    assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+    assets.set(name, { body, type, etag: etagOf(body) });
   }
   return assets;
 }

@@ -9,29 +9,27 @@ import { socketQueuedBytes, type QueuedBytes } from './outbox';
 
 export function budgetedQueuedBytes(maxPushBytes: number, budget: QueueBudget): QueuedBytes {
   const own = socketQueuedBytes(maxPushBytes);
-  let counted = 0;
+  // What this socket holds in the budget is `own.total()`: no second count to keep in step.
+  // After release, write callbacks that still come in change nothing.
   let released = false;
   return {
     add(kind, bytes) {
-      own.add(kind, bytes);
       if (released) return;
+      own.add(kind, bytes);
       budget.take(bytes);
-      counted += bytes;
     },
     remove(kind, bytes) {
-      own.remove(kind, bytes);
       if (released) return;
+      own.remove(kind, bytes);
       budget.release(bytes);
-      counted -= bytes;
     },
     pushFits: (bytes) => own.pushFits(bytes) && (own.total() === 0 || budget.hasRoomFor(bytes)),
     total: () => own.total(),
     release() {
-      own.release();
       if (released) return;
       released = true;
-      budget.release(counted);
-      counted = 0;
+      budget.release(own.total());
+      own.release();
     },
   };
 }

@@ -5,10 +5,12 @@ import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
+import { MAX_REQUESTS_IN_FLIGHT } from '../pipelining';
 import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
+import { acceptUpgrade, closeServer } from './socket-server';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
 // /v1/images/ws (decisions.md "/v1/images/ws: two kinds of client on one socket"). A client that
@@ -24,9 +26,7 @@ export const IMAGES_WS_PATH = '/v1/images/ws';
 export const MAX_INBOUND_BYTES = 64 * 1024;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A first message within this time after the handshake makes a request/response client. */
-export const SUBSCRIBE_WINDOW_MS = 500;
-/** Requests one socket may have unanswered; past it the server stops reading that socket. */
-export const MAX_REQUESTS_IN_FLIGHT = 8;
+const SUBSCRIBE_WINDOW_MS = 500;
 
 /** The images side the hub needs: announcements, a track's stored images, lookups by name. */
 export interface HubImages extends ImageLookup {
@@ -46,7 +46,7 @@ export interface HubOptions {
   /** Tests shorten the request/response window. */
   subscribeWindowMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
-  budget?: QueueBudget;
+  budget: QueueBudget;
 }
 
 export interface ImageHub {
@@ -111,7 +111,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       client.mode = 'requests';
     }
     client.inFlight += 1;
-    // Stop reading past the bound; resumed as answers drain (Outbox onReplySent).
+    // Stop reading past the bound (the same 8 as HTTP pipelining); resumed as answers drain (Outbox onReplySent).
     if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
     client.outbox.reply(async () => {
       if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
@@ -127,8 +127,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       mode: 'undecided',
       inFlight: 0,
       outbox: new Outbox(socket, {
-        maxPushBytes: maxBuffered,
-        ...(options.budget ? { queued: budgetedQueuedBytes(maxBuffered, options.budget) } : {}),
+        queued: budgetedQueuedBytes(maxBuffered, options.budget),
         onReplySent: () => {
           client.inFlight -= 1;
           if (client.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused) socket.resume();
@@ -170,7 +169,7 @@ export function createImageHub(options: HubOptions): ImageHub {
 
   return {
     handleUpgrade(request, socket, head) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      acceptUpgrade(wss, request, socket, head);
     },
     clientCount: () => wss.clients.size,
     close() {
@@ -179,16 +178,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       options.nowPlaying.off('track-changed', onTrackChanged);
       options.images.off('image', onImage);
       for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');
-      return new Promise((resolve) => {
-        // Give peers a moment to answer the close frame, then cut whoever did not.
-        const force = setTimeout(() => {
-          for (const socket of wss.clients) socket.terminate();
-        }, 1000);
-        wss.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      return closeServer(wss);
     },
   };
 }

@@ -18,8 +18,8 @@ export type QueuedKind = 'push' | 'reply';
 
 /**
  * The one place where a socket's queued bytes are counted: bytes handed to it and not yet
- * written out, by kind. Per socket today; a process-wide budget (`limits.maxQueuedBytes`) plugs
- * in by passing its own QueuedBytes to the Outbox (see `socketQueuedBytes`).
+ * written out, by kind. `socketQueuedBytes` counts them per socket; `budgetedQueuedBytes`
+ * (budgeted-queue.ts) also counts them in the process-wide `limits.maxQueuedBytes`.
  */
 export interface QueuedBytes {
   add(kind: QueuedKind, bytes: number): void;
@@ -56,10 +56,8 @@ export function socketQueuedBytes(maxPushBytes: number): QueuedBytes {
 }
 
 export interface OutboxOptions {
-  /** Bytes of pushed frames a socket may have unsent before it is closed with 1013. */
-  maxPushBytes: number;
-  /** Counts this socket's queued bytes; `socketQueuedBytes(maxPushBytes)` by default. */
-  queued?: QueuedBytes;
+  /** Counts this socket's queued bytes and decides whether a push fits (else 1013). */
+  queued: QueuedBytes;
   /** Called when a reply has gone out completely (the request is no longer in flight). */
   onReplySent(): void;
   onTooSlow(unsentBytes: number): void;
@@ -89,7 +87,7 @@ export class Outbox {
     private readonly socket: WebSocket,
     private readonly options: OutboxOptions,
   ) {
-    this.queued = options.queued ?? socketQueuedBytes(options.maxPushBytes);
+    this.queued = options.queued;
     socket.once('close', () => {
       this.queue.length = 0;
       this.queued.release();

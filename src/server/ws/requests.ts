@@ -166,8 +166,8 @@ function echo(query: ImageQuery): { data_type: DataType; category: string; artis
 async function getImages(query: ImageQuery, context: RequestContext): Promise<ImageDataAnswer | NoImageFrame> {
   const found = await findImages(query, context);
   const pick = context.pick ?? ((count: number) => Math.floor(Math.random() * count));
-  const chosen = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
-  const image = chosen ? await context.images.meta(chosen.key) : null;
+  // find() already read the chosen image's row (key, type, size): no second lookup by key.
+  const image = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];
   if (!image) {
     const what =
       query.album === undefined ? `${query.category} images found for ${query.artist}` : `cover images found for "${query.album}" by ${query.artist}`;

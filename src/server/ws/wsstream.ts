@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import { keyOfCoverUrl } from '../../domain/image';
 import type { TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
@@ -8,6 +9,7 @@ import type { QueueBudget } from '../queue-budget';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
+import { acceptUpgrade, closeServer } from './socket-server';
 import { base64Fragments, type ImageLookup } from './requests';
 
 // /wsstream (decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
@@ -21,10 +23,9 @@ import { base64Fragments, type ImageLookup } from './requests';
 export const WSSTREAM_PATH = '/wsstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
 const CLOSE_GOING_AWAY = 1001;
-const COVER_REFERENCE = /^cover\/([0-9a-f]{64})$/;
 
 /** A 1x1 PNG whose one pixel is fully transparent (RGBA 0,0,0,0). */
-export const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
+const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
 
 export interface WsStreamOptions {
   nowPlaying: NowPlaying;
@@ -32,7 +33,7 @@ export interface WsStreamOptions {
   logger: Logger;
   pingIntervalMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
-  budget?: QueueBudget;
+  budget: QueueBudget;
 }
 
 export interface WsStream {
@@ -85,8 +86,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       stale: false,
       // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
       outbox: new Outbox(socket, {
-        maxPushBytes: 0,
-        ...(options.budget ? { queued: budgetedQueuedBytes(0, options.budget) } : {}),
+        queued: budgetedQueuedBytes(0, options.budget),
         onReplySent: () => {
           reader.sending = false;
           if (reader.stale) send(reader);
@@ -103,7 +103,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 
   return {
     handleUpgrade(request, socket, head) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      acceptUpgrade(wss, request, socket, head);
     },
     clientCount: () => wss.clients.size,
     close() {
@@ -111,16 +111,8 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
       for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
-      return new Promise((resolve) => {
-        // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
-        const force = setTimeout(() => {
-          for (const socket of wss.clients) socket.terminate();
-        }, 1000);
-        wss.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
+      return closeServer(wss);
     },
   };
 }
@@ -128,8 +120,8 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 /** `{...the /v1/last fields without dbid, "coverimagebase64": "..."}`, the cover read lazily. */
 async function trackFrame(record: TrackRecord, images: Pick<ImageLookup, 'meta' | 'slice'>): Promise<string | AsyncIterable<string>> {
   const fields = { ...record.metadata };
-  const coverKey = typeof fields.coverurl === 'string' ? COVER_REFERENCE.exec(fields.coverurl)?.[1] : undefined;
-  const cover = coverKey === undefined ? null : await images.meta(coverKey);
+  const coverKey = typeof fields.coverurl === 'string' ? keyOfCoverUrl(fields.coverurl) : null;
+  const cover = coverKey === null ? null : await images.meta(coverKey);
   if (!cover) return JSON.stringify({ ...fields, coverimagebase64: TRANSPARENT_PNG_BASE64 });
   return base64Fragments(fields, 'coverimagebase64', cover.size, (offset, length) => images.slice(cover.key, offset, length));
 }
