@@ -78,6 +78,16 @@ export function deadlineSignal(ms: number, parents: readonly AbortSignal[] = [])
   return { signal: controller.signal, timedOut: () => fired, dispose };
 }
 
+/** Runs `work` under a deadlineSignal and disposes of it once the work has settled. */
+export async function withDeadline<T>(ms: number, parents: readonly AbortSignal[], work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = deadlineSignal(ms, parents);
+  try {
+    return await work(deadline.signal);
+  } finally {
+    deadline.dispose();
+  }
+}
+
 interface Flight<T> {
   promise: Promise<T>;
   controller: AbortController;
