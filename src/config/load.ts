@@ -77,9 +77,12 @@ async function loadFile(filepath: string): Promise<{ config: unknown; filepath: 
   } catch (error) {
     throw configError(`cannot read config file ${filepath}: ${firstLine(errorMessage(error))}`);
   }
-  // cosmiconfig's own YAML loader (js-yaml), so that YAML means the same whichever way it is found.
-  const { defaultLoaders } = require('cosmiconfig') as typeof import('cosmiconfig');
-  const parseYaml = (content: string): unknown => defaultLoaders['.yaml'](filepath, content) as unknown;
+  // cosmiconfig's own YAML loader (js-yaml), so that YAML means the same whichever way it is
+  // found; required only when there is YAML to parse, so a JSON file costs no cosmiconfig load.
+  const parseYaml = (content: string): unknown => {
+    const { defaultLoaders } = require('cosmiconfig') as typeof import('cosmiconfig');
+    return defaultLoaders['.yaml'](filepath, content) as unknown;
+  };
   try {
     if (path.basename(filepath) !== 'package.json') return { config: parseConfigText(filepath, text, detectFormat(filepath, text), parseYaml), filepath };
     const pkg = parseConfigText(filepath, text, 'json', parseYaml);
