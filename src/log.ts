@@ -1,3 +1,5 @@
+import querystring from 'node:querystring';
+
 // The one place log lines are formatted. Everything goes to stderr (stdout is for data).
 
 export interface Logger {
@@ -65,18 +67,9 @@ export function redactUrl(url: string): string {
 }
 
 function looksLikeSecret(encodedName: string): boolean {
-  const decoded = unescape(encodedName.replaceAll('+', ' '));
+  // querystring.unescape is the query parser's own decoding, and never throws on a malformed escape.
+  const decoded = querystring.unescape(encodedName.replaceAll('+', ' '));
   return decoded.replaceAll('\0', '').toLowerCase().includes('secret');
-}
-
-/** Percent-decoding that never throws: a malformed escape stays as it is (like querystring). */
-function unescape(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  }
 }
 
 /**

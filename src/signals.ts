@@ -17,6 +17,22 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
   return controller.signal;
 }
 
+/** Resolves after `ms`; rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** A time limit combined with the signals of whoever asked; `dispose()` once the work is done. */
 export interface Deadline {
   /** Aborts when the time is up (reason: a DOMException named TimeoutError) or a parent aborts (its reason). */
@@ -60,6 +76,16 @@ export function deadlineSignal(ms: number, parents: readonly AbortSignal[] = [])
     for (const parent of parents) parent.addEventListener('abort', onParentAbort, { once: true });
   }
   return { signal: controller.signal, timedOut: () => fired, dispose };
+}
+
+/** Runs `work` under a deadlineSignal and disposes of it once the work has settled. */
+export async function withDeadline<T>(ms: number, parents: readonly AbortSignal[], work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = deadlineSignal(ms, parents);
+  try {
+    return await work(deadline.signal);
+  } finally {
+    deadline.dispose();
+  }
 }
 
 interface Flight<T> {

@@ -53,7 +53,7 @@ function pollModuleBytes(): Uint8Array {
 }
 
 /** A check for "the reader of `fd` has gone", or null when this Node cannot poll. */
-export function createReaderGoneCheck(fd: number): (() => boolean) | null {
+function createReaderGoneCheck(fd: number): (() => boolean) | null {
   let poll: PollOneoff;
   let memory: WasmMemory;
   try {
@@ -104,16 +104,16 @@ export function createReaderGoneCheck(fd: number): (() => boolean) | null {
 /**
  * Calls `onGone` once the reader of `fd` (a pipe or socket) has gone. Checks a few times a
  * second on an unref'd timer, starting after the first interval so one-shot commands never pay
- * for it. Returns a stop function. Files and terminals have no reader to lose: nothing to do.
+ * for it. Files and terminals have no reader to lose: nothing to do.
  */
-export function watchReader(fd: number, onGone: () => void): () => void {
+export function watchReader(fd: number, onGone: () => void): void {
   let kind: fs.Stats;
   try {
     kind = fs.fstatSync(fd);
   } catch {
-    return () => undefined;
+    return;
   }
-  if (!kind.isFIFO() && !kind.isSocket()) return () => undefined;
+  if (!kind.isFIFO() && !kind.isSocket()) return;
   let check: (() => boolean) | null | undefined;
   const timer = setInterval(() => {
     if (check === undefined) check = createReaderGoneCheck(fd);
@@ -124,5 +124,4 @@ export function watchReader(fd: number, onGone: () => void): () => void {
     }
   }, CHECK_EVERY_MS);
   timer.unref();
-  return () => clearInterval(timer);
 }

@@ -1,5 +1,5 @@
 import { parseIsoDateTime } from '../domain/iso-time';
-import { oneLine, type TrackObject } from './template';
+import { trackLineParts, type TrackObject } from './template';
 
 // The setlist formats of `svc history` (decisions.md "History"). Pure: no I/O; the clock and
 // the time zone come from the caller (the process's TZ for the local time).
@@ -19,8 +19,7 @@ export function parseWhen(value: string, now: Date): string | undefined {
 
 /** `HH:MM  Artist - Title` in the local time of the process. */
 export function setlistLine(track: TrackObject): string {
-  const text = (key: string) => (typeof track[key] === 'string' ? oneLine(track[key]) : '');
-  const head = [text('artist'), text('title')].filter(Boolean).join(' - ');
+  const { head } = trackLineParts(track);
   return `${localClock(track.received_at)}  ${head || `untitled #${String(track.dbid)}`}`;
 }
 

@@ -60,8 +60,7 @@ async function readConfigFile(explicit: string | undefined, cwd: string): Promis
   // Checking for the files first keeps cosmiconfig (and YAML parsing) off the start-up path
   // of client commands when there is no config file at all.
   const candidate = CONFIG_SEARCH_PLACES.map((name) => path.join(cwd, name)).find((p) => fs.existsSync(p));
-  if (!candidate || (path.basename(candidate) === 'package.json' && !hasSvcKey(candidate))) return null;
-  return loadFile(candidate);
+  return candidate ? loadFile(candidate) : null;
 }
 
 // Code goes through cosmiconfig; every other file is data, JSON or YAML (package.json: its `svc` key).
@@ -77,9 +76,12 @@ async function loadFile(filepath: string): Promise<{ config: unknown; filepath: 
   } catch (error) {
     throw configError(`cannot read config file ${filepath}: ${firstLine(errorMessage(error))}`);
   }
-  // cosmiconfig's own YAML loader (js-yaml), so that YAML means the same whichever way it is found.
-  const { defaultLoaders } = require('cosmiconfig') as typeof import('cosmiconfig');
-  const parseYaml = (content: string): unknown => defaultLoaders['.yaml'](filepath, content) as unknown;
+  // cosmiconfig's own YAML loader (js-yaml), so that YAML means the same whichever way it is
+  // found; required only when there is YAML to parse, so a JSON file costs no cosmiconfig load.
+  const parseYaml = (content: string): unknown => {
+    const { defaultLoaders } = require('cosmiconfig') as typeof import('cosmiconfig');
+    return defaultLoaders['.yaml'](filepath, content) as unknown;
+  };
   try {
     if (path.basename(filepath) !== 'package.json') return { config: parseConfigText(filepath, text, detectFormat(filepath, text), parseYaml), filepath };
     const pkg = parseConfigText(filepath, text, 'json', parseYaml);
@@ -87,16 +89,6 @@ async function loadFile(filepath: string): Promise<{ config: unknown; filepath: 
   } catch (error) {
     if (error instanceof ConfigSyntaxError) throw configError(error.report);
     throw error;
-  }
-}
-
-/** Most package.json files have no `svc` key; a cheap look spares loading cosmiconfig for them. */
-function hasSvcKey(packageJson: string): boolean {
-  try {
-    const parsed: unknown = JSON.parse(fs.readFileSync(packageJson, 'utf8'));
-    return isPlainObject(parsed) && Object.hasOwn(parsed, 'svc');
-  } catch {
-    return true; // let loadFile report what is wrong with the file
   }
 }
 

@@ -1,4 +1,5 @@
 import { isPlainObject } from '../domain/plain-object';
+import { errorMessage } from '../errors';
 
 // Turns the text of a data config file (JSON or YAML) into a value, or into one line that says
 // where and what the problem is, followed by the offending line and a caret (as compilers do).
@@ -40,7 +41,7 @@ function parseJson(filepath: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     // V8: "Expected ',' or '}' after property value in JSON at position 10" (newer versions add
     // "(line 1 column 11)"); "Unexpected end of JSON input" has no position: it is the end.
     const position = /at position (\d+)/.exec(message);
@@ -62,7 +63,7 @@ function parseYamlText(filepath: string, text: string, parseYaml: YamlParse): un
         syntaxReport(filepath, text, mark.line + 1, mark.column + 1, `YAML: ${typeof reason === 'string' ? reason : 'syntax error'}`),
       );
     }
-    const first = (error instanceof Error ? error.message : String(error)).split('\n').filter(Boolean).pop() ?? 'syntax error';
+    const first = errorMessage(error).split('\n').filter(Boolean).pop() ?? 'syntax error';
     throw new ConfigSyntaxError(`${filepath}: YAML: ${first}`);
   }
 }

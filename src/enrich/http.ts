@@ -1,4 +1,4 @@
-import { deadlineSignal, type Deadline } from '../signals';
+import { deadlineSignal, sleep, type Deadline } from '../signals';
 import { errorMessage } from '../errors';
 import type { Limiter } from './rate-limit';
 
@@ -191,21 +191,6 @@ export function retryAfterMs(header: string | null, now: number = Date.now()): n
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 async function discard(response: Response): Promise<void> {

@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
+import { sleep } from '../signals';
 import type { RequestSlots } from '../store/store';
 
 // Spacing of outbound requests per service host (issue 5 "Courtesy"): MusicBrainz allows one
@@ -133,7 +134,7 @@ export class SharedRateLimiter implements Limiter {
     await this.local.take(signal);
     try {
       for (let waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs); waitMs > 0;) {
-        await abortableDelay(waitMs, signal);
+        await sleep(waitMs, signal);
         waitMs = await this.slots.tryAcquire(this.service, this.local.intervalMs);
       }
     } catch (error) {
@@ -151,19 +152,4 @@ export class SharedRateLimiter implements Limiter {
   private unshared(error: unknown): void {
     this.report('slots', `rate limit of ${this.service}: the shared turn is not available, this instance's own spacing applies: ${errorMessage(error)}`);
   }
-}
-
-function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  signal.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

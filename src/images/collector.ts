@@ -106,8 +106,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   async knownCover(candidates: readonly ImageCandidate[]): Promise<StoredCover | undefined> {
     for (const candidate of candidates) {
       if (candidate.category !== 'cover') continue;
-      const key = await this.storedKeyFor(candidate.url);
-      if (key) return toCover(key, candidate.source);
+      const stored = await this.storedImageFor(candidate.url);
+      if (stored) return toCover(stored.key, candidate.source);
     }
     return undefined;
   }
@@ -121,8 +121,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     try {
       for (const candidate of wanted) {
         if (candidate.category === 'cover' && cover) continue; // the first cover wins
-        const key = await this.storedKeyFor(candidate.url);
-        if (key) known.push({ category: candidate.category, key, source: candidate.source });
+        const stored = await this.storedImageFor(candidate.url);
+        if (stored) known.push({ category: candidate.category, key: stored.key, source: candidate.source });
         else toFetch.push(candidate);
       }
       await this.linkAndAnnounce(record, known);
@@ -181,8 +181,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     await Promise.all(Array.from({ length: DOWNLOADS_IN_PARALLEL }, worker));
   }
 
-  /** The key of an image a URL was downloaded into earlier, if that image is still stored. */
-  private async storedKeyFor(url: string): Promise<string | null> {
+  /** The image a URL was downloaded into earlier, if it is still stored. */
+  private async storedImageFor(url: string): Promise<StoredImage | null> {
     // Provider URLs name fixed content, so the URL-to-key answer is kept in memory (bounded);
     // whether the image is still stored (eviction) is asked every time.
     let key = this.urlKeys.get(url) ?? null;
@@ -190,7 +190,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       key = await this.deps.store.keyForUrl(url);
       if (key !== null) setBounded(this.urlKeys, url, key);
     }
-    return key && (await this.deps.store.meta(key)) ? key : null;
+    return key === null ? null : this.deps.store.meta(key);
   }
 
   /**
@@ -198,8 +198,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
    * of time (`signal`) leaves the URL to the background download, so it is not marked failed.
    */
   private async tryCandidate(candidate: ImageCandidate, signal?: AbortSignal): Promise<StoredImage | null> {
-    const known = await this.storedKeyFor(candidate.url);
-    const stored = known ? await this.deps.store.meta(known) : null;
+    const stored = await this.storedImageFor(candidate.url);
     if (stored) return stored;
     const retryAt = this.failedUrls.get(candidate.url);
     if (retryAt !== undefined && retryAt > Date.now()) return null;

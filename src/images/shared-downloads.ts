@@ -7,7 +7,7 @@ export class Slots {
   private free: number;
   private readonly waiting: { grant: () => void }[] = [];
 
-  constructor(readonly size: number) {
+  constructor(size: number) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`slots must be a positive integer, got ${size}`);
     this.free = size;
   }
@@ -42,10 +42,5 @@ export class Slots {
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(entry);
     });
-  }
-
-  /** Slots in use and callers waiting (tests, status). */
-  usage(): { busy: number; queued: number } {
-    return { busy: this.size - this.free, queued: this.waiting.length };
   }
 }

@@ -1,4 +1,4 @@
-import { deadlineSignal } from '../signals';
+import { withDeadline } from '../signals';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
 import type { ImageCandidate, TrackFields } from '../domain/track';
 import type { EnrichmentPlan } from '../enrich/enricher';
@@ -49,12 +49,13 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
     // The submitted cover downloads while enrichment runs, and gives up well inside the
     // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
-    const coverDeadline = deadlineSignal(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal]);
+    const { images } = deps;
     const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> =
-      submittedCoverUrl !== undefined && deps.images
-        ? deps.images.fetchSubmittedCover(submittedCoverUrl, coverDeadline.signal).finally(() => coverDeadline.dispose())
+      submittedCoverUrl !== undefined && images
+        ? withDeadline(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal], (coverSignal) =>
+            images.fetchSubmittedCover(submittedCoverUrl, coverSignal),
+          )
         : Promise.resolve({});
-    if (submittedCoverUrl === undefined || !deps.images) coverDeadline.dispose();
     const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
     const enrichment = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
       deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
@@ -102,12 +103,7 @@ async function enrichmentCover(
 ): Promise<StoredCover | undefined> {
   const remainingMs = endsAt - Date.now();
   if (!images || remainingMs <= 0 || !candidates.some((candidate) => candidate.category === 'cover')) return undefined;
-  const deadline = deadlineSignal(remainingMs, [signal]);
-  try {
-    return await images.fetchEnrichmentCover(candidates, deadline.signal);
-  } finally {
-    deadline.dispose();
-  }
+  return withDeadline(remainingMs, [signal], (coverSignal) => images.fetchEnrichmentCover(candidates, coverSignal));
 }
 
 function pick(fields: TrackFields, keys: readonly string[]): TrackFields {
