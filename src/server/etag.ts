@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 // Conditional GETs for /v1/last, /cover/<key>, /v1/history and the pages.
 
 /**
@@ -11,9 +9,4 @@ export function matchesEtag(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
   return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag));
-}
-
-/** A strong ETag for a body: its SHA-256, base64url, cut to 27 characters (162 bits). */
-export function etagOf(body: string | Buffer): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }

@@ -1,6 +1,6 @@
 import type { TrackRecord } from '../domain/track';
 import type { HistoryPage, HistoryQuery, TrackStore } from '../store/tracks';
-import { etagOf } from './etag';
+import { etagOf } from '../domain/etag';
 
 // GET /v1/history bodies, serialized once per change of the store, like /v1/last's snapshot:
 // setlist pages and pollers ask for the same page again and again, and a page of 100 costs about

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { TrackRecord } from '../domain/track';
+import { etagOf } from '../domain/etag';
 
 // The current track (decisions.md: the successful submission that arrived last) and the
 // in-process "track changed" event. /v1/last is served from a copy serialized once per change.
@@ -67,6 +67,5 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 
 function serialize(record: TrackRecord | null): NowPlayingSnapshot {
   const body = record ? JSON.stringify({ dbid: record.dbid, ...record.metadata }) : '{}';
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return { record, body, etag };
+  return { record, body, etag: etagOf(body) };
 }
