@@ -1,4 +1,4 @@
-import { AppError } from '../errors';
+import { AppError, errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
 
 // decisions.md "Hostile clients and browsers": a storage failure (disk full, a read-only file,
@@ -86,7 +86,7 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
         const kind = storageFailureKind(error);
         if (kind === undefined) throw error;
         state = 'unavailable';
-        report(kind, `database unavailable (${kind}): ${error instanceof Error ? error.message : String(error)}`);
+        report(kind, `database unavailable (${kind}): ${errorMessage(error)}`);
         throw new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error });
       };
       try {
