@@ -7,6 +7,7 @@ import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, renderTrack } from '../output';
 import { CSV_COLUMNS, csvRow, parseWhen, setlistLine } from '../setlist';
 import type { TrackObject } from '../template';
+import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 
 // `svc history`: the setlist, oldest first, from GET /v1/history (which pages newest first).
 // It walks the `next` links once keeping only the newest and the oldest page, then prints the
@@ -21,8 +22,8 @@ interface HistoryOptions extends ClientOptions {
   format?: string;
 }
 
-/** The server's largest page (decisions.md: limit 1..1000). */
-const PAGE_SIZE = 1000;
+/** The server's largest page: fewest requests for a long setlist. */
+const PAGE_SIZE = HISTORY_PAGE_LIMIT.max;
 
 const EXAMPLES = `
 Examples:

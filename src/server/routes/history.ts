@@ -7,10 +7,9 @@ import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppState } from '../context';
 import { createHistoryPages } from '../history-pages';
 import { matchesEtag } from '../etag';
+import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
-
-const HISTORY_LIMIT = { default: 100, max: 1000 } as const;
 
 export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;
@@ -46,14 +45,14 @@ type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /** Pure: the query string of GET /v1/history; any malformed or unknown parameter is a 400 naming it. */
 function parseHistoryQuery(query: Query): HistoryQuery {
-  const result: HistoryQuery = { limit: HISTORY_LIMIT.default };
+  const result: HistoryQuery = { limit: HISTORY_PAGE_LIMIT.default };
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
     if (Array.isArray(value)) throw invalid(`Repeated query parameter '${shortName(key)}'`);
     switch (key) {
       case 'limit': {
         const limit = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
-        if (!(limit >= 1 && limit <= HISTORY_LIMIT.max)) throw invalid(`Invalid 'limit': expected an integer from 1 to ${HISTORY_LIMIT.max}`);
+        if (!(limit >= 1 && limit <= HISTORY_PAGE_LIMIT.max)) throw invalid(`Invalid 'limit': expected an integer from 1 to ${HISTORY_PAGE_LIMIT.max}`);
         result.limit = limit;
         break;
       }
