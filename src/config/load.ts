@@ -48,6 +48,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
 
   const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
+  checkDeadlines(config, fileLabel);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
@@ -119,6 +120,18 @@ function checkSource(raw: unknown, label: string): PlainObject {
   if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
   validate(raw, label);
   return raw;
+}
+
+/**
+ * Enrichment must end inside the processing budget, so a 408 only ever comes from a stuck store
+ * (docs/title-first.md "The 408").
+ */
+function checkDeadlines(config: Config, label: string): void {
+  const { deadlineSeconds } = config.enrichment;
+  if (deadlineSeconds < config.processingTimeoutSeconds) return;
+  throw configError(
+    `${label}: "enrichment.deadlineSeconds" (${deadlineSeconds}) must be below "processingTimeoutSeconds" (${config.processingTimeoutSeconds})`,
+  );
 }
 
 function validate(value: PlainObject, label: string): Config {

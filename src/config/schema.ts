@@ -32,6 +32,9 @@ export const configSchema = object({
     .default(() => defaultDatabasePath()),
   processingTimeoutSeconds: positiveSeconds().default(30),
   maxFieldLength: positiveInteger().default(1000),
+  // The same artist and title as the current track within this many seconds is the same play
+  // (docs/title-first.md "The same track twice"); 0 turns it off.
+  dedupeSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(600),
   maxBodyBytes: positiveInteger().default(1048576),
   corsOrigins: array(string().defined().strict()).default(['*']),
   // decisions.md "Hostile clients and browsers": browser writes only from these origins

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import { ServiceHealth } from '../enrich/service-health';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
@@ -85,9 +86,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     maxConcurrentDownloads: config.images.maxConcurrentDownloads,
     ...options.imageFetch,
   });
-  const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   const inFlight = new Set<Promise<unknown>>();
+  // Outside services that failed lately: skipped for a while, and named by /v1/status.
+  const serviceHealth = new ServiceHealth();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
@@ -113,6 +116,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        failingServices: () => serviceHealth.failing(),
         trackInFlight,
         submit: {
           secret: config.secret,
@@ -120,7 +124,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           maxFieldLength: config.maxFieldLength,
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
+          dedupeSeconds: config.dedupeSeconds,
+          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
           tracks,
           nowPlaying,
           logger,
