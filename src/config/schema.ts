@@ -79,6 +79,10 @@ export const configSchema = object({
     fanarttv: keyedProvider('https://webservice.fanart.tv/v3', false, ''),
     acoustid: keyedProvider('https://api.acoustid.org/v2', false, ''),
   }),
+  // docs/chat-bots-and-obs.md: what /v1/last.txt and /index.txt say while nothing is playing.
+  pages: object({
+    idleText: string().default(''),
+  }),
   client: object({
     url: httpUrl().default('http://127.0.0.1:8899'),
     secret: string().default(''),

@@ -24,9 +24,12 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
-import { coverRoutes } from './routes/cover';
+import { coverRoutes, imageBlobs } from './routes/cover';
+import { currentImageRoutes } from './routes/current-images';
+import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
+import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
@@ -103,6 +106,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
+  const textAnswers = createTextAnswers(config.pages.idleText);
+  const blobs = imageBlobs(imageStore, queueBudget);
+  const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
   const app = createApp({
     logger,
     cors,
@@ -133,8 +139,10 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         },
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
-      coverRoutes(imageStore, queueBudget),
+      coverRoutes(imageStore, blobs),
+      currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
+      textRoutes(nowPlaying, textAnswers),
     ],
   });
 
@@ -160,7 +168,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     limitRequestsInFlight(createRequestListener(app, answerLast), {
