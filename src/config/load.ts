@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ValidationError, type AnyObject, type ObjectSchema } from 'yup';
+import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
@@ -191,13 +191,15 @@ function flagOverrides(flags: FlagOverrides): PlainObject {
 /** Strings from the environment or the command line take the type of the key's default. */
 function coerce(key: string, raw: string, label: string): unknown {
   const example = getPath(configSchema.getDefault(), key);
-  if (typeof example === 'number') {
+  // A key with no default (icecastSource.port: off unless set) takes the type of its schema.
+  const type = example === undefined ? (reach(configSchema, key) as { type?: string }).type : typeof example;
+  if (type === 'number') {
     const trimmed = raw.trim();
     const value = trimmed === '' ? NaN : Number(trimmed);
     if (!Number.isFinite(value)) throw configError(`${label}: invalid value for "${key}": expected a number, got ${JSON.stringify(raw)}`);
     return value;
   }
-  if (typeof example === 'boolean') {
+  if (type === 'boolean') {
     if (/^(true|1|yes)$/i.test(raw)) return true;
     if (/^(false|0|no)$/i.test(raw)) return false;
     throw configError(`${label}: invalid value for "${key}": expected true or false, got ${JSON.stringify(raw)}`);

@@ -83,6 +83,11 @@ export const configSchema = object({
   pages: object({
     idleText: string().default(''),
   }),
+  // docs/dj-software.md: a listener that DJ software takes for an Icecast server; off without a port.
+  icecastSource: object({
+    port: number().integer('${path} must be an integer').min(0).max(65535).optional(),
+    password: string().optional(),
+  }),
   client: object({
     url: httpUrl().default('http://127.0.0.1:8899'),
     secret: string().default(''),

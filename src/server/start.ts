@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
+import type { SubmitDeps } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import { ServiceHealth } from '../enrich/service-health';
 import { StartupError } from '../errors';
@@ -58,6 +59,8 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
+  submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
 }
 
@@ -109,6 +112,19 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const textAnswers = createTextAnswers(config.pages.idleText);
   const blobs = imageBlobs(imageStore, queueBudget);
   const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
+  const submitDeps: SubmitDeps = {
+    secret: config.secret,
+    maxFields: config.limits.maxFields,
+    maxFieldLength: config.maxFieldLength,
+    processingTimeoutSeconds: config.processingTimeoutSeconds,
+    enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
+    dedupeSeconds: config.dedupeSeconds,
+    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
+    tracks,
+    nowPlaying,
+    logger,
+    images,
+  };
   const app = createApp({
     logger,
     cors,
@@ -124,19 +140,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         databaseState: () => health.state(),
         failingServices: () => serviceHealth.failing(),
         trackInFlight,
-        submit: {
-          secret: config.secret,
-          maxFields: config.limits.maxFields,
-          maxFieldLength: config.maxFieldLength,
-          processingTimeoutSeconds: config.processingTimeoutSeconds,
-          enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          dedupeSeconds: config.dedupeSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
-          tracks,
-          nowPlaying,
-          logger,
-          images,
-        },
+        submit: submitDeps,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
       coverRoutes(imageStore, blobs),
@@ -226,7 +230,19 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
+  return {
+    url: formatUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: plainTracks,
+    nowPlaying,
+    hub,
+    images,
+    imageStore: plainImageStore,
+    submission,
+    close,
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {
