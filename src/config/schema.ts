@@ -76,8 +76,14 @@ export const configSchema = object({
     fanarttv: keyedProvider('https://webservice.fanart.tv/v3', false, ''),
     acoustid: keyedProvider('https://api.acoustid.org/v2', false, ''),
   }),
+  // Your own files (templates, fonts, images) for the pages, served at /static/ and
+  // /httpstatic/ (docs/first-hour.md "Your own files"); empty: nothing is served there.
+  staticDir: string().default(''),
+  // Empty: the client talks to the server this config describes (config/client-target.ts).
   client: object({
-    url: httpUrl().default('http://127.0.0.1:8899'),
+    url: string()
+      .matches(/^https?:\/\/\S+$/, { message: '${path} must be an http(s) URL', excludeEmptyString: true })
+      .default(''),
     secret: string().default(''),
   }),
 });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
@@ -10,7 +11,7 @@ import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-im
 import { NowPlaying } from '../store/now-playing';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
-import { createStorageHealth, guardStore } from '../store/health';
+import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { followOtherInstances } from './other-instances';
@@ -66,6 +67,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
+  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
+  // at the first submission; the server still starts and serves what is stored.
+  try {
+    await health.run(() => store.probeWrite(), true);
+  } catch (error) {
+    if (!isStorageUnavailable(error)) {
+      await store.close();
+      throw error;
+    }
+  }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
@@ -213,7 +224,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  return { url: serverUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {
@@ -239,10 +250,6 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
     default:
       return `cannot listen on ${host}:${port}: ${error.message}`;
   }
-}
-
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export { isLoopbackHost } from './request-guards';
