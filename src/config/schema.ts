@@ -88,8 +88,14 @@ export const configSchema = object({
     port: number().integer('${path} must be an integer').min(0).max(65535).optional(),
     password: string().optional(),
   }),
+  // Your own files (templates, fonts, images) for the pages, served at /static/ and
+  // /httpstatic/ (docs/first-hour.md "Your own files"); empty: nothing is served there.
+  staticDir: string().default(''),
+  // Empty: the client talks to the server this config describes (config/client-target.ts).
   client: object({
-    url: httpUrl().default('http://127.0.0.1:8899'),
+    url: string()
+      .matches(/^https?:\/\/\S+$/, { message: '${path} must be an http(s) URL', excludeEmptyString: true })
+      .default(''),
     secret: string().default(''),
   }),
 });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
@@ -12,7 +13,7 @@ import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-im
 import { NowPlaying } from '../store/now-playing';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
-import { createStorageHealth, guardStore } from '../store/health';
+import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { followOtherInstances } from './other-instances';
@@ -73,6 +74,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
+  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
+  // at the first submission; the server still starts and serves what is stored.
+  try {
+    await health.run(() => store.probeWrite(), true);
+  } catch (error) {
+    if (!isStorageUnavailable(error)) {
+      await store.close();
+      throw error;
+    }
+  }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
@@ -232,7 +243,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
 
   const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
   return {
-    url: formatUrl(config.host, port),
+    url: serverUrl(config.host, port),
     port,
     host: config.host,
     tracks: plainTracks,
@@ -268,10 +279,6 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
     default:
       return `cannot listen on ${host}:${port}: ${error.message}`;
   }
-}
-
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export { isLoopbackHost } from './request-guards';

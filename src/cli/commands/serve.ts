@@ -40,7 +40,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   // require, not a top-level import: client commands never load Koa or SQLite.
   const { loadConfig } = require('../../config/load') as typeof import('../../config/load');
   const { isLoopbackHost, startServer } = require('../../server/start') as typeof import('../../server/start');
-  const { config } = await loadConfig({
+  const { config, filepath } = await loadConfig({
     configFile: options.config,
     flags: {
       port: options.port,
@@ -59,7 +59,9 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   if (!isLoopbackHost(config.host) && config.secret === '') {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
-  ctx.io.out(`svc listening on ${server.url}`);
+  const { bannerLines } = require('../banner') as typeof import('../banner');
+  const banner = bannerLines({ url: server.url, host: config.host, port: server.port, database: config.database, configFile: filepath, cwd: process.cwd() });
+  for (const line of banner) ctx.io.out(line);
   const icecast = await startIcecastSource(config, server, logger, isLoopbackHost).catch(async (error: unknown) => {
     await server.close();
     throw error;
