@@ -10,6 +10,7 @@ import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../store/now-playing';
 import { parseSubmission, type RawRequest } from './parse';
+import { fitRecord } from './fit-record';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
@@ -20,6 +21,8 @@ export interface SubmitDeps {
   secret: string;
   maxFields: number;
   maxFieldLength: number;
+  maxListItems: number;
+  maxRecordBytes: number;
   processingTimeoutSeconds: number;
   enrichmentDeadlineSeconds: number;
   plan: EnrichmentPlan;
@@ -29,6 +32,8 @@ export interface SubmitDeps {
   /** Where images go; without it a submitted `coverurl` is dropped and no image is fetched. */
   images?: ImageIntake;
 }
+
+const UNCUT_FIELDS: ReadonlySet<string> = new Set(['coverurl']);
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
 const COVER_SHARE_OF_BUDGET = 0.8;
@@ -43,7 +48,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
+  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, deps);
   requireIdentifyingField(fields);
 
   const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
@@ -69,11 +74,13 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     // The use case owns the merge: enrichment only fills what the submission left empty.
     const enriched = fillEmptyFields({ fields: { ...fields, ...recognitionInput }, sources: {} }, enrichment.added, 'enrichment', enrichment.sources);
     // The stored record keeps the truncated values the response warned about.
-    const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
+    let metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
     // `coverurl` only ever names an image in our store (decisions.md: never echoed).
     delete metadata.coverurl;
     if (cover) metadata.coverurl = cover.url;
     if (Object.keys(enriched.sources).length > 0) metadata.enrichment_sources = enriched.sources;
+    // What enrichment added counts in the record's size bound too; our own cover URL is never cut.
+    metadata = fitRecord(metadata, deps.maxRecordBytes, warnings, UNCUT_FIELDS);
     // 408 means nothing is stored: a timed-out submission stops here even if enrichment finishes later.
     signal.throwIfAborted();
     const stored = await deps.tracks.insert({ receivedSeq, receivedAt, metadata });
@@ -88,10 +95,13 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
-export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields'>): void {
+export function checkSubmission(
+  request: RawRequest,
+  deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields' | 'maxListItems' | 'maxRecordBytes'>,
+): void {
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+  requireIdentifyingField(sanitize(rawFields, deps).fields);
 }
 
 /** The found front cover, downloaded in what is left of the enrichment deadline (later ones come by the stream). */
