@@ -48,6 +48,9 @@ export const configSchema = object({
     maxConnectionsPerAddress: number().integer('${path} must be an integer').min(0).default(512),
     maxFields: positiveInteger().default(200),
     maxQueuedBytes: positiveInteger().default(64 * 1024 * 1024),
+    // docs/limits-and-load.md "Records": a stored record's JSON, and the elements of one list.
+    maxRecordBytes: number().integer('${path} must be an integer').min(1024, '${path} must be at least 1024').default(65536),
+    maxListItems: positiveInteger().default(100),
   }),
   coverFetch: object({
     allowPrivateAddresses: boolean().default(false),

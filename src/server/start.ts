@@ -127,6 +127,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     secret: config.secret,
     maxFields: config.limits.maxFields,
     maxFieldLength: config.maxFieldLength,
+    maxListItems: config.limits.maxListItems,
+    maxRecordBytes: config.limits.maxRecordBytes,
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,
