@@ -58,6 +58,11 @@ export const configSchema = object({
   images: object({
     maxTotalBytes: positiveInteger().default(1073741824),
     maxConcurrentDownloads: positiveInteger().default(4),
+    // Image bytes kept in memory by key (store/image-memory-cache.ts); 0 turns it off.
+    memoryCacheBytes: number()
+      .integer('${path} must be an integer')
+      .min(0)
+      .default(64 * 1024 * 1024),
   }),
   enrichment: object({
     enabled: boolean().default(true),

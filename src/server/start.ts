@@ -14,6 +14,7 @@ import { NowPlaying } from '../store/now-playing';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { followOtherInstances } from './other-instances';
@@ -95,7 +96,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     throw error;
   }
   const plainImageStore = store.images;
-  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
+  // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
+  const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
