@@ -14,6 +14,7 @@ import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore } from '../store/health';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -125,6 +126,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           processingTimeoutSeconds: config.processingTimeoutSeconds,
           enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
           dedupeSeconds: config.dedupeSeconds,
+          inProgress: new RecordsInProgress(),
           plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
           tracks,
           nowPlaying,
