@@ -17,6 +17,7 @@ import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/
 import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -134,6 +135,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,
+    inProgress: new RecordsInProgress(),
     plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
