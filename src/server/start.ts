@@ -1,8 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
+import type { SubmitDeps } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import { ServiceHealth } from '../enrich/service-health';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
@@ -10,7 +13,8 @@ import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-im
 import { NowPlaying } from '../store/now-playing';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
-import { createStorageHealth, guardStore } from '../store/health';
+import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { followOtherInstances } from './other-instances';
@@ -57,6 +61,8 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
+  submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
 }
 
@@ -69,6 +75,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
+  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
+  // at the first submission; the server still starts and serves what is stored.
+  try {
+    await health.run(() => store.probeWrite(), true);
+  } catch (error) {
+    if (!isStorageUnavailable(error)) {
+      await store.close();
+      throw error;
+    }
+  }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
@@ -80,7 +96,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     throw error;
   }
   const plainImageStore = store.images;
-  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
+  // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
+  const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -88,9 +105,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     maxConcurrentDownloads: config.images.maxConcurrentDownloads,
     ...options.imageFetch,
   });
-  const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   const inFlight = new Set<Promise<unknown>>();
+  // Outside services that failed lately: skipped for a while, and named by /v1/status.
+  const serviceHealth = new ServiceHealth();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
@@ -106,6 +125,21 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const textAnswers = createTextAnswers(config.pages.idleText);
   const blobs = imageBlobs(imageStore, queueBudget);
   const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
+  const submitDeps: SubmitDeps = {
+    secret: config.secret,
+    maxFields: config.limits.maxFields,
+    maxFieldLength: config.maxFieldLength,
+    maxListItems: config.limits.maxListItems,
+    maxRecordBytes: config.limits.maxRecordBytes,
+    processingTimeoutSeconds: config.processingTimeoutSeconds,
+    enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
+    dedupeSeconds: config.dedupeSeconds,
+    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
+    tracks,
+    nowPlaying,
+    logger,
+    images,
+  };
   const app = createApp({
     logger,
     cors,
@@ -119,19 +153,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        failingServices: () => serviceHealth.failing(),
         trackInFlight,
-        submit: {
-          secret: config.secret,
-          maxFields: config.limits.maxFields,
-          maxFieldLength: config.maxFieldLength,
-          processingTimeoutSeconds: config.processingTimeoutSeconds,
-          enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
-          tracks,
-          nowPlaying,
-          logger,
-          images,
-        },
+        submit: submitDeps,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
       coverRoutes(imageStore, blobs),
@@ -222,7 +246,19 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
+  return {
+    url: serverUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: plainTracks,
+    nowPlaying,
+    hub,
+    images,
+    imageStore: plainImageStore,
+    submission,
+    close,
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {
@@ -248,10 +284,6 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
     default:
       return `cannot listen on ${host}:${port}: ${error.message}`;
   }
-}
-
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export { isLoopbackHost } from './request-guards';

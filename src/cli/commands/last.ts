@@ -63,7 +63,7 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
     stop: ctx.untilInterrupted(),
     note: (message) => ctx.io.err(`svc: ${message}`),
     onFrame(frame) {
-      // The server pushes the current track on every (re)connect: print each track once.
+      // The server pushes the current track on every (re)connect: print each version of a track once.
       if (!isTrackFrame(frame) || trackIdentity(frame) === shownTrack) return;
       shownTrack = trackIdentity(frame);
       ctx.io.out(renderTrack(frame.track, style));

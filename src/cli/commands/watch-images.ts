@@ -60,7 +60,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
     note: (message) => ctx.io.err(`svc: ${message}`),
     async onFrame(frame) {
       if (isTrackFrame(frame)) {
-        // The server pushes the current track on every (re)connect: show each track once.
+        // The server pushes the current track on every (re)connect: show each version of a track once.
         if (trackIdentity(frame) === shownTrack) return;
         shownTrack = trackIdentity(frame);
         if (!paint) out(jsonLine(frame));
