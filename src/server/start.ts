@@ -185,7 +185,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const wsStream = createWsStream({
     nowPlaying,
     logger,
-    images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    current: currentImages,
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
