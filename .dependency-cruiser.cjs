@@ -7,7 +7,7 @@
 const LAYERS = [
   ['cli'],
   ['server'],
-  ['pipeline', 'images'],
+  ['pipeline', 'images', 'outputs'],
   ['enrich'],
   ['store', 'config'],
   ['domain'],

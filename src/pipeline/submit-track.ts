@@ -78,7 +78,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
     signal.throwIfAborted();
     const stored = await deps.tracks.insert({ receivedSeq, receivedAt, metadata });
     deps.nowPlaying.offer(stored);
-    await deps.images?.collect(stored, cover, enrichment.images);
+    try {
+      await deps.images?.collect(stored, cover, enrichment.images);
+    } finally {
+      deps.nowPlaying.settle(stored);
+    }
     return stored;
   });
 

@@ -8,6 +8,8 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
+import { createOutputs } from '../outputs/create-outputs';
+import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore } from '../store/health';
@@ -25,6 +27,7 @@ import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
 import { historyRoutes } from './routes/history';
+import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
@@ -41,6 +44,8 @@ export interface StartOptions {
   shutdownGraceMs?: number;
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
+  /** Outputs: tests poll their queues more often. */
+  outputPollMs?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
@@ -54,6 +59,7 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  outputs: OutputDispatcher;
   close(): Promise<void>;
 }
 
@@ -87,6 +93,15 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   });
   const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
+  // Subscribed before anything can change the current track; sends from the plain image store.
+  const outputs = new OutputDispatcher({
+    outputs: createOutputs(config.outputs, plainImageStore, logger),
+    store: store.outputs,
+    nowPlaying,
+    logger,
+    retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
+  });
   const inFlight = new Set<Promise<unknown>>();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
@@ -128,6 +143,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         },
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
+      outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, queueBudget),
       pageRoutes(),
     ],
@@ -186,6 +202,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     await listen(server, config.port, config.host);
   } catch (error) {
     stopFollowing();
+    await outputs.close();
     await store.close();
     throw error;
   }
@@ -208,12 +225,25 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
       stopFollowing();
+      // Deliveries under way are cut short and stay pending in the store for the next start.
+      await outputs.close();
       await store.close();
     })();
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  return {
+    url: formatUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: plainTracks,
+    nowPlaying,
+    hub,
+    images,
+    imageStore: plainImageStore,
+    outputs,
+    close,
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

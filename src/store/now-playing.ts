@@ -17,6 +17,10 @@ interface NowPlayingEvents {
   'track-changed': [TrackRecord];
   /** The current track's metadata changed (e.g. its cover arrived after the response). */
   'track-updated': [TrackRecord];
+  /** A record's processing ended (enrichment done or out of time): its final version, current or not. */
+  'track-settled': [TrackRecord];
+  /** A record was deleted (current or not). */
+  'track-deleted': [number];
 }
 
 export class NowPlaying extends EventEmitter<NowPlayingEvents> {
@@ -55,6 +59,17 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     this.snapshotValue = serialize(previous);
     if (previous) this.emit('track-changed', previous);
     return true;
+  }
+
+  /** Processing of `record` ended; the outputs that wait for enrichment send it now (docs/outputs.md). */
+  settle(record: TrackRecord): void {
+    const current = this.snapshotValue.record;
+    this.emit('track-settled', current?.dbid === record.dbid ? current : record);
+  }
+
+  /** The record `dbid` is gone; call retract() too when it was current. */
+  deleted(dbid: number): void {
+    this.emit('track-deleted', dbid);
   }
 
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */

@@ -9,6 +9,7 @@ import { expiryOf, storedAnswer, type LookupCacheStore } from '../lookup-cache';
 import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from '../store';
 import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
+import { createPostgresOutputStore } from './outputs';
 
 // The PostgreSQL store (issue 15): every instance pointing at one database shares records,
 // images, the lookup cache and the request spacing, and hears the others' changes through
@@ -356,6 +357,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     tracks,
     images,
     lookupCache,
+    outputs: createPostgresOutputStore(pool),
     requestSlots,
     events,
     close() {
