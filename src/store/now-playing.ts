@@ -15,9 +15,12 @@ export interface NowPlayingSnapshot {
 interface NowPlayingEvents {
   /** A newer track became current. */
   'track-changed': [TrackRecord];
-  /** The current track's metadata changed (e.g. its cover arrived after the response). */
+  /** The current track's metadata changed (enrichment filled fields, its cover arrived). */
   'track-updated': [TrackRecord];
-  /** A record's processing ended (enrichment done or out of time): its final version, current or not. */
+  /**
+   * A record's enrichment has ended (done or its deadline passed), with the final record, current
+   * or not. Local only: each instance hears its own submissions (outputs send after enrichment).
+   */
   'track-settled': [TrackRecord];
   /** A record was deleted (current or not). */
   'track-deleted': [number];
@@ -61,12 +64,6 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     return true;
   }
 
-  /** Processing of `record` ended; the outputs that wait for enrichment send it now (docs/outputs.md). */
-  settle(record: TrackRecord): void {
-    const current = this.snapshotValue.record;
-    this.emit('track-settled', current?.dbid === record.dbid ? current : record);
-  }
-
   /** The record `dbid` is gone; call retract() too when it was current. */
   deleted(dbid: number): void {
     this.emit('track-deleted', dbid);
@@ -77,6 +74,11 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     if (this.snapshotValue.record?.dbid !== record.dbid) return;
     this.snapshotValue = serialize(record);
     this.emit('track-updated', record);
+  }
+
+  /** Tells local listeners that `record`'s enrichment has ended. */
+  settle(record: TrackRecord): void {
+    this.emit('track-settled', record);
   }
 }
 
