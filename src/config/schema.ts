@@ -1,4 +1,5 @@
 import { array, boolean, number, object, string, type InferType } from 'yup';
+import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
 
 // One schema for the whole configuration (decisions.md "Configuration"): types, limits and
@@ -47,7 +48,9 @@ const outputSchema = object({
   password: string().min(1),
   username: string().min(1),
   sid: positiveInteger(),
-  format: string().min(1),
+  format: string()
+    .min(1)
+    .test('template', '${path} must be a template such as "{{artist}} - {{title}}"', (value) => value === undefined || isTemplate(value)),
   topic: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
   homeAssistant: boolean(),
   retryForSeconds: positiveSeconds(),
@@ -64,6 +67,15 @@ const outputSchema = object({
   if ((value.type === 'mqtt') !== /^mqtts?:/.test(url)) return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
   return true;
 });
+
+function isTemplate(source: string): boolean {
+  try {
+    parseTemplate(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),

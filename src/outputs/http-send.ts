@@ -46,8 +46,9 @@ async function readLimited(response: Response): Promise<string> {
 /** "connection refused", "timed out after 10 s": the cause without the address or URL. */
 export function networkError(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'timed out after 10 s' : 'cancelled';
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  // Duck-typed: undici's "fetch failed" carries the socket error as its cause, from another realm at times.
+  const cause = (error as { cause?: unknown } | undefined)?.cause ?? error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused',
     ECONNRESET: 'connection reset',
@@ -57,5 +58,5 @@ export function networkError(error: unknown, signal: AbortSignal): string {
     EHOSTUNREACH: 'host unreachable',
     UND_ERR_SOCKET: 'connection closed',
   };
-  return (code && known[code]) ?? 'network error';
+  return (typeof code === 'string' && known[code]) || 'network error';
 }

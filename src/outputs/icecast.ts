@@ -1,6 +1,6 @@
 import { sendHttp } from './http-send';
 import { redactedTarget, trackDataOf, type Output } from './output';
-import { streamTitle } from './stream-title';
+import { streamTitleTemplate } from './stream-title';
 
 // `icecast` (docs/outputs.md "icecast and shoutcast"): sets the mount's title at once on a
 // change, with Icecast's `GET /admin/metadata?mount=/m&mode=updinfo&song=…` and HTTP Basic auth
@@ -17,6 +17,7 @@ export interface IcecastConfig {
 
 export function createIcecastOutput(config: IcecastConfig): Output {
   const mountUrl = new URL(config.url);
+  const title = streamTitleTemplate(config.format);
   const authorization = `Basic ${Buffer.from(`${config.user ?? 'source'}:${config.password}`).toString('base64')}`;
   return {
     name: config.name,
@@ -28,7 +29,7 @@ export function createIcecastOutput(config: IcecastConfig): Output {
       const admin = new URL('/admin/metadata', mountUrl.origin);
       admin.searchParams.set('mount', mountUrl.pathname);
       admin.searchParams.set('mode', 'updinfo');
-      admin.searchParams.set('song', streamTitle(trackDataOf(message), config.format));
+      admin.searchParams.set('song', title(trackDataOf(message)));
       const { delivery } = await sendHttp(admin.href, { headers: { authorization } }, signal);
       return delivery;
     },

@@ -1,6 +1,6 @@
 import { sendHttp } from './http-send';
 import { redactedTarget, trackDataOf, type Output } from './output';
-import { streamTitle } from './stream-title';
+import { streamTitleTemplate } from './stream-title';
 
 // `shoutcast` (docs/outputs.md "icecast and shoutcast"): `GET /admin.cgi?mode=updinfo&pass=…&song=…`
 // (and `sid=` for a SHOUTcast 2 stream), at once on a change. The password travels in the query
@@ -16,6 +16,7 @@ export interface ShoutcastConfig {
 
 export function createShoutcastOutput(config: ShoutcastConfig): Output {
   const base = new URL(config.url);
+  const title = streamTitleTemplate(config.format);
   return {
     name: config.name,
     type: 'shoutcast',
@@ -27,7 +28,7 @@ export function createShoutcastOutput(config: ShoutcastConfig): Output {
       if (config.sid !== undefined) admin.searchParams.set('sid', String(config.sid));
       admin.searchParams.set('mode', 'updinfo');
       admin.searchParams.set('pass', config.password);
-      admin.searchParams.set('song', streamTitle(trackDataOf(message), config.format));
+      admin.searchParams.set('song', title(trackDataOf(message)));
       // SHOUTcast 1 answers admin.cgi only to browser-like user agents.
       const { delivery } = await sendHttp(admin.href, { headers: { 'user-agent': 'Mozilla/5.0 (compatible; svc)' } }, signal);
       return delivery;
