@@ -63,7 +63,7 @@ describe('svc outputs', () => {
     expect(ok).toMatchObject({ code: 0, stderr: '' });
     expect(ok.stdout).toMatch(/^hook: delivered \(HTTP 200\) in \d+ ms\n$/);
     expect(receiver.received.length).toBe(before + 1);
-    expect(JSON.parse(receiver.received[before]!.body.toString('utf8'))).toMatchObject({ type: 'track.changed', data: { title: 'Song' } });
+    expect(JSON.parse(receiver.received[before].body.toString('utf8'))).toMatchObject({ type: 'track.changed', data: { title: 'Song' } });
     const down = await runCli(['outputs', 'test', 'down', '--url', server.url, '--secret', SECRET]);
     expect(down.code).toBe(1);
     expect(down.stdout).toMatch(/^down: retry: connection refused in \d+ ms\n$/);

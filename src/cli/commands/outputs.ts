@@ -37,7 +37,7 @@ export function registerOutputs(program: Command, ctx: CliContext, setResult: Se
 }
 
 function definedOnly(options: ClientOptions): ClientOptions {
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as ClientOptions;
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
 }
 
 async function runOutputs(options: ClientOptions, ctx: CliContext): Promise<number> {
