@@ -11,6 +11,8 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
+import { createOutputs } from '../outputs/create-outputs';
+import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
@@ -32,6 +34,7 @@ import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
+import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
@@ -49,6 +52,8 @@ export interface StartOptions {
   shutdownGraceMs?: number;
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
+  /** Outputs: tests poll their queues more often. */
+  outputPollMs?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
@@ -62,6 +67,7 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  outputs: OutputDispatcher;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
@@ -108,6 +114,15 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   });
   const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
+  // Subscribed before anything can change the current track; sends from the plain image store.
+  const outputs = new OutputDispatcher({
+    outputs: createOutputs(config.outputs, plainImageStore, logger),
+    store: store.outputs,
+    nowPlaying,
+    logger,
+    retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
+  });
   const inFlight = new Set<Promise<unknown>>();
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
@@ -160,6 +175,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         submit: submitDeps,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
+      outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
@@ -221,6 +237,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     await listen(server, config.port, config.host);
   } catch (error) {
     stopFollowing();
+    await outputs.close();
     await store.close();
     throw error;
   }
@@ -243,6 +260,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
       stopFollowing();
+      // Deliveries under way are cut short and stay pending in the store for the next start.
+      await outputs.close();
       await store.close();
     })();
     return closing;
@@ -258,6 +277,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     hub,
     images,
     imageStore: plainImageStore,
+    outputs,
     submission,
     close,
   };
