@@ -27,6 +27,7 @@ import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
 import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
+import { staticRoutes } from './routes/static-files';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
@@ -60,6 +61,8 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  // Checked before the database opens: a wrong staticDir stops start-up with nothing to undo.
+  const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database, {
@@ -141,6 +144,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
       coverRoutes(imageStore, queueBudget),
       pageRoutes(),
+      ownFiles,
     ],
   });
 
