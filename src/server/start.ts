@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
+import type { SubmitDeps } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import { ServiceHealth } from '../enrich/service-health';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
@@ -12,6 +14,7 @@ import { NowPlaying } from '../store/now-playing';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { followOtherInstances } from './other-instances';
@@ -24,10 +27,13 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
-import { coverRoutes } from './routes/cover';
+import { coverRoutes, imageBlobs } from './routes/cover';
+import { currentImageRoutes } from './routes/current-images';
+import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
+import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
@@ -56,6 +62,8 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
+  submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
 }
 
@@ -91,7 +99,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     throw error;
   }
   const plainImageStore = store.images;
-  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
+  // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
+  const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -99,9 +108,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     maxConcurrentDownloads: config.images.maxConcurrentDownloads,
     ...options.imageFetch,
   });
-  const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   const inFlight = new Set<Promise<unknown>>();
+  // Outside services that failed lately: skipped for a while, and named by /v1/status.
+  const serviceHealth = new ServiceHealth();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
@@ -114,6 +125,24 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
+  const textAnswers = createTextAnswers(config.pages.idleText);
+  const blobs = imageBlobs(imageStore, queueBudget);
+  const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
+  const submitDeps: SubmitDeps = {
+    secret: config.secret,
+    maxFields: config.limits.maxFields,
+    maxFieldLength: config.maxFieldLength,
+    maxListItems: config.limits.maxListItems,
+    maxRecordBytes: config.limits.maxRecordBytes,
+    processingTimeoutSeconds: config.processingTimeoutSeconds,
+    enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
+    dedupeSeconds: config.dedupeSeconds,
+    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
+    tracks,
+    nowPlaying,
+    logger,
+    images,
+  };
   const app = createApp({
     logger,
     cors,
@@ -127,24 +156,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        failingServices: () => serviceHealth.failing(),
         trackInFlight,
-        submit: {
-          secret: config.secret,
-          maxFields: config.limits.maxFields,
-          maxFieldLength: config.maxFieldLength,
-          processingTimeoutSeconds: config.processingTimeoutSeconds,
-          enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
-          tracks,
-          nowPlaying,
-          logger,
-          images,
-        },
+        submit: submitDeps,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
-      coverRoutes(imageStore, queueBudget),
+      coverRoutes(imageStore, blobs),
+      currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
       ownFiles,
+      textRoutes(nowPlaying, textAnswers),
     ],
   });
 
@@ -170,7 +191,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     limitRequestsInFlight(createRequestListener(app, answerLast), {
@@ -228,7 +249,19 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: serverUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
+  return {
+    url: serverUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: plainTracks,
+    nowPlaying,
+    hub,
+    images,
+    imageStore: plainImageStore,
+    submission,
+    close,
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

@@ -5,7 +5,7 @@ import { CliError, EXIT } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { colorEnabled } from '../io';
 import { createPainter, jsonLine } from '../output';
-import { oneLine } from '../template';
+import { oneLine } from '../../domain/template';
 
 // `svc status`: GET /v1/status; exit 0 when the server answers {"status": "ok"}.
 
