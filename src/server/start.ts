@@ -36,6 +36,7 @@ import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
+import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
@@ -75,6 +76,8 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  // Checked before the database opens: a wrong staticDir stops start-up with nothing to undo.
+  const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database, {
@@ -179,6 +182,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
+      ownFiles,
       textRoutes(nowPlaying, textAnswers),
     ],
   });
