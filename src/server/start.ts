@@ -21,6 +21,7 @@ import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
+import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes } from './routes/cover';
@@ -54,6 +55,8 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  /** The pool expensive answers run in (history pages; SSE replays should too). */
+  expensiveWork: WorkPool;
   close(): Promise<void>;
 }
 
@@ -97,6 +100,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   };
 
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
+  // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
+  const expensiveWork = createWorkPool();
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
@@ -129,7 +134,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
           images,
         },
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork }),
       coverRoutes(imageStore, queueBudget),
       pageRoutes(),
     ],
@@ -215,7 +220,18 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  return {
+    url: formatUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: plainTracks,
+    nowPlaying,
+    hub,
+    images,
+    imageStore: plainImageStore,
+    expensiveWork,
+    close,
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {
