@@ -34,6 +34,8 @@ export const ERRORS = {
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
   // Exposed: the client may retry later, and the message names no internals.
   DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },
+  // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Expensive requests").
+  SERVER_BUSY: { status: 503, message: 'Server busy: too many expensive requests waiting, retry shortly', expose: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

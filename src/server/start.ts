@@ -28,6 +28,7 @@ import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
+import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -69,6 +70,8 @@ export interface RunningServer {
   images: ImageCollector;
   imageStore: ImageStore;
   outputs: OutputDispatcher;
+  /** The pool expensive answers run in (history pages; SSE replays should too). */
+  expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
@@ -138,6 +141,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   };
 
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
+  // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
+  const expensiveWork = createWorkPool();
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
@@ -177,7 +182,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         trackInFlight,
         submit: submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork }),
       outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
@@ -282,6 +287,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     images,
     imageStore: plainImageStore,
     outputs,
+    expensiveWork,
     submission,
     close,
   };
