@@ -31,10 +31,10 @@ export function createFanOut<T>(sliceSize = FAN_OUT_SLICE): FanOut<T> {
     scheduled = undefined;
     let left = sliceSize;
     while (left > 0 && jobs.length > 0) {
-      const job = jobs[0] as Job<T>;
+      const job = jobs[0];
       const end = Math.min(job.targets.length, job.next + left);
       left -= end - job.next;
-      for (; job.next < end; job.next += 1) deliverOne(job, job.targets[job.next] as T);
+      for (; job.next < end; job.next += 1) deliverOne(job, job.targets[job.next]);
       if (job.next >= job.targets.length) jobs.shift();
     }
     if (jobs.length > 0) scheduled = setImmediate(runSlice);
