@@ -25,7 +25,7 @@ interface OpenApiDoc {
 const doc = yaml.load(fs.readFileSync(DOC_FILE, 'utf8')) as OpenApiDoc;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
-ajv.addSchema(doc as object, 'openapi');
+ajv.addSchema(doc, 'openapi');
 
 const pointer = (...parts: string[]) => parts.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
