@@ -6,6 +6,7 @@ import { openPostgresPool, redactUrl, type PostgresContext } from './connection'
 import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
+import { createPostgresOutputStore } from './outputs';
 import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
@@ -14,7 +15,7 @@ import { createPostgresTrackStore } from './tracks';
 // images, the lookup cache and the request spacing, and hears the others' changes through
 // LISTEN/NOTIFY on one channel. Queries run on a small pool (connection.ts); a dedicated
 // connection listens and reconnects by itself with backoff (notifications.ts). The parts:
-// tracks.ts, images.ts, lookup-cache.ts, request-slots.ts.
+// tracks.ts, images.ts, lookup-cache.ts, request-slots.ts, outputs.ts.
 
 export { redactUrl } from './connection';
 
@@ -43,6 +44,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     tracks: tracks.store,
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
+    outputs: createPostgresOutputStore(pool),
     requestSlots: createPostgresRequestSlots(pool),
     events,
     probeWrite: () => probePostgresWrite(pool),
