@@ -25,7 +25,7 @@ export async function stampedReader(url: string, subscribe: boolean): Promise<St
   const frames: StampedFrames['frames'] = [];
   const waiters = new Set<() => void>();
   socket.on('message', (data) => {
-    frames.push({ at: performance.now(), frame: JSON.parse(String(data)) as Record<string, unknown> });
+    frames.push({ at: performance.now(), frame: JSON.parse((data as Buffer).toString()) as Record<string, unknown> });
     for (const wake of [...waiters]) wake();
   });
   await new Promise<void>((resolve, reject) => {
@@ -103,7 +103,7 @@ describe('Title first, details after', () => {
         expect(streamUpdate.frame.title).toBe('Teardrop');
         // At most one announced update per 250 ms for the record.
         const times = push.frames.filter((entry) => entry.frame.type === 'track').map((entry) => entry.at);
-        for (let index = 2; index < times.length; index += 1) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(240);
+        for (let index = 2; index < times.length; index += 1) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(240);
         expect(await t.server.tracks.count()).toBe(1);
       } finally {
         push.close();
