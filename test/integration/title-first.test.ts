@@ -1,9 +1,9 @@
-import { WebSocket } from 'ws';
 import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
 import { TEARDROP } from '../fixtures/ids';
 import { delayingEnricher } from '../helpers/enrichers';
 import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { stampedReader } from '../helpers/stamped-frames';
 import { connectClient, type Frame, type FrameClient } from '../helpers/ws-client';
 
 // Title first, details after (docs/title-first.md): a submission is on every stream before any
@@ -11,49 +11,6 @@ import { connectClient, type Frame, type FrameClient } from '../helpers/ws-clien
 
 /** Every fake answers this much later, as the issue measured. */
 const FAKE_LATENCY_MS = 400;
-
-export interface StampedFrames {
-  frames: { at: number; frame: Record<string, unknown> }[];
-  /** Resolves with the first frame (at or after index `from`) that matches. */
-  waitFor(match: (frame: Record<string, unknown>) => boolean, from?: number): Promise<{ at: number; frame: Record<string, unknown> }>;
-  close(): void;
-}
-
-/** A /wsstream or /v1/images/ws reader that stamps each frame with its arrival time. */
-export async function stampedReader(url: string, subscribe: boolean): Promise<StampedFrames> {
-  const socket = new WebSocket(url);
-  const frames: StampedFrames['frames'] = [];
-  const waiters = new Set<() => void>();
-  socket.on('message', (data) => {
-    frames.push({ at: performance.now(), frame: JSON.parse((data as Buffer).toString()) as Record<string, unknown> });
-    for (const wake of [...waiters]) wake();
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  if (subscribe) socket.send(JSON.stringify({ type: 'subscribe' }));
-  return {
-    frames,
-    waitFor: (match, from = 0) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`no matching frame; got ${JSON.stringify(frames.map((f) => f.frame)).slice(0, 1500)}`));
-        }, 15_000);
-        const check = () => {
-          const found = frames.slice(from).find((entry) => match(entry.frame));
-          if (!found) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve(found);
-        };
-        waiters.add(check);
-        check();
-      }),
-    close: () => socket.close(),
-  };
-}
 
 const wsBase = (url: string) => url.replace(/^http/, 'ws');
 const trackOf = (frame: Record<string, unknown>) => asObject(frame.track);
