@@ -23,6 +23,8 @@ export interface SubmitDeps {
   secret: string;
   maxFields: number;
   maxFieldLength: number;
+  maxListItems: number;
+  maxRecordBytes: number;
   processingTimeoutSeconds: number;
   enrichmentDeadlineSeconds: number;
   /** The same artist and title as the current track within this many seconds is the same play (0: off). */
@@ -58,7 +60,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
+  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, deps);
   requireIdentifyingField(fields);
 
   const current = deps.nowPlaying.current();
@@ -90,10 +92,13 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
-export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields'>): void {
+export function checkSubmission(
+  request: RawRequest,
+  deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields' | 'maxListItems' | 'maxRecordBytes'>,
+): void {
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+  requireIdentifyingField(sanitize(rawFields, deps).fields);
 }
 
 /** Stores the sanitized record and makes it current at once, before any outside service is asked. */
