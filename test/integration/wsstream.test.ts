@@ -135,10 +135,14 @@ describe('/wsstream', () => {
     expect(client.frames).toHaveLength(1);
   });
 
-  it('When a track with a cover becomes current, then every client gets a frame whose coverimagebase64 is the cover', async () => {
+  it('When a track with a cover becomes current, then every client gets the bare frame, then one whose coverimagebase64 is the cover', async () => {
     const client = await connect();
     expect((await client.next()).title).toBe('Archangel');
     await postJson(`${t.url}/v1/remoteinput`, { artist: 'Four Tet', title: 'Baby', coverurl: `${host.url}/cover.png` });
+    // Title first (docs/title-first.md): the track without its cover, then the update with it.
+    const bare = await client.next();
+    expect(bare).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
+    expect(bare.coverurl).toBeUndefined();
     const frame = await client.next();
     expect(frame).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
     expect(String(frame.coverurl)).toMatch(/^cover\/[0-9a-f]{64}$/);

@@ -7,6 +7,7 @@ import type { CurrentImageSet, CurrentImages } from '../current-images';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import type { QueueBudget } from '../queue-budget';
+import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
@@ -74,9 +75,9 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     reader.outbox.reply(frameNow);
   };
 
-  const onChange = () => {
-    for (const reader of readers.values()) send(reader);
-  };
+  // After the current turn, in slices (fan-out.ts); each reader gets the track current at its turn.
+  const fanOut = createFanOut<Reader>();
+  const onChange = () => fanOut.send(readers.values(), send);
   options.nowPlaying.on('track-changed', onChange);
   // A cover that arrives after the response changes the frame (its coverimagebase64) too.
   options.nowPlaying.on('track-updated', onChange);
@@ -114,6 +115,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
       options.current.off('artist-image', onChange);
+      fanOut.clear();
       for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
       // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
       return closeServer(wss);
