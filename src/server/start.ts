@@ -33,6 +33,8 @@ import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
+import { eventRoutes } from './routes/events';
+import { createEventStream, type EventStream } from './sse/event-stream';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
@@ -74,6 +76,8 @@ export interface RunningServer {
   expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
+  /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
+  events: EventStream;
   close(): Promise<void>;
 }
 
@@ -148,6 +152,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const nextRequestId = createRequestIds();
   const textAnswers = createTextAnswers(config.pages.idleText);
   const blobs = imageBlobs(imageStore, queueBudget);
+  const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, logger });
   const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
   const submitDeps: SubmitDeps = {
     secret: config.secret,
@@ -189,6 +194,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
+      eventRoutes(events),
     ],
   });
 
@@ -260,6 +266,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      events.close();
       await Promise.all([hub.close(), wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
@@ -286,6 +293,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     hub,
     images,
     imageStore: plainImageStore,
+    events,
     outputs,
     expensiveWork,
     submission,
