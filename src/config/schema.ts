@@ -102,6 +102,9 @@ export const configSchema = object({
     maxConnectionsPerAddress: number().integer('${path} must be an integer').min(0).default(512),
     maxFields: positiveInteger().default(200),
     maxQueuedBytes: positiveInteger().default(64 * 1024 * 1024),
+    // docs/limits-and-load.md "Records": a stored record's JSON, and the elements of one list.
+    maxRecordBytes: number().integer('${path} must be an integer').min(1024, '${path} must be at least 1024').default(65536),
+    maxListItems: positiveInteger().default(100),
   }),
   coverFetch: object({
     allowPrivateAddresses: boolean().default(false),
@@ -109,6 +112,11 @@ export const configSchema = object({
   images: object({
     maxTotalBytes: positiveInteger().default(1073741824),
     maxConcurrentDownloads: positiveInteger().default(4),
+    // Image bytes kept in memory by key (store/image-memory-cache.ts); 0 turns it off.
+    memoryCacheBytes: number()
+      .integer('${path} must be an integer')
+      .min(0)
+      .default(64 * 1024 * 1024),
   }),
   enrichment: object({
     enabled: boolean().default(true),

@@ -4,6 +4,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import type { NowPlaying } from '../store/now-playing';
 import type { TrackStore } from '../store/tracks';
+import { fitRecord } from './fit-record';
 
 // The one update path of a stored record (docs/title-first.md "How a track fills in"):
 // enrichment, the cover and later images only fill fields the record has empty. Each change is
@@ -17,7 +18,12 @@ export interface RecordUpdateDeps {
   tracks: TrackStore;
   nowPlaying: NowPlaying;
   logger: Logger;
+  /** `limits.maxRecordBytes`: what enrichment adds counts in the record's size bound too. */
+  maxRecordBytes: number;
 }
+
+/** Our own cover URL is never cut: it names an image in the store. */
+const UNCUT_FIELDS: ReadonlySet<string> = new Set(['coverurl']);
 
 export class RecordUpdates {
   private record: TrackRecord;
@@ -56,7 +62,7 @@ export class RecordUpdates {
       const known = this.record.metadata.enrichment_sources;
       metadata.enrichment_sources = { ...(isSourceMap(known) ? known : {}), ...merged.sources };
     }
-    this.record = { ...this.record, metadata };
+    this.record = { ...this.record, metadata: withinBound(metadata, this.record.metadata, this.deps.maxRecordBytes) };
     this.schedule();
   }
 
@@ -129,4 +135,40 @@ export class RecordUpdates {
 
 function isSourceMap(value: TrackFields[string] | undefined): value is Readonly<Record<string, string>> {
   return typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The filled record cut to the size bound. The response warns only about submitted fields
+ * (docs/decisions.md "HTTP behaviour"), so an addition that does not fit is cut silently, and one
+ * that cannot fit at all is left out.
+ */
+function withinBound(filled: TrackFields, before: TrackFields, maxBytes: number): TrackFields {
+  try {
+    return fitRecord(filled, maxBytes, [], UNCUT_FIELDS);
+  } catch {
+    return before;
+  }
+}
+
+/**
+ * The records this instance is still enriching, by dbid: a repeated submission of the same play
+ * fills the same record through the same updates and answers once that enrichment has ended.
+ */
+export class RecordsInProgress {
+  private readonly running = new Map<number, { updates: RecordUpdates; done: Promise<unknown> }>();
+
+  /** Registers `updates` until `done` settles. */
+  add(updates: RecordUpdates, done: Promise<unknown>): void {
+    const { dbid } = updates.latest();
+    const entry = { updates, done };
+    this.running.set(dbid, entry);
+    const forget = () => {
+      if (this.running.get(dbid) === entry) this.running.delete(dbid);
+    };
+    done.then(forget, forget);
+  }
+
+  get(dbid: number): { updates: RecordUpdates; done: Promise<unknown> } | undefined {
+    return this.running.get(dbid);
+  }
 }

@@ -10,7 +10,7 @@ import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../store/now-playing';
 import { parseSubmission, type RawRequest } from './parse';
-import { RecordUpdates } from './record-updates';
+import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
@@ -23,6 +23,8 @@ export interface SubmitDeps {
   secret: string;
   maxFields: number;
   maxFieldLength: number;
+  maxListItems: number;
+  maxRecordBytes: number;
   processingTimeoutSeconds: number;
   enrichmentDeadlineSeconds: number;
   /** The same artist and title as the current track within this many seconds is the same play (0: off). */
@@ -33,6 +35,8 @@ export interface SubmitDeps {
   logger: Logger;
   /** Where images go; without it a submitted `coverurl` is dropped and no image is fetched. */
   images?: ImageIntake;
+  /** Records being enriched here: a repeat of the same play joins its enrichment (without it, it answers with what is stored). */
+  inProgress?: RecordsInProgress;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -56,7 +60,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
+  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, deps);
   requireIdentifyingField(fields);
 
   const current = deps.nowPlaying.current();
@@ -70,7 +74,9 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       const stored = await storeAndAnnounce({ receivedSeq, receivedAt, metadata: fields }, announced, signal, deps);
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
-      await enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
+      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
+      deps.inProgress?.add(updates, enriched);
+      await enriched;
       const settled = await updates.settled();
       deps.nowPlaying.settle(settled);
       return settled;
@@ -86,10 +92,13 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
-export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields'>): void {
+export function checkSubmission(
+  request: RawRequest,
+  deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields' | 'maxListItems' | 'maxRecordBytes'>,
+): void {
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+  requireIdentifyingField(sanitize(rawFields, deps).fields);
 }
 
 /** Stores the sanitized record and makes it current at once, before any outside service is asked. */
@@ -155,7 +164,9 @@ async function enrich(
 function fetchSubmittedCover(coverurl: string | undefined, signal: AbortSignal, deps: SubmitDeps): Promise<{ cover?: StoredCover; warning?: string }> {
   const { images } = deps;
   if (coverurl === undefined || !images) return Promise.resolve({});
-  return withDeadline(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal], (coverSignal) => images.fetchSubmittedCover(coverurl, coverSignal));
+  return withDeadline(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal], (coverSignal) =>
+    images.fetchSubmittedCover(coverurl, coverSignal),
+  );
 }
 
 /**
@@ -170,15 +181,18 @@ async function samePlay(
   signal: AbortSignal,
   deps: SubmitDeps,
 ): Promise<TrackRecord> {
-  const updates = new RecordUpdates(current, deps);
+  const running = deps.inProgress?.get(current.dbid);
+  const updates = running?.updates ?? new RecordUpdates(current, deps);
   const additions = { ...fields };
   delete additions.coverurl;
   updates.fill(additions);
-  if (current.metadata.coverurl === undefined) {
+  if (updates.latest().metadata.coverurl === undefined) {
     const { cover, warning } = await fetchSubmittedCover(submittedCoverUrl, signal, deps);
     if (warning) warnings.push(warning);
     if (cover) updates.fill({ coverurl: cover.url });
   }
+  // Its first submission's enrichment is still running: the answer waits for it, as that one's does.
+  await running?.done.catch(() => undefined);
   return updates.settled();
 }
 

@@ -16,8 +16,10 @@ import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -26,6 +28,7 @@ import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
+import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -34,6 +37,7 @@ import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
+import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
@@ -66,6 +70,8 @@ export interface RunningServer {
   images: ImageCollector;
   imageStore: ImageStore;
   outputs: OutputDispatcher;
+  /** The pool expensive answers run in (history pages; SSE replays should too). */
+  expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
@@ -73,6 +79,8 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  // Checked before the database opens: a wrong staticDir stops start-up with nothing to undo.
+  const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database, {
@@ -101,7 +109,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     throw error;
   }
   const plainImageStore = store.images;
-  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
+  // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
+  const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -132,6 +141,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   };
 
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
+  // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
+  const expensiveWork = createWorkPool();
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
@@ -142,9 +153,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     secret: config.secret,
     maxFields: config.limits.maxFields,
     maxFieldLength: config.maxFieldLength,
+    maxListItems: config.limits.maxListItems,
+    maxRecordBytes: config.limits.maxRecordBytes,
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,
+    inProgress: new RecordsInProgress(),
     plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
@@ -168,11 +182,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         trackInFlight,
         submit: submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork }),
       outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
+      ownFiles,
       textRoutes(nowPlaying, textAnswers),
     ],
   });
@@ -195,7 +210,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const wsStream = createWsStream({
     nowPlaying,
     logger,
-    images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    current: currentImages,
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
@@ -271,6 +287,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     images,
     imageStore: plainImageStore,
     outputs,
+    expensiveWork,
     submission,
     close,
   };
