@@ -25,6 +25,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
+  RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
   MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
   UNKNOWN_HOST: { status: 421, message: 'Unknown host', expose: true },

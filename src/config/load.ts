@@ -4,6 +4,7 @@ import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
+import { PATH_KEYS, expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
@@ -39,7 +40,8 @@ type PlainObject = Record<string, unknown>;
 
 export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
-  const file = await readConfigFile(options.configFile, options.cwd ?? process.cwd());
+  const configFile = options.configFile === undefined ? undefined : expandHome(options.configFile, env);
+  const file = await readConfigFile(configFile, options.cwd ?? process.cwd());
   const fileLabel = file ? `config file ${file.filepath}` : 'config file';
 
   const fromFile = file ? checkSource(file.config, fileLabel) : {};
@@ -48,6 +50,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
 
   const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
+  checkDeadlines(config, fileLabel);
+  for (const key of PATH_KEYS) config[key] = expandHome(config[key], env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
@@ -119,6 +123,18 @@ function checkSource(raw: unknown, label: string): PlainObject {
   if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
   validate(raw, label);
   return raw;
+}
+
+/**
+ * Enrichment must end inside the processing budget, so a 408 only ever comes from a stuck store
+ * (docs/title-first.md "The 408").
+ */
+function checkDeadlines(config: Config, label: string): void {
+  const { deadlineSeconds } = config.enrichment;
+  if (deadlineSeconds < config.processingTimeoutSeconds) return;
+  throw configError(
+    `${label}: "enrichment.deadlineSeconds" (${deadlineSeconds}) must be below "processingTimeoutSeconds" (${config.processingTimeoutSeconds})`,
+  );
 }
 
 function validate(value: PlainObject, label: string): Config {

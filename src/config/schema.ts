@@ -32,6 +32,9 @@ export const configSchema = object({
     .default(() => defaultDatabasePath()),
   processingTimeoutSeconds: positiveSeconds().default(30),
   maxFieldLength: positiveInteger().default(1000),
+  // The same artist and title as the current track within this many seconds is the same play
+  // (docs/title-first.md "The same track twice"); 0 turns it off.
+  dedupeSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(600),
   maxBodyBytes: positiveInteger().default(1048576),
   corsOrigins: array(string().defined().strict()).default(['*']),
   // decisions.md "Hostile clients and browsers": browser writes only from these origins
@@ -45,6 +48,9 @@ export const configSchema = object({
     maxConnectionsPerAddress: number().integer('${path} must be an integer').min(0).default(512),
     maxFields: positiveInteger().default(200),
     maxQueuedBytes: positiveInteger().default(64 * 1024 * 1024),
+    // docs/limits-and-load.md "Records": a stored record's JSON, and the elements of one list.
+    maxRecordBytes: number().integer('${path} must be an integer').min(1024, '${path} must be at least 1024').default(65536),
+    maxListItems: positiveInteger().default(100),
   }),
   coverFetch: object({
     allowPrivateAddresses: boolean().default(false),
@@ -52,6 +58,11 @@ export const configSchema = object({
   images: object({
     maxTotalBytes: positiveInteger().default(1073741824),
     maxConcurrentDownloads: positiveInteger().default(4),
+    // Image bytes kept in memory by key (store/image-memory-cache.ts); 0 turns it off.
+    memoryCacheBytes: number()
+      .integer('${path} must be an integer')
+      .min(0)
+      .default(64 * 1024 * 1024),
   }),
   enrichment: object({
     enabled: boolean().default(true),
@@ -76,13 +87,23 @@ export const configSchema = object({
     fanarttv: keyedProvider('https://webservice.fanart.tv/v3', false, ''),
     acoustid: keyedProvider('https://api.acoustid.org/v2', false, ''),
   }),
+  // docs/chat-bots-and-obs.md: what /v1/last.txt and /index.txt say while nothing is playing.
+  pages: object({
+    idleText: string().default(''),
+  }),
   // docs/dj-software.md: a listener that DJ software takes for an Icecast server; off without a port.
   icecastSource: object({
     port: number().integer('${path} must be an integer').min(0).max(65535).optional(),
     password: string().optional(),
   }),
+  // Your own files (templates, fonts, images) for the pages, served at /static/ and
+  // /httpstatic/ (docs/first-hour.md "Your own files"); empty: nothing is served there.
+  staticDir: string().default(''),
+  // Empty: the client talks to the server this config describes (config/client-target.ts).
   client: object({
-    url: httpUrl().default('http://127.0.0.1:8899'),
+    url: string()
+      .matches(/^https?:\/\/\S+$/, { message: '${path} must be an http(s) URL', excludeEmptyString: true })
+      .default(''),
     secret: string().default(''),
   }),
 });

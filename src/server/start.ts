@@ -1,9 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import { ServiceHealth } from '../enrich/service-health';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
@@ -11,7 +13,8 @@ import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-im
 import { NowPlaying } from '../store/now-playing';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
-import { createStorageHealth, guardStore } from '../store/health';
+import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
 import { followOtherInstances } from './other-instances';
@@ -24,9 +27,12 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
-import { coverRoutes } from './routes/cover';
+import { coverRoutes, imageBlobs } from './routes/cover';
+import { currentImageRoutes } from './routes/current-images';
+import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { pageRoutes } from './routes/pages';
+import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
@@ -69,6 +75,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
+  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
+  // at the first submission; the server still starts and serves what is stored.
+  try {
+    await health.run(() => store.probeWrite(), true);
+  } catch (error) {
+    if (!isStorageUnavailable(error)) {
+      await store.close();
+      throw error;
+    }
+  }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
@@ -80,7 +96,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     throw error;
   }
   const plainImageStore = store.images;
-  const imageStore = guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']);
+  // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
+  const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -88,9 +105,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     maxConcurrentDownloads: config.images.maxConcurrentDownloads,
     ...options.imageFetch,
   });
-  const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   const inFlight = new Set<Promise<unknown>>();
+  // Outside services that failed lately: skipped for a while, and named by /v1/status.
+  const serviceHealth = new ServiceHealth();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
@@ -103,13 +122,19 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
+  const textAnswers = createTextAnswers(config.pages.idleText);
+  const blobs = imageBlobs(imageStore, queueBudget);
+  const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
     maxFieldLength: config.maxFieldLength,
+    maxListItems: config.limits.maxListItems,
+    maxRecordBytes: config.limits.maxRecordBytes,
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
+    dedupeSeconds: config.dedupeSeconds,
+    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
     logger,
@@ -128,12 +153,15 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        failingServices: () => serviceHealth.failing(),
         trackInFlight,
         submit: submitDeps,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying }),
-      coverRoutes(imageStore, queueBudget),
+      coverRoutes(imageStore, blobs),
+      currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
+      textRoutes(nowPlaying, textAnswers),
     ],
   });
 
@@ -159,7 +187,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     limitRequestsInFlight(createRequestListener(app, answerLast), {
@@ -219,7 +247,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
 
   const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
   return {
-    url: formatUrl(config.host, port),
+    url: serverUrl(config.host, port),
     port,
     host: config.host,
     tracks: plainTracks,
@@ -255,10 +283,6 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
     default:
       return `cannot listen on ${host}:${port}: ${error.message}`;
   }
-}
-
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export { isLoopbackHost } from './request-guards';

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { EventEmitter } from 'node:events';
-import { openDatabase } from './database';
+import { openDatabase, probeSqliteWrite } from './database';
 import { createImageStore } from './images';
 import { createLookupCacheStore } from './lookup-cache';
 import { openPostgresStore } from './postgres/postgres-store';
@@ -21,6 +21,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
     events: new EventEmitter<StoreEvents>(),
+    probeWrite: async () => probeSqliteWrite(db),
     close: async () => {
       db.close();
     },

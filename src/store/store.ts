@@ -53,6 +53,12 @@ export interface Store {
   readonly requestSlots?: RequestSlots;
   /** Changes of other instances; never fires with SQLite (one process owns the file). */
   readonly events: EventEmitter<StoreEvents>;
+  /**
+   * Rejects with the backend's own error when the database takes no writes now (a read-only
+   * file, a read-only PostgreSQL session); writes nothing. Run once at start, so that a
+   * read-only database is reported then and not at the first submission.
+   */
+  probeWrite(): Promise<void>;
   close(): Promise<void>;
 }
 

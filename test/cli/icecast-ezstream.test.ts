@@ -14,14 +14,15 @@ import { makeTempDir } from '../helpers/temp-dir';
 // (docs/dj-software.md).
 
 const PASSWORD = 'hackme';
+const ICECAST_LINE = /^ {2}icecast +http:\/\/127\.0\.0\.1:(\d+) +DJ software's Icecast settings: any mount, any user, password: the shared secret$/m;
 const temp = makeTempDir('svc-ezstream-');
 let serve: ServeProcess;
 let icecastPort: number;
 
 beforeAll(async () => {
   serve = await startServeProcess(['--port', '0', '--icecast-port', '0', '--secret', PASSWORD, '--db', path.join(temp.dir, 'svc.db'), '--offline']);
-  await until(() => /Icecast sources on http:\/\/127\.0\.0\.1:(\d+)/.test(serve.stdout()));
-  icecastPort = Number(/Icecast sources on http:\/\/127\.0\.0\.1:(\d+)/.exec(serve.stdout())?.[1]);
+  await until(() => ICECAST_LINE.test(serve.stdout()));
+  icecastPort = Number(ICECAST_LINE.exec(serve.stdout())?.[1]);
 });
 afterAll(async () => {
   serve.child.kill('SIGTERM');
@@ -56,10 +57,10 @@ function peakRss(pid: number): number {
   return Number(line?.[1]) * 1024;
 }
 
-test('start-up names the listener', () => {
-  expect(serve.stdout()).toMatch(
-    /^svc listening on http:\/\/127\.0\.0\.1:\d+\nsvc takes Icecast sources on http:\/\/127\.0\.0\.1:\d+ \(.*any mount, any user, password the shared secret\)\n/,
-  );
+test('start-up names the listener among the URLs it prints', () => {
+  expect(serve.stdout()).toMatch(/^svc listening on http:\/\/127\.0\.0\.1:\d+\n/);
+  expect(serve.stdout()).toMatch(ICECAST_LINE);
+  expect(icecastPort).toBeGreaterThan(0);
 });
 
 test('ezstream streams a two-file Ogg Vorbis playlist: both tracks arrive, in order', async () => {

@@ -4,9 +4,9 @@ import { SVC_BIN, cleanEnv } from './run-cli';
 export interface ServeProcess {
   child: ChildProcessWithoutNullStreams;
   url: string;
-  stderr: () => string;
-  /** Everything printed on stdout so far (the start-up lines). */
+  /** Everything printed on stdout so far (the start-up banner). */
   stdout: () => string;
+  stderr: () => string;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
 }
@@ -28,7 +28,7 @@ export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEn
       const match = /listening on (\S+)/.exec(stdout);
       if (match?.[1]) {
         clearTimeout(timer);
-        resolve({ child, url: match[1], stderr: () => stderr, stdout: () => stdout, exited });
+        resolve({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exited });
       }
     });
     void exited.then((code) => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { keyOfCoverUrl } from '../../domain/image';
+import { TRANSPARENT_PNG_BASE64, keyOfCoverUrl } from '../../domain/image';
 import type { TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
@@ -23,9 +23,6 @@ import { base64Fragments, type ImageLookup } from './requests';
 export const WSSTREAM_PATH = '/wsstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
 const CLOSE_GOING_AWAY = 1001;
-
-/** A 1x1 PNG whose one pixel is fully transparent (RGBA 0,0,0,0). */
-const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
 
 export interface WsStreamOptions {
   nowPlaying: NowPlaying;

@@ -1,0 +1,123 @@
+import { TOUCH_INTERVAL_MS, type ImageStore, type StoredImage } from './images';
+
+// Covers from memory (docs/several-instances.md "Covers from memory"): after a track change every
+// overlay fetches the new cover at once. An image key is the SHA-256 of its bytes, so the bytes
+// of a key never change and a copy in memory never goes stale. This cache sits above either
+// backend: image bytes by key, least recently used out first past `maxBytes`, and concurrent
+// misses for one key share one store read. A burst of 1,000 fetches costs one read per instance.
+
+interface Entry extends StoredImage {
+  bytes: Buffer;
+  /** When the store was last told this image is used (its own LRU, for eviction from the store). */
+  touchedAt: number;
+}
+
+export interface ImageMemoryCache {
+  /** Bytes held now (tests, diagnostics). */
+  heldBytes(): number;
+}
+
+/**
+ * The image store with reads of image bytes served from memory. `maxBytes` 0 turns it off. An
+ * image larger than the whole budget is never kept; its readers go to the store as before.
+ */
+export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => number = Date.now): ImageStore & ImageMemoryCache {
+  const entries = new Map<string, Entry>();
+  let held = 0;
+
+  const hit = (key: string): Entry | undefined => {
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    // Most recently used goes last.
+    entries.delete(key);
+    entries.set(key, entry);
+    // The store still learns the image is in use (at most once per interval, as its own reads do),
+    // so its eviction does not take a cover every overlay shows; a failure only costs that mark.
+    const at = now();
+    if (at - entry.touchedAt >= TOUCH_INTERVAL_MS) {
+      entry.touchedAt = at;
+      store.use(key).catch(() => undefined);
+    }
+    return entry;
+  };
+
+  const keep = (entry: Entry) => {
+    if (entry.size > maxBytes || entries.has(entry.key)) return;
+    entries.set(entry.key, entry);
+    held += entry.size;
+    for (const [oldKey, old] of entries) {
+      if (held <= maxBytes) break;
+      entries.delete(oldKey);
+      held -= old.size;
+    }
+  };
+
+  const load = shareConcurrent(async (key: string): Promise<Entry | null> => {
+    const image = await store.get(key);
+    if (!image) return null;
+    const entry: Entry = { key: image.key, mimeType: image.mimeType, size: image.size, bytes: image.bytes, touchedAt: now() };
+    keep(entry);
+    return entry;
+  });
+
+  const metaOf = (entry: Entry): StoredImage => ({ key: entry.key, mimeType: entry.mimeType, size: entry.size });
+
+  // Concurrent metadata misses (every /wsstream reader of a new cover) share one read too.
+  const readMeta = shareConcurrent((key: string) => store.meta(key));
+
+  if (maxBytes <= 0) return { ...bindAll(store), heldBytes: () => 0 };
+  return {
+    ...bindAll(store),
+    heldBytes: () => held,
+    async get(key) {
+      const entry = hit(key) ?? (await load(key));
+      return entry ? { ...metaOf(entry), bytes: entry.bytes } : null;
+    },
+    async use(key) {
+      const entry = hit(key) ?? (await load(key));
+      return entry ? metaOf(entry) : null;
+    },
+    async meta(key) {
+      const entry = hit(key);
+      return entry ? metaOf(entry) : readMeta(key);
+    },
+    async slice(key, offset, length) {
+      // A reply starts at offset 0: that read brings the whole image in for every later piece.
+      const entry = hit(key) ?? (offset === 0 ? await load(key) : undefined);
+      if (entry) return entry.bytes.subarray(offset, offset + length);
+      return store.slice(key, offset, length);
+    },
+  };
+}
+
+/** One read per key at a time: whoever asks for the same key meanwhile waits for that read. */
+function shareConcurrent<T>(read: (key: string) => Promise<T>): (key: string) => Promise<T> {
+  const pending = new Map<string, Promise<T>>();
+  return (key) => {
+    let reading = pending.get(key);
+    if (!reading) {
+      reading = read(key);
+      const forget = () => pending.delete(key);
+      reading.then(forget, forget);
+      pending.set(key, reading);
+    }
+    return reading;
+  };
+}
+
+/** Every method of the store, bound to it, so the cache can replace some and pass the others on. */
+function bindAll(store: ImageStore): ImageStore {
+  return {
+    put: (bytes) => store.put(bytes),
+    get: (key) => store.get(key),
+    meta: (key) => store.meta(key),
+    use: (key) => store.use(key),
+    slice: (key, offset, length) => store.slice(key, offset, length),
+    link: (links) => store.link(links),
+    imagesOf: (dbid) => store.imagesOf(dbid),
+    find: (query) => store.find(query),
+    keyForUrl: (url) => store.keyForUrl(url),
+    rememberUrl: (url, key) => store.rememberUrl(url, key),
+    totalBytes: () => store.totalBytes(),
+  };
+}
