@@ -121,3 +121,21 @@ test('50 MB of random bytes and an endless comment header are each closed with o
   expect(peakRss(serve.child.pid ?? 0) - peakBefore).toBeLessThan(40 * 1024 * 1024);
   expect((await request(`${serve.url}/v1/status`)).status).toBe(200);
 });
+
+test('icecastSource.password, when set, is the password sources and updates give (not the shared secret)', async () => {
+  const configFile = path.join(temp.dir, 'own-password.json');
+  fs.writeFileSync(configFile, JSON.stringify({ icecastSource: { port: 0, password: 'dj-only' } }));
+  const own = await startServeProcess(['--port', '0', '--secret', PASSWORD, '--config', configFile, '--db', path.join(temp.dir, 'own.db'), '--offline']);
+  try {
+    const line = /^ {2}icecast +http:\/\/127\.0\.0\.1:(\d+) +DJ software's Icecast settings: any mount, any user, password: icecastSource\.password$/m;
+    await until(() => line.test(own.stdout()));
+    const base = `http://127.0.0.1:${line.exec(own.stdout())?.[1]}`;
+    const update = (password: string) => request(`${base}/admin.cgi?mode=updinfo&pass=${password}&song=Own%20-%20Password`);
+    expect((await update(PASSWORD)).status).toBe(401);
+    expect((await update('dj-only')).status).toBe(200);
+    expect(((await request(`${own.url}/v1/last`)).json as Record<string, unknown>).artist).toBe('Own');
+  } finally {
+    own.child.kill('SIGTERM');
+    await own.exited;
+  }
+});
