@@ -28,12 +28,16 @@ export const ERRORS = {
   RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
   MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
+  // The client closed its connection before its request body arrived: nobody reads this answer.
+  REQUEST_ABORTED: { status: 400, message: 'Request aborted by the client', expose: true },
   UNKNOWN_HOST: { status: 421, message: 'Unknown host', expose: true },
   HEADERS_TOO_LARGE: { status: 431, message: 'Request line or headers too large', expose: true },
   UPGRADE_REQUIRED: { status: 426, message: 'This endpoint only accepts WebSocket connections', expose: true },
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
   // Exposed: the client may retry later, and the message names no internals.
   DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },
+  // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Expensive requests").
+  SERVER_BUSY: { status: 503, message: 'Server busy: too many expensive requests waiting, retry shortly', expose: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

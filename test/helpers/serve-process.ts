@@ -37,3 +37,9 @@ export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEn
     });
   });
 }
+
+/** Sends SIGTERM and waits for the exit code. */
+export async function stopServeProcess(serve: ServeProcess): Promise<number | null> {
+  serve.child.kill('SIGTERM');
+  return serve.exited;
+}

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { residentBytes } from '../../helpers/attackers';
 import { asObject, getWithQuery, postJson, request } from '../../helpers/http';
-import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
+import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -62,8 +62,7 @@ describe('600 fat submissions', () => {
     serve = await startServeProcess(['--port', '0', '--db', path.join(temp.dir, 'svc.db'), '--offline']);
   });
   afterAll(async () => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
+    await stopServeProcess(serve);
     temp.cleanup();
   });
 
