@@ -124,7 +124,7 @@ describeWithChromium('the history page: safe downloads and dates across days, in
     ]);
     const text = await download('download-text');
     expect(text).toBe('2026-11-21 23:50  =HYPERLINK("http://evil.example","click") - One\n2026-11-22 00:10  @SUM(1+1) - Two forged 00:00  Fake - Line\n');
-    const times = await page.$$eval('time.time', (elements) => elements.map((element) => element.textContent));
+    const times = await page.locator('time.time').allTextContents();
     expect(times).toEqual(['2026-11-22 00:10', '2026-11-21 23:50']);
   });
 });
