@@ -30,6 +30,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
   MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
   EXPECTATION_FAILED: { status: 417, message: 'Unsupported Expect header (only 100-continue is understood)', expose: true },
+  // The client closed its connection before its request body arrived: nobody reads this answer.
+  REQUEST_ABORTED: { status: 400, message: 'Request aborted by the client', expose: true },
   UNKNOWN_HOST: { status: 421, message: 'Unknown host', expose: true },
   HEADERS_TOO_LARGE: { status: 431, message: 'Request line or headers too large', expose: true },
   UPGRADE_REQUIRED: { status: 426, message: 'This endpoint only accepts WebSocket connections', expose: true },

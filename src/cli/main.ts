@@ -3,6 +3,7 @@ import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
+import { registerOutputs } from './commands/outputs';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
@@ -48,6 +49,7 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerLast(program, ctx, setResult);
   registerHistory(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
+  registerOutputs(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   return program;
 }

@@ -62,7 +62,9 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
       const kind = head.path === '/admin.cgi' ? 'shoutcast' : 'icecast';
       // The answer waits for the submission (at most processingTimeoutSeconds), not for the client.
       socket.setTimeout(0);
-      void answerTitleUpdate(kind, head, from, { password, submit, logger }).then((answer) => socket.end(answer));
+      void answerTitleUpdate(kind, head, from, { password, submit, logger, onRefused: (message) => reportRefusal('title-password', message) }).then((answer) =>
+        socket.end(answer),
+      );
       return;
     }
     // Icecast 2.4.4 closes without a word on other methods; libshout's TLS probe (`OPTIONS *` with

@@ -31,7 +31,10 @@ export interface PageReaderOptions {
 }
 
 export class OggPageReader {
-  private pending: Buffer = Buffer.alloc(0);
+  /** Arrived bytes not yet read, kept as pieces until `needed` bytes are there (no copy per tiny piece). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private needed = HEADER_BYTES;
   private skipped = 0;
   private readonly maxSkippedBytes: number;
 
@@ -41,7 +44,11 @@ export class OggPageReader {
 
   /** The pages completed by this piece, in order. Throws OggStreamError past the skip budget. */
   push(piece: Buffer): OggPage[] {
-    const data = this.pending.length === 0 ? piece : Buffer.concat([this.pending, piece]);
+    this.pending.push(piece);
+    this.pendingBytes += piece.length;
+    if (this.pendingBytes < this.needed) return [];
+    const data = this.pending.length === 1 ? piece : Buffer.concat(this.pending);
+    this.needed = HEADER_BYTES;
     const pages: OggPage[] = [];
     let at = 0;
     for (;;) {
@@ -56,7 +63,10 @@ export class OggPageReader {
       this.skip(found - at);
       at = found;
       const page = readPage(data, at);
-      if (page === 'incomplete') break;
+      if (typeof page === 'number') {
+        this.needed = page;
+        break;
+      }
       if (page === 'invalid') {
         this.skip(1);
         at += 1;
@@ -67,7 +77,9 @@ export class OggPageReader {
       at += page.length;
     }
     // A copy: a slice would keep the whole arrived piece alive.
-    this.pending = Buffer.from(data.subarray(at));
+    const rest = Buffer.from(data.subarray(at));
+    this.pending = [rest];
+    this.pendingBytes = rest.length;
     return pages;
   }
 
@@ -79,19 +91,20 @@ export class OggPageReader {
   }
 }
 
-type PageRead = { page: OggPage; length: number } | 'incomplete' | 'invalid';
+/** A page and its length; 'invalid'; or, while incomplete, the bytes needed from `at` to go on. */
+type PageRead = { page: OggPage; length: number } | 'invalid' | number;
 
 function readPage(data: Buffer, at: number): PageRead {
-  if (data.length - at < HEADER_BYTES) return 'incomplete';
+  if (data.length - at < HEADER_BYTES) return HEADER_BYTES;
   if (data[at + 4] !== 0) return 'invalid'; // stream_structure_version is 0
   const segmentCount = data[at + 26] ?? 0;
   const headerLength = HEADER_BYTES + segmentCount;
-  if (data.length - at < headerLength) return 'incomplete';
+  if (data.length - at < headerLength) return headerLength;
   const lacing = data.subarray(at + HEADER_BYTES, at + headerLength);
   let bodyLength = 0;
   for (const value of lacing) bodyLength += value;
   const length = headerLength + bodyLength;
-  if (data.length - at < length) return 'incomplete';
+  if (data.length - at < length) return length;
   const bytes = data.subarray(at, at + length);
   if (pageChecksum(bytes) !== bytes.readUInt32LE(22)) return 'invalid';
   return {

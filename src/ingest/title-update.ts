@@ -23,6 +23,8 @@ export interface TitleUpdateDeps {
   password: string;
   submit: SubmitFields;
   logger: Logger;
+  /** A refused password: logged at most once a minute (a guessing client is one line, not a flood). */
+  onRefused(message: string): void;
 }
 
 export type TitleUpdateKind = 'icecast' | 'shoutcast';
@@ -35,7 +37,7 @@ export async function answerTitleUpdate(kind: TitleUpdateKind, head: RequestHead
       ? (params.get('pass')?.toString('utf8') ?? basicPassword(head.headers.get('authorization')))
       : basicPassword(head.headers.get('authorization'));
   if (!passwordAccepted(given, deps.password)) {
-    deps.logger.warn(`icecast listener: title update from ${from} refused: wrong or missing password`);
+    deps.onRefused(`icecast listener: title update from ${from} refused: wrong or missing password`);
     return authenticationRequired();
   }
   const mode = params.get('mode')?.toString('utf8');

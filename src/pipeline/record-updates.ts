@@ -149,3 +149,26 @@ function withinBound(filled: TrackFields, before: TrackFields, maxBytes: number)
     return before;
   }
 }
+
+/**
+ * The records this instance is still enriching, by dbid: a repeated submission of the same play
+ * fills the same record through the same updates and answers once that enrichment has ended.
+ */
+export class RecordsInProgress {
+  private readonly running = new Map<number, { updates: RecordUpdates; done: Promise<unknown> }>();
+
+  /** Registers `updates` until `done` settles. */
+  add(updates: RecordUpdates, done: Promise<unknown>): void {
+    const { dbid } = updates.latest();
+    const entry = { updates, done };
+    this.running.set(dbid, entry);
+    const forget = () => {
+      if (this.running.get(dbid) === entry) this.running.delete(dbid);
+    };
+    done.then(forget, forget);
+  }
+
+  get(dbid: number): { updates: RecordUpdates; done: Promise<unknown> } | undefined {
+    return this.running.get(dbid);
+  }
+}

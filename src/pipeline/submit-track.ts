@@ -10,7 +10,7 @@ import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../store/now-playing';
 import { parseSubmission, type RawRequest } from './parse';
-import { RecordUpdates } from './record-updates';
+import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
@@ -35,6 +35,8 @@ export interface SubmitDeps {
   logger: Logger;
   /** Where images go; without it a submitted `coverurl` is dropped and no image is fetched. */
   images?: ImageIntake;
+  /** Records being enriched here: a repeat of the same play joins its enrichment (without it, it answers with what is stored). */
+  inProgress?: RecordsInProgress;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -72,7 +74,9 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       const stored = await storeAndAnnounce({ receivedSeq, receivedAt, metadata: fields }, announced, signal, deps);
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
-      await enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
+      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
+      deps.inProgress?.add(updates, enriched);
+      await enriched;
       const settled = await updates.settled();
       deps.nowPlaying.settle(settled);
       return settled;
@@ -177,15 +181,18 @@ async function samePlay(
   signal: AbortSignal,
   deps: SubmitDeps,
 ): Promise<TrackRecord> {
-  const updates = new RecordUpdates(current, deps);
+  const running = deps.inProgress?.get(current.dbid);
+  const updates = running?.updates ?? new RecordUpdates(current, deps);
   const additions = { ...fields };
   delete additions.coverurl;
   updates.fill(additions);
-  if (current.metadata.coverurl === undefined) {
+  if (updates.latest().metadata.coverurl === undefined) {
     const { cover, warning } = await fetchSubmittedCover(submittedCoverUrl, signal, deps);
     if (warning) warnings.push(warning);
     if (cover) updates.fill({ coverurl: cover.url });
   }
+  // Its first submission's enrichment is still running: the answer waits for it, as that one's does.
+  await running?.done.catch(() => undefined);
   return updates.settled();
 }
 

@@ -5,6 +5,8 @@ export interface AppState {
   requestId: string;
   /** Arrival order of a submission, taken before its body is read. */
   receivedSeq?: number;
+  /** The client went away mid-request: reported once a minute by the error middleware, not per request. */
+  abortedByClient?: boolean;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState>;

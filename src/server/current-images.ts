@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { ImageCategory, TrackImage, TrackRecord } from '../domain/track';
 import { keyOfCoverUrl } from '../domain/image';
 import type { NowPlaying } from '../store/now-playing';
@@ -18,17 +19,30 @@ export interface CurrentImagesDeps {
   announcements: { on(event: 'image', listener: (image: TrackImage) => void): unknown };
 }
 
-export class CurrentImages {
-  private memo: { dbid: number; images: Promise<CurrentImageSet> } | null = null;
+interface CurrentImagesEvents {
+  /** An image arrived that the current track had none of in its category (a /wsstream frame changes). */
+  'artist-image': [TrackImage];
+}
+
+export class CurrentImages extends EventEmitter<CurrentImagesEvents> {
+  private memo: { dbid: number; images: Promise<CurrentImageSet>; known?: CurrentImageSet } | null = null;
 
   constructor(private readonly deps: CurrentImagesDeps) {
+    super();
     const forget = () => {
       this.memo = null;
     };
     deps.nowPlaying.on('track-changed', forget);
     deps.nowPlaying.on('track-updated', forget);
     deps.announcements.on('image', (image) => {
-      if (this.memo?.dbid === image.dbid) forget();
+      // A cover changes the record's coverurl, which 'track-updated' tells; a second image of
+      // a category changes nothing (the first one stays).
+      if (image.category === 'cover' || image.dbid !== this.deps.nowPlaying.current()?.dbid) return;
+      const pick = this.memo?.dbid === image.dbid ? this.memo.known?.[image.category] : undefined;
+      if (pick && pick.key !== image.key) return;
+      // A lookup that ran between the link and this announcement already holds it: nothing to forget.
+      if (!pick) forget();
+      this.emit('artist-image', image);
     });
   }
 
@@ -37,11 +51,17 @@ export class CurrentImages {
     if (this.memo?.dbid === record.dbid) return this.memo.images;
     const images = this.lookUp(record);
     if (this.deps.nowPlaying.current()?.dbid === record.dbid) {
-      this.memo = { dbid: record.dbid, images };
-      // A failed lookup (database away) is not remembered.
-      images.catch(() => {
-        if (this.memo?.images === images) this.memo = null;
-      });
+      const memo: NonNullable<typeof this.memo> = { dbid: record.dbid, images };
+      this.memo = memo;
+      images.then(
+        (known) => {
+          memo.known = known;
+        },
+        // A failed lookup (database away) is not remembered.
+        () => {
+          if (this.memo === memo) this.memo = null;
+        },
+      );
     }
     return images;
   }

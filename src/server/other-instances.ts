@@ -1,18 +1,28 @@
 import { errorMessage } from '../errors';
 import type { ImageCollector } from '../images/collector';
 import type { Logger } from '../log';
-import type { StorageHealth } from '../store/health';
+import { sleep } from '../signals';
+import { isStorageUnavailable, storageFailureKind, type StorageHealth } from '../store/health';
 import type { NowPlaying } from '../store/now-playing';
 import type { Store, StoreChange } from '../store/store';
 import type { TrackStore } from '../store/tracks';
 
-// Changes made through other instances sharing the database (decisions.md "Several instances:
-// PostgreSQL") reach this instance's /v1/last, WebSocket viewers and --follow clients: the
-// store's notifications are turned into the same NowPlaying and image events a local
-// submission produces. After a lost connection the instance catches up on what it missed.
+// Changes made through other instances sharing the database (docs/several-instances.md) reach
+// this instance's /v1/last, WebSocket viewers and --follow clients: the store's notifications
+// are turned into the same NowPlaying and image events a local submission produces.
+//
+// Never drop a change (docs/several-instances.md "Partitions and reconnects"): changes are
+// applied one at a time, in the order announced, and one that cannot be read now (a refused
+// connection, a full pool) is tried again with backoff until it is read. After a reconnect the
+// instance catches up from the last record it read from the database, not from its own last
+// write, so a write of its own in between does not hide what others stored meanwhile.
 
 /** At most this many missed records are replayed in order after a reconnect; the current track always is. */
 const CATCH_UP_LIMIT = 500;
+/** Changes waiting past this are folded into one catch-up (which reads them all again anyway). */
+const MAX_QUEUED_CHANGES = 1000;
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2000;
 
 export interface OtherInstancesDeps {
   store: Pick<Store, 'events'>;
@@ -23,20 +33,28 @@ export interface OtherInstancesDeps {
   logger: Logger;
 }
 
+type Work = StoreChange | { kind: 'catch-up' };
+
 /** Starts following; returns the function that stops. */
 export function followOtherInstances(deps: OtherInstancesDeps): () => void {
-  let lastSeenDbid = deps.nowPlaying.current()?.dbid ?? 0;
-  const seen = (dbid: number) => {
-    lastSeenDbid = Math.max(lastSeenDbid, dbid);
+  /** The newest record this follower read from the database (changes and catch-ups; never a local write). */
+  let lastRead = deps.nowPlaying.current()?.dbid ?? 0;
+  /** Records every viewer was already told about, newer than `lastRead`: a catch-up skips them. */
+  const announced = new Set<number>();
+  const onAnnounced = (record: { dbid: number }) => {
+    if (record.dbid > lastRead) announced.add(record.dbid);
   };
-  const onLocal = (record: { dbid: number }) => seen(record.dbid);
-  deps.nowPlaying.on('track-changed', onLocal);
+  deps.nowPlaying.on('track-changed', onAnnounced);
+  const read = (dbid: number) => {
+    lastRead = Math.max(lastRead, dbid);
+    for (const dbid of announced) if (dbid <= lastRead) announced.delete(dbid);
+  };
 
   const apply = async (change: StoreChange) => {
     if (change.kind === 'track') {
       const record = await deps.tracks.byDbid(change.dbid);
       if (!record) return;
-      seen(record.dbid);
+      read(record.dbid);
       if (deps.nowPlaying.current()?.dbid === record.dbid) deps.nowPlaying.update(record);
       else deps.nowPlaying.offer(record);
       return;
@@ -52,9 +70,10 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
 
   const catchUp = async () => {
     const before = deps.nowPlaying.current()?.dbid;
-    for (const record of await deps.tracks.since(lastSeenDbid, CATCH_UP_LIMIT)) {
-      seen(record.dbid);
-      deps.nowPlaying.offer(record);
+    for (const record of await deps.tracks.since(lastRead, CATCH_UP_LIMIT)) {
+      const known = announced.has(record.dbid);
+      read(record.dbid);
+      if (!known) deps.nowPlaying.offer(record);
     }
     const current = await deps.tracks.current();
     if (!current) return;
@@ -68,21 +87,61 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     }
   };
 
-  const onChange = (change: StoreChange) => {
-    apply(change).catch((error: unknown) => deps.logger.warn(`change from another instance not applied: ${errorMessage(error)}`));
+  const queue: Work[] = [];
+  const stopping = new AbortController();
+  let running = false;
+
+  /** Applies the queued work in order; what fails is tried again, with backoff, until it succeeds. */
+  const drain = async () => {
+    running = true;
+    let delayMs = RETRY_FIRST_MS;
+    let failing = false;
+    while (queue.length > 0 && !stopping.signal.aborted) {
+      const work = queue[0];
+      try {
+        if (work.kind === 'catch-up') await catchUp();
+        else await apply(work);
+        queue.shift();
+        delayMs = RETRY_FIRST_MS;
+        // The database answers again: whatever failed before is behind us.
+        if (failing || work.kind === 'catch-up') deps.health.restored();
+        failing = false;
+      } catch (error) {
+        if (!isStorageUnavailable(error) && storageFailureKind(error) === undefined) {
+          // Not the database being away: trying again would fail the same way.
+          deps.logger.error(`change from another instance not applied: ${errorMessage(error)}`);
+          queue.shift();
+          continue;
+        }
+        if (!failing) deps.logger.warn(`change from another instance not read yet (trying again): ${errorMessage(error)}`);
+        failing = true;
+        await sleep(delayMs, stopping.signal).catch(() => undefined);
+        delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
+      }
+    }
+    running = false;
   };
+
+  const enqueue = (work: Work) => {
+    if (queue.length >= MAX_QUEUED_CHANGES) {
+      // A catch-up reads every record since the last one read, and the current track's images.
+      queue.length = 1;
+      queue.push({ kind: 'catch-up' });
+    } else if (work.kind !== 'catch-up' || queue.at(-1)?.kind !== 'catch-up') {
+      queue.push(work);
+    }
+    if (!running) void drain();
+  };
+
+  const onChange = (change: StoreChange) => enqueue(change);
   const onDisconnected = () => deps.health.lost();
-  const onReconnected = () => {
-    catchUp().then(
-      () => deps.health.restored(),
-      (error: unknown) => deps.logger.warn(`catching up after reconnecting failed: ${errorMessage(error)}`),
-    );
-  };
+  const onReconnected = () => enqueue({ kind: 'catch-up' });
   deps.store.events.on('change', onChange);
   deps.store.events.on('disconnected', onDisconnected);
   deps.store.events.on('reconnected', onReconnected);
   return () => {
-    deps.nowPlaying.off('track-changed', onLocal);
+    stopping.abort();
+    deps.nowPlaying.off('track-changed', onAnnounced);
     deps.store.events.off('change', onChange);
     deps.store.events.off('disconnected', onDisconnected);
     deps.store.events.off('reconnected', onReconnected);

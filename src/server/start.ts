@@ -11,12 +11,15 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
+import { createOutputs } from '../outputs/create-outputs';
+import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
 import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -32,7 +35,9 @@ import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
+import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
+import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
@@ -49,6 +54,8 @@ export interface StartOptions {
   shutdownGraceMs?: number;
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
+  /** Outputs: tests poll their queues more often. */
+  outputPollMs?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
@@ -62,6 +69,7 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  outputs: OutputDispatcher;
   /** The pool expensive answers run in (history pages; SSE replays should too). */
   expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
@@ -71,6 +79,8 @@ export interface RunningServer {
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  // Checked before the database opens: a wrong staticDir stops start-up with nothing to undo.
+  const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database, {
@@ -110,6 +120,15 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   });
   const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
+  // Subscribed before anything can change the current track; sends from the plain image store.
+  const outputs = new OutputDispatcher({
+    outputs: createOutputs(config.outputs, plainImageStore, logger),
+    store: store.outputs,
+    nowPlaying,
+    logger,
+    retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
+  });
   const inFlight = new Set<Promise<unknown>>();
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
@@ -139,6 +158,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,
+    inProgress: new RecordsInProgress(),
     plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
@@ -163,9 +183,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         submit: submitDeps,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork, budget: queueBudget }),
+      outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
+      ownFiles,
       textRoutes(nowPlaying, textAnswers),
     ],
   });
@@ -188,7 +210,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const wsStream = createWsStream({
     nowPlaying,
     logger,
-    images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    current: currentImages,
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
@@ -231,6 +254,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     await listen(server, config.port, config.host);
   } catch (error) {
     stopFollowing();
+    await outputs.close();
     await store.close();
     throw error;
   }
@@ -253,6 +277,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
       stopFollowing();
+      // Deliveries under way are cut short and stay pending in the store for the next start.
+      await outputs.close();
       await store.close();
     })();
     return closing;
@@ -268,6 +294,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     hub,
     images,
     imageStore: plainImageStore,
+    outputs,
     expensiveWork,
     submission,
     close,

@@ -1,3 +1,4 @@
+import { SharedFlights } from '../signals';
 import { TOUCH_INTERVAL_MS, type ImageStore, type StoredImage } from './images';
 
 // Covers from memory (docs/several-instances.md "Covers from memory"): after a track change every
@@ -52,18 +53,22 @@ export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => 
     }
   };
 
-  const load = shareConcurrent(async (key: string): Promise<Entry | null> => {
-    const image = await store.get(key);
-    if (!image) return null;
-    const entry: Entry = { key: image.key, mimeType: image.mimeType, size: image.size, bytes: image.bytes, touchedAt: now() };
-    keep(entry);
-    return entry;
-  });
+  // One store read per key at a time: whoever asks for the same key meanwhile waits for it.
+  const loads = new SharedFlights<Entry | null>();
+  const load = (key: string) =>
+    loads.run(key, async () => {
+      const image = await store.get(key);
+      if (!image) return null;
+      const entry: Entry = { key: image.key, mimeType: image.mimeType, size: image.size, bytes: image.bytes, touchedAt: now() };
+      keep(entry);
+      return entry;
+    });
 
   const metaOf = (entry: Entry): StoredImage => ({ key: entry.key, mimeType: entry.mimeType, size: entry.size });
 
   // Concurrent metadata misses (every /wsstream reader of a new cover) share one read too.
-  const readMeta = shareConcurrent((key: string) => store.meta(key));
+  const metaReads = new SharedFlights<StoredImage | null>();
+  const readMeta = (key: string) => metaReads.run(key, () => store.meta(key));
 
   if (maxBytes <= 0) return { ...bindAll(store), heldBytes: () => 0 };
   return {
@@ -87,21 +92,6 @@ export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => 
       if (entry) return entry.bytes.subarray(offset, offset + length);
       return store.slice(key, offset, length);
     },
-  };
-}
-
-/** One read per key at a time: whoever asks for the same key meanwhile waits for that read. */
-function shareConcurrent<T>(read: (key: string) => Promise<T>): (key: string) => Promise<T> {
-  const pending = new Map<string, Promise<T>>();
-  return (key) => {
-    let reading = pending.get(key);
-    if (!reading) {
-      reading = read(key);
-      const forget = () => pending.delete(key);
-      reading.then(forget, forget);
-      pending.set(key, reading);
-    }
-    return reading;
   };
 }
 

@@ -22,6 +22,8 @@ interface NowPlayingEvents {
    * or not. Local only: each instance hears its own submissions (outputs send after enrichment).
    */
   'track-settled': [TrackRecord];
+  /** A record was deleted (current or not). */
+  'track-deleted': [number];
 }
 
 export class NowPlaying extends EventEmitter<NowPlayingEvents> {
@@ -60,6 +62,11 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     this.snapshotValue = serialize(previous);
     if (previous) this.emit('track-changed', previous);
     return true;
+  }
+
+  /** The record `dbid` is gone; call retract() too when it was current. */
+  deleted(dbid: number): void {
+    this.emit('track-deleted', dbid);
   }
 
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { openDatabase, probeSqliteWrite } from './database';
 import { createImageStore } from './images';
 import { createLookupCacheStore } from './lookup-cache';
+import { createOutputStore } from './outputs';
 import { openPostgresStore } from './postgres/postgres-store';
 import { isPostgresUrl, type Store, type StoreEvents, type StoreOptions } from './store';
 import { createTrackStore } from './tracks';
@@ -20,6 +21,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     tracks: createTrackStore(db),
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
+    outputs: createOutputStore(db),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),
     close: async () => {

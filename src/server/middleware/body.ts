@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import bodyParser from 'koa-bodyparser';
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
@@ -54,6 +55,7 @@ function explainDecodingFailures(parser: AppMiddleware): AppMiddleware {
       });
     } catch (error) {
       if (parsed) throw error;
+      if (abortedByClient(ctx.req, error)) throw new AppError('REQUEST_ABORTED', undefined, { cause: error });
       const status = httpStatusOf(error);
       // Content types were checked before parsing, so a 415 here is inflation's: the encoding.
       if (status === 415 && ctx.get('Content-Encoding') !== '') {
@@ -63,6 +65,18 @@ function explainDecodingFailures(parser: AppMiddleware): AppMiddleware {
       throw error;
     }
   };
+}
+
+/**
+ * The client closed the connection before its body arrived (docs/several-instances.md "Clients
+ * that drop mid-body"). raw-body says so as `request.aborted` when it was reading at that moment,
+ * or `stream.not.readable` (a 500 of its own) when the request was gone before reading began:
+ * PostgreSQL's arrival number is a round trip, and the client can leave during it.
+ */
+function abortedByClient(request: IncomingMessage, error: unknown): boolean {
+  const type = typeof error === 'object' && error !== null && 'type' in error ? error.type : undefined;
+  if (type === 'request.aborted') return true;
+  return (type === 'stream.not.readable' || request.destroyed) && !request.complete;
 }
 
 function httpStatusOf(error: unknown): number | undefined {

@@ -1,5 +1,5 @@
 import { AppError, ERRORS, type ErrorCode } from '../../errors';
-import type { Logger } from '../../log';
+import { throttledLog, type Logger } from '../../log';
 import type { AppMiddleware } from '../context';
 
 // First in the chain: every error becomes `{"error": "..."}` with the catalogue's status.
@@ -13,11 +13,17 @@ const HTTP_STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
 };
 
 export function handleErrors(logger: Logger): AppMiddleware {
+  // A client that drops mid-body is its own event, and twenty of them are one line a minute.
+  const reportAborted = throttledLog((message) => logger.warn(message));
   return async function errorResponder(ctx, next) {
     try {
       await next();
     } catch (error) {
       const appError = toAppError(error);
+      if (appError.code === 'REQUEST_ABORTED') {
+        ctx.state.abortedByClient = true;
+        reportAborted('request-aborted', `${ctx.method} ${ctx.path}: the client closed the connection before its request body arrived; nothing stored`);
+      }
       ctx.status = appError.status;
       ctx.set(appError.headers);
       ctx.body = { error: appError.expose ? appError.message : ERRORS.INTERNAL.message };

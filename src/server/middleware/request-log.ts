@@ -28,7 +28,7 @@ export function logRequests(logger: Logger, nextRequestId: () => string): AppMid
     try {
       await next();
     } finally {
-      logAccess(logger, ctx.method, ctx.originalUrl, ctx.status, started, ctx.state.requestId);
+      if (!ctx.state.abortedByClient) logAccess(logger, ctx.method, ctx.originalUrl, ctx.status, started, ctx.state.requestId);
     }
   };
 }

@@ -7,6 +7,7 @@ import type { NowPlaying } from '../../store/now-playing';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
 import { MAX_REQUESTS_IN_FLIGHT } from '../pipelining';
 import type { QueueBudget } from '../queue-budget';
+import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
@@ -71,12 +72,13 @@ export function createImageHub(options: HubOptions): ImageHub {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
   const clients = new Map<WebSocket, Client>();
   const subscribers = new Set<Client>();
+  const fanOut = createFanOut<Client>();
 
   const broadcast = (frame: PushFrame) => {
     if (subscribers.size === 0) return;
-    // Serialized once, not once per client.
+    // Serialized once, not once per client; sent after the current turn, in slices (fan-out.ts).
     const data = JSON.stringify(frame);
-    for (const client of subscribers) client.outbox.push(data);
+    fanOut.send(subscribers, (client) => client.outbox.push(data));
   };
 
   const subscribe = (client: Client) => {
@@ -181,6 +183,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       options.nowPlaying.off('track-changed', onTrackChanged);
       options.nowPlaying.off('track-updated', onTrackChanged);
       options.images.off('image', onImage);
+      fanOut.clear();
       for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');
       return closeServer(wss);
     },

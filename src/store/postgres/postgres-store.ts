@@ -9,6 +9,7 @@ import { expiryOf, storedAnswer, type LookupCacheStore } from '../lookup-cache';
 import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from '../store';
 import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
+import { createPostgresOutputStore } from './outputs';
 import { probePostgresWrite } from './probe-write';
 
 // The PostgreSQL store (issue 15): every instance pointing at one database shares records,
@@ -357,6 +358,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     tracks,
     images,
     lookupCache,
+    outputs: createPostgresOutputStore(pool),
     requestSlots,
     events,
     probeWrite: () => probePostgresWrite(pool),
