@@ -8,7 +8,16 @@
   const cover = document.getElementById('cover');
   const art = cover.parentElement;
   const fields = ['title', 'artist', 'album'].map((name) => [name, document.getElementById(name)]);
+  const hint = document.getElementById('hint');
   let currentDbid = null;
+  // OBS's browser source defines window.obsstudio: there the page stays transparent. Anywhere
+  // else, while nothing plays, a short note says what this page is and where the others are
+  // (after a moment: the current track, when there is one, arrives first).
+  if (!window.obsstudio) {
+    setTimeout(() => {
+      if (currentDbid === null) hint.hidden = false;
+    }, 800);
+  }
   // The current track's cover: from the track frame, or from an image frame that came later.
   let coverReference = null;
 
@@ -47,6 +56,7 @@
   }
 
   function onTrack(frame) {
+    hint.hidden = true;
     const isChange = currentDbid !== null && currentDbid !== frame.dbid;
     const submitted = frame.track && frame.track.coverurl;
     coverReference = submitted || (isChange ? null : coverReference);

@@ -25,6 +25,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
+  RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
   MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
   // The client closed its connection before its request body arrived: nobody reads this answer.
@@ -35,6 +36,8 @@ export const ERRORS = {
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
   // Exposed: the client may retry later, and the message names no internals.
   DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },
+  // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Expensive requests").
+  SERVER_BUSY: { status: 503, message: 'Server busy: too many expensive requests waiting, retry shortly', expose: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

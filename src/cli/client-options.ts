@@ -3,7 +3,8 @@ import { SvcClient } from './client';
 import { CliError, EXIT } from './exit-codes';
 
 // The options every client command shares, and how they become a client:
-// flag > environment (SVC_URL, SVC_SECRET) > config file (client.url, client.secret) > default.
+// flag > environment (SVC_URL, SVC_SECRET) > config file (client.url, client.secret) > the
+// server the config file describes (port, host, secret) > default.
 
 export interface ClientOptions {
   url?: string;
@@ -17,13 +18,13 @@ export interface ClientOptions {
 export type SecretUse = 'sent' | 'unused';
 
 const SECRET_HELP: Readonly<Record<SecretUse, string>> = {
-  sent: 'shared secret, sent in the X-SVC-Client-Auth request header, never in the URL (env SVC_SECRET, config client.secret)',
+  sent: "shared secret, sent in the X-SVC-Client-Auth request header, never in the URL (env SVC_SECRET, config client.secret, else the config's secret)",
   unused: 'accepted so one set of flags fits every command, but never sent: reading needs no secret (env SVC_SECRET, config client.secret)',
 };
 
 export function addClientOptions(command: Command, defaultTimeoutSeconds: number, secretUse: SecretUse = 'unused'): Command {
   return command
-    .option('--url <url>', 'server to talk to (env SVC_URL, config client.url; default http://127.0.0.1:8899)')
+    .option('--url <url>', "server to talk to (env SVC_URL, config client.url, else the config's port and host; default http://127.0.0.1:8899)")
     .option('--secret <secret>', SECRET_HELP[secretUse])
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .option('--json', 'print JSON (one object per line) instead of text')
@@ -49,9 +50,11 @@ export async function createClient(options: ClientOptions): Promise<SvcClient> {
     configFile: options.config,
     flags: { 'client.url': options.url, 'client.secret': options.secret },
   });
+  const { clientTarget } = require('../config/client-target') as typeof import('../config/client-target');
+  const target = clientTarget(config);
   return new SvcClient({
-    baseUrl: parseBaseUrl(config.client.url),
-    secret: config.client.secret,
+    baseUrl: parseBaseUrl(target.url),
+    secret: target.secret,
     timeoutMs: Math.round((options.timeout ?? 10) * 1000),
   });
 }

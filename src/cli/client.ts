@@ -46,8 +46,11 @@ export class SvcClient {
     return url;
   }
 
-  getJson(path: string): Promise<Answer> {
-    return this.requestJson(this.endpoint(path), { method: 'GET', headers: { Accept: 'application/json' } });
+  /** `withSecret`: the few reads that need the secret (GET /v1/outputs names targets). */
+  getJson(path: string, withSecret = false): Promise<Answer> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (withSecret && this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
+    return this.requestJson(this.endpoint(path), { method: 'GET', headers });
   }
 
   postJson(path: string, body: unknown): Promise<Answer> {

@@ -24,10 +24,10 @@ export function isImageFrame(frame: unknown): frame is ImageFrame {
 }
 
 /**
- * What makes a track frame "the same track" for the followers: the dbid, plus the names in
- * case a server started over with a fresh database and hands out the same dbid again. A later
- * frame for the same record (e.g. once its cover arrived) is not a new track.
+ * What makes a track frame worth showing to the followers: the dbid and the record's content. A
+ * later frame of the same record with more fields (enrichment filled it in, docs/title-first.md)
+ * is shown again; the same frame pushed again on a reconnect is not.
  */
 export function trackIdentity(frame: TrackFrame): string {
-  return JSON.stringify([frame.dbid, frame.artist ?? null, frame.title ?? null, frame.album ?? null]);
+  return JSON.stringify([frame.dbid, frame.track]);
 }

@@ -3,6 +3,7 @@ import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
+import { registerOutputs } from './commands/outputs';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
@@ -18,8 +19,8 @@ import { createStreams, type Streams } from './io';
 const GLOBAL_HELP = `
 Client commands (submit, last, history, status, watch-images) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
-(SVC_URL, SVC_SECRET), else the config file (client.url, client.secret), else
-http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
+(SVC_URL, SVC_SECRET), else the config file (client.url, client.secret, else the port, host
+and secret its server part sets), else http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
 Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, else FORCE_COLOR=1
 turns it on. An empty variable counts as unset. Only submit sends the secret.
 
@@ -48,6 +49,7 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerLast(program, ctx, setResult);
   registerHistory(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
+  registerOutputs(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   return program;
 }

@@ -1,6 +1,6 @@
 import { CliError, EXIT } from './exit-codes';
 import { colorEnabled, type Streams } from './io';
-import { TemplateError, compileTemplate, trackLineParts, type Template, type TrackObject } from './template';
+import { TemplateError, compileTemplate, trackLineParts, type Template, type TrackObject } from '../domain/template';
 
 // How data looks on stdout: JSON (one value per line, so a stream is NDJSON), a --format
 // template, or a human line. Colour comes from chalk, loaded only when colour is on.

@@ -1,5 +1,5 @@
 import { parseIsoDateTime } from '../domain/iso-time';
-import { trackLineParts, type TrackObject } from './template';
+import { trackLineParts, type TrackObject } from '../domain/template';
 
 // The setlist formats of `svc history` (decisions.md "History"). Pure: no I/O; the clock and
 // the time zone come from the caller (the process's TZ for the local time).

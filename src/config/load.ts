@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ValidationError, type AnyObject, type ObjectSchema } from 'yup';
+import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
+import { PATH_KEYS, expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
@@ -39,7 +40,8 @@ type PlainObject = Record<string, unknown>;
 
 export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
-  const file = await readConfigFile(options.configFile, options.cwd ?? process.cwd());
+  const configFile = options.configFile === undefined ? undefined : expandHome(options.configFile, env);
+  const file = await readConfigFile(configFile, options.cwd ?? process.cwd());
   const fileLabel = file ? `config file ${file.filepath}` : 'config file';
 
   const fromFile = file ? checkSource(file.config, fileLabel) : {};
@@ -48,6 +50,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
 
   const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
+  checkDeadlines(config, fileLabel);
+  for (const key of PATH_KEYS) config[key] = expandHome(config[key], env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
@@ -127,6 +131,18 @@ export function expandShorthands<T extends PlainObject>(raw: T): T {
   return typeof raw.database === 'string' ? { ...raw, database: { location: raw.database } } : raw;
 }
 
+/**
+ * Enrichment must end inside the processing budget, so a 408 only ever comes from a stuck store
+ * (docs/title-first.md "The 408").
+ */
+function checkDeadlines(config: Config, label: string): void {
+  const { deadlineSeconds } = config.enrichment;
+  if (deadlineSeconds < config.processingTimeoutSeconds) return;
+  throw configError(
+    `${label}: "enrichment.deadlineSeconds" (${deadlineSeconds}) must be below "processingTimeoutSeconds" (${config.processingTimeoutSeconds})`,
+  );
+}
+
 function validate(value: PlainObject, label: string): Config {
   try {
     return configSchema.validateSync(value, { strict: true, abortEarly: true });
@@ -184,13 +200,15 @@ function flagOverrides(flags: FlagOverrides): PlainObject {
 /** Strings from the environment or the command line take the type of the key's default. */
 function coerce(key: string, raw: string, label: string): unknown {
   const example = getPath(configSchema.getDefault(), key);
-  if (typeof example === 'number') {
+  // A key with no default (icecastSource.port: off unless set) takes the type of its schema.
+  const type = example === undefined ? (reach(configSchema, key) as { type?: string }).type : typeof example;
+  if (type === 'number') {
     const trimmed = raw.trim();
     const value = trimmed === '' ? NaN : Number(trimmed);
     if (!Number.isFinite(value)) throw configError(`${label}: invalid value for "${key}": expected a number, got ${JSON.stringify(raw)}`);
     return value;
   }
-  if (typeof example === 'boolean') {
+  if (type === 'boolean') {
     if (/^(true|1|yes)$/i.test(raw)) return true;
     if (/^(false|0|no)$/i.test(raw)) return false;
     throw configError(`${label}: invalid value for "${key}": expected true or false, got ${JSON.stringify(raw)}`);

@@ -1,4 +1,5 @@
 import { array, boolean, number, object, string, type InferType } from 'yup';
+import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
 
 // One schema for the whole configuration (decisions.md "Configuration"): types, limits and
@@ -23,6 +24,59 @@ function keyedProvider(baseUrl: string, enabled: boolean, apiKey: string) {
   });
 }
 
+// docs/outputs.md "Configuration": the keys each output type takes besides name, type and retryForSeconds.
+export const OUTPUT_TYPE_KEYS = {
+  webhook: { required: ['url', 'secret'], optional: [] },
+  discord: { required: ['url'], optional: [] },
+  icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
+  shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
+  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant'] },
+} as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
+export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
+const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds'];
+
+const outputSchema = object({
+  name: string()
+    .required('${path} is required')
+    .matches(/^[a-z0-9-]{1,64}$/, '${path} must be 1 to 64 of a-z, 0-9 and -'),
+  type: string<OutputType>()
+    .required('${path} is required')
+    .oneOf(Object.keys(OUTPUT_TYPE_KEYS) as OutputType[], '${path} must be one of: ${values}'),
+  url: string().matches(/^(https?|mqtts?):\/\/\S+$/, '${path} must be an http(s) or mqtt(s) URL'),
+  secret: string().matches(/^whsec_[A-Za-z0-9+/=]{16,}$/, '${path} must be a Standard Webhooks secret: whsec_ and base64'),
+  user: string().min(1),
+  password: string().min(1),
+  username: string().min(1),
+  sid: positiveInteger(),
+  format: string()
+    .min(1)
+    .test('template', '${path} must be a template such as "{{artist}} - {{title}}"', (value) => value === undefined || isTemplate(value)),
+  topic: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
+  homeAssistant: boolean(),
+  retryForSeconds: positiveSeconds(),
+}).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
+  const spec = OUTPUT_TYPE_KEYS[value.type];
+  if (!spec) return true;
+  const present = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined);
+  const allowed = new Set<string>([...OUTPUT_COMMON_KEYS, ...spec.required, ...spec.optional]);
+  const stray = present.find((key) => !allowed.has(key));
+  if (stray) return this.createError({ message: `${this.path}: a ${value.type} output has no key "${stray}"` });
+  const missing = spec.required.find((key) => !present.includes(key));
+  if (missing) return this.createError({ message: `${this.path}: a ${value.type} output needs "${missing}"` });
+  const url = value.url ?? '';
+  if ((value.type === 'mqtt') !== /^mqtts?:/.test(url)) return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
+  return true;
+});
+
+function isTemplate(source: string): boolean {
+  try {
+    parseTemplate(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
   host: string().min(1).default('127.0.0.1'),
@@ -38,6 +92,9 @@ export const configSchema = object({
   }),
   processingTimeoutSeconds: positiveSeconds().default(30),
   maxFieldLength: positiveInteger().default(1000),
+  // The same artist and title as the current track within this many seconds is the same play
+  // (docs/title-first.md "The same track twice"); 0 turns it off.
+  dedupeSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(600),
   maxBodyBytes: positiveInteger().default(1048576),
   corsOrigins: array(string().defined().strict()).default(['*']),
   // decisions.md "Hostile clients and browsers": browser writes only from these origins
@@ -51,6 +108,9 @@ export const configSchema = object({
     maxConnectionsPerAddress: number().integer('${path} must be an integer').min(0).default(512),
     maxFields: positiveInteger().default(200),
     maxQueuedBytes: positiveInteger().default(64 * 1024 * 1024),
+    // docs/limits-and-load.md "Records": a stored record's JSON, and the elements of one list.
+    maxRecordBytes: number().integer('${path} must be an integer').min(1024, '${path} must be at least 1024').default(65536),
+    maxListItems: positiveInteger().default(100),
   }),
   coverFetch: object({
     allowPrivateAddresses: boolean().default(false),
@@ -87,8 +147,26 @@ export const configSchema = object({
     fanarttv: keyedProvider('https://webservice.fanart.tv/v3', false, ''),
     acoustid: keyedProvider('https://api.acoustid.org/v2', false, ''),
   }),
+  outputs: array(outputSchema.defined())
+    .default([])
+    .test('unique-names', 'outputs: names must be unique', (list) => new Set((list ?? []).map((output) => output.name)).size === (list ?? []).length),
+  // docs/chat-bots-and-obs.md: what /v1/last.txt and /index.txt say while nothing is playing.
+  pages: object({
+    idleText: string().default(''),
+  }),
+  // docs/dj-software.md: a listener that DJ software takes for an Icecast server; off without a port.
+  icecastSource: object({
+    port: number().integer('${path} must be an integer').min(0).max(65535).optional(),
+    password: string().optional(),
+  }),
+  // Your own files (templates, fonts, images) for the pages, served at /static/ and
+  // /httpstatic/ (docs/first-hour.md "Your own files"); empty: nothing is served there.
+  staticDir: string().default(''),
+  // Empty: the client talks to the server this config describes (config/client-target.ts).
   client: object({
-    url: httpUrl().default('http://127.0.0.1:8899'),
+    url: string()
+      .matches(/^https?:\/\/\S+$/, { message: '${path} must be an http(s) URL', excludeEmptyString: true })
+      .default(''),
     secret: string().default(''),
   }),
 });

@@ -22,6 +22,9 @@ export interface ImageIntake {
   fetchEnrichmentCover(candidates: readonly ImageCandidate[], signal: AbortSignal): Promise<StoredCover | undefined>;
   /** A cover among the candidates that is already in the store (a track seen before): no download. */
   knownCover(candidates: readonly ImageCandidate[]): Promise<StoredCover | undefined>;
-  /** Links the images already stored (resolves then) and downloads the others in the background. */
-  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): Promise<void>;
+  /**
+   * Links the images already stored (resolves then) and downloads the others in the background.
+   * A cover found in the background is handed to `onCover`; the intake never writes a track row.
+   */
+  collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[], onCover?: (cover: StoredCover) => void): Promise<void>;
 }

@@ -12,6 +12,9 @@ export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Bytes needed to recognise every accepted format. */
 export const SNIFF_BYTES = 12;
 
+/** A 1x1 PNG whose one pixel is fully transparent (RGBA 0,0,0,0): what What's Now Playing sends for a missing image. */
+export const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
+
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const IMAGE_KEY = /^[0-9a-f]{64}$/;
 const COVER_REFERENCE = /^cover\/([0-9a-f]{64})$/;

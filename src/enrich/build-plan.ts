@@ -11,6 +11,7 @@ import { createFanartTv } from './fanarttv';
 import { ServiceClient, type ServiceClientOptions } from './http';
 import { Lookups } from './lookups';
 import { createMusicBrainz } from './musicbrainz';
+import { ServiceHealth } from './service-health';
 import { SharedRateLimiter, processRateLimiter, type Limiter } from './rate-limit';
 import type { ServiceDeps } from './service';
 import { createTheAudioDb } from './theaudiodb';
@@ -27,6 +28,8 @@ export interface PlanDeps {
   /** The request spacing shared by every instance on one PostgreSQL database; absent with SQLite. */
   requestSlots?: RequestSlots;
   logger: Logger;
+  /** Services that failed lately (the negative cache); GET /v1/status names them. */
+  serviceHealth?: ServiceHealth;
   /** Longest wait for one answer (the whole enrichment is bounded by `deadlineSeconds` too). */
   requestTimeoutMs?: number;
 }
@@ -115,7 +118,7 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
 
   // Expired answers go in the background; a database that cannot do it now will next start.
   deps.lookupCache.purgeExpired().catch((error: unknown) => deps.logger.warn(`lookup cache: expired answers not purged: ${errorMessage(error)}`));
-  const lookups = new Lookups(deps.lookupCache);
+  const lookups = new Lookups(deps.lookupCache, Date.now, deps.serviceHealth ?? new ServiceHealth());
   const userAgent = settings.contact.trim() === '' ? `svc/${VERSION}` : `svc/${VERSION} ( ${settings.contact.trim()} )`;
   const serviceDeps = (service: string, extra: Partial<ServiceClientOptions> = {}): ServiceDeps => ({
     client: new ServiceClient({ service, userAgent, timeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, ...extra }),

@@ -6,18 +6,28 @@ import type { Limiter } from './rate-limit';
 // with the enrichment signal, the host's rate limiter, 429/503 + Retry-After with backoff,
 // JSON parsing with a size cap, and every failure wrapped in an UpstreamError naming the service.
 
+interface UpstreamErrorOptions {
+  status?: number;
+  transient: boolean;
+  noAnswer?: boolean;
+  cause?: unknown;
+}
+
 /** A failure of an outside service. `transient` answers are never cached. */
 export class UpstreamError extends Error {
   readonly service: string;
   readonly status: number | undefined;
   readonly transient: boolean;
+  /** The service did not answer at all: a timeout, a refused or cut connection. */
+  readonly noAnswer: boolean;
 
-  constructor(service: string, message: string, options: { status?: number; transient: boolean; cause?: unknown }) {
+  constructor(service: string, message: string, options: UpstreamErrorOptions) {
     super(`${service}: ${message}`, { cause: options.cause });
     this.name = 'UpstreamError';
     this.service = service;
     this.status = options.status;
     this.transient = options.transient;
+    this.noAnswer = options.noAnswer ?? false;
   }
 }
 
@@ -137,8 +147,8 @@ export class ServiceClient {
     } catch (cause) {
       deadline.dispose();
       if (options.signal.aborted) throw this.error(url, 'cancelled (enrichment deadline)', { transient: true, cause });
-      if (signal.aborted) throw this.error(url, `no answer within ${this.options.timeoutMs} ms`, { transient: true, cause });
-      throw this.error(url, `request failed: ${errorMessage(causeOf(cause))}`, { transient: true, cause });
+      if (signal.aborted) throw this.error(url, `no answer within ${this.options.timeoutMs} ms`, { transient: true, noAnswer: true, cause });
+      throw this.error(url, `request failed: ${errorMessage(causeOf(cause))}`, { transient: true, noAnswer: true, cause });
     }
   }
 
@@ -159,12 +169,12 @@ export class ServiceClient {
       }
     } catch (cause) {
       if (cause instanceof UpstreamError) throw cause;
-      throw this.error(url, `answer cut off: ${errorMessage(cause)}`, { transient: true, cause });
+      throw this.error(url, `answer cut off: ${errorMessage(cause)}`, { transient: true, noAnswer: true, cause });
     }
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  private error(url: string, message: string, options: { status?: number; transient: boolean; cause?: unknown }): UpstreamError {
+  private error(url: string, message: string, options: UpstreamErrorOptions): UpstreamError {
     return new UpstreamError(this.options.service, `${message} (${this.describe(url)})`, options);
   }
 

@@ -2,10 +2,12 @@ import { errorMessage } from '../errors';
 import { expiryOf, type CachedAnswer, type LookupCacheStore } from '../store/lookup-cache';
 import { SharedFlights } from '../signals';
 import { UpstreamError } from './http';
+import type { ServiceHealth } from './service-health';
 
 // Every lookup of an outside service goes through here (issue 5 "Cache"): a live cached answer
 // is used as is; identical lookups in flight at the same time share one request; the answer is
-// cached (found or not found), a failure never is.
+// cached (found or not found), a failure never is; a service that is not answering is paused for
+// a few minutes instead (service-health.ts).
 
 export interface LookupSpec<T> {
   service: string;
@@ -38,6 +40,7 @@ export class Lookups {
   constructor(
     private readonly cache: LookupCacheStore,
     private readonly now: () => number = Date.now,
+    private readonly health?: ServiceHealth,
   ) {}
 
   async get<T>(spec: LookupSpec<T>, signal: AbortSignal): Promise<T | null> {
@@ -61,6 +64,7 @@ export class Lookups {
       }
     }
 
+    this.health?.check(spec.service);
     return (await this.inFlight.run(flightKey, (flightSignal) => this.fetchAndCache(spec, flightKey, flightSignal), signal)) as T | null;
   }
 
@@ -74,7 +78,14 @@ export class Lookups {
   }
 
   private async fetchAndCache<T>(spec: LookupSpec<T>, flightKey: string, signal: AbortSignal): Promise<T | null> {
-    const raw = await spec.fetch(signal);
+    let raw: unknown;
+    try {
+      raw = await spec.fetch(signal);
+    } catch (error) {
+      // Given up by every caller (a deadline) says nothing about the service.
+      if (!signal.aborted) this.health?.failed(spec.service, error);
+      throw error;
+    }
     const value = raw === undefined ? null : decodeFresh(spec, raw);
     const answer: CachedAnswer = value === null ? { found: false } : { found: true, answer: JSON.stringify(value) };
     // An answer the database cannot keep now is still this lookup's answer, remembered in memory.

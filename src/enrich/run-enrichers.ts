@@ -23,6 +23,8 @@ export interface RunOptions {
   /** Aborts everything, e.g. when the whole submission timed out. */
   signal?: AbortSignal;
   logger: Logger;
+  /** Called after each stage that added something, with everything added so far (a track fills in as it goes). */
+  onProgress?: (added: Readonly<TrackFields>, sources: Readonly<Record<string, string>>) => void;
 }
 
 /**
@@ -61,12 +63,14 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
       // not yet the label) gets a moment to hand over what it has: "keep whatever arrived in time".
       if (controller.signal.aborted) await Promise.race([Promise.all(runs), delay(ABORT_GRACE_MS)]);
       // Merge in plan order so the result does not depend on which provider answered first.
+      const before = added;
       stage.forEach((enricher, index) => {
         const result = settled[index];
         if (!result) return;
         if (result.fields) added = fillEmptyFields(added, onlyEmptyIn(track, result.fields), enricher.name, result.sources);
         if (result.images) images.push(...result.images);
       });
+      if (added !== before && !options.signal?.aborted) options.onProgress?.(added.fields, added.sources);
     }
     const timedOut = controller.signal.aborted && !options.signal?.aborted;
     if (timedOut) options.logger.warn(`enrichment: deadline of ${options.deadlineMs} ms reached, keeping what arrived`);

@@ -8,14 +8,15 @@ import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
 import { ImageRejected, type ImageStore, type StoredImage } from '../store/images';
 import { isStorageUnavailable } from '../store/health';
-import type { TrackStore } from '../store/tracks';
 import { ImageFetchError, parseFetchableUrl, type FetchFailure, type ImageFetcher } from './fetch-image';
 import { nameKey } from './names';
 
-// Gets a track's images into the store and out to viewers: the submitted cover before the
-// record is stored (so the 200 already carries `coverurl`), the enrichment images after it, in
-// the background. Every image that becomes available for the current track is announced with
-// an 'image' event (the WebSocket hub turns it into a frame).
+// Gets a track's images into the store and out to viewers: the submitted cover and the found
+// cover while the submission is processed (so the 200 already carries `coverurl`), the other
+// enrichment images after it, in the background. It never writes a track row: a cover found in
+// the background is handed back to the submission's update path (pipeline/record-updates.ts).
+// Every image that becomes available for the current track is announced with an 'image' event
+// (the WebSocket hub turns it into a frame).
 
 interface CollectorEvents {
   image: [TrackImage];
@@ -23,7 +24,6 @@ interface CollectorEvents {
 
 export interface CollectorDeps {
   store: ImageStore;
-  tracks: TrackStore;
   nowPlaying: NowPlaying;
   fetchImage: ImageFetcher;
   logger: Logger;
@@ -112,7 +112,12 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     return undefined;
   }
 
-  async collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[]): Promise<void> {
+  async collect(
+    record: TrackRecord,
+    cover: StoredCover | undefined,
+    candidates: readonly ImageCandidate[],
+    onCover: (cover: StoredCover) => void = () => undefined,
+  ): Promise<void> {
     const wanted = uniqueByUrl(candidates).slice(0, MAX_CANDIDATES_PER_TRACK);
     // Images downloaded before (a track seen before) are linked at once, in one transaction;
     // only the others are fetched in the background.
@@ -133,7 +138,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     }
     if (toFetch.length === 0) return;
     const hasCover = known.some((image) => image.category === 'cover');
-    const work = this.collectInBackground(record, hasCover, toFetch).catch((error: unknown) => {
+    const work = this.collectInBackground(record, hasCover, toFetch, onCover).catch((error: unknown) => {
       // A full disk is logged once a minute by the store's health, not once per track here.
       if (!isStorageUnavailable(error)) this.deps.logger.error(`images of track ${record.dbid}: ${errorMessage(error)}`);
     });
@@ -157,14 +162,19 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     await this.idle();
   }
 
-  private async collectInBackground(record: TrackRecord, hasCover: boolean, candidates: readonly ImageCandidate[]): Promise<void> {
+  private async collectInBackground(
+    record: TrackRecord,
+    hasCover: boolean,
+    candidates: readonly ImageCandidate[],
+    onCover: (cover: StoredCover) => void,
+  ): Promise<void> {
     // Cover first (decisions.md): the first cover candidate that downloads becomes `coverurl`.
     if (!hasCover) {
       for (const candidate of candidates.filter((c) => c.category === 'cover')) {
         if (this.shutdown.signal.aborted) return;
         const image = await this.tryCandidate(candidate);
         if (image) {
-          await this.setCoverUrl(record.dbid, image.key);
+          onCover(toCover(image.key, candidate.source));
           await this.linkAndAnnounce(record, [{ category: 'cover', key: image.key, source: candidate.source }]);
           break;
         }
@@ -222,14 +232,6 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
   private async download(url: string, signal: AbortSignal): Promise<StoredImage> {
     const fetched = await this.deps.fetchImage(url, signal);
     return this.deps.store.put(fetched.bytes);
-  }
-
-  private async setCoverUrl(dbid: number, key: string): Promise<void> {
-    const latest = await this.deps.tracks.byDbid(dbid);
-    if (!latest || latest.metadata.coverurl !== undefined) return;
-    const updated = { ...latest, metadata: { ...latest.metadata, coverurl: coverUrlFor(key) } };
-    await this.deps.tracks.updateMetadata(dbid, updated.metadata);
-    this.deps.nowPlaying.update(updated);
   }
 
   private async linkAndAnnounce(record: TrackRecord, images: readonly Linkable[]): Promise<void> {

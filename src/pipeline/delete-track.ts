@@ -17,6 +17,7 @@ export async function deleteTrack(request: RawRequest, dbid: number, deps: Delet
   // The secret is checked before the dbid, so a caller without it learns nothing about what exists.
   authenticate(requestCredential(request), deps.secret);
   if (!(await deps.tracks.remove(dbid))) throw new AppError('NOT_FOUND', `No record with dbid ${dbid}`);
+  deps.nowPlaying.deleted(dbid);
   // Only the current track's deletion changes what is current: then (and only then) the newest record left is read.
   if (deps.nowPlaying.current()?.dbid === dbid) deps.nowPlaying.retract(dbid, await deps.tracks.current());
 }

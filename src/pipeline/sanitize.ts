@@ -1,5 +1,6 @@
 import { NUMERIC_FIELDS, REMOVED_FIELDS, REMOVED_FIELD_SUFFIXES, TEXT_FIELDS, type TrackFields } from '../domain/track';
 import { shortName } from './parse';
+import { fitRecord } from './fit-record';
 
 // Stage 3: make submitted fields safe to store and show (api-spec 4.2 rules 1-3;
 // decisions.md "Null bytes", "Truncation", "Removed fields", "Types"). Pure.
@@ -7,6 +8,10 @@ import { shortName } from './parse';
 export interface SanitizeOptions {
   /** Longest string kept, in code points. */
   maxFieldLength: number;
+  /** Most elements a list keeps (docs/limits-and-load.md "Records"). */
+  maxListItems: number;
+  /** Largest stored record, as UTF-8 JSON bytes; the biggest values are cut to fit. */
+  maxRecordBytes: number;
 }
 
 export interface Sanitized {
@@ -93,12 +98,14 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
     warnings.push(`Field '${key}' dropped: unsupported value`);
   }
 
+  const fitted = fitRecord(fields, options.maxRecordBytes, warnings);
+
   if (warnings.length > MAX_WARNINGS) {
     const more = warnings.length - MAX_WARNINGS;
     warnings.length = MAX_WARNINGS;
     warnings.push(`${more} more warning${more === 1 ? '' : 's'} not listed`);
   }
-  const result: Sanitized = { fields, warnings };
+  const result: Sanitized = { fields: fitted, warnings };
   if (submittedCoverUrl !== undefined) result.submittedCoverUrl = submittedCoverUrl;
   if (recognitionInput !== undefined) result.recognitionInput = recognitionInput;
   return result;
@@ -121,6 +128,10 @@ function textList(key: string, values: readonly unknown[], options: SanitizeOpti
     if (originalLength > options.maxFieldLength) warnings.push(truncationWarning(key, originalLength, options.maxFieldLength));
     kept.push(value);
   }
+  if (kept.length > options.maxListItems) {
+    warnings.push(`Field '${key}' truncated from ${kept.length} to ${options.maxListItems} items`);
+    kept.length = options.maxListItems;
+  }
   return kept;
 }
 
@@ -139,9 +150,15 @@ export function isRemovedField(key: string): boolean {
   return REMOVED_FIELDS.has(lower) || REMOVED_FIELD_SUFFIXES.some((suffix) => lower.endsWith(suffix));
 }
 
-/** Every null byte goes (not only trailing ones); lone surrogates become U+FFFD; ends are trimmed. */
+// eslint-disable-next-line no-control-regex -- control characters are what it removes
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f]/g;
+
+/**
+ * Every C0 control character but tab and newline goes, anywhere in the string, like NUL (JSON
+ * escapes each to 6 bytes and a terminal obeys them); lone surrogates become U+FFFD; ends are trimmed.
+ */
 export function cleanString(value: string): string {
-  return value.replaceAll('\0', '').toWellFormed().trim();
+  return value.replace(CONTROL_CHARACTERS, '').toWellFormed().trim();
 }
 
 /** Cuts to `max` code points, so a surrogate pair is never split. */

@@ -1,33 +1,42 @@
 import { withDeadline } from '../signals';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
-import type { ImageCandidate, TrackFields } from '../domain/track';
+import type { ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
+import { isSamePlay } from '../domain/same-play';
 import type { EnrichmentPlan } from '../enrich/enricher';
-import { fillEmptyFields } from '../domain/fill-empty-fields';
 import { runEnrichers } from '../enrich/run-enrichers';
-import { AppError } from '../errors';
+import { AppError, errorMessage } from '../errors';
 import type { Logger } from '../log';
 import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../store/now-playing';
 import { parseSubmission, type RawRequest } from './parse';
+import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
-// The /v1/remoteinput use case, told in the order of the contract:
-// parse -> authenticate -> sanitize -> validate -> enrich -> store -> publish -> respond.
+// The /v1/remoteinput use case, told in the order of the contract (docs/title-first.md):
+// parse -> authenticate -> sanitize -> validate -> store and announce -> enrich -> update ->
+// respond. Everything refused is refused before the store; the bare record is on every screen
+// before any outside service is asked, and enrichment fills it in through one update path.
 
 export interface SubmitDeps {
   secret: string;
   maxFields: number;
   maxFieldLength: number;
+  maxListItems: number;
+  maxRecordBytes: number;
   processingTimeoutSeconds: number;
   enrichmentDeadlineSeconds: number;
+  /** The same artist and title as the current track within this many seconds is the same play (0: off). */
+  dedupeSeconds: number;
   plan: EnrichmentPlan;
   tracks: TrackStore;
   nowPlaying: NowPlaying;
   logger: Logger;
   /** Where images go; without it a submitted `coverurl` is dropped and no image is fetched. */
   images?: ImageIntake;
+  /** Records being enriched here: a repeat of the same play joins its enrichment (without it, it answers with what is stored). */
+  inProgress?: RecordsInProgress;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -39,48 +48,43 @@ export interface SubmitResult {
   warnings?: string[];
 }
 
+/** What a submission has put on screen, so a 408 can take it back. */
+interface Announced {
+  record?: TrackRecord;
+  /** The current track before it (null: nothing was playing). */
+  previous: TrackRecord | null;
+  updates?: RecordUpdates;
+}
+
 export async function submitTrack(request: RawRequest, receivedSeq: number, deps: SubmitDeps): Promise<SubmitResult> {
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, { maxFieldLength: deps.maxFieldLength });
+  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, deps);
   requireIdentifyingField(fields);
 
-  const record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
-    // The submitted cover downloads while enrichment runs, and gives up well inside the
-    // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
-    const { images } = deps;
-    const submittedCover: Promise<{ cover?: StoredCover; warning?: string }> =
-      submittedCoverUrl !== undefined && images
-        ? withDeadline(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal], (coverSignal) =>
-            images.fetchSubmittedCover(submittedCoverUrl, coverSignal),
-          )
-        : Promise.resolve({});
-    const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
-    const enrichment = await runEnrichers({ ...fields, ...recognitionInput }, deps.plan, {
-      deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
-      signal,
-      logger: deps.logger,
+  const current = deps.nowPlaying.current();
+  const announced: Announced = { previous: null };
+  let record: TrackRecord;
+  try {
+    record = await withProcessingTimeout(deps.processingTimeoutSeconds, async (signal) => {
+      if (isSamePlay(current, fields, Date.parse(receivedAt), deps.dedupeSeconds)) {
+        return samePlay(current, fields, submittedCoverUrl, warnings, signal, deps);
+      }
+      const stored = await storeAndAnnounce({ receivedSeq, receivedAt, metadata: fields }, announced, signal, deps);
+      const updates = new RecordUpdates(stored, deps);
+      announced.updates = updates;
+      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
+      deps.inProgress?.add(updates, enriched);
+      await enriched;
+      const settled = await updates.settled();
+      deps.nowPlaying.settle(settled);
+      return settled;
     });
-    const { cover: submitted, warning } = await submittedCover;
-    if (warning) warnings.push(warning);
-    const cover =
-      submitted ?? (await deps.images?.knownCover(enrichment.images)) ?? (await enrichmentCover(deps.images, enrichment.images, enrichmentEnds, signal));
-    // The use case owns the merge: enrichment only fills what the submission left empty.
-    const enriched = fillEmptyFields({ fields: { ...fields, ...recognitionInput }, sources: {} }, enrichment.added, 'enrichment', enrichment.sources);
-    // The stored record keeps the truncated values the response warned about.
-    const metadata: TrackFields = { ...enriched.fields, ...pick(fields, Object.keys(recognitionInput ?? {})) };
-    // `coverurl` only ever names an image in our store (decisions.md: never echoed).
-    delete metadata.coverurl;
-    if (cover) metadata.coverurl = cover.url;
-    if (Object.keys(enriched.sources).length > 0) metadata.enrichment_sources = enriched.sources;
-    // 408 means nothing is stored: a timed-out submission stops here even if enrichment finishes later.
-    signal.throwIfAborted();
-    const stored = await deps.tracks.insert({ receivedSeq, receivedAt, metadata });
-    deps.nowPlaying.offer(stored);
-    await deps.images?.collect(stored, cover, enrichment.images);
-    return stored;
-  });
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'PROCESSING_TIMEOUT') retract(announced, deps);
+    throw error;
+  }
 
   const result: SubmitResult = { dbid: record.dbid, processed_metadata: record.metadata };
   if (warnings.length > 0) result.warnings = warnings;
@@ -88,10 +92,108 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
-export function checkSubmission(request: RawRequest, deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields'>): void {
+export function checkSubmission(
+  request: RawRequest,
+  deps: Pick<SubmitDeps, 'secret' | 'maxFieldLength' | 'maxFields' | 'maxListItems' | 'maxRecordBytes'>,
+): void {
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  requireIdentifyingField(sanitize(rawFields, { maxFieldLength: deps.maxFieldLength }).fields);
+  requireIdentifyingField(sanitize(rawFields, deps).fields);
+}
+
+/** Stores the sanitized record and makes it current at once, before any outside service is asked. */
+async function storeAndAnnounce(
+  track: { receivedSeq: number; receivedAt: string; metadata: TrackFields },
+  announced: Announced,
+  signal: AbortSignal,
+  deps: SubmitDeps,
+): Promise<TrackRecord> {
+  // `coverurl` only ever names an image in our store (decisions.md: never echoed): it comes back with the cover.
+  const metadata = { ...track.metadata };
+  delete metadata.coverurl;
+  const stored = await deps.tracks.insert({ ...track, metadata });
+  if (signal.aborted) {
+    // A store so slow that the 408 went out first: the record is taken back before anyone saw it.
+    forget(stored.dbid, deps);
+    signal.throwIfAborted();
+  }
+  announced.record = stored;
+  announced.previous = deps.nowPlaying.current();
+  deps.nowPlaying.offer(stored);
+  return stored;
+}
+
+/**
+ * Enrichment, the submitted cover and the found cover fill the stored record as each arrives;
+ * the other images are collected in the background (a cover found there fills it later).
+ */
+async function enrich(
+  updates: RecordUpdates,
+  input: TrackFields,
+  submittedCoverUrl: string | undefined,
+  warnings: string[],
+  signal: AbortSignal,
+  deps: SubmitDeps,
+): Promise<void> {
+  const { images } = deps;
+  const setCover = (cover: StoredCover) => updates.fill({ coverurl: cover.url });
+  // The submitted cover downloads while enrichment runs, and gives up well inside the
+  // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
+  const submittedCover = fetchSubmittedCover(submittedCoverUrl, signal, deps).then((answer) => {
+    if (answer.cover) setCover(answer.cover);
+    return answer;
+  });
+  const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
+  const fillFrom = (added: Readonly<TrackFields>, sources: Readonly<Record<string, string>>) =>
+    updates.fill(added, { provider: 'enrichment', fieldSources: sources });
+  const enrichment = await runEnrichers(input, deps.plan, {
+    deadlineMs: deps.enrichmentDeadlineSeconds * 1000,
+    signal,
+    logger: deps.logger,
+    onProgress: fillFrom,
+  });
+  fillFrom(enrichment.added, enrichment.sources);
+  const { cover: submitted, warning } = await submittedCover;
+  if (warning) warnings.push(warning);
+  const cover = submitted ?? (await images?.knownCover(enrichment.images)) ?? (await enrichmentCover(images, enrichment.images, enrichmentEnds, signal));
+  if (cover) setCover(cover);
+  signal.throwIfAborted();
+  await images?.collect(updates.latest(), cover, enrichment.images, setCover);
+}
+
+function fetchSubmittedCover(coverurl: string | undefined, signal: AbortSignal, deps: SubmitDeps): Promise<{ cover?: StoredCover; warning?: string }> {
+  const { images } = deps;
+  if (coverurl === undefined || !images) return Promise.resolve({});
+  return withDeadline(deps.processingTimeoutSeconds * 1000 * COVER_SHARE_OF_BUDGET, [signal], (coverSignal) =>
+    images.fetchSubmittedCover(coverurl, coverSignal),
+  );
+}
+
+/**
+ * The same play again (docs/title-first.md "The same track twice"): no new record and no history
+ * row; what this submission adds fills the current record's empty fields.
+ */
+async function samePlay(
+  current: TrackRecord,
+  fields: TrackFields,
+  submittedCoverUrl: string | undefined,
+  warnings: string[],
+  signal: AbortSignal,
+  deps: SubmitDeps,
+): Promise<TrackRecord> {
+  const running = deps.inProgress?.get(current.dbid);
+  const updates = running?.updates ?? new RecordUpdates(current, deps);
+  const additions = { ...fields };
+  delete additions.coverurl;
+  updates.fill(additions);
+  if (updates.latest().metadata.coverurl === undefined) {
+    const { cover, warning } = await fetchSubmittedCover(submittedCoverUrl, signal, deps);
+    if (warning) warnings.push(warning);
+    if (cover) updates.fill({ coverurl: cover.url });
+  }
+  // Its first submission's enrichment is still running: the answer waits for it, as that one's does.
+  await running?.done.catch(() => undefined);
+  return updates.settled();
 }
 
 /** The found front cover, downloaded in what is left of the enrichment deadline (later ones come by the stream). */
@@ -106,8 +208,21 @@ async function enrichmentCover(
   return withDeadline(remainingMs, [signal], (coverSignal) => images.fetchEnrichmentCover(candidates, coverSignal));
 }
 
-function pick(fields: TrackFields, keys: readonly string[]): TrackFields {
-  return Object.fromEntries(keys.filter((key) => key in fields).map((key) => [key, fields[key]]));
+/**
+ * A 408 takes back what the submission announced (docs/title-first.md "The 408"): the track that
+ * was current before it is current again at once, and the row is deleted as soon as the store
+ * lets it (a stuck store is why there was a 408).
+ */
+function retract(announced: Announced, deps: SubmitDeps): void {
+  const { record } = announced;
+  if (!record) return;
+  announced.updates?.stop();
+  deps.nowPlaying.retract(record.dbid, announced.previous);
+  forget(record.dbid, deps);
+}
+
+function forget(dbid: number, deps: SubmitDeps): void {
+  deps.tracks.remove(dbid).catch((error: unknown) => deps.logger.warn(`track ${dbid} of a timed-out submission not deleted: ${errorMessage(error)}`));
 }
 
 async function withProcessingTimeout<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {

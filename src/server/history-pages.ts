@@ -1,5 +1,5 @@
 import type { TrackRecord } from '../domain/track';
-import type { HistoryPage, HistoryQuery, TrackStore } from '../store/tracks';
+import type { HistoryQuery, TrackStore } from '../store/tracks';
 import { etagOf } from '../domain/etag';
 
 // GET /v1/history bodies, serialized once per change of the store, like /v1/last's snapshot:
@@ -15,25 +15,40 @@ const MAX_ENTRIES = 64;
 const MAX_BYTES = 4 * 1024 * 1024;
 
 export interface HistoryPages {
+  /** The kept copy of this page, if it is still current (cheap: no pool needed). */
+  cached(query: HistoryQuery): HistoryAnswer | undefined;
   answer(query: HistoryQuery): Promise<HistoryAnswer>;
 }
+
+/**
+ * A page stops early, with a `next` link, once its body passes this many bytes
+ * (docs/limits-and-load.md "Expensive requests"): 1,000 records at the record bound would be 64 MiB, and one page is work the event loop does between cheap answers.
+ */
+export const HISTORY_PAGE_MAX_BYTES = 1024 * 1024;
+
+/** Records read per store call; the event loop serves cheap requests between calls. */
+const READ_CHUNK = 50;
 
 export function createHistoryPages(tracks: TrackStore): HistoryPages {
   const copies = new Map<string, HistoryAnswer>();
   let copiedAt = tracks.version();
   let bytes = 0;
+  const keyOf = (query: HistoryQuery) => `${query.limit}|${query.before ?? ''}|${query.since ?? ''}|${query.until ?? ''}`;
+  const cached = (query: HistoryQuery) => {
+    if (tracks.version() !== copiedAt) {
+      copies.clear();
+      bytes = 0;
+      copiedAt = tracks.version();
+    }
+    return copies.get(keyOf(query));
+  };
   return {
+    cached,
     async answer(query) {
-      if (tracks.version() !== copiedAt) {
-        copies.clear();
-        bytes = 0;
-        copiedAt = tracks.version();
-      }
-      const key = `${query.limit}|${query.before ?? ''}|${query.since ?? ''}|${query.until ?? ''}`;
-      const copy = copies.get(key);
+      const copy = cached(query);
       if (copy) return copy;
       const readAt = tracks.version();
-      const body = historyBody(await tracks.history(query), query);
+      const body = await readPage(tracks, query);
       const answer = { body, etag: etagOf(body) };
       // A write while the page was read: the page is answered but not kept as current.
       if (tracks.version() !== readAt || readAt !== copiedAt) return answer;
@@ -41,23 +56,47 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
         copies.clear();
         bytes = 0;
       }
-      copies.set(key, answer);
+      copies.set(keyOf(query), answer);
       bytes += body.length;
       return answer;
     },
   };
 }
 
-/** The /v1/history body: each entry is the /v1/last shape of its record plus `received_at`. */
-function historyBody(page: HistoryPage, query: HistoryQuery): string {
-  const tracks = page.records.map(historyEntry);
-  const last = page.records.at(-1);
-  if (!page.more || !last) return JSON.stringify({ tracks });
+/**
+ * The /v1/history body, read in chunks that follow the same cursor a client would: each entry is
+ * the /v1/last shape of its record plus `received_at`. Serialized entry by entry, so the page
+ * can stop at HISTORY_PAGE_MAX_BYTES (always with at least one entry) and say where to go on.
+ */
+async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<string> {
+  const entries: string[] = [];
+  let size = 0;
+  let before = query.before;
+  let more = false;
+  while (entries.length < query.limit) {
+    if (entries.length > 0) await new Promise((resolve) => setImmediate(resolve));
+    const page = await tracks.history({ ...query, before, limit: Math.min(READ_CHUNK, query.limit - entries.length) });
+    for (const record of page.records) {
+      const entry = JSON.stringify(historyEntry(record));
+      if (entries.length > 0 && size + entry.length > HISTORY_PAGE_MAX_BYTES) return pageBody(entries, before, query, true);
+      entries.push(entry);
+      size += entry.length + 1;
+      before = record.dbid;
+    }
+    more = page.more;
+    if (!more) break;
+  }
+  return pageBody(entries, before, query, more);
+}
+
+function pageBody(entries: readonly string[], lastDbid: number | undefined, query: HistoryQuery, more: boolean): string {
+  const tracks = `{"tracks":[${entries.join(',')}]`;
+  if (!more || lastDbid === undefined) return `${tracks}}`;
   // Relative to base_url, like coverurl; the filters travel along so the next page keeps them.
-  const next = new URLSearchParams({ before: String(last.dbid), limit: String(query.limit) });
+  const next = new URLSearchParams({ before: String(lastDbid), limit: String(query.limit) });
   if (query.since !== undefined) next.set('since', query.since);
   if (query.until !== undefined) next.set('until', query.until);
-  return JSON.stringify({ tracks, next: `v1/history?${next.toString()}` });
+  return `${tracks},"next":${JSON.stringify(`v1/history?${next.toString()}`)}}`;
 }
 
 function historyEntry(record: TrackRecord): Record<string, unknown> {

@@ -1,19 +1,25 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
+import type { SubmitDeps } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import { ServiceHealth } from '../enrich/service-health';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { NowPlaying } from '../store/now-playing';
+import { createOutputs } from '../outputs/create-outputs';
+import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
-import { createStorageHealth, guardStore } from '../store/health';
+import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
 import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
+import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -22,11 +28,17 @@ import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
+import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, endWithError } from './raw-response';
-import { coverRoutes } from './routes/cover';
+import { coverRoutes, imageBlobs } from './routes/cover';
+import { currentImageRoutes } from './routes/current-images';
+import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
+import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
+import { staticRoutes } from './routes/static-files';
+import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
@@ -42,6 +54,8 @@ export interface StartOptions {
   shutdownGraceMs?: number;
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
+  /** Outputs: tests poll their queues more often. */
+  outputPollMs?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
@@ -55,11 +69,18 @@ export interface RunningServer {
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
+  outputs: OutputDispatcher;
+  /** The pool expensive answers run in (history pages; SSE replays should too). */
+  expensiveWork: WorkPool;
+  /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
+  submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   close(): Promise<void>;
 }
 
 export async function startServer(config: FrozenConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  // Checked before the database opens: a wrong staticDir stops start-up with nothing to undo.
+  const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database.location, {
@@ -68,6 +89,16 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
+  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
+  // at the first submission; the server still starts and serves what is stored.
+  try {
+    await health.run(() => store.probeWrite(), true);
+  } catch (error) {
+    if (!isStorageUnavailable(error)) {
+      await store.close();
+      throw error;
+    }
+  }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
@@ -88,9 +119,20 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     maxConcurrentDownloads: config.images.maxConcurrentDownloads,
     ...options.imageFetch,
   });
-  const images = new ImageCollector({ store: imageStore, tracks, nowPlaying, fetchImage, logger });
+  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
+  // Subscribed before anything can change the current track; sends from the plain image store.
+  const outputs = new OutputDispatcher({
+    outputs: createOutputs(config.outputs, plainImageStore, logger),
+    store: store.outputs,
+    nowPlaying,
+    logger,
+    retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
+  });
   const inFlight = new Set<Promise<unknown>>();
+  // Outside services that failed lately: skipped for a while, and named by /v1/status.
+  const serviceHealth = new ServiceHealth();
 
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
@@ -100,9 +142,30 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   };
 
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
+  // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
+  const expensiveWork = createWorkPool();
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
+  const textAnswers = createTextAnswers(config.pages.idleText);
+  const blobs = imageBlobs(imageStore, queueBudget);
+  const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
+  const submitDeps: SubmitDeps = {
+    secret: config.secret,
+    maxFields: config.limits.maxFields,
+    maxFieldLength: config.maxFieldLength,
+    maxListItems: config.limits.maxListItems,
+    maxRecordBytes: config.limits.maxRecordBytes,
+    processingTimeoutSeconds: config.processingTimeoutSeconds,
+    enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
+    dedupeSeconds: config.dedupeSeconds,
+    inProgress: new RecordsInProgress(),
+    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
+    tracks,
+    nowPlaying,
+    logger,
+    images,
+  };
   const app = createApp({
     logger,
     cors,
@@ -116,23 +179,17 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        failingServices: () => serviceHealth.failing(),
         trackInFlight,
-        submit: {
-          secret: config.secret,
-          maxFields: config.limits.maxFields,
-          maxFieldLength: config.maxFieldLength,
-          processingTimeoutSeconds: config.processingTimeoutSeconds,
-          enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
-          plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, logger }),
-          tracks,
-          nowPlaying,
-          logger,
-          images,
-        },
+        submit: submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying }),
-      coverRoutes(imageStore, queueBudget),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork }),
+      outputRoutes({ secret: config.secret, outputs, nowPlaying }),
+      coverRoutes(imageStore, blobs),
+      currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
+      ownFiles,
+      textRoutes(nowPlaying, textAnswers),
     ],
   });
 
@@ -154,11 +211,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const wsStream = createWsStream({
     nowPlaying,
     logger,
-    images: { meta: (key) => imageStore.meta(key), slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    current: currentImages,
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed });
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     limitRequestsInFlight(createRequestListener(app, answerLast), {
@@ -189,6 +247,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     await listen(server, config.port, config.host);
   } catch (error) {
     stopFollowing();
+    await outputs.close();
     await store.close();
     throw error;
   }
@@ -211,12 +270,28 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Then the background image downloads: abandoned, and waited for, before the database closes.
       await images.close();
       stopFollowing();
+      // Deliveries under way are cut short and stay pending in the store for the next start.
+      await outputs.close();
       await store.close();
     })();
     return closing;
   };
 
-  return { url: formatUrl(config.host, port), port, host: config.host, tracks: plainTracks, nowPlaying, hub, images, imageStore: plainImageStore, close };
+  const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
+  return {
+    url: serverUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: plainTracks,
+    nowPlaying,
+    hub,
+    images,
+    imageStore: plainImageStore,
+    outputs,
+    expensiveWork,
+    submission,
+    close,
+  };
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {
@@ -242,10 +317,6 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
     default:
       return `cannot listen on ${host}:${port}: ${error.message}`;
   }
-}
-
-export function formatUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export { isLoopbackHost } from './request-guards';

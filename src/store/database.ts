@@ -80,6 +80,15 @@ function describeFsError(error: unknown): string {
   return (code && FS_ERRORS[code]) ?? errorMessage(error);
 }
 
+/**
+ * Setting user_version to its own value takes a write lock and writes the header: a read-only
+ * file answers SQLITE_READONLY here, as a submission would later, and nothing changes.
+ */
+export function probeSqliteWrite(db: Db): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  db.pragma(`user_version = ${Math.trunc(version)}`);
+}
+
 export function migrate(db: Db, migrations: readonly Migration[]): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   for (const migration of pendingMigrations(migrations, current)) {

@@ -40,10 +40,11 @@ const NETWORK_FAILURES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'E
 /**
  * PostgreSQL SQLSTATE classes and codes that mean the server cannot serve now
  * (https://www.postgresql.org/docs/15/errcodes-appendix.html): 08 connection exception,
- * 53 insufficient resources (53100 disk full), 57P01-57P03 shutdown or not accepting connections.
+ * 53 insufficient resources (53100 disk full), 57P01-57P03 shutdown or not accepting connections,
+ * 25006 read-only transaction (a standby, or a database set read-only).
  */
 function isPostgresUnavailable(code: string): boolean {
-  return /^(08|53)[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code);
+  return /^(08|53)[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code) || code === '25006';
 }
 
 /**

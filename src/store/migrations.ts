@@ -104,4 +104,43 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tracks_by_received_at ON tracks (received_at, dbid);
     `,
   },
+  {
+    version: 5,
+    name: 'output deliveries',
+    sql: `
+      -- The outputs' delivery log (docs/outputs.md "Delivery"). No reference to tracks: a
+      -- deleted record's track.deleted message outlives it. Times are ms since the epoch.
+      CREATE TABLE output_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        output TEXT NOT NULL,
+        dbid INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('track.changed', 'track.settled', 'track.deleted')),
+        message_id TEXT NOT NULL UNIQUE,
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed', 'superseded')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        claimed_by TEXT,
+        claimed_until INTEGER,
+        finished_at INTEGER,
+        receipt TEXT,
+        last_error TEXT,
+        -- Several instances that see one change enqueue it once.
+        UNIQUE (output, dbid, kind)
+      );
+      CREATE INDEX output_messages_queue ON output_messages (output, state, id);
+      CREATE INDEX output_messages_finished ON output_messages (finished_at) WHERE state <> 'pending';
+      CREATE TABLE output_attempts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        message INTEGER NOT NULL REFERENCES output_messages (id) ON DELETE CASCADE,
+        at INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed', 'retry')),
+        status INTEGER,
+        error TEXT
+      );
+      CREATE INDEX output_attempts_by_message ON output_attempts (message);
+    `,
+  },
 ];

@@ -15,8 +15,15 @@ export interface NowPlayingSnapshot {
 interface NowPlayingEvents {
   /** A newer track became current. */
   'track-changed': [TrackRecord];
-  /** The current track's metadata changed (e.g. its cover arrived after the response). */
+  /** The current track's metadata changed (enrichment filled fields, its cover arrived). */
   'track-updated': [TrackRecord];
+  /**
+   * A record's enrichment has ended (done or its deadline passed), with the final record, current
+   * or not. Local only: each instance hears its own submissions (outputs send after enrichment).
+   */
+  'track-settled': [TrackRecord];
+  /** A record was deleted (current or not). */
+  'track-deleted': [number];
 }
 
 export class NowPlaying extends EventEmitter<NowPlayingEvents> {
@@ -57,11 +64,21 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     return true;
   }
 
+  /** The record `dbid` is gone; call retract() too when it was current. */
+  deleted(dbid: number): void {
+    this.emit('track-deleted', dbid);
+  }
+
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */
   update(record: TrackRecord): void {
     if (this.snapshotValue.record?.dbid !== record.dbid) return;
     this.snapshotValue = serialize(record);
     this.emit('track-updated', record);
+  }
+
+  /** Tells local listeners that `record`'s enrichment has ended. */
+  settle(record: TrackRecord): void {
+    this.emit('track-settled', record);
   }
 }
 

@@ -1,8 +1,9 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { EventEmitter } from 'node:events';
-import { openDatabase } from './database';
+import { openDatabase, probeSqliteWrite } from './database';
 import { createImageStore } from './images';
 import { createLookupCacheStore } from './lookup-cache';
+import { createOutputStore } from './outputs';
 import { openPostgresStore } from './postgres/postgres-store';
 import { isPostgresUrl, type Store, type StoreEvents, type StoreOptions } from './store';
 import { createTrackStore } from './tracks';
@@ -20,7 +21,9 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     tracks: createTrackStore(db),
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
+    outputs: createOutputStore(db),
     events: new EventEmitter<StoreEvents>(),
+    probeWrite: async () => probeSqliteWrite(db),
     close: async () => {
       db.close();
     },

@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events';
 import type { ImageCategory } from '../domain/track';
 import type { ImageStore } from './images';
 import type { LookupCacheStore } from './lookup-cache';
+import type { OutputStore } from './outputs';
 import type { TrackStore } from './tracks';
 
 // Everything the app stores, behind one asynchronous interface (issue 15, decisions.md "Several
@@ -49,10 +50,18 @@ export interface Store {
   readonly tracks: TrackStore;
   readonly images: ImageStore;
   readonly lookupCache: LookupCacheStore;
+  /** The outputs' delivery log (docs/outputs.md). */
+  readonly outputs: OutputStore;
   /** Shared request spacing; absent with SQLite, where one process's limiter is the whole story. */
   readonly requestSlots?: RequestSlots;
   /** Changes of other instances; never fires with SQLite (one process owns the file). */
   readonly events: EventEmitter<StoreEvents>;
+  /**
+   * Rejects with the backend's own error when the database takes no writes now (a read-only
+   * file, a read-only PostgreSQL session); writes nothing. Run once at start, so that a
+   * read-only database is reported then and not at the first submission.
+   */
+  probeWrite(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -4,6 +4,8 @@ import { SVC_BIN, cleanEnv } from './run-cli';
 export interface ServeProcess {
   child: ChildProcessWithoutNullStreams;
   url: string;
+  /** Everything printed on stdout so far (the start-up banner). */
+  stdout: () => string;
   stderr: () => string;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
@@ -26,7 +28,7 @@ export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEn
       const match = /listening on (\S+)/.exec(stdout);
       if (match?.[1]) {
         clearTimeout(timer);
-        resolve({ child, url: match[1], stderr: () => stderr, exited });
+        resolve({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exited });
       }
     });
     void exited.then((code) => {
@@ -34,4 +36,10 @@ export function startServeProcess(args: readonly string[], env: NodeJS.ProcessEn
       reject(new Error(`svc serve exited with ${code}: ${stderr}`));
     });
   });
+}
+
+/** Sends SIGTERM and waits for the exit code. */
+export async function stopServeProcess(serve: ServeProcess): Promise<number | null> {
+  serve.child.kill('SIGTERM');
+  return serve.exited;
 }

@@ -30,6 +30,7 @@ export interface TestServerOptions {
   dbFile?: string;
   imageFetch?: StartOptions['imageFetch'];
   ws?: StartOptions['ws'];
+  outputPollMs?: number;
 }
 
 /** Config for tests: embedded defaults, port 0, a temp database, no outbound enrichment. */
@@ -46,7 +47,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const logs: string[] = [];
   const logger = createLogger((line) => logs.push(line));
   let config = testConfig(options.config ?? {}, dbFile);
-  const startOptions = (): StartOptions => ({ logger, plan: options.plan, imageFetch: options.imageFetch, ws: options.ws });
+  const startOptions = (): StartOptions => ({ logger, plan: options.plan, imageFetch: options.imageFetch, ws: options.ws, outputPollMs: options.outputPollMs });
   let server = await startServer(config, startOptions());
   let running = true;
   const handle: TestServer = {

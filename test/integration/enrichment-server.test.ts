@@ -143,13 +143,16 @@ describe('POST /v1/remoteinput with enrichment', () => {
   });
 
   describe('outside failures', () => {
-    it('When MusicBrainz answers 500, then the submission succeeds unenriched, a warning is logged, and the failure is not cached', async () => {
+    it('When MusicBrainz answers 500, then the submission succeeds unenriched, a warning is logged, and MusicBrainz is left alone for a while (negative cache)', async () => {
       fakes.musicbrainz.override(() => ({ status: 500, headers: { 'Content-Type': 'text/html' }, body: '<h1>Internal Server Error</h1>' }));
       await start();
       expectNoMusicBrainzFields(await submit({ artist: 'Massive Attack', title: 'Teardrop' }));
       expect(server?.logs.join('\n')).toMatch(/warn enrichment: musicbrainz failed: musicbrainz: HTTP 500/);
-      await submit({ artist: 'Massive Attack', title: 'Teardrop' });
-      expect(fakes.musicbrainz.calls()).toHaveLength(2);
+      // Another track: the failed service is skipped, not asked again (docs/title-first.md "Negative cache").
+      expect((await submit({ artist: 'Daft Punk', title: 'One More Time' })).musicbrainzrecordingid).toBeUndefined();
+      expect(fakes.musicbrainz.calls()).toHaveLength(1);
+      expect(server?.logs.join('\n')).toMatch(/musicbrainz: skipped for \d+ s more after a failure/);
+      expect(asObject((await request(`${server?.url}/v1/status`)).json).failing_services).toEqual(['musicbrainz']);
     });
 
     it('When MusicBrainz answers 503 with Retry-After, then svc waits that long before asking again', async () => {

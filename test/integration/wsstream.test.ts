@@ -1,9 +1,11 @@
 import zlib from 'node:zlib';
 import { WebSocket, type RawData } from 'ws';
+import type { Enricher } from '../../src/enrich/enricher';
 import { postJson, request } from '../helpers/http';
 import { makePng } from '../helpers/images';
 import { serveBytes, startImageHost, type ImageHost } from '../helpers/image-host';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { TRANSPARENT_PNG_BASE64 as TRANSPARENT_BASE64 } from '../../src/domain/image';
 
 // /wsstream as What's Now Playing's overlay templates read it. Facts from
 // whatsnowplaying/whats-now-playing: nowplaying/processes/webserver.py (websocket_streamer:
@@ -11,9 +13,26 @@ import { startTestServer, type TestServer } from '../helpers/test-server';
 // it stops; _base64ifier/_transparentifier: blobs go out as `...base64` fields, a missing cover as
 // a transparent PNG, `dbid` removed) and nowplaying/templates/whatsnowplaying-websocket.js (the
 // browser library: connects to `/wsstream?session_id=...`, JSON-parses each frame, returns early
-// on `data.last`, reconnects on close).
+// on `data.last`, reconnects on close). The artist images: webserver.py _wss_do_update sends
+// every blob of nowplaying/db.py METADATABLOBLIST (`artistbannerraw`, `artistfanartraw`,
+// `artistlogoraw`, `artistthumbnailraw`, `coverimageraw`) renamed `...base64`, a transparent
+// PNG for each missing one; the artist-image templates of whatsnowplaying/wnp-templates
+// (template-src/configs/image-templates.yaml: image_field `artistthumbnail`, `artistbanner`,
+// `artistlogo`; components/js/single-image-display.js) read `metadata[image_field + 'base64']`
+// into `data:image/png;base64,...`, so a missing key is a broken image.
 
 const cover = makePng(16, 16, [0, 150, 250], [250, 250, 0]);
+const thumb = makePng(20, 20, [90, 0, 90], [0, 200, 200]);
+const ARTIST_IMAGE_KEYS = ['artistthumbnailbase64', 'artistbannerbase64', 'artistlogobase64', 'artistfanartbase64'];
+
+/** "Finds" an artist thumbnail for the track titled "With Thumbnail", after the response (background download). */
+function thumbnailFor(host: ImageHost): Enricher {
+  return {
+    name: 'test-thumbs',
+    enrich: async (track) =>
+      track.title === 'With Thumbnail' ? { images: [{ category: 'thumbnail', url: `${host.url}/thumb.png`, source: 'test-thumbs' }] } : null,
+  };
+}
 
 interface StreamClient {
   socket: WebSocket;
@@ -89,7 +108,8 @@ describe('/wsstream', () => {
   beforeAll(async () => {
     host = await startImageHost();
     host.route('/cover.png', serveBytes(cover, 'image/png'));
-    t = await startTestServer({ config: { coverFetch: { allowPrivateAddresses: true } } });
+    host.route('/thumb.png', serveBytes(thumb, 'image/png'));
+    t = await startTestServer({ config: { coverFetch: { allowPrivateAddresses: true } }, plan: [[thumbnailFor(host)]] });
   });
   afterAll(async () => {
     for (const socket of sockets) socket.terminate();
@@ -104,19 +124,25 @@ describe('/wsstream', () => {
     const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Burial', title: 'Archangel', isrc: ['GBBKS0700011'], bpm: '139' });
     expect(res.status).toBe(200);
     const frame = await client.next();
-    const { coverimagebase64, ...fields } = frame;
+    const { coverimagebase64, artistthumbnailbase64, artistbannerbase64, artistlogobase64, artistfanartbase64, ...fields } = frame;
     expect(fields).toEqual({ artist: 'Burial', title: 'Archangel', isrc: ['GBBKS0700011'], bpm: 139 });
-    const png = decodePng(Buffer.from(String(coverimagebase64), 'base64'));
-    expect({ width: png.width, height: png.height, colourType: png.colourType }).toEqual({ width: 1, height: 1, colourType: 6 });
-    // One row: filter byte, then R, G, B, A, all zero: fully transparent.
-    expect([...png.rows]).toEqual([0, 0, 0, 0, 0]);
+    for (const image of [coverimagebase64, artistthumbnailbase64, artistbannerbase64, artistlogobase64, artistfanartbase64]) {
+      const png = decodePng(Buffer.from(String(image), 'base64'));
+      expect({ width: png.width, height: png.height, colourType: png.colourType }).toEqual({ width: 1, height: 1, colourType: 6 });
+      // One row: filter byte, then R, G, B, A, all zero: fully transparent.
+      expect([...png.rows]).toEqual([0, 0, 0, 0, 0]);
+    }
     expect(client.frames).toHaveLength(1);
   });
 
-  it('When a track with a cover becomes current, then every client gets a frame whose coverimagebase64 is the cover', async () => {
+  it('When a track with a cover becomes current, then every client gets the bare frame, then one whose coverimagebase64 is the cover', async () => {
     const client = await connect();
     expect((await client.next()).title).toBe('Archangel');
     await postJson(`${t.url}/v1/remoteinput`, { artist: 'Four Tet', title: 'Baby', coverurl: `${host.url}/cover.png` });
+    // Title first (docs/title-first.md): the track without its cover, then the update with it.
+    const bare = await client.next();
+    expect(bare).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
+    expect(bare.coverurl).toBeUndefined();
     const frame = await client.next();
     expect(frame).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
     expect(String(frame.coverurl)).toMatch(/^cover\/[0-9a-f]{64}$/);
@@ -129,6 +155,20 @@ describe('/wsstream', () => {
     const frame = await client.next();
     expect(frame.title).toBe('Baby');
     expect(Buffer.from(String(frame.coverimagebase64), 'base64').equals(cover)).toBe(true);
+  });
+
+  it('When an artist thumbnail arrives after the response, then the frame is sent again with artistthumbnailbase64 and the other artist keys stay transparent', async () => {
+    const client = await connect();
+    await client.next();
+    const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'With Thumbnail' });
+    expect(res.status).toBe(200);
+    let frame = await client.next();
+    while (frame.title !== 'With Thumbnail' || frame.artistthumbnailbase64 === TRANSPARENT_BASE64) frame = await client.next();
+    expect(Buffer.from(String(frame.artistthumbnailbase64), 'base64').equals(thumb)).toBe(true);
+    for (const key of ARTIST_IMAGE_KEYS.filter((name) => name !== 'artistthumbnailbase64')) expect(frame[key]).toBe(TRANSPARENT_BASE64);
+    await t.server.images.idle();
+    // One thumbnail, one more frame: no frame after it for the same image.
+    expect(client.frames.at(-1)).toBe(frame);
   });
 
   it('When /wsstream is fetched without a WebSocket upgrade, then 426', async () => {

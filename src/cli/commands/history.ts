@@ -6,7 +6,7 @@ import { CliError, EXIT } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, renderTrack } from '../output';
 import { CSV_COLUMNS, csvRow, parseWhen, setlistLine } from '../setlist';
-import type { TrackObject } from '../template';
+import type { TrackObject } from '../../domain/template';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 
 // `svc history`: the setlist, oldest first, from GET /v1/history (which pages newest first).

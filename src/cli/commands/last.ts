@@ -25,8 +25,8 @@ Examples:
   $ svc last --follow --format '{artist} - {title}' | while IFS= read -r l; do echo "$l" > np.txt; done
   $ svc last; [ $? -eq 6 ] && echo 'nothing playing'
 
---format: {field} is any field of the /v1/last object (artist, title, album, date, genre,
-bpm, ...; {year} is the year of date); a missing field renders empty; {{ and }} are braces.`;
+--format: {field} or {{field}} is any field of the /v1/last object (artist, title, album, date, genre,
+bpm, ...; {year} is the year of date); a missing field renders empty; every brace belongs to a placeholder.`;
 
 export function registerLast(program: Command, ctx: CliContext, setResult: SetResult): void {
   const command = program.command('last').description('print the track playing now (exit 6 when nothing is playing)');
@@ -63,7 +63,7 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
     stop: ctx.untilInterrupted(),
     note: (message) => ctx.io.err(`svc: ${message}`),
     onFrame(frame) {
-      // The server pushes the current track on every (re)connect: print each track once.
+      // The server pushes the current track on every (re)connect: print each version of a track once.
       if (!isTrackFrame(frame) || trackIdentity(frame) === shownTrack) return;
       shownTrack = trackIdentity(frame);
       ctx.io.out(renderTrack(frame.track, style));

@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
-import { createLogger } from '../../log';
+import type { FrozenConfig } from '../../config/schema';
+import type { RunningIcecastListener } from '../../ingest/listener';
+import { createLogger, type Logger } from '../../log';
+import type { RunningServer } from '../../server/start';
 import type { CliContext, SetResult } from '../context';
 
 // The server stack (Koa, SQLite, ws) is required only when `svc serve` runs, so that the
@@ -12,6 +15,7 @@ interface ServeOptions {
   db?: string;
   config?: string;
   offline?: boolean;
+  icecastPort?: string;
 }
 
 export function registerServe(program: Command, ctx: CliContext, setResult: SetResult): void {
@@ -22,6 +26,7 @@ export function registerServe(program: Command, ctx: CliContext, setResult: SetR
     .option('--host <address>', 'listen address; 0.0.0.0 for LAN clients (default 127.0.0.1, env SVC_HOST)')
     .option('--secret <secret>', 'shared secret required by /v1/remoteinput (env SVC_SECRET)')
     .option('--db <file-or-url>', 'SQLite database file, :memory:, or a postgres:// URL shared by several instances (env SVC_DATABASE)')
+    .option('--icecast-port <port>', 'also take DJ software streaming to it as to an Icecast server (8000 is what it expects); off by default')
     .option('--offline', 'no lookups in outside music services (a submitted coverurl is still fetched)')
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .addHelpText(
@@ -35,7 +40,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   // require, not a top-level import: client commands never load Koa or SQLite.
   const { loadConfig } = require('../../config/load') as typeof import('../../config/load');
   const { isLoopbackHost, startServer } = require('../../server/start') as typeof import('../../server/start');
-  const { config } = await loadConfig({
+  const { config, filepath } = await loadConfig({
     configFile: options.config,
     flags: {
       port: options.port,
@@ -43,6 +48,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
       secret: options.secret,
       'database.location': options.db,
       'enrichment.enabled': options.offline ? false : undefined,
+      'icecastSource.port': options.icecastPort,
     },
   });
   const logger = createLogger();
@@ -53,10 +59,41 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   if (!isLoopbackHost(config.host) && config.secret === '') {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
-  ctx.io.out(`svc listening on ${server.url}`);
+  const { bannerLines } = require('../banner') as typeof import('../banner');
+  const banner = bannerLines({ url: server.url, host: config.host, port: server.port, database: config.database, configFile: filepath, cwd: process.cwd() });
+  for (const line of banner) ctx.io.out(line);
+  const icecast = await startIcecastSource(config, server, logger, isLoopbackHost).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
+  if (icecast) ctx.io.out(icecast.banner);
 
   const signal = await stopSignal;
   logger.info(`${String(signal)} received: finishing in-flight submissions and closing`);
+  // Sources first: the server's close then waits for the tracks they were submitting.
+  await icecast?.listener.close();
   await server.close();
   return 0;
+}
+
+/** The Icecast source listener beside the server, when `icecastSource.port` is set (docs/dj-software.md). */
+async function startIcecastSource(
+  config: FrozenConfig,
+  server: RunningServer,
+  logger: Logger,
+  isLoopback: (host: string) => boolean,
+): Promise<{ listener: RunningIcecastListener; banner: string } | null> {
+  const { port, password } = config.icecastSource;
+  if (port === undefined) return null;
+  const { startIcecastListener } = require('../../ingest/listener') as typeof import('../../ingest/listener');
+  const effectivePassword = password ?? config.secret;
+  if (effectivePassword === '' && !isLoopback(config.host)) {
+    logger.warn(
+      `taking Icecast sources on ${config.host} without a password: anyone who can reach port ${port} can set the track (set icecastSource.password or --secret)`,
+    );
+  }
+  const listener = await startIcecastListener({ host: config.host, port, password: effectivePassword, submission: server.submission, logger });
+  const login =
+    effectivePassword === '' ? 'no password asked' : `any user, password ${password === undefined ? 'the shared secret' : 'icecastSource.password'}`;
+  return { listener, banner: `svc takes Icecast sources on ${listener.url} (DJ software: server ${config.host}, port ${listener.port}, any mount, ${login})` };
 }

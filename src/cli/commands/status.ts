@@ -5,7 +5,7 @@ import { CliError, EXIT } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { colorEnabled } from '../io';
 import { createPainter, jsonLine } from '../output';
-import { oneLine } from '../template';
+import { oneLine } from '../../domain/template';
 
 // `svc status`: GET /v1/status; exit 0 when the server answers {"status": "ok"}.
 
@@ -18,7 +18,7 @@ Examples:
   $ until svc status >/dev/null 2>&1; do sleep 1; done   # wait for the server`;
 
 export function registerStatus(program: Command, ctx: CliContext, setResult: SetResult): void {
-  const command = program.command('status').description('print the server status and version (exit 0 when healthy)');
+  const command = program.command('status').description('print the server status and version (exit 0 when healthy, 1 when the server or its database is not)');
   addClientOptions(command, 10)
     .addHelpText('after', EXAMPLES)
     .action((options: ClientOptions) => setResult(runStatus(options, ctx)));
@@ -33,14 +33,19 @@ async function runStatus(options: ClientOptions, ctx: CliContext): Promise<numbe
   if (status === undefined) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/status').href}: no status field (is this an svc server?)`, EXIT.SERVER_ERROR);
   }
-  const healthy = status === 'ok';
+  // The process answers "ok" while its database is gone (docs/first-hour.md "svc status"):
+  // submissions fail then, so a script checking health must hear about it.
+  const database = isPlainObject(json) && typeof json.database === 'string' ? oneLine(json.database) : undefined;
+  const databaseDown = database !== undefined && database !== 'ok';
+  const healthy = status === 'ok' && !databaseDown;
   if (options.json) {
     ctx.io.out(jsonLine(json));
   } else {
     const paint = createPainter(colorEnabled(ctx.io.env, ctx.io.stdoutIsTTY, false));
-    const word = healthy ? paint.good(status) : paint.bad(status);
+    const word = healthy ? paint.good(status) : paint.bad(databaseDown ? `database ${database}` : status);
     ctx.io.out(`${word}  svc ${version} at ${client.settings.baseUrl.href}`);
   }
-  if (!healthy) ctx.io.err(`svc: the server reports status "${status}"`);
+  if (status !== 'ok') ctx.io.err(`svc: the server reports status "${status}"`);
+  else if (databaseDown) ctx.io.err(`svc: the server is up but its database is ${database}: submissions fail until it is back`);
   return healthy ? EXIT.OK : EXIT.SERVER_ERROR;
 }

@@ -6,7 +6,7 @@ import { CliError, EXIT, mostSevere, type ExitCode } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
 import { readSubmissions } from '../submission-input';
-import { oneLine } from '../template';
+import { oneLine } from '../../domain/template';
 
 // `svc submit`: POST /v1/remoteinput from flags, or from JSON / NDJSON on stdin (`-`).
 

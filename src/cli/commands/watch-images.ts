@@ -10,7 +10,7 @@ import { isImageFrame, isTrackFrame, trackIdentity, type ImageFrame } from '../f
 import { imageFileName } from '../image-files';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
-import { oneLine } from '../template';
+import { oneLine } from '../../domain/template';
 
 // `svc watch-images`: tails /v1/images/ws, one line per frame (NDJSON with --json);
 // --save DIR downloads each announced image as DIR/<key>.<ext> and prints its path.
@@ -60,7 +60,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
     note: (message) => ctx.io.err(`svc: ${message}`),
     async onFrame(frame) {
       if (isTrackFrame(frame)) {
-        // The server pushes the current track on every (re)connect: show each track once.
+        // The server pushes the current track on every (re)connect: show each version of a track once.
         if (trackIdentity(frame) === shownTrack) return;
         shownTrack = trackIdentity(frame);
         if (!paint) out(jsonLine(frame));

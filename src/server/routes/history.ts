@@ -8,11 +8,14 @@ import type { AppState } from '../context';
 import { createHistoryPages } from '../history-pages';
 import { matchesEtag } from '../etag';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
+import { requestGone, type WorkPool } from '../work-pool';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
 
 export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;
+  /** Pages not already kept are read here, fairly between clients (server/work-pool.ts). */
+  pool: WorkPool;
 }
 
 export function historyRoutes(deps: HistoryDeps): Router<AppState> {
@@ -21,7 +24,8 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
   const pages = createHistoryPages(deps.tracks);
 
   router.get('/history', async (ctx) => {
-    const { body, etag } = await pages.answer(parseHistoryQuery(ctx.query));
+    const query = parseHistoryQuery(ctx.query);
+    const { body, etag } = pages.cached(query) ?? (await deps.pool.run(ctx.ip, () => pages.answer(query), requestGone(ctx.res)));
     ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
     ctx.type = 'application/json';
     if (matchesEtag(ctx.get('If-None-Match'), etag)) {

@@ -23,13 +23,14 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.ico': 'image/x-icon',
 };
 
-// Everything from our own origin; the stream is on the same host (ws: for browsers whose
+// Scripts only from our own origin; the stream is on the same host (ws: for browsers whose
 // 'self' does not cover WebSocket URLs yet). Styles may also be inline: OBS Browser Source
 // applies its "Custom CSS" by appending a <style> element to the page (obs-browser
-// browser-client.cpp, OnLoadEnd), and streamers restyle overlays that way. Scripts stay
-// same-origin only.
-const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
+// browser-client.cpp, OnLoadEnd), and streamers restyle overlays that way, with web fonts and
+// pictures from any https: address (an @import of a font service) or from staticDir
+// (docs/first-hour.md "Styling the pages in OBS").
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline' https:; font-src 'self' https: data:; img-src 'self' https: data:; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'";
 
 interface Asset {
   body: Buffer;
@@ -41,7 +42,8 @@ const PAGES: Readonly<Record<string, string>> = { '/': 'overlay.html', '/slidesh
 
 export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
   const assets = readAssets(dir);
-  const router = new Router<AppState>();
+  // Strict: `/history/` is not `/history` (it gets the redirect below).
+  const router = new Router<AppState>({ strict: true });
 
   const serve = (ctx: RouterContext<AppState>, asset: Asset) => {
     ctx.set('ETag', asset.etag);
@@ -61,6 +63,10 @@ export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
     const asset = assets.get(file);
     if (!asset) throw new StartupError(`overlay page ${file} is missing from ${dir}`);
     router.get(route, (ctx) => serve(ctx, asset));
+    // `/history/` is the same page. A redirect, not a second copy: the pages load their assets by
+    // relative URLs, which resolve under /history/ to nothing. Relative, so a path prefix
+    // added by a reverse proxy survives; the query string too.
+    if (route !== '/') router.get(`${route}/`, (ctx) => redirectWithoutSlash(ctx, route));
   }
   const favicon = assets.get('favicon.ico');
   if (favicon) router.get('/favicon.ico', (ctx) => serve(ctx, favicon));
@@ -74,6 +80,12 @@ export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
     throw new AppError('UPGRADE_REQUIRED', undefined, { headers: { Upgrade: 'websocket' } });
   });
   return router;
+}
+
+function redirectWithoutSlash(ctx: RouterContext<AppState>, route: string): void {
+  ctx.status = 308;
+  ctx.set('Location', `../${route.slice(1)}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
+  ctx.body = { error: `Moved to ${route}` };
 }
 
 function readAssets(dir: string): Map<string, Asset> {

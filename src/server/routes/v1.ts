@@ -19,6 +19,8 @@ export interface V1Deps {
   submit: SubmitDeps;
   /** decisions.md: /v1/status reports "database": "unavailable" after a storage failure. */
   databaseState: () => DatabaseState;
+  /** Outside services skipped after a failure (docs/title-first.md "Negative cache"). */
+  failingServices: () => string[];
   /** Lets a graceful shutdown wait for submissions already being processed. */
   trackInFlight: <T>(work: Promise<T>) => Promise<T>;
 }
@@ -32,7 +34,12 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
 
   router.get('/status', (ctx) => {
     ctx.type = 'application/json';
-    ctx.body = statusOf[deps.databaseState()];
+    const failing = deps.failingServices();
+    // The usual answer is built once; a failing service is news worth a fresh one.
+    ctx.body =
+      failing.length === 0
+        ? statusOf[deps.databaseState()]
+        : JSON.stringify({ status: 'ok', version: deps.version, database: deps.databaseState(), failing_services: failing });
   });
 
   // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route

@@ -3,7 +3,8 @@ import type { ImageCategory, TrackFields, TrackImage } from '../../domain/track'
 
 // Frames of /v1/images/ws (decisions.md "/v1/images/ws"). JSON text frames. Pure.
 // Pushed by the server, unprompted:
-//   track  on connect (when a track is current) and on every track change
+//   track  on connect (when a track is current), on every track change, and again with the same
+//          dbid each time enrichment fills in more of the current track
 //   image  once per image as it becomes available for the current track (cover first); on
 //          connect, one per image the current track already has
 // Sent in answer to a client's message (ws/requests.ts):

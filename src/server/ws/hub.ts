@@ -96,9 +96,12 @@ export function createImageHub(options: HubOptions): ImageHub {
     });
   };
 
+  // A change and an update of the current track are the same frame: an update repeats the dbid
+  // with more fields filled (docs/title-first.md).
   const onTrackChanged = (record: TrackRecord) => broadcast(trackFrame(record));
   const onImage = (image: TrackImage) => broadcast(imageFrame(image));
   options.nowPlaying.on('track-changed', onTrackChanged);
+  options.nowPlaying.on('track-updated', onTrackChanged);
   options.images.on('image', onImage);
 
   const onMessage = (socket: WebSocket, client: Client, data: RawData, isBinary: boolean) => {
@@ -178,6 +181,7 @@ export function createImageHub(options: HubOptions): ImageHub {
       heartbeat.stop();
       for (const client of clients.values()) if (client.window) clearTimeout(client.window);
       options.nowPlaying.off('track-changed', onTrackChanged);
+      options.nowPlaying.off('track-updated', onTrackChanged);
       options.images.off('image', onImage);
       fanOut.clear();
       for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');

@@ -59,20 +59,38 @@ export function replyText(answer: Answer, images: ImageLookup): string | AsyncIt
 }
 
 /** Fragments of `{...head, "<field>": "<base64 of size bytes>"}`; `read` is called lazily (the store is asynchronous). */
-export async function* base64Fragments(
+export function base64Fragments(
   head: object,
   field: string,
   size: number,
   read: (offset: number, length: number) => Promise<Buffer | null>,
 ): AsyncGenerator<string> {
+  return base64FieldFragments(head, [{ field, size, read }]);
+}
+
+export interface Base64Field {
+  field: string;
+  size: number;
+  read: (offset: number, length: number) => Promise<Buffer | null>;
+}
+
+/** Fragments of `{...head, "<field>": "<base64>", ...}`, one image after the other, each read piece by piece. */
+export async function* base64FieldFragments(head: object, fields: readonly Base64Field[]): AsyncGenerator<string> {
   const opening = JSON.stringify(head);
-  yield `${opening === '{}' ? '{' : `${opening.slice(0, -1)},`}${JSON.stringify(field)}:"`;
-  for (let offset = 0; offset < size; offset += IMAGE_FRAGMENT_BYTES) {
-    const part = await read(offset, IMAGE_FRAGMENT_BYTES);
-    if (!part || part.length === 0) throw new Error('the image was removed while it was being sent');
-    yield part.toString('base64');
+  let separator = opening === '{}' ? '' : ',';
+  yield opening.slice(0, -1);
+  for (const { field, size, read } of fields) {
+    yield `${separator}${JSON.stringify(field)}:"`;
+    separator = ',';
+    // IMAGE_FRAGMENT_BYTES is a multiple of 3: the pieces' base64 joins into the whole's.
+    for (let offset = 0; offset < size; offset += IMAGE_FRAGMENT_BYTES) {
+      const part = await read(offset, IMAGE_FRAGMENT_BYTES);
+      if (!part || part.length === 0) throw new Error('the image was removed while it was being sent');
+      yield part.toString('base64');
+    }
+    yield '"';
   }
-  yield '"}';
+  yield '}';
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { keyOfCoverUrl } from '../../domain/image';
-import type { TrackRecord } from '../../domain/track';
+import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
+import type { ImageCategory, TrackRecord } from '../../domain/track';
+import type { CurrentImageSet, CurrentImages } from '../current-images';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import type { QueueBudget } from '../queue-budget';
@@ -11,26 +12,27 @@ import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
 import { acceptUpgrade, closeServer } from './socket-server';
-import { base64Fragments, type ImageLookup } from './requests';
+import { base64FieldFragments, type ImageLookup } from './requests';
 
 // /wsstream (decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
 // and its browser client library read the track from. No auth; client messages are ignored.
 // On connect (when a track has played) and on every change of the current track: one frame with
-// the /v1/last fields without `dbid`, plus `coverimagebase64`: the cover's bytes, or a 1x1
-// transparent PNG when there is none, as What's Now Playing sends. At shutdown: `{"last": true}`,
+// the /v1/last fields without `dbid`, plus `coverimagebase64`, `artistthumbnailbase64`,
+// `artistbannerbase64`, `artistlogobase64` and `artistfanartbase64`: each image's bytes, or a
+// 1x1 transparent PNG when there is none, as What's Now Playing sends. An artist image that
+// arrives later (enrichment runs on after the response) sends the frame again. At shutdown: `{"last": true}`,
 // then close with 1001. A reader that falls behind gets only the newest track once it catches up:
-// at most one frame is under way per socket, its cover read from the store piece by piece.
+// at most one frame is under way per socket, its images read from the store piece by piece.
 
 export const WSSTREAM_PATH = '/wsstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
 const CLOSE_GOING_AWAY = 1001;
 
-/** A 1x1 PNG whose one pixel is fully transparent (RGBA 0,0,0,0). */
-const TRANSPARENT_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR42mNgAAIAAAUAAen63NgAAAAASUVORK5CYII=';
-
 export interface WsStreamOptions {
   nowPlaying: NowPlaying;
-  images: Pick<ImageLookup, 'meta' | 'slice'>;
+  images: Pick<ImageLookup, 'slice'>;
+  /** The current track's image of each kind. */
+  current: Pick<CurrentImages, 'of' | 'on' | 'off'>;
   logger: Logger;
   pingIntervalMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
@@ -60,7 +62,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   const frameNow = async (): Promise<string | AsyncIterable<string>> => {
     const record = options.nowPlaying.current();
     if (!record) return '{}';
-    return trackFrame(record, options.images);
+    return trackFrame(record, await options.current.of(record), options.images);
   };
 
   const send = (reader: Reader) => {
@@ -79,6 +81,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   options.nowPlaying.on('track-changed', onChange);
   // A cover that arrives after the response changes the frame (its coverimagebase64) too.
   options.nowPlaying.on('track-updated', onChange);
+  options.current.on('artist-image', onChange);
 
   wss.on('connection', (socket) => {
     heartbeat.watch(socket);
@@ -111,6 +114,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       heartbeat.stop();
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
+      options.current.off('artist-image', onChange);
       fanOut.clear();
       for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
       // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
@@ -119,11 +123,24 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   };
 }
 
-/** `{...the /v1/last fields without dbid, "coverimagebase64": "..."}`, the cover read lazily. */
-async function trackFrame(record: TrackRecord, images: Pick<ImageLookup, 'meta' | 'slice'>): Promise<string | AsyncIterable<string>> {
-  const fields = { ...record.metadata };
-  const coverKey = typeof fields.coverurl === 'string' ? keyOfCoverUrl(fields.coverurl) : null;
-  const cover = coverKey === null ? null : await images.meta(coverKey);
-  if (!cover) return JSON.stringify({ ...fields, coverimagebase64: TRANSPARENT_PNG_BASE64 });
-  return base64Fragments(fields, 'coverimagebase64', cover.size, (offset, length) => images.slice(cover.key, offset, length));
+/** The frame's image keys, What's Now Playing's names (its `<kind>raw` blobs, base64 as `<kind>base64`). */
+const FRAME_IMAGE_FIELDS: readonly (readonly [ImageCategory, string])[] = [
+  ['cover', 'coverimagebase64'],
+  ['thumbnail', 'artistthumbnailbase64'],
+  ['banner', 'artistbannerbase64'],
+  ['logo', 'artistlogobase64'],
+  ['fanart', 'artistfanartbase64'],
+];
+
+/** `{...the /v1/last fields without dbid, "coverimagebase64": "...", "artist...base64": "..."}`, the images read lazily. */
+function trackFrame(record: TrackRecord, images: CurrentImageSet, store: Pick<ImageLookup, 'slice'>): string | AsyncIterable<string> {
+  const head: Record<string, unknown> = { ...record.metadata };
+  const stored = [];
+  for (const [category, field] of FRAME_IMAGE_FIELDS) {
+    const image = images[category];
+    if (image) stored.push({ field, size: image.size, read: (offset: number, length: number) => store.slice(image.key, offset, length) });
+    else head[field] = TRANSPARENT_PNG_BASE64;
+  }
+  if (stored.length === 0) return JSON.stringify(head);
+  return base64FieldFragments(head, stored);
 }

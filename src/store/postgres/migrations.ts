@@ -84,6 +84,44 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'output deliveries',
+    sql: `
+      -- The outputs' delivery log (docs/outputs.md "Delivery"); times are ms since the epoch.
+      CREATE TABLE output_messages (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        output text NOT NULL,
+        dbid bigint NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('track.changed', 'track.settled', 'track.deleted')),
+        message_id text NOT NULL UNIQUE,
+        payload text NOT NULL,
+        created_at bigint NOT NULL,
+        state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed', 'superseded')),
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at bigint NOT NULL,
+        claimed_by text,
+        claimed_until bigint,
+        finished_at bigint,
+        receipt text,
+        last_error text,
+        -- Every instance sees each change: the first to enqueue it wins, the others add nothing.
+        UNIQUE (output, dbid, kind)
+      );
+      CREATE INDEX output_messages_queue ON output_messages (output, state, id);
+      CREATE INDEX output_messages_finished ON output_messages (finished_at) WHERE state <> 'pending';
+      CREATE TABLE output_attempts (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        message bigint NOT NULL REFERENCES output_messages (id) ON DELETE CASCADE,
+        at bigint NOT NULL,
+        duration_ms integer NOT NULL,
+        outcome text NOT NULL CHECK (outcome IN ('delivered', 'failed', 'retry')),
+        status integer,
+        error text
+      );
+      CREATE INDEX output_attempts_by_message ON output_attempts (message);
+    `,
+  },
 ];
 
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {

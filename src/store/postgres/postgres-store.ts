@@ -9,6 +9,8 @@ import { expiryOf, storedAnswer, type LookupCacheStore } from '../lookup-cache';
 import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from '../store';
 import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
+import { createPostgresOutputStore } from './outputs';
+import { probePostgresWrite } from './probe-write';
 
 // The PostgreSQL store (issue 15): every instance pointing at one database shares records,
 // images, the lookup cache and the request spacing, and hears the others' changes through
@@ -356,8 +358,10 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     tracks,
     images,
     lookupCache,
+    outputs: createPostgresOutputStore(pool),
     requestSlots,
     events,
+    probeWrite: () => probePostgresWrite(pool),
     close() {
       closing ??= listener.close().then(() => pool.end());
       return closing;
@@ -462,7 +466,7 @@ function parseChange(payload: string, instanceId: string): StoreChange | null {
 }
 
 /** The URL without its password, for messages. */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { openDatabase } from '../../../src/store/database';
 import { createImageStore } from '../../../src/store/images';
 import { pipelineWithoutReading, residentBytes, type Attack } from '../../helpers/attackers';
-import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
+import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 
 // The real `svc serve` process under the issue 13 attacks, its memory read from
@@ -46,8 +46,7 @@ describe('svc serve under memory attacks', () => {
     serve = await startServeProcess(['--port', '0', '--db', dbFile, '--offline']);
   });
   afterAll(async () => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
+    await stopServeProcess(serve);
     temp.cleanup();
   });
 

@@ -1,3 +1,4 @@
+import type { Enricher } from '../../../src/enrich/enricher';
 import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
@@ -15,6 +16,49 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // `coverimagebase64` the same way). The page below is our own, written from those facts.
 
 const cover = makePng(300, 300, [240, 80, 30], [40, 10, 120]);
+const artistThumb = makePng(120, 160, [20, 160, 60], [250, 250, 250]);
+
+/** "Finds" an artist thumbnail (as TheAudioDB or fanart.tv would) for tracks by Bonobo. */
+function artistThumbnails(host: ImageHost): Enricher {
+  return {
+    name: 'test-artist-thumbs',
+    enrich: async (track) =>
+      track.artist === 'Bonobo' ? { images: [{ category: 'thumbnail', url: `${host.url}/thumb.png`, source: 'test-artist-thumbs' }] } : null,
+  };
+}
+
+/**
+ * What's Now Playing's stock artist-thumbnail template, restated from whatsnowplaying/wnp-templates:
+ * template-src/configs/image-templates.yaml (`ws-artistthumb-nofade`: websocket-base, the
+ * `single-image-display` script, `image_field: artistthumbnail`) and
+ * components/js/single-image-display.js (on every /wsstream frame: a new <img> whose src is
+ * `data:image/png;base64,` + `metadata[image_field + 'base64']`, shown when the frame has a title
+ * or an artist). The page is our own, written from those facts.
+ */
+function artistThumbPage(svcHostPort: string): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>artist thumbnail</title></head>
+<body style="background:#111">
+<div id="image-display"></div>
+<script>
+  const imageField = 'artistthumbnail';
+  function open() {
+    const ws = new WebSocket('ws://${svcHostPort}/wsstream?session_id=thumb');
+    ws.onmessage = (event) => {
+      const metadata = JSON.parse(event.data);
+      if (metadata.last) return;
+      const img = document.createElement('img');
+      img.src = 'data:image/png;base64,' + metadata[imageField + 'base64'];
+      const display = document.getElementById('image-display');
+      display.replaceChildren();
+      if (metadata.title || metadata.artist) display.appendChild(img);
+      window.lastArtist = metadata.artist;
+    };
+    ws.onclose = () => setTimeout(open, 1000);
+  }
+  open();
+</script></body></html>`;
+}
 
 function templatePage(svcHostPort: string): string {
   return `<!doctype html>
@@ -84,8 +128,10 @@ describeWithChromium("a What's Now Playing style template in headless Chromium",
   beforeAll(async () => {
     host = await startImageHost();
     host.route('/cover.png', serveBytes(cover, 'image/png'));
-    t = await startTestServer({ config: { coverFetch: { allowPrivateAddresses: true } } });
+    host.route('/thumb.png', serveBytes(artistThumb, 'image/png'));
+    t = await startTestServer({ config: { coverFetch: { allowPrivateAddresses: true } }, plan: [[artistThumbnails(host)]] });
     host.route('/template.html', serveBytes(Buffer.from(templatePage(new URL(t.url).host)), 'text/html; charset=utf-8'));
+    host.route('/artistthumb.html', serveBytes(Buffer.from(artistThumbPage(new URL(t.url).host)), 'text/html; charset=utf-8'));
   });
   afterAll(async () => {
     await browser?.close();
@@ -120,5 +166,29 @@ describeWithChromium("a What's Now Playing style template in headless Chromium",
     await page.screenshot({ path: artifactPath('wnp-template.png') });
     const seen = await page.evaluate(() => (globalThis as unknown as InPage).imageFrames);
     expect(seen).toEqual(['welcome', 'image_data', 'image_data', 'image_data']);
+  });
+
+  it("When the artist has a thumbnail, then What's Now Playing's artist-thumbnail template shows it; without one it shows a transparent image, not a broken icon", async () => {
+    browser ??= await launchBrowser({ width: 800, height: 600 });
+    const page = await browser.context.newPage();
+    await page.goto(`${host.url}/artistthumb.html`);
+    /** The shown image's natural width once it has loaded or failed (0 for a broken image), else null. */
+    const shown = () => {
+      const img = (globalThis as unknown as InPage).document.querySelectorAll('#image-display img')[0];
+      return img?.complete ? img.naturalWidth : null;
+    };
+
+    expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Boards of Canada', title: 'Roygbiv' })).status).toBe(200);
+    await page.waitForFunction(() => (globalThis as unknown as { lastArtist?: string }).lastArtist === 'Boards of Canada');
+    // A decoded 1x1 image: a broken one has naturalWidth 0.
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.querySelectorAll('#image-display img')[0]?.complete === true);
+    expect(await page.evaluate(shown)).toBe(1);
+
+    expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Kerala' })).status).toBe(200);
+    await page.waitForFunction(() => {
+      const img = (globalThis as unknown as InPage).document.querySelectorAll('#image-display img')[0];
+      return img !== undefined && img.complete && img.naturalWidth === 120;
+    });
+    await page.screenshot({ path: artifactPath('wnp-artistthumb-template.png') });
   });
 });

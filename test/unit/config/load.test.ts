@@ -44,7 +44,8 @@ describe('loadConfig', () => {
     expect(config.corsOrigins).toEqual(['*']);
     expect(config.enrichment.theaudiodb.apiKey).toBe('123');
     expect(config.enrichment.fanarttv.enabled).toBe(false);
-    expect(config.client.url).toBe('http://127.0.0.1:8899');
+    // Unset: the client derives it from port and host (config/client-target.ts).
+    expect(config.client.url).toBe('');
     expect(Object.isFrozen(config.enrichment)).toBe(true);
   });
 

@@ -14,7 +14,7 @@ function setUp(fetchImage: ImageFetcher) {
   const db = openSqliteStore(':memory:', { maxImageBytes: 1024 * 1024 });
   const { tracks, images: store } = db;
   const nowPlaying = new NowPlaying(null);
-  const collector = new ImageCollector({ store, tracks, nowPlaying, fetchImage, logger: silentLogger });
+  const collector = new ImageCollector({ store, nowPlaying, fetchImage, logger: silentLogger });
   const submit = async (title: string) => {
     const record = await tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date().toISOString(), metadata: { artist: 'A', title } });
     nowPlaying.offer(record);

@@ -1,6 +1,7 @@
+import { commonCap, fitRecord, jsonBytes } from '../../../src/pipeline/fit-record';
 import { sanitize, toFiniteNumber, truncate } from '../../../src/pipeline/sanitize';
 
-const limits = { maxFieldLength: 1000 };
+const limits = { maxFieldLength: 1000, maxListItems: 100, maxRecordBytes: 65536 };
 
 describe('sanitize', () => {
   it('When a string holds null bytes anywhere, then every one is removed', () => {
@@ -181,9 +182,81 @@ describe('sanitize', () => {
   });
 
   it('When the limit is configured lower, then truncation follows it', () => {
-    const { fields, warnings } = sanitize({ title: 'abcdef' }, { maxFieldLength: 3 });
+    const { fields, warnings } = sanitize({ title: 'abcdef' }, { ...limits, maxFieldLength: 3 });
     expect(fields.title).toBe('abc');
     expect(warnings).toEqual(["Field 'title' truncated from 6 to 3 characters"]);
+  });
+});
+
+describe('sanitize: bounded records (docs/limits-and-load.md "Records")', () => {
+  it('When a text holds C0 control characters, then all but tab and newline are removed, like NUL', () => {
+    const { fields } = sanitize({ title: 'a\u0001b\u001bc\rd\te\nf\u0008g', genres: ['x\u0007y'] }, limits);
+    expect(fields).toEqual({ title: 'abcd\te\nfg', genres: ['xy'] });
+  });
+
+  it('When a list holds more elements than maxListItems, then the first ones are kept with a warning naming the field', () => {
+    const genres = Array.from({ length: 1000 }, (_, index) => `g${index}`);
+    const { fields, warnings } = sanitize({ title: 'T', genres }, limits);
+    expect(fields.genres).toEqual(genres.slice(0, 100));
+    expect(warnings).toEqual(["Field 'genres' truncated from 1000 to 100 items"]);
+  });
+
+  it('When a 1 MB list is sent, then the stored record fits maxRecordBytes and the cut is warned about', () => {
+    const genres = Array.from({ length: 1000 }, () => 'x'.repeat(1000));
+    const { fields, warnings } = sanitize({ artist: 'A', title: 'T', genres }, limits);
+    expect(jsonBytes(fields)).toBeLessThanOrEqual(65536);
+    expect(fields.artist).toBe('A');
+    expect(fields.title).toBe('T');
+    expect((fields.genres as string[]).length).toBeLessThan(100);
+    expect(warnings).toEqual(["Field 'genres' truncated from 1000 to 100 items", expect.stringMatching(/^Field 'genres' truncated from 100 to \d+ items$/)]);
+  });
+
+  it('When many long fields are over the record limit, then the largest are cut to one common size and small ones stay whole', () => {
+    const input: Record<string, unknown> = { artist: 'A', title: 'T', short: 'kept' };
+    for (let index = 0; index < 10; index += 1) input[`long${index}`] = 'é'.repeat(1000);
+    const { fields, warnings } = sanitize(input, { ...limits, maxRecordBytes: 4096 });
+    expect(jsonBytes(fields)).toBeLessThanOrEqual(4096);
+    expect(fields.short).toBe('kept');
+    const sizes = new Set(Array.from({ length: 10 }, (_, index) => Array.from(fields[`long${index}`] as string).length));
+    expect(sizes.size).toBe(1);
+    expect(warnings).toHaveLength(10);
+    expect(warnings[0]).toMatch(/^Field 'long0' truncated from 1000 to \d+ characters$/);
+  });
+
+  it('When a cut would fall inside an escape or a surrogate pair, then whole characters are kept and the JSON still fits', () => {
+    const { fields } = sanitize({ title: 'T', a: '"\\\u{1F3B5}'.repeat(500), b: '\u{1F3B5}'.repeat(900) }, { ...limits, maxRecordBytes: 1024 });
+    expect(jsonBytes(fields)).toBeLessThanOrEqual(1024);
+    expect((fields.a as string).isWellFormed()).toBe(true);
+    expect((fields.b as string).isWellFormed()).toBe(true);
+  });
+
+  it('When the field names and numbers alone are over the limit, then the submission is refused with 413', () => {
+    const input: Record<string, unknown> = { title: 'T' };
+    for (let index = 0; index < 60; index += 1) input[`${'n'.repeat(100)}${index}`] = index;
+    let refusal: unknown;
+    try {
+      sanitize(input, { ...limits, maxRecordBytes: 2048 });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ status: 413, code: 'RECORD_TOO_LARGE' });
+    expect((refusal as Error).message).toMatch(/cannot fit in 2048 bytes/);
+  });
+});
+
+describe('fitRecord', () => {
+  it('never cuts a field it is told to keep whole', () => {
+    const warnings: string[] = [];
+    const fitted = fitRecord({ coverurl: 'cover/' + 'k'.repeat(600), bio: 'b'.repeat(5000) }, 1024, warnings, new Set(['coverurl']));
+    expect(fitted.coverurl).toBe('cover/' + 'k'.repeat(600));
+    expect(jsonBytes(fitted)).toBeLessThanOrEqual(1024);
+    expect(warnings).toEqual([expect.stringMatching(/^Field 'bio' truncated from 5000 to \d+ characters$/)]);
+  });
+
+  it('finds the common cap that spends the budget', () => {
+    expect(commonCap([10, 20, 30], 60)).toBe(Number.POSITIVE_INFINITY);
+    expect(commonCap([10, 20, 30], 50)).toBe(20);
+    expect(commonCap([10, 100, 100], 50)).toBe(20);
   });
 });
 

@@ -38,4 +38,25 @@ describe('createHistoryPages', () => {
     expect(titles((await pages.answer({ limit: 10 })).body)).toEqual(['Two']);
     db.close();
   });
+
+  it('When a page would pass HISTORY_PAGE_MAX_BYTES, then it stops early with a next link that continues it', async () => {
+    const { db, tracks, pages } = setup();
+    const big = 'b'.repeat(60_000);
+    for (let index = 0; index < 120; index += 1) {
+      await tracks.insert({
+        receivedSeq: await tracks.nextReceivedSeq(),
+        receivedAt: new Date(Date.UTC(2026, 0, 1, 0, index)).toISOString(),
+        metadata: { title: `t${index}`, big },
+      });
+    }
+    const first = JSON.parse((await pages.answer({ limit: 1000 })).body) as { tracks: { dbid: number }[]; next?: string };
+    expect(first.tracks.length).toBeLessThan(120);
+    expect(first.tracks.length).toBeGreaterThan(50);
+    const before = first.tracks.at(-1)?.dbid;
+    expect(first.next).toBe(`v1/history?before=${before}&limit=1000`);
+    const second = JSON.parse((await pages.answer({ limit: 1000, before })).body) as { tracks: { dbid: number }[]; next?: string };
+    expect(first.tracks.length + second.tracks.length).toBe(120);
+    expect(second.next).toBeUndefined();
+    db.close();
+  });
 });

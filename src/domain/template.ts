@@ -1,4 +1,6 @@
-// `--format TEMPLATE` and the human one-liner, over a /v1/last object. Pure: no I/O.
+// The one template language (CLI `--format`, `GET /v1/last.txt?format=`, outputs), over a
+// /v1/last object: `{{field}}` and `{field}` both stand for the field's value (What's Now
+// Playing writes the first, the CLI the second). Pure: no I/O.
 
 export type TrackObject = Readonly<Record<string, unknown>>;
 export type Template = (track: TrackObject) => string;
@@ -7,43 +9,52 @@ export class TemplateError extends Error {
   override name = 'TemplateError';
 }
 
-type Part = { text: string } | { field: string };
+export type TemplatePart = { text: string } | { field: string };
+
+// `{{ name }}` first, so that `{{artist}}` is one placeholder and not a brace around `{artist}`.
+const PLACEHOLDER = /\{\{([^{}]*)\}\}|\{([^{}]*)\}/y;
 
 /**
- * Compiles `{field}` placeholders once. `{{` and `}}` are literal braces; a field the track
- * lacks renders empty; `{year}` falls back to the year of `date`. An unmatched brace is an
- * error, so a typo is reported instead of printed.
+ * Splits a template into literal text and field names. Every brace belongs to a placeholder: a
+ * stray or empty one is an error, so a typo is reported instead of printed.
  */
-export function compileTemplate(source: string): Template {
-  const parts: Part[] = [];
+export function parseTemplate(source: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
   let text = '';
-  for (let i = 0; i < source.length; i++) {
+  for (let i = 0; i < source.length;) {
     const char = source[i];
-    const next = source[i + 1];
-    if ((char === '{' && next === '{') || (char === '}' && next === '}')) {
+    if (char !== '{' && char !== '}') {
       text += char;
       i++;
-    } else if (char === '{') {
-      const end = source.indexOf('}', i + 1);
-      const field = end === -1 ? '' : source.slice(i + 1, end).trim();
-      if (end === -1 || field === '' || field.includes('{')) {
-        throw new TemplateError(`unmatched or empty "{" at position ${i + 1} (write {{ for a literal brace)`);
-      }
-      if (text) parts.push({ text });
-      text = '';
-      parts.push({ field });
-      i = end;
-    } else if (char === '}') {
-      throw new TemplateError(`unmatched "}" at position ${i + 1} (write }} for a literal brace)`);
-    } else {
-      text += char;
+      continue;
     }
+    PLACEHOLDER.lastIndex = i;
+    const match = char === '{' ? PLACEHOLDER.exec(source) : null;
+    const field = (match?.[1] ?? match?.[2] ?? '').trim();
+    if (!match || field === '') {
+      throw new TemplateError(`unmatched or empty "${char}" at position ${i + 1} (placeholders are {field} or {{field}})`);
+    }
+    if (text) parts.push({ text });
+    text = '';
+    parts.push({ field });
+    i += match[0].length;
   }
   if (text) parts.push({ text });
+  return parts;
+}
+
+/** Compiles a template once; a field the track lacks renders empty; `year` falls back to the year of `date`. */
+export function compileTemplate(source: string): Template {
+  const parts = parseTemplate(source);
   return (track) => parts.map((part) => ('text' in part ? part.text : renderField(track, part.field))).join('');
 }
 
-function renderField(track: TrackObject, field: string): string {
+/** The field names a template uses, in order (a field used twice is listed once). */
+export function templateFields(source: string): string[] {
+  return [...new Set(parseTemplate(source).flatMap((part) => ('field' in part ? [part.field] : [])))];
+}
+
+export function renderField(track: TrackObject, field: string): string {
   const value = track[field];
   if (value === undefined && field === 'year') return yearOf(track.date);
   return renderValue(value);

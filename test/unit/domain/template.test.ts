@@ -1,4 +1,4 @@
-import { TemplateError, compileTemplate, oneLine, trackLineParts, yearOf } from '../../../src/cli/template';
+import { TemplateError, compileTemplate, oneLine, parseTemplate, templateFields, trackLineParts, yearOf } from '../../../src/domain/template';
 import { humanTrackLine } from '../../../src/cli/output';
 
 const track = { dbid: 12, artist: 'Daft Punk', title: 'One More Time', album: 'Discovery', date: '2001-03-12', bpm: 123, genres: ['house', 'french house'] };
@@ -9,7 +9,8 @@ describe('compileTemplate', () => {
     ['{ artist }|{missing}|', 'Daft Punk||'],
     ['{bpm} BPM, {year}', '123 BPM, 2001'],
     ['{genres}', 'house, french house'],
-    ['{{artist}} {{{artist}}}', '{artist} {Daft Punk}'],
+    ['{{artist}} - {{ title }}', 'Daft Punk - One More Time'],
+    ['{{artist}}/{title}/{{missing}}', 'Daft Punk/One More Time/'],
     ['no placeholders', 'no placeholders'],
     ['', ''],
   ])('When the template is %j, then it renders %j', (template, expected) => {
@@ -24,8 +25,16 @@ describe('compileTemplate', () => {
     expect(compileTemplate('[{title}]')({ title: 'a\nb\u001b[31mc' })).toBe('[a b [31mc]');
   });
 
-  test.each(['{artist', 'artist}', '{}', '{ }', '{a{b}', 'x } y'])('When the template is %j, then it is a TemplateError', (template) => {
-    expect(() => compileTemplate(template)).toThrow(TemplateError);
+  test.each(['{artist', 'artist}', '{}', '{ }', '{{}}', '{a{b}', 'x } y', '{{artist}', '{artist}}', '{{{artist}}}'])(
+    'When the template is %j, then it is a TemplateError',
+    (template) => {
+      expect(() => compileTemplate(template)).toThrow(TemplateError);
+    },
+  );
+
+  test('Both placeholder forms parse to the same parts, and the fields are listed once each', () => {
+    expect(parseTemplate('{{artist}} - {artist}!')).toEqual([{ field: 'artist' }, { text: ' - ' }, { field: 'artist' }, { text: '!' }]);
+    expect(templateFields('{{title}} {artist} {title}')).toEqual(['title', 'artist']);
   });
 });
 

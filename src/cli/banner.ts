@@ -1,0 +1,43 @@
+import path from 'node:path';
+import { reachableHost, serverUrl } from '../config/client-target';
+import { CONFIG_SEARCH_PLACES } from '../config/defaults';
+import { redactUrl as withoutPassword } from '../store/postgres/postgres-store';
+
+// What `svc serve` prints on start (docs/first-hour.md "What svc serve prints"): the URL, the
+// pages with one line each, the database and the config file. The first line keeps its
+// "svc listening on URL" shape: scripts and tests wait for it. Pure.
+
+export interface BannerFacts {
+  /** The listening URL, as the server reports it. */
+  url: string;
+  host: string;
+  port: number;
+  database: string;
+  /** The config file loaded, or null when none was found. */
+  configFile: string | null;
+  /** Where the config was searched for (the working directory). */
+  cwd: string;
+}
+
+const PAGES: readonly (readonly [name: string, path: string, purpose: string])[] = [
+  ['overlay', '/', 'now playing, for an OBS browser source (800x200, transparent)'],
+  ['slideshow', '/slideshow', "the current track's images, full window (OBS, a second screen)"],
+  ['history', '/history', 'the setlist, live, with CSV and text downloads'],
+];
+
+export function bannerLines(facts: BannerFacts): string[] {
+  // A wildcard listener is opened in a browser on this machine through loopback.
+  const base = serverUrl(reachableHost(facts.host), facts.port);
+  const width = Math.max(...PAGES.map(([, path]) => (base + path).length));
+  const lines = [`svc listening on ${facts.url}`];
+  for (const [name, path, purpose] of PAGES) lines.push(`  ${name.padEnd(10)} ${(base + path).padEnd(width)}  ${purpose}`);
+  lines.push(`  ${'database'.padEnd(10)} ${describeDatabase(facts.database, facts.cwd)}`);
+  lines.push(`  ${'config'.padEnd(10)} ${facts.configFile ?? `none found (looked for ${CONFIG_SEARCH_PLACES.join(', ')} in ${facts.cwd})`}`);
+  return lines;
+}
+
+function describeDatabase(database: string, cwd: string): string {
+  if (database === ':memory:') return ':memory: (in memory, gone when svc stops)';
+  if (/^postgres(ql)?:\/\//i.test(database)) return `${withoutPassword(database)} (PostgreSQL)`;
+  return `${path.resolve(cwd, database)} (SQLite)`;
+}

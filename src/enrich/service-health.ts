@@ -1,0 +1,52 @@
+import { UpstreamError } from './http';
+
+// The negative cache of outside services (docs/title-first.md "Negative cache"): a service that
+// timed out, answered 5xx or refused the connection is not asked again for a few minutes, so a
+// dead service costs one timeout, not one per track. Answers already cached are still used.
+
+/** How long a failed service is left alone. */
+export const FAILED_SERVICE_PAUSE_MS = 3 * 60 * 1000;
+
+interface Failure {
+  until: number;
+  reason: string;
+}
+
+export class ServiceHealth {
+  private readonly failures = new Map<string, Failure>();
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly pauseMs: number = FAILED_SERVICE_PAUSE_MS,
+  ) {}
+
+  /** Throws the UpstreamError a lookup gets while `service` is paused after a failure. */
+  check(service: string): void {
+    const failure = this.failures.get(service);
+    if (!failure) return;
+    if (failure.until <= this.now()) {
+      this.failures.delete(service);
+      return;
+    }
+    const seconds = Math.ceil((failure.until - this.now()) / 1000);
+    throw new UpstreamError(service, `skipped for ${seconds} s more after a failure (${failure.reason})`, { transient: true });
+  }
+
+  /** Records the outcome of a request that was not cancelled by its caller. */
+  failed(service: string, error: unknown): void {
+    if (!isServiceFailure(error)) return;
+    this.failures.set(service, { until: this.now() + this.pauseMs, reason: error.message });
+  }
+
+  /** Services paused now, by name (GET /v1/status names them). */
+  failing(): string[] {
+    const now = this.now();
+    return [...this.failures].filter(([, failure]) => failure.until > now).map(([service]) => service);
+  }
+}
+
+/** A timeout, a refused or cut connection, or a 5xx: the service is not answering. */
+function isServiceFailure(error: unknown): error is UpstreamError {
+  if (!(error instanceof UpstreamError)) return false;
+  return error.noAnswer || (error.status !== undefined && error.status >= 500);
+}

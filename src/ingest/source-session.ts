@@ -1,0 +1,89 @@
+import type { Socket } from 'node:net';
+import type { Logger } from '../log';
+import { ChunkedBodyError, ChunkedDecoder } from './chunked-body';
+import { fieldsFromComments, isWantedComment } from './comment-fields';
+import { OggStreamError } from './ogg-pages';
+import { OggTrackReader } from './ogg-tracks';
+import type { RequestHead } from './source-protocol';
+import { describeTrack, logFailure, type SubmitFields } from './submitter';
+
+// One connected source: the body is read and thrown away; an Ogg stream's comment headers
+// become submissions, in the order they came. An MP3/AAC stream carries no tags: it is read
+// and dropped (its titles come through /admin/metadata).
+
+/** Tracks found but not yet submitted, per source; more is a client outrunning the pipeline. */
+const MAX_WAITING_TRACKS = 8;
+
+export interface SourceSessionDeps {
+  submit: SubmitFields;
+  logger: Logger;
+}
+
+export function runSourceSession(socket: Socket, head: RequestHead, mount: string, firstBytes: Buffer, deps: SourceSessionDeps): void {
+  const label = `icecast source ${mount.slice(0, 256)} from ${socket.remoteAddress ?? 'unknown'}`;
+  const chunked = /\bchunked\b/i.test(head.headers.get('transfer-encoding') ?? '') ? new ChunkedDecoder() : null;
+  const contentType = (head.headers.get('content-type') ?? '').toLowerCase();
+  let ogg: OggTrackReader | null | undefined = isOggType(contentType) ? newReader() : contentType === '' ? undefined : null;
+  let waiting = 0;
+  let queue: Promise<void> = Promise.resolve();
+  let refused = false;
+
+  const enqueue = (fields: Record<string, string>) => {
+    if (waiting >= MAX_WAITING_TRACKS) {
+      deps.logger.warn(`${label}: track ${describeTrack(fields)} dropped, ${MAX_WAITING_TRACKS} tracks already waiting`);
+      return;
+    }
+    waiting++;
+    queue = queue.then(async () => {
+      try {
+        const result = await deps.submit(fields);
+        deps.logger.info(`${label}: track ${describeTrack(fields)} stored as dbid ${result.dbid}`);
+      } catch (error) {
+        logFailure(deps.logger, `${label}: track ${describeTrack(fields)}`, error);
+      } finally {
+        waiting--;
+      }
+    });
+  };
+
+  const readBody = (body: Buffer) => {
+    if (body.length === 0) return;
+    // No Content-Type: an Ogg stream is known by its first capture pattern.
+    if (ogg === undefined) ogg = body.subarray(0, 4).toString('latin1') === 'OggS' ? newReader() : null;
+    if (!ogg) return;
+    for (const track of ogg.push(body)) {
+      const fields = fieldsFromComments(track.comments);
+      if (Object.keys(fields).length > 0) enqueue(fields);
+      else deps.logger.warn(`${label}: a ${track.codec} comment header without tags svc reads`);
+    }
+  };
+
+  const onData = (piece: Buffer) => {
+    if (refused) return;
+    try {
+      for (const body of chunked ? chunked.push(piece) : [piece]) readBody(body);
+    } catch (error) {
+      if (!(error instanceof OggStreamError || error instanceof ChunkedBodyError)) throw error;
+      // The one line for a stream that is not what it claims to be; the connection goes.
+      refused = true;
+      deps.logger.warn(`${label} closed: not a readable Ogg stream (${error.message})`);
+      socket.destroy();
+    }
+  };
+
+  deps.logger.info(`${label} connected (${contentType || 'no Content-Type'})`);
+  socket.on('close', () => {
+    if (!refused) deps.logger.info(`${label} disconnected`);
+  });
+  socket.on('data', onData);
+  onData(firstBytes);
+}
+
+function newReader(): OggTrackReader {
+  return new OggTrackReader({ wanted: isWantedComment });
+}
+
+/** The Content-Types Icecast 2.4 reads as Ogg (xiph/Icecast-Server src/format.c). */
+function isOggType(contentType: string): boolean {
+  return /^(application|audio|video)\/(x-)?ogg\b/.test(contentType);
+}

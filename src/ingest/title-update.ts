@@ -1,0 +1,90 @@
+import type { Logger } from '../log';
+import { secretMatches } from '../pipeline/authenticate';
+import {
+  adminHtml,
+  adminXml,
+  authenticationRequired,
+  badRequest,
+  basicPassword,
+  decodeText,
+  queryBytes,
+  serviceUnavailable,
+  splitSong,
+  type RequestHead,
+} from './source-protocol';
+import { describeFailure, describeTrack, type SubmitFields } from './submitter';
+
+// Title updates from software that streams MP3 or AAC (no tags in the stream): Icecast's
+// `GET /admin/metadata?mode=updinfo` (xiph/Icecast-Server src/admin.c, command_metadata) and
+// SHOUTcast v1's `GET /admin.cgi?mode=updinfo&pass=…` (Icecast's command_shoutcast_metadata).
+// Each is an ordinary submission; the answer is sent once it is stored (or refused).
+
+export interface TitleUpdateDeps {
+  password: string;
+  submit: SubmitFields;
+  logger: Logger;
+  /** A refused password: logged at most once a minute (a guessing client is one line, not a flood). */
+  onRefused(message: string): void;
+}
+
+export type TitleUpdateKind = 'icecast' | 'shoutcast';
+
+/** The whole answer to one title update, as the bytes to write. */
+export async function answerTitleUpdate(kind: TitleUpdateKind, head: RequestHead, from: string, deps: TitleUpdateDeps): Promise<string> {
+  const params = queryBytes(head.query);
+  const given =
+    kind === 'shoutcast'
+      ? (params.get('pass')?.toString('utf8') ?? basicPassword(head.headers.get('authorization')))
+      : basicPassword(head.headers.get('authorization'));
+  if (!passwordAccepted(given, deps.password)) {
+    deps.onRefused(`icecast listener: title update from ${from} refused: wrong or missing password`);
+    return authenticationRequired();
+  }
+  const mode = params.get('mode')?.toString('utf8');
+  if (mode !== 'updinfo') return kind === 'icecast' ? adminXml('No such action', false) : badRequest('No such action');
+  const fields = titleFields(params);
+  if (fields === 'bad-charset') return badRequest('Unsupported charset');
+  if (!fields) return badRequest('Missing parameter');
+  const mount = params.get('mount')?.toString('utf8');
+  const what = `title update${mount ? ` for ${mount.slice(0, 256)}` : ''} from ${from} ${describeTrack(fields)}`;
+  try {
+    const result = await deps.submit(fields);
+    deps.logger.info(`icecast listener: ${what} stored as dbid ${result.dbid}`);
+    return kind === 'icecast' ? adminXml('Metadata update successful', true) : adminHtml('Metadata update successful');
+  } catch (error) {
+    const { status, message } = describeFailure(error);
+    deps.logger.warn(`icecast listener: ${what} not stored (${status} ${message})`);
+    return status < 500 ? badRequest(message) : serviceUnavailable(message);
+  }
+}
+
+/** An empty configured password means no password is asked (as for the HTTP API). */
+export function passwordAccepted(given: string | null | undefined, expected: string): boolean {
+  if (expected === '') return true;
+  return typeof given === 'string' && secretMatches(Buffer.from(given, 'utf8'), Buffer.from(expected, 'utf8'));
+}
+
+/** `artist=` and `title=` when given, else `song=` split at the first " - ". */
+function titleFields(params: ReadonlyMap<string, Buffer>): Record<string, string> | 'bad-charset' | null {
+  const charset = params.get('charset')?.toString('latin1');
+  const decoded = new Map<string, string>();
+  for (const name of ['artist', 'title', 'song']) {
+    const bytes = params.get(name);
+    if (bytes === undefined) continue;
+    const text = decodeText(bytes, charset);
+    if (text === null) return 'bad-charset';
+    if (text.trim() !== '') decoded.set(name, text.trim());
+  }
+  const fields: Record<string, string> = {};
+  const [artist, title, song] = [decoded.get('artist'), decoded.get('title'), decoded.get('song')];
+  if (artist !== undefined || title !== undefined) {
+    if (artist !== undefined) fields.artist = artist;
+    if (title !== undefined) fields.title = title;
+    return fields;
+  }
+  if (song === undefined) return null;
+  const split = splitSong(song);
+  if (split.artist?.trim()) fields.artist = split.artist.trim();
+  if (split.title.trim()) fields.title = split.title.trim();
+  return Object.keys(fields).length > 0 ? fields : null;
+}

@@ -1,0 +1,239 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { TrackRecord } from '../domain/track';
+import { errorMessage } from '../errors';
+import { throttledLog, type Logger } from '../log';
+import { deadlineSignal } from '../signals';
+import type { NowPlaying } from '../store/now-playing';
+import type { OutputMessage, OutputMessageKind, OutputStore } from '../store/outputs';
+import { nextAttemptDelayMs } from './backoff';
+import { HTTP_TIMEOUT_MS } from './http-send';
+import type { Delivery, Output } from './output';
+
+// Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
+// Each output has its own worker: a slow or dead target holds up only its own queue, never a
+// submission (enqueueing is one insert, not awaited by it), a stream or another output.
+
+export interface DispatcherDeps {
+  outputs: readonly Output[];
+  store: OutputStore;
+  nowPlaying: NowPlaying;
+  logger: Logger;
+  /** `retryForSeconds` per output name (default 86400). */
+  retryForSeconds: ReadonlyMap<string, number>;
+  /** How often a worker looks at its queue without news (other instances, due retries). */
+  pollMs?: number;
+  now?: () => number;
+}
+
+export type OutputState = 'ok' | 'retrying' | 'failing';
+
+export interface OutputStatus {
+  name: string;
+  type: string;
+  target: string;
+  state: OutputState;
+  lastSuccess: { at: string; dbid: number } | null;
+  pending: number;
+  lastError: { at: string; message: string } | null;
+}
+
+export interface TestResult {
+  name: string;
+  outcome: Delivery['outcome'];
+  status?: number;
+  receipt?: string;
+  error?: string;
+  durationMs: number;
+}
+
+const DEFAULT_RETRY_FOR_SECONDS = 86_400;
+/** A claim outlives the longest attempt; a dead owner's message is picked up after it. */
+const LEASE_MS = HTTP_TIMEOUT_MS * 3;
+const KEEP_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+interface Worker {
+  output: Output;
+  wake: () => void;
+  done: Promise<void>;
+}
+
+export class OutputDispatcher {
+  private readonly owner = randomUUID();
+  private readonly workers = new Map<string, Worker>();
+  private readonly stop = new AbortController();
+  private readonly now: () => number;
+  private readonly report: (kind: string, message: string) => void;
+  private readonly unsubscribe: () => void;
+  private readonly pruneTimer: NodeJS.Timeout;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.now = deps.now ?? Date.now;
+    this.report = throttledLog((message) => deps.logger.warn(message));
+    const onChanged = (record: TrackRecord) => this.enqueueAll('changed', record.dbid, recordPayload(record));
+    const onSettled = (record: TrackRecord) => this.enqueueAll('settled', record.dbid, recordPayload(record));
+    const onDeleted = (dbid: number) => this.enqueueAll('deleted', dbid, JSON.stringify({ dbid }));
+    deps.nowPlaying.on('track-changed', onChanged);
+    deps.nowPlaying.on('track-settled', onSettled);
+    deps.nowPlaying.on('track-deleted', onDeleted);
+    this.unsubscribe = () => {
+      deps.nowPlaying.off('track-changed', onChanged);
+      deps.nowPlaying.off('track-settled', onSettled);
+      deps.nowPlaying.off('track-deleted', onDeleted);
+    };
+    for (const output of deps.outputs) this.workers.set(output.name, this.startWorker(output));
+    this.pruneTimer = setInterval(() => {
+      deps.store
+        .prune(this.now() - KEEP_FINISHED_MS)
+        .catch((error: unknown) => this.report('prune', `outputs: old deliveries not pruned: ${errorMessage(error)}`));
+    }, PRUNE_EVERY_MS).unref();
+  }
+
+  async status(): Promise<OutputStatus[]> {
+    return Promise.all(
+      this.deps.outputs.map(async (output) => {
+        const health = await this.deps.store.health(output.name);
+        const state: OutputState = health.lastFinishedFailed && !health.retrying ? 'failing' : health.retrying ? 'retrying' : 'ok';
+        return {
+          name: output.name,
+          type: output.type,
+          target: output.target,
+          state,
+          lastSuccess: health.lastSuccess ? { at: new Date(health.lastSuccess.at).toISOString(), dbid: health.lastSuccess.dbid } : null,
+          pending: health.pending,
+          lastError: health.lastError ? { at: new Date(health.lastError.at).toISOString(), message: health.lastError.message } : null,
+        };
+      }),
+    );
+  }
+
+  /** Sends `record` to one output now, outside its queue (`svc outputs test`); undefined: no such output. */
+  async test(name: string, record: TrackRecord): Promise<TestResult | undefined> {
+    const output = this.workers.get(name)?.output;
+    if (!output) return undefined;
+    const message: OutputMessage = {
+      id: 0,
+      output: name,
+      dbid: record.dbid,
+      kind: 'track.changed',
+      messageId: newMessageId(),
+      payload: recordPayload(record),
+      createdAt: this.now(),
+      attempts: 0,
+    };
+    const started = performance.now();
+    const delivery = await this.attempt(output, message);
+    return { name, ...delivery, durationMs: Math.round(performance.now() - started) };
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    clearInterval(this.pruneTimer);
+    this.stop.abort();
+    for (const worker of this.workers.values()) worker.wake();
+    await Promise.all([...this.workers.values()].map((worker) => worker.done));
+    await Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
+  }
+
+  private enqueueAll(event: keyof Output['feeds'], dbid: number, payload: string): void {
+    const createdAt = this.now();
+    for (const worker of this.workers.values()) {
+      const kind: OutputMessageKind | undefined = worker.output.feeds[event];
+      if (!kind) continue;
+      const message = { output: worker.output.name, dbid, kind, messageId: newMessageId(), payload, createdAt };
+      this.deps.store.enqueue(message).then(
+        (added) => {
+          if (added) worker.wake();
+        },
+        (error: unknown) => this.report(`enqueue ${worker.output.name}`, `output ${worker.output.name}: track ${dbid} not queued: ${errorMessage(error)}`),
+      );
+    }
+  }
+
+  private startWorker(output: Output): Worker {
+    let wakeUp: (() => void) | undefined;
+    let woken = false;
+    const worker: Worker = {
+      output,
+      wake: () => {
+        woken = true;
+        wakeUp?.();
+      },
+      done: Promise.resolve(),
+    };
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (woken || this.stop.signal.aborted) return resolve();
+        const timer = setTimeout(resolve, ms);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).finally(() => {
+        wakeUp = undefined;
+        woken = false;
+      });
+    worker.done = this.runWorker(output, pause);
+    return worker;
+  }
+
+  private async runWorker(output: Output, pause: (ms: number) => Promise<void>): Promise<void> {
+    const pollMs = this.deps.pollMs ?? 1000;
+    while (!this.stop.signal.aborted) {
+      try {
+        const answer = await this.deps.store.claim(output.name, { owner: this.owner, now: this.now(), leaseMs: LEASE_MS, latestOnly: output.latestOnly });
+        if (!answer) await pause(pollMs);
+        else if ('waitMs' in answer) await pause(Math.min(Math.max(answer.waitMs, 10), pollMs));
+        else await this.deliver(output, answer.message);
+      } catch (error) {
+        this.report(`queue ${output.name}`, `output ${output.name}: delivery queue unavailable: ${errorMessage(error)}`);
+        await pause(pollMs);
+      }
+    }
+  }
+
+  private async deliver(output: Output, message: OutputMessage): Promise<void> {
+    const started = this.now();
+    const delivery = await this.attempt(output, message);
+    const at = this.now();
+    const attempts = message.attempts + 1;
+    const retryForMs = (this.deps.retryForSeconds.get(output.name) ?? DEFAULT_RETRY_FOR_SECONDS) * 1000;
+    const base = { at, durationMs: at - started, ...(delivery.status === undefined ? {} : { status: delivery.status }) };
+    if (delivery.outcome === 'delivered') {
+      await this.deps.store.finish(message.id, { ...base, outcome: 'delivered', ...(delivery.receipt ? { receipt: delivery.receipt } : {}) });
+      if (message.attempts > 0) this.deps.logger.info(`output ${output.name}: track ${message.dbid} delivered after ${attempts} attempts`);
+      return;
+    }
+    const nextAttemptAt = delivery.outcome === 'retry' ? at + nextAttemptDelayMs(attempts, delivery.retryAfterMs) : undefined;
+    if (nextAttemptAt !== undefined && nextAttemptAt - message.createdAt <= retryForMs) {
+      await this.deps.store.finish(message.id, { ...base, outcome: 'retry', error: delivery.error, nextAttemptAt });
+      if (message.attempts === 0) this.deps.logger.warn(`output ${output.name}: track ${message.dbid} not delivered (${delivery.error}); retrying`);
+      return;
+    }
+    const why = delivery.outcome === 'retry' ? `${delivery.error}; gave up after ${attempts} attempts` : delivery.error;
+    await this.deps.store.finish(message.id, { ...base, outcome: 'failed', error: why });
+    this.deps.logger.warn(`output ${output.name}: track ${message.dbid} ${message.kind} failed: ${why}`);
+  }
+
+  private async attempt(output: Output, message: OutputMessage): Promise<Delivery> {
+    const deadline = deadlineSignal(HTTP_TIMEOUT_MS, [this.stop.signal]);
+    try {
+      return await output.send(message, deadline.signal);
+    } catch (error) {
+      // A type's own bug or an unreadable cover: counted as a failed attempt, never thrown on.
+      return { outcome: 'retry', error: `unexpected: ${errorMessage(error)}` };
+    } finally {
+      deadline.dispose();
+    }
+  }
+}
+
+/** The /v1/last object of a stored record: what every output builds its message from. */
+export function recordPayload(record: TrackRecord): string {
+  return JSON.stringify({ dbid: record.dbid, ...record.metadata });
+}
+
+/** Standard Webhooks message ids: unique, the same on every retry. */
+function newMessageId(): string {
+  return `msg_${randomBytes(16).toString('base64url')}`;
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type MqttClient } from 'mqtt';
+import { keyOfCoverUrl } from '../domain/image';
+import type { Logger } from '../log';
+import type { ImageStore } from '../store/images';
+import { redactedTarget, textField, trackDataOf, type Output } from './output';
+
+// `mqtt` (docs/outputs.md "mqtt"): the current track as retained JSON on `<topic>/now_playing`
+// (QoS 1), at once on a change and again once enrichment ended; `online`/`offline` on
+// `<topic>/status` (the last will, so a dead svc reads offline); and, with `homeAssistant`,
+// Home Assistant MQTT discovery configs: a sensor with the title and an image entity fed the
+// cover's bytes on `<topic>/cover` (Home Assistant's MQTT image: `image_topic`).
+
+export interface MqttConfig {
+  name: string;
+  url: string;
+  username?: string;
+  password?: string;
+  topic?: string;
+  homeAssistant?: boolean;
+}
+
+const PUBLISH_TIMEOUT_MS = 10_000;
+
+export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'get'>, logger: Logger): Output {
+  const topic = config.topic ?? 'svc';
+  const statusTopic = `${topic}/status`;
+  const client: MqttClient = connect(config.url, {
+    clientId: `svc-${config.name}-${randomBytes(4).toString('hex')}`,
+    ...(config.username === undefined ? {} : { username: config.username }),
+    ...(config.password === undefined ? {} : { password: config.password }),
+    will: { topic: statusTopic, payload: Buffer.from('offline'), qos: 1, retain: true },
+    reconnectPeriod: 2000,
+    connectTimeout: 10_000,
+  });
+  let reported = false;
+  client.on('connect', () => {
+    reported = false;
+    const announcements: [string, string][] = [[statusTopic, 'online'], ...(config.homeAssistant ? discoveryConfigs(config.name, topic) : [])];
+    for (const [name, payload] of announcements) client.publish(name, payload, { qos: 1, retain: true });
+  });
+  // The broker's own words only: an error never carries the password.
+  client.on('error', (error) => {
+    if (reported) return;
+    reported = true;
+    const code = (error as { code?: unknown }).code;
+    logger.warn(`output ${config.name}: MQTT broker: ${typeof code === 'string' || typeof code === 'number' ? String(code) : 'error'}`);
+  });
+
+  return {
+    name: config.name,
+    type: 'mqtt',
+    feeds: { changed: 'track.changed', settled: 'track.settled' },
+    latestOnly: true,
+    target: redactedTarget(config.url),
+    async send(message, signal) {
+      // Offline, the client would queue and send later behind our back: retry instead.
+      if (!client.connected) return { outcome: 'retry', error: 'not connected to the broker' };
+      const publishes = [client.publishAsync(`${topic}/now_playing`, message.payload, { qos: 1, retain: true })];
+      if (config.homeAssistant) {
+        const key = keyOfCoverUrl(textField(trackDataOf(message), 'coverurl'));
+        const cover = key ? await images.get(key) : null;
+        // An empty retained message clears the previous track's cover.
+        publishes.push(client.publishAsync(`${topic}/cover`, cover?.bytes ?? Buffer.alloc(0), { qos: 1, retain: true }));
+      }
+      const outcome = await Promise.race([
+        Promise.all(publishes).then(() => 'published' as const),
+        new Promise<'timeout'>((resolve) => {
+          const timer = setTimeout(() => resolve('timeout'), PUBLISH_TIMEOUT_MS);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            resolve('timeout');
+          });
+        }),
+      ]).catch(() => 'refused' as const);
+      if (outcome === 'published') return { outcome: 'delivered' };
+      return { outcome: 'retry', error: outcome === 'timeout' ? 'no PUBACK within 10 s' : 'publish refused by the broker' };
+    },
+    async close() {
+      // A clean stop says offline itself (the will is only for a death).
+      if (client.connected) await client.publishAsync(statusTopic, 'offline', { qos: 1, retain: true }).catch(() => undefined);
+      await client.endAsync();
+    },
+  };
+}
+
+/** Home Assistant MQTT discovery: `homeassistant/<component>/<node>/<object>/config`, retained. */
+export function discoveryConfigs(name: string, topic: string): [string, string][] {
+  const node = `svc_${name.replaceAll('-', '_')}`;
+  const device = { identifiers: [node], name: `svc ${name}`, manufacturer: 'svc' };
+  const availability = { availability_topic: `${topic}/status`, payload_available: 'online', payload_not_available: 'offline' };
+  const sensor = {
+    name: 'Now playing',
+    unique_id: `${node}_now_playing`,
+    state_topic: `${topic}/now_playing`,
+    // A sensor's state holds at most 255 characters; the whole record is in its attributes.
+    value_template: "{{ (value_json.title | default('')) | truncate(255, true, '') }}",
+    json_attributes_topic: `${topic}/now_playing`,
+    icon: 'mdi:music',
+    device,
+    ...availability,
+  };
+  const image = { name: 'Cover', unique_id: `${node}_cover`, image_topic: `${topic}/cover`, content_type: 'image/jpeg', device, ...availability };
+  return [
+    [`homeassistant/sensor/${node}/now_playing/config`, JSON.stringify(sensor)],
+    [`homeassistant/image/${node}/cover/config`, JSON.stringify(image)],
+  ];
+}

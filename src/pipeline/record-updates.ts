@@ -1,0 +1,174 @@
+import { fillEmptyFields } from '../domain/fill-empty-fields';
+import type { TrackFields, TrackRecord } from '../domain/track';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log';
+import type { NowPlaying } from '../store/now-playing';
+import type { TrackStore } from '../store/tracks';
+import { fitRecord } from './fit-record';
+
+// The one update path of a stored record (docs/title-first.md "How a track fills in"):
+// enrichment, the cover and later images only fill fields the record has empty. Each change is
+// written to the row and announced, at most once per UPDATE_INTERVAL_MS per record; changes that
+// come closer together are written and announced together.
+
+/** decisions.md "Title first, details after": at most one announced update per 250 ms per record. */
+export const UPDATE_INTERVAL_MS = 250;
+
+export interface RecordUpdateDeps {
+  tracks: TrackStore;
+  nowPlaying: NowPlaying;
+  logger: Logger;
+  /** `limits.maxRecordBytes`: what enrichment adds counts in the record's size bound too. */
+  maxRecordBytes: number;
+}
+
+/** Our own cover URL is never cut: it names an image in the store. */
+const UNCUT_FIELDS: ReadonlySet<string> = new Set(['coverurl']);
+
+export class RecordUpdates {
+  private record: TrackRecord;
+  /** The metadata as last written (JSON): a fill that changes nothing is not announced. */
+  private written: string;
+  private lastWriteAt: number;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    stored: TrackRecord,
+    private readonly deps: RecordUpdateDeps,
+    private readonly intervalMs = UPDATE_INTERVAL_MS,
+  ) {
+    this.record = stored;
+    this.written = JSON.stringify(stored.metadata);
+    // The bare record's announcement counts as the first.
+    this.lastWriteAt = Date.now();
+  }
+
+  /** The record with every fill so far (written or about to be). */
+  latest(): TrackRecord {
+    return this.record;
+  }
+
+  /**
+   * Fills the fields the record has empty. With `origin`, the filled fields are credited in
+   * `enrichment_sources` (a provider, or per field); without it (a cover, a repeated submission) not.
+   */
+  fill(addition: Readonly<TrackFields>, origin?: { provider: string; fieldSources?: Readonly<Record<string, string>> }): void {
+    if (this.stopped) return;
+    const merged = fillEmptyFields({ fields: this.record.metadata, sources: {} }, addition, origin?.provider ?? '', origin?.fieldSources);
+    const metadata = merged.fields;
+    if (origin && Object.keys(merged.sources).length > 0) {
+      const known = this.record.metadata.enrichment_sources;
+      metadata.enrichment_sources = { ...(isSourceMap(known) ? known : {}), ...merged.sources };
+    }
+    this.record = { ...this.record, metadata: withinBound(metadata, this.record.metadata, this.deps.maxRecordBytes) };
+    this.schedule();
+  }
+
+  /** Resolves once every fill so far is written and announced (waiting out the interval). */
+  async settled(): Promise<TrackRecord> {
+    while (this.timer !== undefined || this.pendingWrite()) {
+      await this.whenTimerFires();
+      await this.writing;
+    }
+    return this.record;
+  }
+
+  /** The record was retracted: nothing more is written or announced. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerFired?.();
+  }
+
+  private timerFired: (() => void) | undefined;
+
+  private whenTimerFires(): Promise<void> {
+    if (this.timer === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.timerFired;
+      this.timerFired = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  private pendingWrite(): boolean {
+    return !this.stopped && JSON.stringify(this.record.metadata) !== this.written;
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || !this.pendingWrite()) return;
+    const wait = Math.max(0, this.lastWriteAt + this.intervalMs - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.writing = this.writing.then(() => this.write());
+      const fired = this.timerFired;
+      this.timerFired = undefined;
+      fired?.();
+    }, wait);
+  }
+
+  private async write(): Promise<void> {
+    if (!this.pendingWrite()) return;
+    const record = this.record;
+    // Tried once: a version the database refused is not tried again (the next fill writes it all).
+    this.written = JSON.stringify(record.metadata);
+    this.lastWriteAt = Date.now();
+    try {
+      await this.deps.tracks.updateMetadata(record.dbid, record.metadata);
+    } catch (error) {
+      // The bare record is stored and announced already: a database that fails now costs the details.
+      this.deps.logger.warn(`track ${record.dbid}: enrichment not stored: ${errorMessage(error)}`);
+      return;
+    }
+    if (this.stopped) return;
+    // Ignored unless it is still the current track: an older record updates its own row only.
+    this.deps.nowPlaying.update(record);
+    // A fill that came while this one was written waits its turn.
+    this.schedule();
+  }
+}
+
+function isSourceMap(value: TrackFields[string] | undefined): value is Readonly<Record<string, string>> {
+  return typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The filled record cut to the size bound. The response warns only about submitted fields
+ * (docs/decisions.md "HTTP behaviour"), so an addition that does not fit is cut silently, and one
+ * that cannot fit at all is left out.
+ */
+function withinBound(filled: TrackFields, before: TrackFields, maxBytes: number): TrackFields {
+  try {
+    return fitRecord(filled, maxBytes, [], UNCUT_FIELDS);
+  } catch {
+    return before;
+  }
+}
+
+/**
+ * The records this instance is still enriching, by dbid: a repeated submission of the same play
+ * fills the same record through the same updates and answers once that enrichment has ended.
+ */
+export class RecordsInProgress {
+  private readonly running = new Map<number, { updates: RecordUpdates; done: Promise<unknown> }>();
+
+  /** Registers `updates` until `done` settles. */
+  add(updates: RecordUpdates, done: Promise<unknown>): void {
+    const { dbid } = updates.latest();
+    const entry = { updates, done };
+    this.running.set(dbid, entry);
+    const forget = () => {
+      if (this.running.get(dbid) === entry) this.running.delete(dbid);
+    };
+    done.then(forget, forget);
+  }
+
+  get(dbid: number): { updates: RecordUpdates; done: Promise<unknown> } | undefined {
+    return this.running.get(dbid);
+  }
+}

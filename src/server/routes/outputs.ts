@@ -1,0 +1,44 @@
+import Router from '@koa/router';
+import { AppError } from '../../errors';
+import type { OutputDispatcher } from '../../outputs/dispatcher';
+import { authenticate } from '../../pipeline/authenticate';
+import { requestCredential, shortName } from '../../pipeline/parse';
+import type { NowPlaying } from '../../store/now-playing';
+import type { AppContext, AppState } from '../context';
+
+// GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status"): the shared secret
+// when one is set, as for writes: the answer names targets. No secret, token or password is in it.
+
+export interface OutputRoutesDeps {
+  secret: string;
+  outputs: Pick<OutputDispatcher, 'status' | 'test'>;
+  nowPlaying: Pick<NowPlaying, 'current'>;
+}
+
+export function outputRoutes(deps: OutputRoutesDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/v1' });
+  const check = (ctx: AppContext) =>
+    authenticate(
+      requestCredential({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }),
+      deps.secret,
+    );
+
+  router.get('/outputs', async (ctx) => {
+    check(ctx);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { outputs: await deps.outputs.status() };
+  });
+
+  router.post('/outputs/:name/test', async (ctx) => {
+    check(ctx);
+    const name = ctx.params.name ?? '';
+    const current = deps.nowPlaying.current();
+    if (!current) throw new AppError('NOT_FOUND', 'No current track to send');
+    const result = await deps.outputs.test(name, current);
+    if (!result) throw new AppError('NOT_FOUND', `No output named '${shortName(name)}'`);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = result;
+  });
+
+  return router;
+}

@@ -1,0 +1,131 @@
+import type { ServerResponse } from 'node:http';
+import { AppError } from '../errors';
+
+// Expensive answers (history pages, SSE replays, ...) run here, a few at a time, so cheap ones
+// (/v1/status, /v1/last, the streams) never wait behind them (docs/limits-and-load.md "Expensive
+// requests"). Fair between clients: each client (address) has its own queue and the free slot
+// goes round them in turn, so one client with a hundred requests waits behind its own. Past the
+// queue, or after waiting too long, the answer is 503 with Retry-After, never a long wait.
+
+export interface WorkPoolOptions {
+  /** Jobs running at once. */
+  concurrency: number;
+  /** Jobs waiting, all clients together. */
+  maxQueued: number;
+  /** Jobs one client may have waiting. */
+  maxQueuedPerClient: number;
+  /** A job still waiting after this long is answered 503. */
+  maxWaitMs: number;
+}
+
+export const WORK_POOL_DEFAULTS: WorkPoolOptions = { concurrency: 1, maxQueued: 64, maxQueuedPerClient: 4, maxWaitMs: 5000 };
+
+/** Seconds a refused client is told to wait. */
+const RETRY_AFTER_SECONDS = 1;
+
+interface Job {
+  start(): void;
+  refuse(error: AppError): void;
+}
+
+export interface WorkPoolStats {
+  running: number;
+  queued: number;
+}
+
+export interface WorkPool {
+  /**
+   * Runs `work` when a slot is free and it is this client's turn. Rejects with a 503 AppError
+   * when the queue is full or the wait too long; a job whose `signal` aborts while waiting is
+   * dropped (rejected with the signal's reason).
+   */
+  run<T>(client: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  stats(): WorkPoolStats;
+}
+
+export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool {
+  const { concurrency, maxQueued, maxQueuedPerClient, maxWaitMs } = { ...WORK_POOL_DEFAULTS, ...options };
+  // Insertion order is the round: a client that had its turn goes to the back.
+  const queues = new Map<string, Job[]>();
+  let queued = 0;
+  let running = 0;
+
+  const startNext = () => {
+    while (running < concurrency) {
+      const next = queues.entries().next();
+      if (next.done) return;
+      const [client, jobs] = next.value;
+      queues.delete(client);
+      const job = jobs.shift();
+      if (jobs.length > 0) queues.set(client, jobs);
+      if (!job) continue;
+      queued -= 1;
+      running += 1;
+      job.start();
+    }
+  };
+  // The next job starts from the event loop, not from the finished one's promise chain: the
+  // sockets of cheap requests are read in between.
+  const finished = () => {
+    running -= 1;
+    setImmediate(startNext);
+  };
+
+  return {
+    run<T>(client: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      if (running < concurrency && queued === 0) {
+        running += 1;
+        const result = Promise.resolve().then(work);
+        result.then(finished, finished);
+        return result;
+      }
+      const jobs = queues.get(client) ?? [];
+      if (queued >= maxQueued || jobs.length >= maxQueuedPerClient) return Promise.reject(busy());
+      return new Promise<T>((resolve, reject) => {
+        const leave = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          const index = jobs.indexOf(job);
+          if (index < 0) return false;
+          jobs.splice(index, 1);
+          if (jobs.length === 0 && queues.get(client) === jobs) queues.delete(client);
+          queued -= 1;
+          return true;
+        };
+        const job: Job = {
+          start() {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            const result = Promise.resolve().then(work);
+            result.then(finished, finished);
+            result.then(resolve, reject);
+          },
+          refuse(error) {
+            if (leave()) reject(error);
+          },
+        };
+        const onAbort = () => {
+          if (leave()) reject(signal?.reason);
+        };
+        const timer = setTimeout(() => job.refuse(busy()), maxWaitMs);
+        timer.unref();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        jobs.push(job);
+        if (!queues.has(client)) queues.set(client, jobs);
+        queued += 1;
+      });
+    },
+    stats: () => ({ running, queued }),
+  };
+}
+
+function busy(): AppError {
+  return new AppError('SERVER_BUSY', undefined, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
+}
+
+/** Aborts when the connection of this response closes: a job still waiting for it is dropped. */
+export function requestGone(response: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => controller.abort(new Error('client went away')));
+  return controller.signal;
+}

@@ -1,0 +1,87 @@
+import type { Page } from 'playwright-core';
+import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { startTestServer, type TestServer } from '../../helpers/test-server';
+
+// docs/first-hour.md, in headless Chromium with nothing playing: the slideshow is transparent
+// (with and without OBS's default custom CSS), the overlay stays transparent inside OBS and
+// says what it is in an ordinary browser, and /history/ opens the working page.
+
+interface InPage {
+  document: {
+    documentElement: object & { dataset: Record<string, string | undefined> };
+    body: object;
+    head: { appendChild(node: object): void };
+    createElement(tag: string): { textContent: string | null };
+    getElementById(id: string): { hidden: boolean; textContent: string | null } | null;
+  };
+  getComputedStyle(element: object): { backgroundColor: string };
+  obsstudio?: object;
+}
+
+// OBS Browser Source's default "Custom CSS" (obsproject/obs-browser obs-browser-source.cpp,
+// the "css" default), appended as a <style> element after load.
+const OBS_DEFAULT_CSS = 'body { background-color: rgba(0, 0, 0, 0); margin: 0px auto; overflow: hidden; }';
+
+const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
+
+describeWithChromium('first-hour pages in headless Chromium, nothing playing', () => {
+  jest.setTimeout(60_000);
+  let t: TestServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+  afterEach(() => browser.close());
+
+  const open = async (path: string, options: { inObs?: boolean; width?: number; height?: number } = {}): Promise<Page> => {
+    browser = await launchBrowser({ width: options.width ?? 800, height: options.height ?? 200 });
+    const page = await browser.context.newPage();
+    // OBS's browser source defines window.obsstudio before the page's scripts run.
+    if (options.inObs) await page.addInitScript(() => ((globalThis as unknown as InPage).obsstudio = { pluginVersion: '2.21.0' }));
+    await page.goto(`${t.url}${path}`);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.documentElement.dataset.stream === 'open');
+    return page;
+  };
+
+  const backgrounds = (page: Page) =>
+    page.evaluate(() => {
+      const win = globalThis as unknown as InPage;
+      return [win.getComputedStyle(win.document.documentElement).backgroundColor, win.getComputedStyle(win.document.body).backgroundColor];
+    });
+
+  it('When the slideshow shows nothing, then html and body are transparent, with OBS default CSS too', async () => {
+    const page = await open('/slideshow', { inObs: true, width: 1920, height: 1080 });
+    expect(await backgrounds(page)).toEqual(['rgba(0, 0, 0, 0)', 'rgba(0, 0, 0, 0)']);
+    await page.evaluate((css) => {
+      const win = globalThis as unknown as InPage;
+      const style = win.document.createElement('style');
+      style.textContent = css;
+      win.document.head.appendChild(style);
+    }, OBS_DEFAULT_CSS);
+    expect(await backgrounds(page)).toEqual(['rgba(0, 0, 0, 0)', 'rgba(0, 0, 0, 0)']);
+  });
+
+  it('When the overlay is opened in an ordinary browser, then a hint names the page and links the others', async () => {
+    const page = await open('/');
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.getElementById('hint')?.hidden === false);
+    const hint = await page.evaluate(() => (globalThis as unknown as InPage).document.getElementById('hint')?.textContent ?? '');
+    expect(hint).toMatch(/now-playing overlay/);
+    expect(await page.getAttribute('#hint a[href="slideshow"]', 'href')).toBe('slideshow');
+    expect(await page.getAttribute('#hint a[href="history"]', 'href')).toBe('history');
+  });
+
+  it('When the overlay is opened in OBS, then it stays transparent and shows no hint', async () => {
+    const page = await open('/', { inObs: true });
+    // The hint would appear 0.8 s after load; wait past that on the page's own clock.
+    await page.waitForTimeout(1500);
+    expect(await page.evaluate(() => (globalThis as unknown as InPage).document.getElementById('hint')?.hidden)).toBe(true);
+    expect(await backgrounds(page)).toEqual(['rgba(0, 0, 0, 0)', 'rgba(0, 0, 0, 0)']);
+  });
+
+  it('When /history/ is opened, then the browser lands on the working history page', async () => {
+    const page = await open('/history/');
+    expect(new URL(page.url()).pathname).toBe('/history');
+  });
+});

@@ -1,0 +1,83 @@
+import { createWorkPool } from '../../../src/server/work-pool';
+
+// The pool of expensive answers: bounded, fair between clients, 503 past its queue.
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+describe('createWorkPool', () => {
+  it('When more jobs come than slots, then only `concurrency` run at once and the rest wait their turn', async () => {
+    const pool = createWorkPool({ concurrency: 2 });
+    const gates = [gate(), gate(), gate()];
+    const started: number[] = [];
+    const jobs = gates.map((g, index) =>
+      pool.run(`c${index}`, async () => {
+        started.push(index);
+        await g.promise;
+        return index;
+      }),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1]);
+    expect(pool.stats()).toEqual({ running: 2, queued: 1 });
+    gates[0].open();
+    expect(await jobs[0]).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 1, 2]);
+    gates[1].open();
+    gates[2].open();
+    expect(await Promise.all(jobs)).toEqual([0, 1, 2]);
+  });
+
+  it('When one client queues many jobs and another one, then the other is served before the first one’s second job', async () => {
+    const pool = createWorkPool({ concurrency: 1, maxQueuedPerClient: 10 });
+    const order: string[] = [];
+    const hold = gate();
+    const first = pool.run('greedy', () => hold.promise);
+    const greedy = [1, 2, 3].map((n) => pool.run('greedy', async () => void order.push(`greedy${n}`)));
+    const polite = pool.run('polite', async () => void order.push('polite'));
+    hold.open();
+    await Promise.all([first, ...greedy, polite]);
+    expect(order).toEqual(['greedy1', 'polite', 'greedy2', 'greedy3']);
+  });
+
+  it('When the queue is full, then the next job is refused with 503 and Retry-After', async () => {
+    const pool = createWorkPool({ concurrency: 1, maxQueued: 1, maxQueuedPerClient: 1 });
+    const hold = gate();
+    const running = pool.run('a', () => hold.promise);
+    const waiting = pool.run('b', async () => 'b');
+    await expect(pool.run('c', async () => 'c')).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+    await expect(pool.run('b', async () => 'b again')).rejects.toMatchObject({ status: 503 });
+    hold.open();
+    await running;
+    expect(await waiting).toBe('b');
+  });
+
+  it('When a job waits longer than maxWaitMs, then it is refused with 503 and never runs', async () => {
+    const pool = createWorkPool({ concurrency: 1, maxWaitMs: 20 });
+    const hold = gate();
+    const running = pool.run('a', () => hold.promise);
+    let ran = false;
+    await expect(pool.run('b', async () => void (ran = true))).rejects.toMatchObject({ status: 503 });
+    hold.open();
+    await running;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([ran, pool.stats()]).toEqual([false, { running: 0, queued: 0 }]);
+  });
+
+  it('When the client of a waiting job goes away, then the job is dropped', async () => {
+    const pool = createWorkPool({ concurrency: 1 });
+    const hold = gate();
+    const running = pool.run('a', () => hold.promise);
+    const gone = new AbortController();
+    const waiting = pool.run('b', async () => 'ran', gone.signal);
+    gone.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    expect(pool.stats()).toEqual({ running: 1, queued: 0 });
+    hold.open();
+    await running;
+  });
+});
