@@ -87,8 +87,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
-  const store = await openStore(config.database, {
+  const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
+    poolSize: config.database.poolSize,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);

@@ -47,7 +47,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
       port: options.port,
       host: options.host,
       secret: options.secret,
-      database: options.db,
+      'database.location': options.db,
       'enrichment.enabled': options.offline ? false : undefined,
       'icecastSource.port': options.icecastPort,
     },
