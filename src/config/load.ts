@@ -15,7 +15,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_PORT: ['port'],
   SVC_HOST: ['host'],
   SVC_SECRET: ['secret', 'client.secret'],
-  SVC_DATABASE: ['database'],
+  SVC_DATABASE: ['database.location'],
   SVC_URL: ['client.url'],
 };
 
@@ -119,10 +119,16 @@ async function loadWithCosmiconfig(
 function checkSource(raw: unknown, label: string): PlainObject {
   if (raw === undefined || raw === null) return {};
   if (!isPlainObject(raw)) throw configError(`${label}: the configuration must be an object`);
-  const unknownKey = findUnknownKey(raw, configSchema as ObjectSchema<AnyObject>, '');
+  const source = expandShorthands(raw);
+  const unknownKey = findUnknownKey(source, configSchema as ObjectSchema<AnyObject>, '');
   if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
-  validate(raw, label);
-  return raw;
+  validate(source, label);
+  return source;
+}
+
+/** `database: "<path or URL>"` is short for `database: {location: "<path or URL>"}`. */
+export function expandShorthands<T extends PlainObject>(raw: T): T {
+  return typeof raw.database === 'string' ? { ...raw, database: { location: raw.database } } : raw;
 }
 
 /**

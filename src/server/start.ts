@@ -31,9 +31,11 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
-import { answerClientError, endWithError } from './raw-response';
+import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
+import { eventRoutes } from './routes/events';
+import { createEventStream, type EventStream } from './sse/event-stream';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
@@ -75,6 +77,8 @@ export interface RunningServer {
   expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
+  /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
+  events: EventStream;
   close(): Promise<void>;
 }
 
@@ -84,8 +88,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const ownFiles = staticRoutes(config.staticDir);
   const storage = await openStorage(config, logger);
   const work = createWork(config, options, storage, logger);
-  const app = createHttpApp(config, storage, work, ownFiles, logger);
   const sockets = createSockets(options, storage, work, logger);
+  const app = createHttpApp(config, storage, work, sockets, ownFiles, logger);
   const server = createHttpServer(config, app, sockets, logger);
   try {
     await listen(server.http, config.port, config.host);
@@ -106,6 +110,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     hub: sockets.hub,
     images: work.images,
     imageStore: storage.plainImageStore,
+    events: sockets.events,
     outputs: work.outputs,
     expensiveWork: work.expensiveWork,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
@@ -130,8 +135,9 @@ interface Storage {
 async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storage> {
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
-  const store = await openStore(config.database, {
+  const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
+    poolSize: config.database.poolSize,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
@@ -243,7 +249,14 @@ interface HttpApp {
   hostAllowed: ReturnType<typeof hostCheck>;
 }
 
-function createHttpApp(config: FrozenConfig, storage: Storage, work: Work, ownFiles: ReturnType<typeof staticRoutes>, logger: Logger): HttpApp {
+function createHttpApp(
+  config: FrozenConfig,
+  storage: Storage,
+  work: Work,
+  sockets: Sockets,
+  ownFiles: ReturnType<typeof staticRoutes>,
+  logger: Logger,
+): HttpApp {
   const { health, tracks, imageStore, nowPlaying } = storage;
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
@@ -267,27 +280,29 @@ function createHttpApp(config: FrozenConfig, storage: Storage, work: Work, ownFi
         trackInFlight: work.trackInFlight,
         submit: work.submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
+      eventRoutes(sockets.events),
     ],
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   return { app, answerLast, hostAllowed };
 }
 
-/** The WebSocket endpoints: /v1/images/ws and the wsstream. */
+/** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events. */
 interface Sockets {
   hub: ImageHub;
+  events: EventStream;
   wsStream: ReturnType<typeof createWsStream>;
 }
 
 function createSockets(options: StartOptions, storage: Storage, work: Work, logger: Logger): Sockets {
-  const { imageStore, nowPlaying } = storage;
+  const { imageStore, nowPlaying, tracks } = storage;
   const { images } = work;
   const hub = createImageHub({
     nowPlaying,
@@ -312,13 +327,21 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
     budget: work.queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  return { hub, wsStream };
+  const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, logger });
+  return { hub, wsStream, events };
 }
 
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(config: FrozenConfig, { app, answerLast, hostAllowed }: HttpApp, sockets: Sockets, logger: Logger): { http: http.Server } {
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
+    // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
+    // connection counts from its start), a body within the processing budget; checked every second.
+    {
+      headersTimeout: config.limits.headersTimeoutSeconds * 1000,
+      requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
+      connectionsCheckingInterval: 1000,
+    },
     limitRequestsInFlight(createRequestListener(app, answerLast), {
       maxQueuedBytes: config.limits.maxQueuedBytes,
       onFlood: (address) =>
@@ -343,6 +366,7 @@ function createHttpServer(config: FrozenConfig, { app, answerLast, hostAllowed }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnknownExpectation);
   return { http: server };
 }
 
@@ -358,6 +382,7 @@ function closeInOrder(server: http.Server, sockets: Sockets, storage: Storage, w
       // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      sockets.events.close();
       await Promise.all([sockets.hub.close(), sockets.wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
