@@ -4,7 +4,7 @@ import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
-import { PATH_KEYS, expandHome } from './home-path';
+import { expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
@@ -51,7 +51,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
   checkDeadlines(config, fileLabel);
-  for (const key of PATH_KEYS) config[key] = expandHome(config[key], env);
+  config.database.location = expandHome(config.database.location, env);
+  config.staticDir = expandHome(config.staticDir, env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 

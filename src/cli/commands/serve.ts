@@ -69,7 +69,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
     url: server.url,
     host: config.host,
     port: server.port,
-    database: config.database,
+    database: config.database.location,
     configFile: filepath,
     cwd: process.cwd(),
     icecast: icecast?.facts,
