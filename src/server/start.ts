@@ -30,7 +30,7 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
-import { answerClientError, endWithError } from './raw-response';
+import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
@@ -87,8 +87,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
-  const store = await openStore(config.database, {
+  const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
+    poolSize: config.database.poolSize,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
@@ -187,7 +188,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         trackInFlight,
         submit: submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork, budget: queueBudget }),
       outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
@@ -224,6 +225,13 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
+    // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
+    // connection counts from its start), a body within the processing budget; checked every second.
+    {
+      headersTimeout: config.limits.headersTimeoutSeconds * 1000,
+      requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
+      connectionsCheckingInterval: 1000,
+    },
     limitRequestsInFlight(createRequestListener(app, answerLast), {
       maxQueuedBytes: config.limits.maxQueuedBytes,
       onFlood: (address) =>
@@ -248,6 +256,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnknownExpectation);
   try {
     await listen(server, config.port, config.host);
   } catch (error) {
