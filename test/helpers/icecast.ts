@@ -104,7 +104,7 @@ export async function startSource(server: IcecastServer, mount: string): Promise
   const timer = setInterval(() => request.write(Buffer.concat(Array(8).fill(frame) as Buffer[])), 100);
   request.write(frame);
   const deadline = Date.now() + 10_000;
-  while (!(await server.sources()).some((source) => String(source.listenurl ?? '').endsWith(mount))) {
+  while (!(await server.sources()).some((source) => typeof source.listenurl === 'string' && source.listenurl.endsWith(mount))) {
     if (Date.now() > deadline) throw new Error(`the source on ${mount} did not appear`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

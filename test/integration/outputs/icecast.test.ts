@@ -35,7 +35,8 @@ describe('icecast output on a real Icecast 2', () => {
     await icecast?.close();
   });
 
-  const titleOnIcecast = async (): Promise<unknown> => (await icecast.sources()).find((one) => String(one.listenurl).endsWith('/live'))?.title;
+  const titleOnIcecast = async (): Promise<unknown> =>
+    (await icecast.sources()).find((one) => typeof one.listenurl === 'string' && one.listenurl.endsWith('/live'))?.title;
   async function eventuallyTitle(expected: string): Promise<unknown> {
     const deadline = Date.now() + 15_000;
     let title = await titleOnIcecast();
