@@ -26,6 +26,8 @@ const EXPECTED = [
   { file: 'history.bench.js', budget: 60, what: 'issue 11: GET /v1/history against /v1/last; the page query at 100k vs 1k records' },
   { file: 'images-ws-paused.bench.js', budget: 60, what: 'issue 9: RSS with 40 paused /v1/images/ws image readers' },
   { file: 'attack-memory.bench.js', budget: 90, what: 'issue 13: RSS under resource attacks' },
+  { file: 'http-text.bench.js', budget: 60, what: 'issue 20: GET /v1/last.txt against /v1/last' },
+  { file: 'sse-fanout.bench.js', budget: 90, what: 'issue 20: /v1/events fan-out to 1,000 readers and RSS' },
   { file: 'outputs.bench.js', budget: 90, what: 'issue 21: webhook receipts with one black-holed target; submission latency with vs without outputs' },
 ];
 const DEFAULT_BUDGET = 60;
