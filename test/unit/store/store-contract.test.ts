@@ -128,6 +128,13 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await opened().tracks.nextReceivedSeq()).toBeGreaterThan(stored.receivedSeq);
       expect((await opened().tracks.current())?.dbid).toBe(stored.dbid);
     });
+
+    it('When the database takes writes, then probeWrite resolves and changes nothing', async () => {
+      await open();
+      const stored = await addTrack('A');
+      await expect(opened().probeWrite()).resolves.toBeUndefined();
+      expect((await opened().tracks.history({ limit: 10 })).records.map((record) => record.dbid)).toEqual([stored.dbid]);
+    });
   });
 
   describe('images', () => {
