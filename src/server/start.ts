@@ -215,6 +215,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     budget: queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
+  // Set once shutdown begins (docs/limits-and-load.md "Shutdown").
+  let closing: Promise<void> | null = null;
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
@@ -225,11 +227,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,
     },
-    limitRequestsInFlight(createRequestListener(app, answerLast), {
-      maxQueuedBytes: config.limits.maxQueuedBytes,
-      onFlood: (address) =>
-        reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
-    }),
+    closeAfterAnswerWhen(
+      () => closing !== null,
+      limitRequestsInFlight(createRequestListener(app, answerLast), {
+        maxQueuedBytes: config.limits.maxQueuedBytes,
+        onFlood: (address) =>
+          reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+      }),
+    ),
   );
   limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
@@ -260,12 +265,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   }
   const { port } = server.address() as AddressInfo;
 
-  let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      const graceMs = options.shutdownGraceMs ?? 10_000;
+      const graceMs = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
       const deadline = delay(graceMs);
-      // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
+      // Stop accepting; idle keep-alive sockets go now, busy ones after their response, which
+      // says `Connection: close` (closeAfterAnswerWhen): no new request starts on them.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await Promise.all([hub.close(), wsStream.close()]);
@@ -298,6 +303,20 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     expensiveWork,
     submission,
     close,
+  };
+}
+
+/**
+ * How long a shutdown waits for answers in flight before closing connections: the whole exit
+ * stays within 2 s (docs/limits-and-load.md "Shutdown").
+ */
+const SHUTDOWN_GRACE_MS = 1500;
+
+/** Once `closing()` holds, every answer carries `Connection: close`, so a kept-alive connection takes no new request. */
+function closeAfterAnswerWhen(closing: () => boolean, handle: http.RequestListener): http.RequestListener {
+  return (request, response) => {
+    if (closing()) response.setHeader('Connection', 'close');
+    handle(request, response);
   };
 }
 
