@@ -29,6 +29,7 @@ import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
+import { idempotent as idempotentWrites } from './middleware/idempotency';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -143,6 +144,11 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
   const expensiveWork = createWorkPool();
+  // A repeat waits for a first request still running as long as that one may take.
+  const idempotent = idempotentWrites(store.idempotency, {
+    waitMs: (config.processingTimeoutSeconds + 5) * 1000,
+    leaseMs: (config.processingTimeoutSeconds + 30) * 1000,
+  });
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
@@ -180,9 +186,10 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         databaseState: () => health.state(),
         failingServices: () => serviceHealth.failing(),
         trackInFlight,
+        idempotent,
         submit: submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork, budget: queueBudget }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork, budget: queueBudget, idempotent }),
       outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),

@@ -10,6 +10,7 @@ import type { RequestSlots, Store, StoreChange, StoreEvents, StoreOptions } from
 import { historyUpperBound, type TrackStore } from '../tracks';
 import { migratePostgres } from './migrations';
 import { createPostgresOutputStore } from './outputs';
+import { createPostgresIdempotencyStore } from './idempotency';
 import { probePostgresWrite } from './probe-write';
 
 // The PostgreSQL store (issue 15): every instance pointing at one database shares records,
@@ -359,6 +360,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     images,
     lookupCache,
     outputs: createPostgresOutputStore(pool),
+    idempotency: createPostgresIdempotencyStore(pool),
     requestSlots,
     events,
     probeWrite: () => probePostgresWrite(pool),

@@ -4,8 +4,10 @@ import { openDatabase } from '../../../src/store/database';
 import { ImageRejected } from '../../../src/store/images';
 import { FOUND_TTL_MS, NOT_FOUND_TTL_MS } from '../../../src/store/lookup-cache';
 import { openStore } from '../../../src/store/open-store';
+import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations';
 import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
+import { IDEMPOTENCY_KEEP_MS } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { makeTempDir } from '../../helpers/temp-dir';
 
@@ -251,6 +253,33 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await opened().lookupCache.get('musicbrainz', 'recording/1')).toBeDefined();
     });
   });
+
+  describe('idempotency keys', () => {
+    const LEASE = 60_000;
+    it('When a key is claimed, then a repeat sees it pending, then answered, and after 24 h it is free again', async () => {
+      await open();
+      const keys = opened().idempotency;
+      expect(await keys.claim('k', 'f1', 1000, LEASE)).toEqual({ state: 'new' });
+      expect(await keys.claim('k', 'f2', 1001, LEASE)).toEqual({ state: 'pending', fingerprint: 'f1' });
+      await keys.answer('k', 200, '{"dbid":1}');
+      expect(await keys.claim('k', 'f1', 1002, LEASE)).toEqual({ state: 'answered', fingerprint: 'f1', status: 200, body: '{"dbid":1}' });
+      expect(await keys.claim('k', 'f1', 1000 + IDEMPOTENCY_KEEP_MS + 1, LEASE)).toEqual({ state: 'new' });
+    });
+
+    it('When a first request fails or its instance dies, then the key is free for a retry; an answered key is never forgotten', async () => {
+      await open();
+      const keys = opened().idempotency;
+      await keys.claim('failed', 'f', 1000, LEASE);
+      await keys.forget('failed');
+      expect(await keys.claim('failed', 'f', 1001, LEASE)).toEqual({ state: 'new' });
+      expect(await keys.claim('died', 'f', 1000, LEASE)).toEqual({ state: 'new' });
+      expect(await keys.claim('died', 'f', 1000 + LEASE + 1, LEASE)).toEqual({ state: 'new' });
+      await keys.claim('done', 'f', 1000, LEASE);
+      await keys.answer('done', 204, '');
+      await keys.forget('done');
+      expect(await keys.claim('done', 'f', 1000 + LEASE + 1, LEASE)).toMatchObject({ state: 'answered', status: 204 });
+    });
+  });
 }
 
 describe('store contract: SQLite', () => {
@@ -308,7 +337,7 @@ describeWithPostgres('store contract: PostgreSQL', () => {
     try {
       const stores = await Promise.all([1, 2, 3].map(() => openStore(fresh.url, { maxImageBytes: 1000 })));
       expect(stores.map((store) => store.backend)).toEqual(['postgres', 'postgres', 'postgres']);
-      expect((await fresh.query<{ version: number }>('SELECT version FROM svc_schema')).map((row) => row.version)).toEqual([1]);
+      expect((await fresh.query<{ version: number }>('SELECT version FROM svc_schema')).map((row) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((migration) => migration.version));
       const stored = await Promise.all(
         stores.map(async (store, index) =>
           store.tracks.insert({ receivedSeq: await store.tracks.nextReceivedSeq(), receivedAt: 'x', metadata: { title: `t${index}` } }),
