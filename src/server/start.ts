@@ -144,11 +144,10 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
   const expensiveWork = createWorkPool();
-  // A repeat waits for a first request still running as long as that one may take.
-  const idempotent = idempotentWrites(store.idempotency, {
-    waitMs: (config.processingTimeoutSeconds + 5) * 1000,
-    leaseMs: (config.processingTimeoutSeconds + 30) * 1000,
-  });
+  // A first request ends within the processing budget (408 frees its key), so a key still
+  // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
+  const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
+  const idempotent = idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs });
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
