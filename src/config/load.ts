@@ -4,7 +4,7 @@ import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
-import { PATH_KEYS, expandHome } from './home-path';
+import { expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
@@ -15,7 +15,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_PORT: ['port'],
   SVC_HOST: ['host'],
   SVC_SECRET: ['secret', 'client.secret'],
-  SVC_DATABASE: ['database'],
+  SVC_DATABASE: ['database.location'],
   SVC_URL: ['client.url'],
 };
 
@@ -51,7 +51,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
   checkDeadlines(config, fileLabel);
-  for (const key of PATH_KEYS) config[key] = expandHome(config[key], env);
+  config.database.location = expandHome(config.database.location, env);
+  config.staticDir = expandHome(config.staticDir, env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
@@ -119,10 +120,16 @@ async function loadWithCosmiconfig(
 function checkSource(raw: unknown, label: string): PlainObject {
   if (raw === undefined || raw === null) return {};
   if (!isPlainObject(raw)) throw configError(`${label}: the configuration must be an object`);
-  const unknownKey = findUnknownKey(raw, configSchema as ObjectSchema<AnyObject>, '');
+  const source = expandShorthands(raw);
+  const unknownKey = findUnknownKey(source, configSchema as ObjectSchema<AnyObject>, '');
   if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
-  validate(raw, label);
-  return raw;
+  validate(source, label);
+  return source;
+}
+
+/** `database: "<path or URL>"` is short for `database: {location: "<path or URL>"}`. */
+export function expandShorthands<T extends PlainObject>(raw: T): T {
+  return typeof raw.database === 'string' ? { ...raw, database: { location: raw.database } } : raw;
 }
 
 /**

@@ -81,9 +81,15 @@ export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
   host: string().min(1).default('127.0.0.1'),
   secret: string().default(''),
-  database: string()
-    .min(1)
-    .default(() => defaultDatabasePath()),
+  // A string (`database: "<path or URL>"`) stands for `database.location` (config/load.ts).
+  database: object({
+    location: string()
+      .min(1)
+      .default(() => defaultDatabasePath()),
+    // PostgreSQL: connections per instance for queries, plus one that LISTENs
+    // (docs/several-instances.md "Connections"); ten instances fit in the default max_connections 100.
+    poolSize: positiveInteger().max(100).default(4),
+  }),
   processingTimeoutSeconds: positiveSeconds().default(30),
   maxFieldLength: positiveInteger().default(1000),
   // The same artist and title as the current track within this many seconds is the same play

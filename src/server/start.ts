@@ -34,6 +34,8 @@ import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
+import { eventRoutes } from './routes/events';
+import { createEventStream, type EventStream } from './sse/event-stream';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
@@ -75,6 +77,8 @@ export interface RunningServer {
   expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
+  /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
+  events: EventStream;
   close(): Promise<void>;
 }
 
@@ -84,8 +88,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const ownFiles = staticRoutes(config.staticDir);
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
-  const store = await openStore(config.database, {
+  const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
+    poolSize: config.database.poolSize,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
@@ -153,6 +158,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const nextRequestId = createRequestIds();
   const textAnswers = createTextAnswers(config.pages.idleText);
   const blobs = imageBlobs(imageStore, queueBudget);
+  const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, logger });
   const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
   const submitDeps: SubmitDeps = {
     secret: config.secret,
@@ -195,6 +201,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
+      eventRoutes(events),
     ],
   });
 
@@ -279,6 +286,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // says `Connection: close` (closeAfterAnswerWhen): no new request starts on them.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      events.close();
       await Promise.all([hub.close(), wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
@@ -305,6 +313,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     hub,
     images,
     imageStore: plainImageStore,
+    events,
     outputs,
     expensiveWork,
     submission,

@@ -73,6 +73,8 @@ export interface StoreOptions {
   maxImageBytes: number;
   /** Clock in milliseconds; tests pass their own. */
   now?: () => number;
+  /** PostgreSQL: `database.poolSize`, connections for queries (the LISTEN connection is one more). */
+  poolSize?: number;
   /** PostgreSQL: reports a lost or regained connection (logged by the caller). */
   onConnectionProblem?: (message: string) => void;
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { isPlainObject } from '../../src/domain/plain-object';
+import { expandShorthands } from '../../src/config/load';
 import { configSchema, type Config, type FrozenConfig } from '../../src/config/schema';
 import type { EnrichmentPlan } from '../../src/enrich/enricher';
 import { createLogger } from '../../src/log';
@@ -35,7 +36,8 @@ export interface TestServerOptions {
 /** Config for tests: embedded defaults, port 0, a temp database, no outbound enrichment. */
 export function testConfig(overrides: DeepPartial<Config>, dbFile: string): FrozenConfig {
   const base = configSchema.getDefault() as Config;
-  const merged = deepMerge(deepMerge(base, { port: 0, database: dbFile, enrichment: { enabled: false } }), overrides);
+  // `database: "<path or URL>"` in overrides is the shorthand a config file may use too.
+  const merged = deepMerge(deepMerge(base, { port: 0, database: { location: dbFile }, enrichment: { enabled: false } }), expandShorthands(overrides));
   return configSchema.validateSync(merged, { strict: true });
 }
 

@@ -40,7 +40,7 @@ describe('restart', () => {
   });
 
   it('When the database is ":memory:", then the server works without a file', async () => {
-    const t = await startTestServer({ config: { database: ':memory:' } });
+    const t = await startTestServer({ config: { database: { location: ':memory:' } } });
     try {
       expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Memory' })).status).toBe(200);
       expect(asObject((await request(`${t.url}/v1/last`)).json).artist).toBe('Memory');

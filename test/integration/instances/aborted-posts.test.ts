@@ -32,7 +32,7 @@ if (postgresReachable()) {
     'PostgreSQL',
     async () => {
       const database = await createTestDatabase();
-      return { database, server: await startTestServer({ config: { database: database.url } }) };
+      return { database, server: await startTestServer({ config: { database: { location: database.url } } }) };
     },
   ]);
 } else {

@@ -11,6 +11,16 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const fixtures = path.join(__dirname, '..', '..', 'fixtures', 'config');
 const dir = (name: string) => path.join(fixtures, name);
 
+const madeDirs: { cleanup: () => void }[] = [];
+afterAll(() => madeDirs.forEach((made) => made.cleanup()));
+/** A temporary working directory holding these files. */
+function makeConfigDir(files: Record<string, string>): string {
+  const made = makeTempDir('svc-config-');
+  madeDirs.push(made);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(made.dir, name), text);
+  return made.dir;
+}
+
 async function failure(run: Promise<unknown>): Promise<StartupError> {
   try {
     await run;
@@ -77,13 +87,24 @@ describe('loadConfig', () => {
     expect(fromEnv.config.secret).toBe('from-env');
     expect(fromEnv.config.client.secret).toBe('from-env');
     expect(fromEnv.config.client.url).toBe('http://127.0.0.1:7000');
-    expect(fromEnv.config.database).toBe('/tmp/env.db');
+    expect(fromEnv.config.database.location).toBe('/tmp/env.db');
     expect(fromEnv.config.host).toBe('::1');
 
     const fromFlags = await loadConfig({ cwd: dir('svcrc-yaml'), env, flags: { port: '7100', secret: 'from-flag', 'enrichment.enabled': false } });
     expect(fromFlags.config.port).toBe(7100);
     expect(fromFlags.config.secret).toBe('from-flag');
     expect(fromFlags.config.enrichment.enabled).toBe(false);
+  });
+
+  it('When a file gives database as a string, then it is the location; as an object it also sets poolSize (default 4); the environment replaces only the location', async () => {
+    const root = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: 'postgres://db.example/svc' }) });
+    const short = await loadConfig({ cwd: root, env: {} });
+    expect(short.config.database).toEqual({ location: 'postgres://db.example/svc', poolSize: 4 });
+    const full = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: { location: 'postgres://db.example/svc', poolSize: 8 } }) });
+    const withEnv = await loadConfig({ cwd: full, env: { SVC_DATABASE: 'postgres://other.example/svc' } });
+    expect(withEnv.config.database).toEqual({ location: 'postgres://other.example/svc', poolSize: 8 });
+    const tooSmall = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: { poolSize: 0 } }) });
+    expect((await failure(loadConfig({ cwd: tooSmall, env: {} }))).message).toContain('"database.poolSize"');
   });
 
   it('When the file sets nested keys, then the other nested defaults stay', async () => {
