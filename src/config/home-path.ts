@@ -4,8 +4,8 @@ import path from 'node:path';
 // `~` at the start of a path means the home folder, in config files and flags alike
 // (docs/first-hour.md "Paths"): `database: ~/svc.db` must never create a folder named `~`.
 
-/** The config keys that hold a file or folder path. */
-export const PATH_KEYS = ['database', 'staticDir'] as const;
+/** The top-level config keys that hold a file or folder path (and `database.location`, see load.ts). */
+export const PATH_KEYS = ['staticDir'] as const;
 
 /** `~` and `~/rest` become the home folder (HOME, else the account's); anything else is kept. */
 export function expandHome(value: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -52,6 +52,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const config = validate(merged, 'configuration');
   checkDeadlines(config, fileLabel);
   for (const key of PATH_KEYS) config[key] = expandHome(config[key], env);
+  config.database.location = expandHome(config.database.location, env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 

@@ -60,7 +60,14 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
   const { bannerLines } = require('../banner') as typeof import('../banner');
-  const banner = bannerLines({ url: server.url, host: config.host, port: server.port, database: config.database, configFile: filepath, cwd: process.cwd() });
+  const banner = bannerLines({
+    url: server.url,
+    host: config.host,
+    port: server.port,
+    database: config.database.location,
+    configFile: filepath,
+    cwd: process.cwd(),
+  });
   for (const line of banner) ctx.io.out(line);
   const icecast = await startIcecastSource(config, server, logger, isLoopbackHost).catch(async (error: unknown) => {
     await server.close();
