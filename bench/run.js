@@ -26,6 +26,8 @@ const EXPECTED = [
   { file: 'history.bench.js', budget: 60, what: 'issue 11: GET /v1/history against /v1/last; the page query at 100k vs 1k records' },
   { file: 'images-ws-paused.bench.js', budget: 60, what: 'issue 9: RSS with 40 paused /v1/images/ws image readers' },
   { file: 'attack-memory.bench.js', budget: 90, what: 'issue 13: RSS under resource attacks' },
+  { file: 'http-text.bench.js', budget: 60, what: 'issue 20: GET /v1/last.txt against /v1/last' },
+  { file: 'sse-fanout.bench.js', budget: 90, what: 'issue 20: /v1/events fan-out to 1,000 readers and RSS' },
 ];
 const DEFAULT_BUDGET = 60;
 /** Every file's budget fits (the sum of EXPECTED is 860 s): the whole run stays under 15 minutes with the build. */

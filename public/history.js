@@ -60,10 +60,31 @@
     return typeof value === 'string' ? value : '';
   }
 
-  function clock(receivedAt) {
+  const two = (n) => String(n).padStart(2, '0');
+
+  /** The local date, `YYYY-MM-DD`, or '' for a time that does not parse. */
+  function localDay(receivedAt) {
+    const at = new Date(receivedAt);
+    return Number.isNaN(at.getTime()) ? '' : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}`;
+  }
+
+  /** `HH:MM`, or `YYYY-MM-DD HH:MM` when the list spans days (as `svc history` prints it). */
+  function clock(receivedAt, withDate) {
     const at = new Date(receivedAt);
     if (Number.isNaN(at.getTime())) return '--:--';
-    return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+    const time = `${two(at.getHours())}:${two(at.getMinutes())}`;
+    return withDate ? `${localDay(receivedAt)} ${time}` : time;
+  }
+
+  /** Whether the tracks shown were received on more than one local day. */
+  function spansDays(list) {
+    return list.length > 1 && localDay(list[0].received_at) !== localDay(list[list.length - 1].received_at);
+  }
+
+  /** Text from a submitter, made one line: control characters (a newline, a terminal escape) become spaces. */
+  function oneLine(value) {
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    return text(value).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
   }
 
   /** Whether `a` comes after `b` in the history (received time, then dbid). */
@@ -72,14 +93,14 @@
     return a.dbid > b.dbid;
   }
 
-  function row(track) {
+  function row(track, withDate) {
     const item = document.createElement('li');
     item.className = 'track';
     item.dataset.dbid = String(track.dbid);
     const time = document.createElement('time');
     time.className = 'time';
     time.dateTime = text(track.received_at);
-    time.textContent = clock(track.received_at);
+    time.textContent = clock(track.received_at, withDate);
     time.title = new Date(track.received_at).toLocaleString();
     const thumb = thumbnail(imageUrl(track.coverurl));
     const body = document.createElement('div');
@@ -115,7 +136,8 @@
   }
 
   function render(fresh) {
-    list.replaceChildren(...tracks.map(row));
+    const withDate = spansDays(tracks);
+    list.replaceChildren(...tracks.map((track) => row(track, withDate)));
     for (const dbid of fresh) {
       const item = list.querySelector(`[data-dbid="${dbid}"]`);
       if (!item) continue;
@@ -132,7 +154,10 @@
   function updateDownloads() {
     for (const url of objectUrls) URL.revokeObjectURL(url);
     const oldestFirst = [...tracks].reverse();
-    const textBody = oldestFirst.map((t) => `${clock(t.received_at)}  ${[text(t.artist), text(t.title)].filter(Boolean).join(' - ') || `untitled #${t.dbid}`}\n`).join('');
+    const withDate = spansDays(oldestFirst);
+    const textBody = oldestFirst
+      .map((t) => `${clock(t.received_at, withDate)}  ${[oneLine(t.artist), oneLine(t.title)].filter(Boolean).join(' - ') || `untitled #${t.dbid}`}\n`)
+      .join('');
     const csvBody = [CSV_COLUMNS.join(','), ...oldestFirst.map((t) => CSV_COLUMNS.map((c) => csvField(t[c])).join(','))].map((l) => `${l}\r\n`).join('');
     csvLink.href = URL.createObjectURL(new Blob([csvBody], { type: 'text/csv;charset=utf-8' }));
     textLink.href = URL.createObjectURL(new Blob([textBody], { type: 'text/plain;charset=utf-8' }));
@@ -145,6 +170,11 @@
     else if (Array.isArray(value)) out = value.filter((v) => v !== '').join('; ');
     else if (typeof value === 'object') out = JSON.stringify(value);
     else out = String(value);
+    // As src/cli/setlist.ts csvField: no control characters but tab and line breaks, a leading '
+    // before what a spreadsheet would run as a formula (OWASP "CSV Injection"), then RFC 4180.
+    // eslint-disable-next-line no-control-regex -- removing control characters is the point
+    out = out.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, '');
+    if (/^[=+\-@\t\r]/.test(out)) out = `'${out}`;
     return /[",\r\n]/.test(out) ? `"${out.replace(/"/g, '""')}"` : out;
   }
 

@@ -24,10 +24,12 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, message: 'Not found', expose: true },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
   RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },
   MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', expose: true },
+  EXPECTATION_FAILED: { status: 417, message: 'Unsupported Expect header (only 100-continue is understood)', expose: true },
   // The client closed its connection before its request body arrived: nobody reads this answer.
   REQUEST_ABORTED: { status: 400, message: 'Request aborted by the client', expose: true },
   UNKNOWN_HOST: { status: 421, message: 'Unknown host', expose: true },

@@ -17,7 +17,21 @@ export interface BannerFacts {
   configFile: string | null;
   /** Where the config was searched for (the working directory). */
   cwd: string;
+  /** The Icecast source listener, when one runs (docs/dj-software.md). */
+  icecast?: IcecastBannerFacts;
 }
+
+export interface IcecastBannerFacts {
+  url: string;
+  /** Which password a source gives: the shared secret, icecastSource.password, or none. */
+  password: 'secret' | 'own' | 'none';
+}
+
+const ICECAST_LOGIN: Readonly<Record<IcecastBannerFacts['password'], string>> = {
+  secret: 'any user, password: the shared secret',
+  own: 'any user, password: icecastSource.password',
+  none: 'no password asked',
+};
 
 const PAGES: readonly (readonly [name: string, path: string, purpose: string])[] = [
   ['overlay', '/', 'now playing, for an OBS browser source (800x200, transparent)'],
@@ -31,6 +45,11 @@ export function bannerLines(facts: BannerFacts): string[] {
   const width = Math.max(...PAGES.map(([, path]) => (base + path).length));
   const lines = [`svc listening on ${facts.url}`];
   for (const [name, path, purpose] of PAGES) lines.push(`  ${name.padEnd(10)} ${(base + path).padEnd(width)}  ${purpose}`);
+  if (facts.icecast) {
+    lines.push(
+      `  ${'icecast'.padEnd(10)} ${facts.icecast.url.padEnd(width)}  DJ software's Icecast settings: any mount, ${ICECAST_LOGIN[facts.icecast.password]}`,
+    );
+  }
   lines.push(`  ${'database'.padEnd(10)} ${describeDatabase(facts.database, facts.cwd)}`);
   lines.push(`  ${'config'.padEnd(10)} ${facts.configFile ?? `none found (looked for ${CONFIG_SEARCH_PLACES.join(', ')} in ${facts.cwd})`}`);
   return lines;

@@ -1,6 +1,6 @@
 import { CliError, EXIT } from './exit-codes';
 import { colorEnabled, type Streams } from './io';
-import { TemplateError, compileTemplate, trackLineParts, type Template, type TrackObject } from '../domain/template';
+import { TemplateError, compileTemplate, requireKnownField, trackLineParts, type Template, type TrackObject } from '../domain/template';
 
 // How data looks on stdout: JSON (one value per line, so a stream is NDJSON), a --format
 // template, or a human line. Colour comes from chalk, loaded only when colour is on.
@@ -31,6 +31,7 @@ export function chooseTrackStyle(options: { json?: boolean; format?: string }, i
   if (options.json) return { kind: 'json' };
   if (options.format !== undefined) {
     try {
+      requireKnownField(options.format);
       return { kind: 'template', template: compileTemplate(options.format) };
     } catch (error) {
       if (error instanceof TemplateError) throw new CliError(`--format: ${error.message}`, EXIT.USAGE);

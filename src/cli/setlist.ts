@@ -17,16 +17,37 @@ export function parseWhen(value: string, now: Date): string | undefined {
   return parseIsoDateTime(value.trim(), 'local');
 }
 
-/** `HH:MM  Artist - Title` in the local time of the process. */
-export function setlistLine(track: TrackObject): string {
+/**
+ * `HH:MM  Artist - Title` in the local time of the process; `YYYY-MM-DD HH:MM  Artist - Title`
+ * when the setlist spans days (`withDate`, see spansDays).
+ */
+export function setlistLine(track: TrackObject, withDate = false): string {
   const { head } = trackLineParts(track);
-  return `${localClock(track.received_at)}  ${head || `untitled #${String(track.dbid)}`}`;
+  return `${localClock(track.received_at, withDate)}  ${head || `untitled #${String(track.dbid)}`}`;
 }
 
-function localClock(receivedAt: unknown): string {
-  const at = typeof receivedAt === 'string' ? new Date(receivedAt) : new Date(NaN);
-  if (Number.isNaN(at.getTime())) return '--:--';
-  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+/** Whether two received times fall on different local days. */
+export function spansDays(oldest: unknown, newest: unknown): boolean {
+  const day = localDay(oldest);
+  return day !== '' && localDay(newest) !== '' && day !== localDay(newest);
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+function parseReceived(receivedAt: unknown): Date {
+  return typeof receivedAt === 'string' ? new Date(receivedAt) : new Date(NaN);
+}
+
+function localDay(receivedAt: unknown): string {
+  const at = parseReceived(receivedAt);
+  return Number.isNaN(at.getTime()) ? '' : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}`;
+}
+
+function localClock(receivedAt: unknown, withDate: boolean): string {
+  const at = parseReceived(receivedAt);
+  if (Number.isNaN(at.getTime())) return withDate ? '---------- --:--' : '--:--';
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}`;
+  return withDate ? `${localDay(receivedAt)} ${time}` : time;
 }
 
 export const CSV_COLUMNS = ['received_at', 'artist', 'title', 'album', 'label', 'date', 'isrc', 'duration'] as const;
@@ -48,7 +69,15 @@ function csvText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** RFC 4180 section 2: a field with a comma, a quote or a line break is quoted, its quotes doubled. */
-function csvField(text: string): string {
+/**
+ * One CSV cell. Control characters other than tab and line breaks go (they would drive a
+ * terminal). A cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab or CR
+ * first: OWASP "CSV Injection") gets a leading `'`, which spreadsheets show as text. Then RFC
+ * 4180 section 2: a field with a comma, a quote or a line break is quoted, its quotes doubled.
+ */
+export function csvField(value: string): string {
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
+  let text = value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, '');
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

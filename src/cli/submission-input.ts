@@ -74,3 +74,16 @@ function describeJsonType(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
 }
+
+/** `--parse TEMPLATE`: each non-blank line read with the template (cli/line-parser.ts), as it arrives. */
+export async function* readTemplatedLines(lines: AsyncIterable<string>, parse: (line: string) => Record<string, string> | null): AsyncGenerator<InputItem> {
+  let lineNumber = 0;
+  for await (const text of lines) {
+    lineNumber++;
+    if (text.trim() === '') continue;
+    const fields = parse(text);
+    if (fields === null) yield { line: lineNumber, error: 'does not fit the --parse template' };
+    else if (Object.keys(fields).length === 0) yield { line: lineNumber, error: 'every field of the --parse template is empty' };
+    else yield { line: lineNumber, fields };
+  }
+}

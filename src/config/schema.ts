@@ -111,6 +111,9 @@ export const configSchema = object({
     // docs/limits-and-load.md "Records": a stored record's JSON, and the elements of one list.
     maxRecordBytes: number().integer('${path} must be an integer').min(1024, '${path} must be at least 1024').default(65536),
     maxListItems: positiveInteger().default(100),
+    // docs/limits-and-load.md "Connections": a request head must arrive within this (else 408),
+    // and a connection that has sent nothing for as long is closed.
+    headersTimeoutSeconds: positiveSeconds().default(10),
   }),
   coverFetch: object({
     allowPrivateAddresses: boolean().default(false),

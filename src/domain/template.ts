@@ -2,6 +2,8 @@
 // /v1/last object: `{{field}}` and `{field}` both stand for the field's value (What's Now
 // Playing writes the first, the CLI the second). Pure: no I/O.
 
+import { NUMERIC_FIELDS, TEXT_FIELDS } from './track';
+
 export type TrackObject = Readonly<Record<string, unknown>>;
 export type Template = (track: TrackObject) => string;
 
@@ -96,4 +98,25 @@ export function trackLineParts(track: TrackObject): TrackLineParts {
   const head = [text('artist'), text('title')].filter(Boolean).join(' - ');
   const detail = [text('album'), yearOf(track.date)].filter(Boolean).join(', ');
   return { head, detail };
+}
+
+/**
+ * Fields a template may name besides the track's text and number fields: `year` (from date),
+ * what /v1/last and /v1/history add (dbid, received_at), and What's Now Playing's usual extras.
+ */
+const EXTRA_TEMPLATE_FIELDS = ['year', 'dbid', 'received_at', 'deck', 'artistwebsites', 'duration_hhmmss'];
+
+/** Every field name a template may use without being a likely typo. */
+export const KNOWN_TEMPLATE_FIELDS: ReadonlySet<string> = new Set([...TEXT_FIELDS, ...NUMERIC_FIELDS, ...EXTRA_TEMPLATE_FIELDS]);
+
+/**
+ * A template that names no field svc knows (`{{artsit}}`, or plain text with no placeholder)
+ * would print the same line for every track: that is reported instead (docs/first-hour.md
+ * "Templates"). One known field is enough; the others may be custom fields.
+ */
+export function requireKnownField(source: string): void {
+  const fields = templateFields(source);
+  if (fields.some((field) => KNOWN_TEMPLATE_FIELDS.has(field))) return;
+  const named = fields.length === 0 ? 'names no field' : `names no field svc knows (${fields.map((field) => `{{${field}}}`).join(', ')})`;
+  throw new TemplateError(`the template ${named}: use {{artist}}, {{title}}, {{album}}, {{date}}, {{year}}, {{genre}}, {{bpm}} ...`);
 }

@@ -9,7 +9,6 @@ export const FAILED_SERVICE_PAUSE_MS = 3 * 60 * 1000;
 
 interface Failure {
   until: number;
-  reason: string;
 }
 
 export class ServiceHealth {
@@ -29,13 +28,13 @@ export class ServiceHealth {
       return;
     }
     const seconds = Math.ceil((failure.until - this.now()) / 1000);
-    throw new UpstreamError(service, `skipped for ${seconds} s more after a failure (${failure.reason})`, { transient: true });
+    throw new UpstreamError(service, `skipped for ${seconds} s more after a failure`, { transient: true });
   }
 
   /** Records the outcome of a request that was not cancelled by its caller. */
   failed(service: string, error: unknown): void {
     if (!isServiceFailure(error)) return;
-    this.failures.set(service, { until: this.now() + this.pauseMs, reason: error.message });
+    this.failures.set(service, { until: this.now() + this.pauseMs });
   }
 
   /** Services paused now, by name (GET /v1/status names them). */

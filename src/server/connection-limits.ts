@@ -5,8 +5,11 @@ import { throttledLog } from '../log';
 
 // decisions.md "Hostile clients and browsers", limits.maxConnections and
 // limits.maxConnectionsPerAddress: idle WebSockets or slowloris connections from one address
-// must not use up the descriptors everyone else needs. Past a cap a new connection is closed at
-// once, and the server says so in its log (once a minute, not once per connection).
+// must not use up the descriptors everyone else needs. At the global cap the oldest connection
+// that has not finished its first request's headers is closed to make room (docs/limits-and-load.md
+// "Connections"): a client that really talks always gets in before one that only holds a slot.
+// Only when every open connection is a talking one is a new connection refused. The server says
+// so in its log (once a minute, not once per connection).
 
 export interface ConnectionLimits {
   maxConnections: number;
@@ -16,27 +19,56 @@ export interface ConnectionLimits {
 
 export function limitConnections(server: http.Server, limits: ConnectionLimits, logger: Logger): void {
   const report = throttledLog((message) => logger.warn(message));
-  // Node refuses past this before any JavaScript runs for the connection, and emits 'drop'.
-  server.maxConnections = limits.maxConnections;
-  server.on('drop', () => {
-    report('maxConnections', `connection refused: ${limits.maxConnections} connections open (limits.maxConnections)`);
-  });
-  if (limits.maxConnectionsPerAddress === 0) return;
+  // Connections that have not yet sent a whole request head, oldest first (a Set keeps insertion order).
+  const silent = new Set<Socket>();
+  let open = 0;
+  const spoke = (socket: Socket) => silent.delete(socket);
+  server.on('request', (request: http.IncomingMessage) => spoke(request.socket));
+  server.on('upgrade', (request: http.IncomingMessage) => spoke(request.socket));
+
+  const admitWithinTotal = (socket: Socket): boolean => {
+    if (open < limits.maxConnections) return true;
+    const oldest = silent.values().next();
+    if (oldest.done) {
+      report('maxConnections', `connection refused: ${limits.maxConnections} connections open (limits.maxConnections), all of them talking`);
+      socket.destroy();
+      return false;
+    }
+    report(
+      'evicted',
+      `closed the oldest connection still without a request (from ${oldest.value.remoteAddress ?? ''}): ${open} connections open (limits.maxConnections)`,
+    );
+    silent.delete(oldest.value);
+    oldest.value.destroy();
+    return true;
+  };
 
   const perAddress = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
+  const admitFromAddress = (socket: Socket): boolean => {
+    if (limits.maxConnectionsPerAddress === 0) return true;
     const address = socket.remoteAddress ?? '';
-    const open = perAddress.get(address) ?? 0;
-    if (open >= limits.maxConnectionsPerAddress) {
-      report(`perAddress`, `connection from ${address} refused: ${open} connections open from it (limits.maxConnectionsPerAddress)`);
+    const fromAddress = perAddress.get(address) ?? 0;
+    if (fromAddress >= limits.maxConnectionsPerAddress) {
+      report(`perAddress`, `connection from ${address} refused: ${fromAddress} connections open from it (limits.maxConnectionsPerAddress)`);
       socket.destroy();
-      return;
+      return false;
     }
-    perAddress.set(address, open + 1);
+    perAddress.set(address, fromAddress + 1);
     socket.once('close', () => {
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left === 0) perAddress.delete(address);
       else perAddress.set(address, left);
+    });
+    return true;
+  };
+
+  server.on('connection', (socket: Socket) => {
+    if (!admitFromAddress(socket) || !admitWithinTotal(socket)) return;
+    open += 1;
+    silent.add(socket);
+    socket.once('close', () => {
+      open -= 1;
+      silent.delete(socket);
     });
   });
 }

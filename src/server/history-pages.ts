@@ -70,7 +70,7 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
  */
 async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<string> {
   const entries: string[] = [];
-  let size = 0;
+  let size = 100; // the braces, "tracks" and the next link
   let before = query.before;
   let more = false;
   while (entries.length < query.limit) {
@@ -78,9 +78,10 @@ async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<string
     const page = await tracks.history({ ...query, before, limit: Math.min(READ_CHUNK, query.limit - entries.length) });
     for (const record of page.records) {
       const entry = JSON.stringify(historyEntry(record));
-      if (entries.length > 0 && size + entry.length > HISTORY_PAGE_MAX_BYTES) return pageBody(entries, before, query, true);
+      const entryBytes = Buffer.byteLength(entry) + 1;
+      if (entries.length > 0 && size + entryBytes > HISTORY_PAGE_MAX_BYTES) return pageBody(entries, before, query, true);
       entries.push(entry);
-      size += entry.length + 1;
+      size += entryBytes;
       before = record.dbid;
     }
     more = page.more;

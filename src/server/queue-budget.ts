@@ -22,6 +22,33 @@ export class QueueBudget {
     return new Promise((admit) => this.waiting.push({ bytes, admit }));
   }
 
+  /**
+   * Like `reserve`, but gives up after `ms`: resolves false (nothing reserved) when no room came
+   * in time, so a reply can be refused with 503 instead of waiting behind readers that never read.
+   */
+  reserveWithin(bytes: number, ms: number): Promise<boolean> {
+    if (this.waiting.length === 0 && this.fits(bytes)) {
+      this.used += bytes;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const entry = {
+        bytes,
+        admit: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        const index = this.waiting.indexOf(entry);
+        if (index >= 0) this.waiting.splice(index, 1);
+        resolve(false);
+      }, ms);
+      timer.unref();
+      this.waiting.push(entry);
+    });
+  }
+
   /** Counts bytes that cannot wait (a WebSocket fragment already being sent); they still delay others. */
   take(bytes: number): void {
     this.used += bytes;

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERRORS, type ErrorCode } from '../errors';
 
@@ -25,5 +25,23 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     socket.destroy();
     return;
   }
-  endWithError(socket, error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST');
+  endWithError(socket, CLIENT_ERRORS[error.code ?? ''] ?? 'MALFORMED_REQUEST');
+}
+
+/** Node's parser and timeout errors that are not "malformed": headers too large, too slow (Node's own answer would be a bare 408). */
+const CLIENT_ERRORS: Readonly<Record<string, ErrorCode>> = {
+  HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
+  ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+};
+
+/** Node's `checkExpectation` (an Expect other than 100-continue): JSON 417, not Node's bare one. */
+export function answerUnknownExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({ error: ERRORS.EXPECTATION_FAILED.message });
+  response.writeHead(ERRORS.EXPECTATION_FAILED.status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  response.end(body);
 }

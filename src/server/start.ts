@@ -30,9 +30,11 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
 import { createRequestIds } from './middleware/request-log';
-import { answerClientError, endWithError } from './raw-response';
+import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
+import { eventRoutes } from './routes/events';
+import { createEventStream, type EventStream } from './sse/event-stream';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
@@ -74,6 +76,8 @@ export interface RunningServer {
   expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
+  /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
+  events: EventStream;
   close(): Promise<void>;
 }
 
@@ -149,6 +153,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const nextRequestId = createRequestIds();
   const textAnswers = createTextAnswers(config.pages.idleText);
   const blobs = imageBlobs(imageStore, queueBudget);
+  const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, logger });
   const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
   const submitDeps: SubmitDeps = {
     secret: config.secret,
@@ -183,13 +188,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         trackInFlight,
         submit: submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork, budget: queueBudget }),
       outputRoutes({ secret: config.secret, outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
+      eventRoutes(events),
     ],
   });
 
@@ -219,6 +225,13 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
+    // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
+    // connection counts from its start), a body within the processing budget; checked every second.
+    {
+      headersTimeout: config.limits.headersTimeoutSeconds * 1000,
+      requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
+      connectionsCheckingInterval: 1000,
+    },
     limitRequestsInFlight(createRequestListener(app, answerLast), {
       maxQueuedBytes: config.limits.maxQueuedBytes,
       onFlood: (address) =>
@@ -243,6 +256,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnknownExpectation);
   try {
     await listen(server, config.port, config.host);
   } catch (error) {
@@ -261,6 +275,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      events.close();
       await Promise.all([hub.close(), wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
@@ -287,6 +302,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     hub,
     images,
     imageStore: plainImageStore,
+    events,
     outputs,
     expensiveWork,
     submission,

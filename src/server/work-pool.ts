@@ -1,5 +1,6 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors';
+import type { QueueBudget } from './queue-budget';
 
 // Expensive answers (history pages, SSE replays, ...) run here, a few at a time, so cheap ones
 // (/v1/status, /v1/last, the streams) never wait behind them (docs/limits-and-load.md "Expensive
@@ -119,7 +120,7 @@ export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool
   };
 }
 
-function busy(): AppError {
+export function busy(): AppError {
   return new AppError('SERVER_BUSY', undefined, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
 }
 
@@ -128,4 +129,40 @@ export function requestGone(response: ServerResponse): AbortSignal {
   const controller = new AbortController();
   response.once('close', () => controller.abort(new Error('client went away')));
   return controller.signal;
+}
+
+/** A reader that takes nothing of a budgeted reply for this long is dropped (as stream-reply.ts does). */
+const STALLED_REPLY_MS = 60_000;
+
+export interface ReplyReservation {
+  /** Sets the reservation to the body's real size, once it is known. */
+  resize(bytes: number): void;
+}
+
+/**
+ * Counts a reply body in limits.maxQueuedBytes, like WebSocket frames (docs/limits-and-load.md
+ * "Memory"): `bytes` are held from now until the answer has left for the kernel or the
+ * connection is gone. When no room comes within the pool's wait, 503: clients that pipeline
+ * requests and never read cost the budget, not memory without bound.
+ */
+export async function reserveReply(request: IncomingMessage, response: ServerResponse, budget: QueueBudget, bytes: number): Promise<ReplyReservation> {
+  if (!(await budget.reserveWithin(bytes, WORK_POOL_DEFAULTS.maxWaitMs))) throw busy();
+  let held = bytes;
+  const stalled = setTimeout(() => response.destroy(), STALLED_REPLY_MS);
+  stalled.unref();
+  const release = () => {
+    clearTimeout(stalled);
+    budget.release(held);
+    held = 0;
+  };
+  response.once('close', release);
+  // A pipelined reply may never get the socket: its connection's close releases it too.
+  request.socket.once('close', release);
+  return {
+    resize(size) {
+      if (size > held) budget.take(size - held);
+      else budget.release(held - size);
+      held = size;
+    },
+  };
 }

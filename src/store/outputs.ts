@@ -116,6 +116,15 @@ export function createOutputStore(db: Db): OutputStore {
      WHERE output = ? AND state = 'pending' AND coalesce(claimed_until, 0) < ?
        AND id < (SELECT max(id) FROM output_messages WHERE output = ? AND state = 'pending')`,
   );
+  // The newest takes over the output's wait and attempt count: a rate limit or an outage holds
+  // the output, not one message, so superseding never sends early.
+  const inherit = db.prepare<[{ output: string; now: number }], never>(
+    `UPDATE output_messages SET
+       next_attempt_at = max(next_attempt_at, (SELECT max(next_attempt_at) FROM output_messages WHERE output = @output AND state = 'pending')),
+       attempts = max(attempts, (SELECT max(attempts) FROM output_messages WHERE output = @output AND state = 'pending'))
+     WHERE id = (SELECT max(id) FROM output_messages WHERE output = @output AND state = 'pending')
+       AND (SELECT count(*) FROM output_messages WHERE output = @output AND state = 'pending' AND coalesce(claimed_until, 0) < @now) > 1`,
+  );
   const head = db.prepare<[string], MessageRow>("SELECT * FROM output_messages WHERE output = ? AND state = 'pending' ORDER BY id LIMIT 1");
   const take = db.prepare<[string, number, number, number], never>(
     "UPDATE output_messages SET claimed_by = ?, claimed_until = ? WHERE id = ? AND state = 'pending' AND coalesce(claimed_until, 0) < ?",
@@ -143,7 +152,10 @@ export function createOutputStore(db: Db): OutputStore {
   const prune = db.prepare<[number], never>("DELETE FROM output_messages WHERE state <> 'pending' AND finished_at < ?");
 
   const claim = db.transaction((output: string, options: ClaimOptions): ClaimAnswer => {
-    if (options.latestOnly) supersede.run(options.now, output, options.now, output);
+    if (options.latestOnly) {
+      inherit.run({ output, now: options.now });
+      supersede.run(options.now, output, options.now, output);
+    }
     const row = head.get(output);
     if (!row) return null;
     const waitMs = headWait(row, options.now);

@@ -14,14 +14,15 @@ import { makeTempDir } from '../helpers/temp-dir';
 // (docs/dj-software.md).
 
 const PASSWORD = 'hackme';
+const ICECAST_LINE = /^ {2}icecast +http:\/\/127\.0\.0\.1:(\d+) +DJ software's Icecast settings: any mount, any user, password: the shared secret$/m;
 const temp = makeTempDir('svc-ezstream-');
 let serve: ServeProcess;
 let icecastPort: number;
 
 beforeAll(async () => {
   serve = await startServeProcess(['--port', '0', '--icecast-port', '0', '--secret', PASSWORD, '--db', path.join(temp.dir, 'svc.db'), '--offline']);
-  await until(() => /Icecast sources on http:\/\/127\.0\.0\.1:(\d+)/.test(serve.stdout()));
-  icecastPort = Number(/Icecast sources on http:\/\/127\.0\.0\.1:(\d+)/.exec(serve.stdout())?.[1]);
+  await until(() => ICECAST_LINE.test(serve.stdout()));
+  icecastPort = Number(ICECAST_LINE.exec(serve.stdout())?.[1]);
 });
 afterAll(async () => {
   serve.child.kill('SIGTERM');
@@ -56,10 +57,10 @@ function peakRss(pid: number): number {
   return Number(line?.[1]) * 1024;
 }
 
-test('start-up names the listener', () => {
-  expect(serve.stdout()).toMatch(
-    /^svc listening on http:\/\/127\.0\.0\.1:\d+\nsvc takes Icecast sources on http:\/\/127\.0\.0\.1:\d+ \(.*any mount, any user, password the shared secret\)\n/,
-  );
+test('start-up names the listener among the URLs it prints', () => {
+  expect(serve.stdout()).toMatch(/^svc listening on http:\/\/127\.0\.0\.1:\d+\n/);
+  expect(serve.stdout()).toMatch(ICECAST_LINE);
+  expect(icecastPort).toBeGreaterThan(0);
 });
 
 test('ezstream streams a two-file Ogg Vorbis playlist: both tracks arrive, in order', async () => {
@@ -119,4 +120,22 @@ test('50 MB of random bytes and an endless comment header are each closed with o
   // Neither body was held: the peak grew by far less than either.
   expect(peakRss(serve.child.pid ?? 0) - peakBefore).toBeLessThan(40 * 1024 * 1024);
   expect((await request(`${serve.url}/v1/status`)).status).toBe(200);
+});
+
+test('icecastSource.password, when set, is the password sources and updates give (not the shared secret)', async () => {
+  const configFile = path.join(temp.dir, 'own-password.json');
+  fs.writeFileSync(configFile, JSON.stringify({ icecastSource: { port: 0, password: 'dj-only' } }));
+  const own = await startServeProcess(['--port', '0', '--secret', PASSWORD, '--config', configFile, '--db', path.join(temp.dir, 'own.db'), '--offline']);
+  try {
+    const line = /^ {2}icecast +http:\/\/127\.0\.0\.1:(\d+) +DJ software's Icecast settings: any mount, any user, password: icecastSource\.password$/m;
+    await until(() => line.test(own.stdout()));
+    const base = `http://127.0.0.1:${line.exec(own.stdout())?.[1]}`;
+    const update = (password: string) => request(`${base}/admin.cgi?mode=updinfo&pass=${password}&song=Own%20-%20Password`);
+    expect((await update(PASSWORD)).status).toBe(401);
+    expect((await update('dj-only')).status).toBe(200);
+    expect(((await request(`${own.url}/v1/last`)).json as Record<string, unknown>).artist).toBe('Own');
+  } finally {
+    own.child.kill('SIGTERM');
+    await own.exited;
+  }
 });

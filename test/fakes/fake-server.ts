@@ -35,7 +35,9 @@ export interface FakeServer {
   requests: RecordedRequest[];
   /** Answer with `override` where it returns a reply (failures, delays), until reset(). */
   override(override: FakeOverride): void;
-  /** Forgets recorded requests and overrides. */
+  /** Adds `ms` to every answer from now on (a far or slow service), until reset(). */
+  slowDown(ms: number): void;
+  /** Forgets recorded requests, overrides and the added latency. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -43,6 +45,7 @@ export interface FakeServer {
 export async function startFake(name: string, route: FakeRoute): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const overrides: FakeOverride[] = [];
+  let latencyMs = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -65,8 +68,9 @@ export async function startFake(name: string, route: FakeRoute): Promise<FakeSer
         res.writeHead(reply.status, reply.headers ?? {});
         res.end(reply.body ?? '');
       };
-      if (reply.delayMs) {
-        const timer = setTimeout(send, reply.delayMs);
+      const delayMs = (reply.delayMs ?? 0) + latencyMs;
+      if (delayMs > 0) {
+        const timer = setTimeout(send, delayMs);
         res.on('close', () => clearTimeout(timer));
       } else {
         send();
@@ -80,9 +84,13 @@ export async function startFake(name: string, route: FakeRoute): Promise<FakeSer
     url: `http://127.0.0.1:${port}`,
     requests,
     override: (override) => overrides.unshift(override),
+    slowDown(ms) {
+      latencyMs = ms;
+    },
     reset() {
       requests.length = 0;
       overrides.length = 0;
+      latencyMs = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -20,6 +20,8 @@ export interface FakeServices {
   acoustid: FakeServer;
   /** Every request any fake received, oldest first. */
   all(): (RecordedRequest & { service: string })[];
+  /** Every fake answers `ms` later (docs/title-first.md measures with 400 ms). */
+  slowDown(ms: number): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export async function startFakeServices(): Promise<FakeServices> {
   return {
     ...fakes,
     all: () => list.flatMap((fake) => fake.requests.map((request) => ({ ...request, service: fake.name }))).sort((a, b) => a.at - b.at),
+    slowDown: (ms) => list.forEach((fake) => fake.slowDown(ms)),
     reset: () => list.forEach((fake) => fake.reset()),
     close: async () => {
       await Promise.all(list.map((fake) => fake.close()));

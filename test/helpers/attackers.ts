@@ -36,3 +36,15 @@ export function residentBytes(pid: number): number {
   if (!match?.[1]) throw new Error(`no VmRSS for ${pid}`);
   return Number(match[1]) * 1024;
 }
+
+/** The highest resident set size of a process over `ms`, sampled every 100 ms. */
+export async function peakDuring(pid: number, ms: number): Promise<number> {
+  let peak = residentBytes(pid);
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // Sampling RSS is the point here: there is no event to wait for.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    peak = Math.max(peak, residentBytes(pid));
+  }
+  return peak;
+}

@@ -18,12 +18,13 @@ export interface Browser {
 }
 
 /** A fresh browser with a new, empty profile directory. */
-export async function launchBrowser(viewport: { width: number; height: number }): Promise<Browser> {
+export async function launchBrowser(viewport: { width: number; height: number }, options: { timezoneId?: string } = {}): Promise<Browser> {
   const profile = makeTempDir('svc-chromium-');
   const context = await chromium.launchPersistentContext(profile.dir, {
     executablePath: CHROMIUM,
     headless: true,
     viewport,
+    ...options,
     args: [
       '--headless',
       '--no-sandbox',

@@ -146,3 +146,11 @@ test("what is not a source or an update: libshout's probes get Icecast's answers
   await options.closed;
   expect(options.answer()).toBe('');
 });
+
+test('a repeat of the current track in the stream is the same play: no second history row', async () => {
+  const source = await connectSource(port(), sourceHead('SOURCE', '/repeat.ogg', PASSWORD));
+  await writeAll(source, chain(vorbis, vorbis));
+  await until(() => svc.ts.logs.filter((line) => line.includes('/repeat.ogg') && line.includes('stored as dbid')).length === 2);
+  expect(await tracks().count()).toBe(1);
+  source.socket.end();
+});

@@ -8,6 +8,7 @@ import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 import { connectClient } from '../helpers/ws-client';
 import { chromiumInstalled, launchBrowser } from '../helpers/browser';
+import { openSse } from '../helpers/sse-client';
 
 interface InPage {
   document: { documentElement: { dataset: Record<string, string | undefined> }; getElementById(id: string): { textContent: string | null } | null };
@@ -79,6 +80,27 @@ describeWithNginx('nginx in front of three instances (README "Running several in
     temp?.cleanup();
   });
   afterEach(() => killLeftovers());
+
+  it('When a widget reads /v1/events through nginx, then a track submitted to any instance reaches it at once, unbuffered', async () => {
+    // examples/nginx/nginx.conf has `proxy_buffering off` and a read timeout above the 15 s
+    // heartbeat (svc also says `X-Accel-Buffering: no`): each small event passes on as it comes,
+    // from whichever instance holds the stream (NowPlaying there is fed by the others).
+    const stream = await openSse(`${front}/v1/events`);
+    try {
+      expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      const dbids: number[] = [];
+      for (const instance of instances) {
+        const res = await postJson(`${instance.url}/v1/remoteinput`, { artist: 'Through nginx', title: instance.url });
+        expect(res.status).toBe(200);
+        dbids.push(Number(asObject(res.json).dbid));
+        let event = await stream.next();
+        while (Number(event.id) !== dbids.at(-1)) event = await stream.next();
+        expect(asObject(JSON.parse(event.data)).title).toBe(instance.url);
+      }
+    } finally {
+      stream.close();
+    }
+  });
 
   it('When OBS shows the overlay through nginx and an instance is killed, then the overlay keeps updating', async () => {
     if (!chromiumInstalled()) {

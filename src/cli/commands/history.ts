@@ -5,7 +5,7 @@ import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, renderTrack } from '../output';
-import { CSV_COLUMNS, csvRow, parseWhen, setlistLine } from '../setlist';
+import { CSV_COLUMNS, csvRow, parseWhen, setlistLine, spansDays } from '../setlist';
 import type { TrackObject } from '../../domain/template';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 
@@ -36,7 +36,7 @@ Examples:
 
 WHEN is an ISO 8601 date-time (local time unless it names an offset) or a span back from now:
 90m, 2h, 1d, 1w. --since is inclusive, --until exclusive; --limit keeps the newest N tracks.
-Text lines are HH:MM in local time (TZ); --csv is RFC 4180 with a header row
+Text lines are HH:MM in local time (TZ), YYYY-MM-DD HH:MM when the setlist spans days; --csv is RFC 4180 with a header row
 (${CSV_COLUMNS.join(',')}); --json is one /v1/history entry per line.`;
 
 export function registerHistory(program: Command, ctx: CliContext, setResult: SetResult): void {
@@ -69,11 +69,12 @@ async function runHistory(options: HistoryOptions, ctx: CliContext): Promise<num
     query.set(key, at);
   }
   const client = await createClient(options);
-  const pages = pagesOldestFirst(client, `v1/history?${query.toString()}`, options.limit);
+  const range: Range = {};
+  const pages = pagesOldestFirst(client, `v1/history?${query.toString()}`, options.limit, range);
   // The first page comes after the walk through every link: a server that cannot be reached or
   // refuses fails before anything (not even the CSV header) reaches stdout.
   const first = await pages.next();
-  const write = writerFor(options, ctx);
+  const write = writerFor(options, ctx, spansDays(range.oldest, range.newest));
   if (!first.done) for (const track of first.value) write(track);
   for await (const page of pages) {
     for (const track of page) write(track);
@@ -81,7 +82,7 @@ async function runHistory(options: HistoryOptions, ctx: CliContext): Promise<num
   return EXIT.OK;
 }
 
-function writerFor(options: HistoryOptions, ctx: CliContext): (track: TrackObject) => void {
+function writerFor(options: HistoryOptions, ctx: CliContext, withDate: boolean): (track: TrackObject) => void {
   // RFC 4180 section 2: records end in CRLF (io.out adds the LF).
   if (options.csv) {
     ctx.io.out(`${CSV_COLUMNS.join(',')}\r`);
@@ -91,11 +92,20 @@ function writerFor(options: HistoryOptions, ctx: CliContext): (track: TrackObjec
     const style = chooseTrackStyle(options, ctx.io);
     return (track) => ctx.io.out(renderTrack(track, style));
   }
-  return (track) => ctx.io.out(setlistLine(track));
+  return (track) => ctx.io.out(setlistLine(track, withDate));
 }
 
-/** Each page oldest track first, the oldest page first; `limit` keeps the newest N overall. */
-async function* pagesOldestFirst(client: SvcClient, first: string, limit: number | undefined): AsyncGenerator<TrackObject[]> {
+/** The received times of the oldest and the newest track of the setlist. */
+interface Range {
+  oldest?: unknown;
+  newest?: unknown;
+}
+
+/**
+ * Each page oldest track first, the oldest page first; `limit` keeps the newest N overall.
+ * `range` is filled in before the first page comes out.
+ */
+async function* pagesOldestFirst(client: SvcClient, first: string, limit: number | undefined, range: Range): AsyncGenerator<TrackObject[]> {
   const links: string[] = [];
   let newest: TrackObject[] = [];
   let oldest: TrackObject[] = [];
@@ -111,6 +121,8 @@ async function* pagesOldestFirst(client: SvcClient, first: string, limit: number
     oldest = tracks;
     link = limit !== undefined && count >= limit ? undefined : page.next;
   }
+  range.newest = newest[0]?.received_at;
+  range.oldest = oldest[oldest.length - 1]?.received_at;
   yield [...oldest].reverse();
   for (let i = links.length - 2; i >= 1; i--) {
     yield (await fetchPage(client, links[i])).tracks.reverse();

@@ -3,6 +3,7 @@ import type { FrozenConfig } from '../../config/schema';
 import type { RunningIcecastListener } from '../../ingest/listener';
 import { createLogger, type Logger } from '../../log';
 import type { RunningServer } from '../../server/start';
+import type { IcecastBannerFacts } from '../banner';
 import type { CliContext, SetResult } from '../context';
 
 // The server stack (Koa, SQLite, ws) is required only when `svc serve` runs, so that the
@@ -59,6 +60,10 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   if (!isLoopbackHost(config.host) && config.secret === '') {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
+  const icecast = await startIcecastSource(config, server, logger, isLoopbackHost).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
   const { bannerLines } = require('../banner') as typeof import('../banner');
   const banner = bannerLines({
     url: server.url,
@@ -67,13 +72,9 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
     database: config.database.location,
     configFile: filepath,
     cwd: process.cwd(),
+    icecast: icecast?.facts,
   });
   for (const line of banner) ctx.io.out(line);
-  const icecast = await startIcecastSource(config, server, logger, isLoopbackHost).catch(async (error: unknown) => {
-    await server.close();
-    throw error;
-  });
-  if (icecast) ctx.io.out(icecast.banner);
 
   const signal = await stopSignal;
   logger.info(`${String(signal)} received: finishing in-flight submissions and closing`);
@@ -89,7 +90,7 @@ async function startIcecastSource(
   server: RunningServer,
   logger: Logger,
   isLoopback: (host: string) => boolean,
-): Promise<{ listener: RunningIcecastListener; banner: string } | null> {
+): Promise<{ listener: RunningIcecastListener; facts: IcecastBannerFacts } | null> {
   const { port, password } = config.icecastSource;
   if (port === undefined) return null;
   const { startIcecastListener } = require('../../ingest/listener') as typeof import('../../ingest/listener');
@@ -100,7 +101,6 @@ async function startIcecastSource(
     );
   }
   const listener = await startIcecastListener({ host: config.host, port, password: effectivePassword, submission: server.submission, logger });
-  const login =
-    effectivePassword === '' ? 'no password asked' : `any user, password ${password === undefined ? 'the shared secret' : 'icecastSource.password'}`;
-  return { listener, banner: `svc takes Icecast sources on ${listener.url} (DJ software: server ${config.host}, port ${listener.port}, any mount, ${login})` };
+  const passwordSource: IcecastBannerFacts['password'] = effectivePassword === '' ? 'none' : password === undefined ? 'secret' : 'own';
+  return { listener, facts: { url: listener.url, password: passwordSource } };
 }

@@ -5,7 +5,9 @@ import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT, mostSevere, type ExitCode } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
-import { readSubmissions } from '../submission-input';
+import { readSubmissions, readTemplatedLines } from '../submission-input';
+import { compileLineParser, type LineParser } from '../line-parser';
+import { TemplateError } from '../../domain/template';
 import { oneLine } from '../../domain/template';
 
 // `svc submit`: POST /v1/remoteinput from flags, or from JSON / NDJSON on stdin (`-`).
@@ -15,6 +17,7 @@ interface SubmitOptions extends ClientOptions {
   title?: string;
   album?: string;
   field?: Record<string, string>;
+  parse?: string;
 }
 
 const EXAMPLES = `
@@ -24,9 +27,12 @@ Examples:
   $ svc submit --artist Moderat --title 'A New Error' --field bpm=122 --field deck=2 --json
   $ echo '{"artist":"Burial","title":"Archangel"}' | svc submit -
   $ svc submit - < tracks.ndjson        # one submission per line
+  $ playerctl metadata --follow --format '{{artist}}\t{{title}}' | svc submit - --parse '{{artist}}\t{{title}}'
 
 With -, each non-blank stdin line is one JSON object (NDJSON); a single pretty-printed object
-works too. Fields given as options are added to every line. One result line per submitted
+works too. With --parse, each line is read with the template instead (the inverse of
+--format): literal text must match, each {{field}} takes the text up to the next literal, and \t
+is a tab. Fields given as options are added to every line. One result line per submitted
 line; a bad line is reported on stderr as "line N: ..." and the rest still goes in. The exit
 code is the most severe failure: 4 unreachable > 3 auth refused > 1 server error > 5 input
 rejected > 0.`;
@@ -39,7 +45,8 @@ export function registerSubmit(program: Command, ctx: CliContext, setResult: Set
     .option('--artist <artist>', 'artist name')
     .option('--title <title>', 'track title')
     .option('--album <album>', 'album name')
-    .option('--field <key=value>', 'any other field, e.g. --field bpm=128 (repeatable)', collectField);
+    .option('--field <key=value>', 'any other field, e.g. --field bpm=128 (repeatable)', collectField)
+    .option('--parse <template>', 'with -: read each stdin line with a template such as "{{artist}}\\t{{title}}" (\\t is a tab) instead of JSON');
   addClientOptions(command, 40, 'sent')
     .addHelpText('after', EXAMPLES)
     .action((input: string | undefined, options: SubmitOptions) => setResult(runSubmit(input, options, ctx)));
@@ -56,6 +63,7 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
   if (input !== undefined && input !== '-') {
     throw new CliError(`unexpected argument ${JSON.stringify(input)}: use - to read from stdin, or --field key=value`, EXIT.USAGE);
   }
+  if (options.parse !== undefined && input !== '-') throw new CliError('--parse reads stdin: give - as well (svc submit - --parse TEMPLATE)', EXIT.USAGE);
   const flagFields: Record<string, string> = { ...options.field };
   for (const key of ['artist', 'title', 'album'] as const) {
     const value = options[key];
@@ -64,6 +72,7 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
   if (input === undefined && Object.keys(flagFields).length === 0) {
     throw new CliError('nothing to submit: give --artist, --title, --album or --field key=value, or - to read JSON from stdin', EXIT.USAGE);
   }
+  const lineParser = options.parse === undefined ? undefined : parserFor(options.parse);
   const style = chooseTrackStyle({ json: options.json }, ctx.io);
   const paint = style.kind === 'human' ? style.paint : undefined;
   const client = await createClient(options);
@@ -74,9 +83,11 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
     return EXIT.OK;
   }
 
-  if (ctx.io.stdinIsTTY) ctx.io.err('svc: reading JSON from the terminal, one object per line; end with Ctrl-D');
+  if (ctx.io.stdinIsTTY)
+    ctx.io.err(`svc: reading ${lineParser ? 'lines' : 'JSON'} from the terminal, one ${lineParser ? 'track' : 'object'} per line; end with Ctrl-D`);
   let exitCode: ExitCode = EXIT.OK;
-  for await (const item of readSubmissions(ctx.io.stdinLines())) {
+  const items = lineParser ? readTemplatedLines(ctx.io.stdinLines(), lineParser) : readSubmissions(ctx.io.stdinLines());
+  for await (const item of items) {
     const prefix = `svc: line ${item.line}: `;
     if ('error' in item) {
       ctx.io.err(prefix + item.error);
@@ -92,6 +103,15 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
     }
   }
   return exitCode;
+}
+
+function parserFor(template: string): LineParser {
+  try {
+    return compileLineParser(template);
+  } catch (error) {
+    if (error instanceof TemplateError) throw new CliError(`--parse: ${error.message}`, EXIT.USAGE);
+    throw error;
+  }
 }
 
 interface Submitted {

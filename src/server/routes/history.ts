@@ -5,10 +5,11 @@ import { deleteTrack, type DeleteDeps } from '../../pipeline/delete-track';
 import { shortName } from '../../pipeline/parse';
 import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppState } from '../context';
-import { createHistoryPages } from '../history-pages';
+import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../history-pages';
 import { matchesEtag } from '../etag';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
-import { requestGone, type WorkPool } from '../work-pool';
+import { reserveReply, requestGone, type WorkPool } from '../work-pool';
+import type { QueueBudget } from '../queue-budget';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
 
@@ -16,6 +17,8 @@ export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;
   /** Pages not already kept are read here, fairly between clients (server/work-pool.ts). */
   pool: WorkPool;
+  /** limits.maxQueuedBytes: page bodies count in it until they have left for the kernel. */
+  budget: QueueBudget;
 }
 
 export function historyRoutes(deps: HistoryDeps): Router<AppState> {
@@ -25,7 +28,11 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
 
   router.get('/history', async (ctx) => {
     const query = parseHistoryQuery(ctx.query);
-    const { body, etag } = pages.cached(query) ?? (await deps.pool.run(ctx.ip, () => pages.answer(query), requestGone(ctx.res)));
+    const kept = pages.cached(query);
+    // Room for the body is taken before the page is made: a page waiting for room holds nothing.
+    const reservation = await reserveReply(ctx.req, ctx.res, deps.budget, kept ? Buffer.byteLength(kept.body) : HISTORY_PAGE_RESERVE_BYTES);
+    const { body, etag } = kept ?? (await deps.pool.run(ctx.ip, () => pages.answer(query), requestGone(ctx.res)));
+    if (!kept) reservation.resize(Buffer.byteLength(body));
     ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
     ctx.type = 'application/json';
     if (matchesEtag(ctx.get('If-None-Match'), etag)) {
@@ -44,6 +51,9 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
   });
   return router;
 }
+
+/** A page's body stays within HISTORY_PAGE_MAX_BYTES, plus its first record when that alone is larger. */
+const HISTORY_PAGE_RESERVE_BYTES = HISTORY_PAGE_MAX_BYTES + 128 * 1024;
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
 

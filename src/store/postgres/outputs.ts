@@ -17,10 +17,18 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
     },
     async claim(output, options) {
       if (options.latestOnly) {
+        // The newest takes over the output's wait and attempt count (a rate limit holds the
+        // output, not one message), then the older ones are superseded: one statement.
         await pool.query(
-          `UPDATE output_messages SET state = 'superseded', finished_at = $1
-           WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
-             AND id < (SELECT max(id) FROM output_messages WHERE output = $2 AND state = 'pending')`,
+          `WITH pending AS (
+             SELECT max(id) AS newest, max(next_attempt_at) AS due, max(attempts) AS attempts, count(*) AS n
+             FROM output_messages WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
+           ), inherited AS (
+             UPDATE output_messages m SET next_attempt_at = greatest(m.next_attempt_at, p.due), attempts = greatest(m.attempts, p.attempts)
+             FROM pending p WHERE m.id = p.newest AND p.n > 1
+           )
+           UPDATE output_messages SET state = 'superseded', finished_at = $1
+           FROM pending p WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1 AND id < p.newest`,
           [options.now, output],
         );
       }

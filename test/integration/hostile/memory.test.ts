@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { openDatabase } from '../../../src/store/database';
 import { createImageStore } from '../../../src/store/images';
-import { pipelineWithoutReading, residentBytes, type Attack } from '../../helpers/attackers';
+import { peakDuring, pipelineWithoutReading, residentBytes, type Attack } from '../../helpers/attackers';
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 
@@ -19,17 +19,6 @@ import { makeTempDir } from '../../helpers/temp-dir';
 const MiB = 1024 * 1024;
 const BOUND = 64 * MiB + 128 * MiB;
 const ATTACK_MS = 3000;
-
-async function peakDuring(pid: number, ms: number): Promise<number> {
-  let peak = residentBytes(pid);
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // Sampling RSS is the point here: there is no event to wait for.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    peak = Math.max(peak, residentBytes(pid));
-  }
-  return peak;
-}
 
 describe('svc serve under memory attacks', () => {
   jest.setTimeout(60_000);

@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { openDatabase } from '../../../src/store/database';
-import { createTrackStore } from '../../../src/store/tracks';
 import { request } from '../../helpers/http';
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
+import { seedHistory } from '../../helpers/seed';
 
 // The history flood (docs/limits-and-load.md "Expensive requests"): before the pool, 100 clients
 // reading limit=1000 pages made 5 of 6 /v1/status probes time out and history answers take 30 s.
@@ -20,17 +19,7 @@ describe('100 parallel history readers', () => {
 
   beforeAll(async () => {
     const dbFile = path.join(temp.dir, 'svc.db');
-    const db = openDatabase(dbFile);
-    const tracks = createTrackStore(db);
-    const bio = 'A long artist biography. '.repeat(160);
-    for (let index = 0; index < 1500; index += 1) {
-      await tracks.insert({
-        receivedSeq: index + 1,
-        receivedAt: new Date(Date.UTC(2026, 0, 1) + index * 1000).toISOString(),
-        metadata: { artist: 'A', title: `T${index}`, artistlongbio: bio },
-      });
-    }
-    db.close();
+    await seedHistory(dbFile, 1500);
     serve = await startServeProcess(['--port', '0', '--db', dbFile, '--offline']);
   });
   afterAll(async () => {

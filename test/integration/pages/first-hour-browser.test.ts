@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Page } from 'playwright-core';
 import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -9,7 +10,7 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 interface InPage {
   document: {
     documentElement: object & { dataset: Record<string, string | undefined> };
-    body: object;
+    body: object & { dataset?: Record<string, string | undefined> };
     head: { appendChild(node: object): void };
     createElement(tag: string): { textContent: string | null };
     getElementById(id: string): { hidden: boolean; textContent: string | null } | null;
@@ -83,5 +84,47 @@ describeWithChromium('first-hour pages in headless Chromium, nothing playing', (
   it('When /history/ is opened, then the browser lands on the working history page', async () => {
     const page = await open('/history/');
     expect(new URL(page.url()).pathname).toBe('/history');
+  });
+});
+
+describeWithChromium('the history page: safe downloads and dates across days, in headless Chromium', () => {
+  jest.setTimeout(60_000);
+  let t: TestServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await startTestServer();
+    const { tracks } = t.server;
+    const insert = async (receivedAt: string, metadata: Record<string, string>) =>
+      tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt, metadata });
+    await insert('2026-11-21T23:50:00.000Z', { artist: '=HYPERLINK("http://evil.example","click")', title: 'One' });
+    await insert('2026-11-22T00:10:00.000Z', { artist: '@SUM(1+1)', title: 'Two\nforged 00:00  Fake - Line' });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t.close();
+  });
+
+  it('When the list spans days, then rows show dates, the CSV neutralises formulas and the text keeps one line per track', async () => {
+    browser = await launchBrowser({ width: 1000, height: 700 }, { timezoneId: 'UTC' });
+    const page = await browser.context.newPage();
+    await page.goto(`${t.url}/history`);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.body.dataset?.count === '2');
+    // Downloaded as a person would: a click on the link, the file read from disk.
+    const download = async (id: string) => {
+      const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#${id}`)]);
+      return fs.readFileSync(await file.path(), 'utf8');
+    };
+    const csv = await download('download-csv');
+    expect(csv.split('\r\n')).toEqual([
+      'received_at,artist,title,album,label,date,isrc,duration',
+      `2026-11-21T23:50:00.000Z,"'=HYPERLINK(""http://evil.example"",""click"")",One,,,,,`,
+      `2026-11-22T00:10:00.000Z,'@SUM(1+1),"Two\nforged 00:00  Fake - Line",,,,,`,
+      '',
+    ]);
+    const text = await download('download-text');
+    expect(text).toBe('2026-11-21 23:50  =HYPERLINK("http://evil.example","click") - One\n2026-11-22 00:10  @SUM(1+1) - Two forged 00:00  Fake - Line\n');
+    const times = await page.locator('time.time').allTextContents();
+    expect(times).toEqual(['2026-11-22 00:10', '2026-11-21 23:50']);
   });
 });

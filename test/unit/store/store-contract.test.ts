@@ -4,6 +4,8 @@ import { openDatabase } from '../../../src/store/database';
 import { ImageRejected } from '../../../src/store/images';
 import { FOUND_TTL_MS, NOT_FOUND_TTL_MS } from '../../../src/store/lookup-cache';
 import { openStore } from '../../../src/store/open-store';
+import type { NewOutputMessage } from '../../../src/store/outputs';
+import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations';
 import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
@@ -236,6 +238,89 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     });
   });
 
+  describe('output deliveries', () => {
+    const message = (dbid: number, overrides: Partial<NewOutputMessage> = {}): NewOutputMessage => ({
+      output: 'hook',
+      dbid,
+      kind: 'track.changed',
+      messageId: `msg_${dbid}_${overrides.kind ?? 'c'}`,
+      payload: JSON.stringify({ dbid }),
+      createdAt: clock,
+      ...overrides,
+    });
+    const claimOptions = (owner: string, latestOnly = false) => ({ owner, now: clock, leaseMs: 30_000, latestOnly });
+
+    it('When one change is enqueued twice (two instances), then it is stored once; messages are claimed oldest first, by one owner at a time', async () => {
+      await open();
+      const outputs = opened().outputs;
+      expect(await outputs.enqueue(message(1))).toBe(true);
+      expect(await outputs.enqueue(message(1, { messageId: 'msg_other' }))).toBe(false);
+      expect(await outputs.enqueue(message(1, { kind: 'track.deleted' }))).toBe(true);
+      expect(await outputs.enqueue(message(2))).toBe(true);
+      const first = await outputs.claim('hook', claimOptions('a'));
+      expect(first).toMatchObject({ message: { dbid: 1, kind: 'track.changed', messageId: 'msg_1_c', payload: '{"dbid":1}', attempts: 0 } });
+      // The head is claimed: nobody else may take it, nor anything behind it (order per output).
+      expect(await outputs.claim('hook', claimOptions('b'))).toEqual({ waitMs: 30_000 });
+      expect(await outputs.claim('other', claimOptions('b'))).toBeNull();
+      const id = first && 'message' in first ? first.message.id : 0;
+      await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'retry', status: 503, error: 'HTTP 503', nextAttemptAt: clock + 1000 });
+      expect(await outputs.claim('hook', claimOptions('b'))).toEqual({ waitMs: 1000 });
+      expect(await outputs.health('hook')).toEqual({
+        pending: 3,
+        retrying: true,
+        lastFinishedFailed: false,
+        lastSuccess: null,
+        lastError: { at: clock, message: 'HTTP 503' },
+      });
+      clock += 1000;
+      const again = await outputs.claim('hook', claimOptions('b'));
+      expect(again).toMatchObject({ message: { id, messageId: 'msg_1_c', attempts: 1 } });
+      await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'delivered', status: 200, receipt: 'r1' });
+      expect(await outputs.health('hook')).toMatchObject({ pending: 2, retrying: false, lastSuccess: { at: clock, dbid: 1 } });
+      const rows = await harness.backend().rows('SELECT outcome, status FROM output_attempts ORDER BY id');
+      expect(rows.map((row) => [row.outcome, Number(row.status)])).toEqual([
+        ['retry', 503],
+        ['delivered', 200],
+      ]);
+    });
+
+    it('When an owner dies holding a claim, then the message is claimed again once its lease ran out', async () => {
+      await open();
+      await opened().outputs.enqueue(message(1));
+      expect(await opened().outputs.claim('hook', claimOptions('dead'))).toHaveProperty('message');
+      clock += 30_001;
+      expect(await opened().outputs.claim('hook', claimOptions('alive'))).toMatchObject({ message: { dbid: 1 } });
+    });
+
+    it('When only the newest counts (latestOnly), then older pending messages are superseded and the newest keeps the output waiting as long as they did', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.enqueue(message(1));
+      const first = await outputs.claim('hook', claimOptions('a', true));
+      const id = first && 'message' in first ? first.message.id : 0;
+      await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'retry', status: 429, error: 'HTTP 429', nextAttemptAt: clock + 2000 });
+      await outputs.enqueue(message(2));
+      await outputs.enqueue(message(3));
+      expect(await outputs.claim('hook', claimOptions('a', true))).toEqual({ waitMs: 2000 });
+      expect(await outputs.health('hook')).toMatchObject({ pending: 1, retrying: true });
+      clock += 2000;
+      expect(await outputs.claim('hook', claimOptions('a', true))).toMatchObject({ message: { dbid: 3, attempts: 1 } });
+    });
+
+    it('When a message fails for good, then the output reads failing until one is delivered; finished messages are pruned', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.enqueue(message(1));
+      const first = await outputs.claim('hook', claimOptions('a'));
+      await outputs.finish(first && 'message' in first ? first.message.id : 0, { at: clock, durationMs: 1, outcome: 'failed', status: 400, error: 'HTTP 400' });
+      expect(await outputs.health('hook')).toMatchObject({ pending: 0, lastFinishedFailed: true, lastError: { message: 'HTTP 400' } });
+      expect(await outputs.claim('hook', claimOptions('a'))).toBeNull();
+      clock += 10;
+      expect(await outputs.prune(clock)).toBe(1);
+      expect(await outputs.health('hook')).toMatchObject({ pending: 0, lastFinishedFailed: false, lastError: null });
+    });
+  });
+
   describe('lookup cache', () => {
     it('When answers are cached, then they live for their TTL (found 7 days, not found 1 day) and expired ones are purged', async () => {
       await open();
@@ -298,7 +383,9 @@ describeWithPostgres('store contract: PostgreSQL', () => {
       async reset() {
         const tables = await database.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'tracks'");
         if (Number(tables[0]?.n) === 0) return;
-        await database.query('TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots CASCADE');
+        await database.query(
+          'TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots, output_messages, output_attempts CASCADE',
+        );
       },
     }),
   }));
@@ -308,7 +395,9 @@ describeWithPostgres('store contract: PostgreSQL', () => {
     try {
       const stores = await Promise.all([1, 2, 3].map(() => openStore(fresh.url, { maxImageBytes: 1000 })));
       expect(stores.map((store) => store.backend)).toEqual(['postgres', 'postgres', 'postgres']);
-      expect((await fresh.query<{ version: number }>('SELECT version FROM svc_schema')).map((row) => row.version)).toEqual([1]);
+      expect((await fresh.query<{ version: number }>('SELECT version FROM svc_schema ORDER BY version')).map((row) => row.version)).toEqual(
+        POSTGRES_MIGRATIONS.map((m) => m.version),
+      );
       const stored = await Promise.all(
         stores.map(async (store, index) =>
           store.tracks.insert({ receivedSeq: await store.tracks.nextReceivedSeq(), receivedAt: 'x', metadata: { title: `t${index}` } }),

@@ -1,0 +1,48 @@
+import Router from '@koa/router';
+import { AppError } from '../../errors';
+import type { AppState } from '../context';
+import type { EventStream } from '../sse/event-stream';
+import { parseEventId } from '../sse/frames';
+
+// GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): no auth, CORS from the app's
+// middleware. `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?since=`
+// (what a page or `curl -N` names the first time).
+
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  // nginx passes the stream on as it comes instead of buffering it (docs/chat-bots-and-obs.md).
+  'X-Accel-Buffering': 'no',
+};
+
+export function eventRoutes(stream: EventStream): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/v1' });
+  router.get('/events', (ctx) => {
+    const since = startingPoint(ctx.get('Last-Event-ID'), ctx.query.since);
+    ctx.set(STREAM_HEADERS);
+    ctx.status = 200;
+    ctx.respond = false;
+    const response = ctx.res;
+    response.writeHead(200);
+    if (ctx.method === 'HEAD') {
+      response.end();
+      return;
+    }
+    // No Nagle delay between an event and the next: each goes out as it is written.
+    ctx.req.socket.setNoDelay(true);
+    stream.attach(response, since);
+  });
+  return router;
+}
+
+/** The dbid to replay after, or undefined (no replay: the current track only). */
+function startingPoint(lastEventId: string, since: string | string[] | undefined): number | undefined {
+  // A Last-Event-ID that is not one of ours (another server's stream) means nothing here.
+  const fromHeader = parseEventId(lastEventId || undefined);
+  if (fromHeader !== undefined) return fromHeader;
+  if (since === undefined) return undefined;
+  if (Array.isArray(since)) throw new AppError('INVALID_PARAMETERS', "Repeated query parameter 'since'");
+  const dbid = parseEventId(since);
+  if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', "Invalid 'since': expected a dbid (a non-negative integer)");
+  return dbid;
+}

@@ -1,0 +1,80 @@
+import pg from 'pg';
+import { StartupError, errorMessage } from '../../errors';
+import { migratePostgres } from './migrations';
+
+// The PostgreSQL store's connections: a small query pool, migrated on open, and transactions
+// on it. The LISTEN connection is separate (notifications.ts).
+
+const POOL_SIZE = 10;
+/** A cut network hangs instead of failing: these bound how long a request waits for the database. */
+export const CONNECT_TIMEOUT_MS = 3000;
+const QUERY_TIMEOUT_MS = 5000;
+
+/** The database's clock in ms since the epoch: one clock for every instance's request spacing. */
+export const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+/** What every part of the PostgreSQL store shares. */
+export interface PostgresContext {
+  pool: pg.Pool;
+  /** Names this instance in its notifications, so that it ignores its own. */
+  instanceId: string;
+  now: () => number;
+}
+
+/** Opens the pool and applies pending migrations; a database that cannot be used is a StartupError. */
+export async function openPostgresPool(url: string, onConnectionProblem: ((message: string) => void) | undefined): Promise<pg.Pool> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
+    application_name: 'svc',
+  });
+  // An idle pooled connection that breaks is dropped by the pool; the error must not crash us.
+  pool.on('error', (error) => onConnectionProblem?.(`database connection lost: ${error.message}`));
+
+  try {
+    const client = await pool.connect();
+    try {
+      await migratePostgres(client);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new StartupError(`cannot use database ${redactUrl(url)}: ${errorMessage(error)}`);
+  }
+  return pool;
+}
+
+/** Runs `work` in one transaction on one pooled connection; rolls back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    });
+    throw error;
+  } finally {
+    // A connection whose rollback failed is not given back to the pool.
+    client.release(broken);
+  }
+}
+
+/** The URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}

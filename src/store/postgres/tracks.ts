@@ -1,0 +1,99 @@
+import type { TrackFields, TrackRecord } from '../../domain/track';
+import { historyUpperBound, type TrackStore } from '../tracks';
+import type { PostgresContext } from './connection';
+import { announced } from './notifications';
+
+// The PostgreSQL side of TrackStore: every change of a record is announced to the other
+// instances in the same statement (notifications.ts).
+
+interface TrackRow {
+  dbid: string;
+  received_seq: string;
+  received_at: string;
+  metadata: TrackFields;
+}
+
+export interface PostgresTracks {
+  store: TrackStore;
+  /** Another instance's change, or changes missed while disconnected: cached pages are stale. */
+  markStale: () => void;
+}
+
+export function createPostgresTrackStore({ pool, instanceId }: PostgresContext): PostgresTracks {
+  /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
+  let writes = 0;
+  const store: TrackStore = {
+    async insert(track) {
+      const result = await pool.query<{ dbid: string }>(announced('track', 'INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($2, $3, $4)'), [
+        instanceId,
+        track.receivedSeq,
+        track.receivedAt,
+        JSON.stringify(track.metadata),
+      ]);
+      const row = result.rows[0];
+      if (!row) throw new Error('insert returned no dbid');
+      writes += 1;
+      return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
+    },
+    async current() {
+      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
+      return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
+    },
+    async byDbid(dbid) {
+      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = $1', [dbid]);
+      return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
+    },
+    async since(dbid, limit) {
+      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2', [
+        dbid,
+        limit,
+      ]);
+      return result.rows.map(fromTrackRow);
+    },
+    async updateMetadata(dbid, metadata) {
+      await pool.query(announced('track', 'UPDATE tracks SET metadata = $2 WHERE dbid = $3'), [instanceId, JSON.stringify(metadata), dbid]);
+      writes += 1;
+    },
+    async count() {
+      const result = await pool.query<{ n: string }>('SELECT count(*) AS n FROM tracks');
+      return Number(result.rows[0]?.n ?? 0);
+    },
+    async history(query) {
+      let cursorAt: string | undefined;
+      if (query.before !== undefined) {
+        const cursor = await pool.query<{ received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= $1 ORDER BY dbid DESC LIMIT 1', [query.before]);
+        cursorAt = cursor.rows[0]?.received_at;
+      }
+      const bound = historyUpperBound(query, cursorAt);
+      if (!bound) return { records: [], more: false };
+      // The same keyset page as SQLite's (tracks.ts HISTORY_PAGE_SQL), on the (received_at, dbid) index.
+      const rows = await pool.query<TrackRow>(
+        `SELECT dbid, received_seq, received_at, metadata FROM tracks
+          WHERE (received_at, dbid) < ($1, $2) AND received_at >= $3
+          ORDER BY received_at DESC, dbid DESC LIMIT $4`,
+        [bound[0], Math.min(bound[1], Number.MAX_SAFE_INTEGER), query.since ?? '', query.limit + 1],
+      );
+      return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
+    },
+    async remove(dbid) {
+      const removed = Boolean((await pool.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid])).rowCount);
+      if (removed) writes += 1;
+      return removed;
+    },
+    version: () => writes,
+    async nextReceivedSeq() {
+      const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");
+      return Number(result.rows[0]?.seq);
+    },
+  };
+  return {
+    store,
+    markStale: () => {
+      writes += 1;
+    },
+  };
+}
+
+function fromTrackRow(row: TrackRow): TrackRecord {
+  return { dbid: Number(row.dbid), receivedSeq: Number(row.received_seq), receivedAt: row.received_at, metadata: row.metadata };
+}

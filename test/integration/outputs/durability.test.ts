@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { asObject, postJson } from '../../helpers/http';
+import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
+import { makeTempDir } from '../../helpers/temp-dir';
+
+// Durable delivery (docs/outputs.md "Delivery"): a pending message survives kill -9 and arrives
+// with its id after a restart; several instances on one PostgreSQL database deliver each message
+// exactly once. Real `svc serve` processes.
+
+const SIGNING = `whsec_${randomBytes(24).toString('base64')}`;
+
+async function freePortThenDown(): Promise<number> {
+  const probe = await startReceiver();
+  await probe.close();
+  return probe.port;
+}
+
+const killed = async (instance: ServeProcess) => {
+  instance.child.kill('SIGKILL');
+  await instance.exited;
+};
+
+describe('a pending delivery and kill -9', () => {
+  let temp: ReturnType<typeof makeTempDir>;
+  let receiver: Receiver | undefined;
+  let instance: ServeProcess | undefined;
+  beforeEach(() => {
+    temp = makeTempDir();
+  });
+  afterEach(async () => {
+    if (instance) await killed(instance);
+    await receiver?.close();
+    temp.cleanup();
+  });
+
+  it('When the target is down and svc is killed with -9, then after a restart, once the target is up, the message arrives once with the same webhook-id', async () => {
+    const port = await freePortThenDown();
+    const db = path.join(temp.dir, 'svc.db');
+    fs.writeFileSync(
+      path.join(temp.dir, '.svcrc.json'),
+      JSON.stringify({ outputs: [{ name: 'hook', type: 'webhook', url: `http://127.0.0.1:${port}/in`, secret: SIGNING }] }),
+    );
+    instance = await startServeProcess(['--port', '0', '--db', db, '--offline'], {}, temp.dir);
+    const dbid = Number(asObject((await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: 'Survivor' })).json).dbid);
+    const readMessage = () => {
+      const sqlite = new Database(db, { readonly: true });
+      try {
+        return sqlite.prepare('SELECT message_id, state, attempts FROM output_messages WHERE dbid = ?').get(dbid) as
+          { message_id: string; state: string; attempts: number } | undefined;
+      } finally {
+        sqlite.close();
+      }
+    };
+    const deadline = Date.now() + 15_000;
+    while ((readMessage()?.attempts ?? 0) < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = readMessage();
+    expect(before).toMatchObject({ state: 'pending' });
+    expect(before!.attempts).toBeGreaterThanOrEqual(1);
+    await killed(instance);
+    instance = undefined;
+
+    instance = await startServeProcess(['--port', '0', '--db', db, '--offline'], {}, temp.dir);
+    receiver = await startReceiver(port);
+    const [arrived] = await receiver.waitFor(1, 30_000);
+    expect(arrived.headers['webhook-id']).toBe(before!.message_id);
+    expect(JSON.parse(arrived.body.toString('utf8'))).toMatchObject({ type: 'track.changed', data: { dbid, title: 'Survivor' } });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.received).toHaveLength(1);
+    expect(readMessage()).toMatchObject({ state: 'delivered' });
+  });
+});
+
+describeWithPostgres('outputs with two instances on one PostgreSQL database', () => {
+  let database: TestDatabase;
+  let temp: ReturnType<typeof makeTempDir>;
+  let hooks: Receiver;
+  let titles: Receiver;
+  let instances: ServeProcess[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    temp = makeTempDir();
+    hooks = await startReceiver();
+    titles = await startReceiver();
+    fs.writeFileSync(
+      path.join(temp.dir, '.svcrc.json'),
+      JSON.stringify({
+        outputs: [
+          { name: 'hook', type: 'webhook', url: `${hooks.url}/in`, secret: SIGNING },
+          // Every instance hears every change and enqueues the title: it must still go once.
+          { name: 'stream', type: 'icecast', url: `${titles.url}/live`, password: 'hackme-source-password' },
+        ],
+      }),
+    );
+    instances = await Promise.all([1, 2].map(() => startServeProcess(['--port', '0', '--db', database.url, '--offline'], {}, temp.dir)));
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map(killed));
+    await hooks?.close();
+    await titles?.close();
+    await database?.drop();
+    temp?.cleanup();
+  });
+
+  it('When ten tracks are submitted through both instances, then each webhook message is delivered exactly once, in dbid order, and no title twice', async () => {
+    const dbids: number[] = [];
+    for (let index = 0; index < 10; index += 1) {
+      const instance = instances[index % 2];
+      dbids.push(Number(asObject((await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: `Track ${index}` })).json).dbid));
+    }
+    const arrived = await hooks.waitFor(10, 30_000);
+    // Time for a second delivery, were there one.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(hooks.received).toHaveLength(10);
+    const delivered = arrived.map((one) => (JSON.parse(one.body.toString('utf8')) as { data: { dbid: number } }).data.dbid);
+    expect(delivered).toEqual(dbids);
+    expect(new Set(arrived.map((one) => one.headers['webhook-id'])).size).toBe(10);
+    const songs = titles.received.map((one) => new URL(one.path, 'http://x').searchParams.get('song'));
+    expect(songs.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(songs).size).toBe(songs.length);
+    expect(songs.at(-1)).toBe('A - Track 9');
+    const rows = await database.query<{ n: string }>(
+      "SELECT count(*) AS n FROM output_messages WHERE output = 'stream' AND kind = 'track.changed' AND dbid = $1",
+      [dbids[9]],
+    );
+    expect(Number(rows[0]?.n)).toBe(1);
+  });
+});

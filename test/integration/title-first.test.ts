@@ -1,0 +1,151 @@
+import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
+import { TEARDROP } from '../fixtures/ids';
+import { delayingEnricher } from '../helpers/enrichers';
+import { asObject, postJson, request } from '../helpers/http';
+import { startTestServer, type TestServer } from '../helpers/test-server';
+import { stampedReader } from '../helpers/stamped-frames';
+import { connectClient, type Frame, type FrameClient } from '../helpers/ws-client';
+
+// Title first, details after (docs/title-first.md): a submission is on every stream before any
+// outside service answers, and enrichment fills the same record in afterwards.
+
+/** Every fake answers this much later, as the issue measured. */
+const FAKE_LATENCY_MS = 400;
+
+const wsBase = (url: string) => url.replace(/^http/, 'ws');
+const trackOf = (frame: Record<string, unknown>) => asObject(frame.track);
+
+describe('Title first, details after', () => {
+  describe('against the fakes slowed to 400 ms per request', () => {
+    let fakes: FakeServices;
+    let t: TestServer;
+    beforeAll(async () => {
+      fakes = await startFakeServices();
+    });
+    afterAll(async () => {
+      await fakes.close();
+    });
+    beforeEach(async () => {
+      fakes.reset();
+      fakes.slowDown(FAKE_LATENCY_MS);
+      t = await startTestServer({ config: enrichmentConfig(fakes) });
+    });
+    afterEach(async () => {
+      await t.close();
+    });
+
+    it('When a track is submitted, then /v1/images/ws and /wsstream get the bare title before any service answered, /v1/last has the dbid the POST returns, and the enriched update follows for the same dbid', async () => {
+      const push = await stampedReader(`${wsBase(t.url)}/v1/images/ws`, true);
+      const stream = await stampedReader(`${wsBase(t.url)}/wsstream`, false);
+      try {
+        const postedAt = performance.now();
+        const answer = postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' });
+        const bare = await push.waitFor((frame) => frame.type === 'track');
+        const bareStream = await stream.waitFor((frame) => frame.title === 'Teardrop');
+        // Nothing enriched yet: no outside service has answered (each takes 400 ms).
+        expect(trackOf(bare.frame)).toEqual({ dbid: bare.frame.dbid, artist: 'Massive Attack', title: 'Teardrop' });
+        expect(bareStream.frame.musicbrainzrecordingid).toBeUndefined();
+        expect(bare.at - postedAt).toBeLessThan(300);
+        expect(bareStream.at - postedAt).toBeLessThan(300);
+        const lastWhileEnriching = asObject((await request(`${t.url}/v1/last`)).json);
+        expect(lastWhileEnriching).toEqual({ dbid: bare.frame.dbid, artist: 'Massive Attack', title: 'Teardrop' });
+
+        const result = asObject((await answer).json);
+        expect(result.dbid).toBe(bare.frame.dbid);
+        expect(asObject(result.processed_metadata).musicbrainzrecordingid).toBe(TEARDROP);
+        // The update: the same dbid again, with what enrichment found.
+        const update = await push.waitFor((frame) => frame.type === 'track' && trackOf(frame).musicbrainzrecordingid === TEARDROP);
+        expect(update.frame.dbid).toBe(result.dbid);
+        const streamUpdate = await stream.waitFor((frame) => frame.musicbrainzrecordingid === TEARDROP);
+        expect(streamUpdate.frame.title).toBe('Teardrop');
+        // At most one announced update per 250 ms for the record.
+        const times = push.frames.filter((entry) => entry.frame.type === 'track').map((entry) => entry.at);
+        for (let index = 2; index < times.length; index += 1) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(240);
+        expect(await t.server.tracks.count()).toBe(1);
+      } finally {
+        push.close();
+        stream.close();
+      }
+    });
+
+    it('When ten different tracks are submitted while MusicBrainz never answers, then only the first waits for it (one timeout, not ten)', async () => {
+      fakes.musicbrainz.override(() => ({ status: 200, body: '{}', delayMs: 120_000 }));
+      for (let index = 1; index <= 10; index += 1) {
+        const res = await postJson(`${t.url}/v1/remoteinput`, { artist: `Artist ${index}`, title: `Title ${index}` });
+        expect(res.status).toBe(200);
+      }
+      expect(fakes.musicbrainz.calls()).toHaveLength(1);
+      expect(t.logs.filter((line) => /musicbrainz failed: musicbrainz: no answer within/.test(line))).toHaveLength(1);
+      expect(t.logs.filter((line) => /musicbrainz: skipped for \d+ s more after a failure/.test(line))).toHaveLength(9);
+      expect(asObject((await request(`${t.url}/v1/status`)).json).failing_services).toEqual(['musicbrainz']);
+    }, 60_000);
+  });
+
+  describe('with test enrichers', () => {
+    let t: TestServer | undefined;
+    let client: FrameClient | undefined;
+    afterEach(async () => {
+      client?.close();
+      await t?.close();
+    });
+
+    it.each([
+      ['the older one finishes last', (title: unknown) => (title === 'Older' ? 900 : 50)],
+      ['the newer one finishes last', (title: unknown) => (title === 'Older' ? 50 : 900)],
+    ])('When two submissions follow quickly and %s, then the newer one is current everywhere and each row has its own enrichment', async (_, delay) => {
+      const enricher = delayingEnricher((track) => delay(track.title), { genre: 'Found' });
+      t = await startTestServer({ config: { enrichment: { deadlineSeconds: 5 } }, plan: [[enricher]] });
+      client = await connectClient(t.url);
+      const older = postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Older' });
+      await enricher.started((track) => track.title === 'Older');
+      const newer = postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Newer' });
+      const [olderResult, newerResult] = [asObject((await older).json), asObject((await newer).json)];
+      expect(olderResult.dbid as number).toBeLessThan(newerResult.dbid as number);
+      expect(asObject((await request(`${t.url}/v1/last`)).json)).toMatchObject({ dbid: newerResult.dbid, title: 'Newer', genre: 'Found' });
+      await client.waitFor((frame) => frame.type === 'track' && frame.dbid === newerResult.dbid && trackOf(frame).genre === 'Found');
+      const trackFrames = client.frames.filter((frame) => frame.type === 'track');
+      expect(trackFrames.at(-1)?.dbid).toBe(newerResult.dbid);
+      // The older record's enrichment updated its own row, and was never announced after the newer one.
+      expect((await t.server.tracks.byDbid(olderResult.dbid as number))?.metadata.genre).toBe('Found');
+      const firstNewer = trackFrames.findIndex((frame) => frame.dbid === newerResult.dbid);
+      expect(trackFrames.slice(firstNewer).every((frame) => frame.dbid === newerResult.dbid)).toBe(true);
+    });
+
+    it('When a submission is refused (400, 403), then nothing is stored or announced', async () => {
+      t = await startTestServer({ config: { secret: 's3cret' } });
+      client = await connectClient(t.url);
+      expect((await postJson(`${t.url}/v1/remoteinput`, { album: 'No identifying field', secret: 's3cret' })).status).toBe(400);
+      expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'T', secret: 'wrong' })).status).toBe(403);
+      // A valid one after them: its frame is the first the client sees.
+      const ok = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'Valid', secret: 's3cret' })).json);
+      await client.waitFor((frame) => frame.type === 'track' && frame.dbid === ok.dbid);
+      expect(client.frames.filter((frame: Frame) => frame.type === 'track').map((frame) => trackOf(frame).title)).toEqual(['Valid']);
+      expect(await t.server.tracks.count()).toBe(1);
+    });
+
+    it('When the same artist and title come again (other case and spaces) within dedupeSeconds, then it is the same play: same dbid, one history row, missing fields filled', async () => {
+      t = await startTestServer({});
+      client = await connectClient(t.url);
+      const first = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' })).json);
+      const again = await postJson(`${t.url}/v1/remoteinput`, { artist: '  massive attack ', title: 'TEARDROP', album: 'Mezzanine' });
+      expect(again.status).toBe(200);
+      expect(asObject(again.json).dbid).toBe(first.dbid);
+      expect(asObject(again.json).processed_metadata).toEqual({ artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine' });
+      const history = asObject((await request(`${t.url}/v1/history`)).json);
+      expect(history.tracks).toHaveLength(1);
+      expect(asObject((await request(`${t.url}/v1/last`)).json)).toEqual({ dbid: first.dbid, artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine' });
+      await client.waitFor((frame) => frame.type === 'track' && trackOf(frame).album === 'Mezzanine');
+      // Another title is a new play.
+      const other = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Angel' })).json);
+      expect(other.dbid).not.toBe(first.dbid);
+    });
+
+    it('When dedupeSeconds is 0, then the same track twice is two plays', async () => {
+      t = await startTestServer({ config: { dedupeSeconds: 0 } });
+      const first = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'T' })).json);
+      const second = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'T' })).json);
+      expect(second.dbid).not.toBe(first.dbid);
+      expect(await t.server.tracks.count()).toBe(2);
+    });
+  });
+});
