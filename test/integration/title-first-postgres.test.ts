@@ -28,7 +28,7 @@ describeWithPostgres('Title first on PostgreSQL', () => {
     const fakes: FakeServices = await startFakeServices();
     try {
       fakes.slowDown(FAKE_LATENCY_MS);
-      const config = { ...enrichmentConfig(fakes), database: database.url };
+      const config = { ...enrichmentConfig(fakes), database: { location: database.url } };
       const a = await startTestServer({ config });
       servers.push(a);
       const b = await startTestServer({ config });
@@ -61,7 +61,7 @@ describeWithPostgres('Title first on PostgreSQL', () => {
   it('When the store gets stuck while a record is enriched, then the POST answers 408, the previous track is current again and announced, and the record is deleted once the store moves', async () => {
     const enricher = delayingEnricher(() => 500, { genre: 'Found' });
     const t = await startTestServer({
-      config: { database: database.url, processingTimeoutSeconds: 2, enrichment: { deadlineSeconds: 1 } },
+      config: { database: { location: database.url }, processingTimeoutSeconds: 2, enrichment: { deadlineSeconds: 1 } },
       plan: [[enricher]],
     });
     servers.push(t);
