@@ -88,3 +88,11 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     },
   };
 }
+
+/** A proxy in front of the database `databaseUrl` names, and the same URL through the proxy. */
+export async function proxyInFrontOf(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const url = new URL(databaseUrl);
+  const proxy = await startTcpProxy(Number(url.port || 5432), url.hostname);
+  url.port = String(proxy.port);
+  return { proxy, url: url.toString() };
+}

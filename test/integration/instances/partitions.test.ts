@@ -1,6 +1,6 @@
 import { asObject, postJson, request } from '../../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
-import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
+import { proxyInFrontOf, type TcpProxy } from '../../helpers/tcp-proxy';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // Partitions and reconnects (docs/several-instances.md): an instance reaches PostgreSQL through a
@@ -35,12 +35,10 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const target = new URL(database.url);
-    proxy = await startTcpProxy(Number(target.port || 5432), target.hostname);
-    const viaProxy = new URL(database.url);
-    viaProxy.port = String(proxy.port);
+    const proxied = await proxyInFrontOf(database.url);
+    proxy = proxied.proxy;
     direct = await startTestServer({ config: { database: { location: database.url } } });
-    behind = await startTestServer({ config: { database: { location: viaProxy.toString() } } });
+    behind = await startTestServer({ config: { database: { location: proxied.url } } });
   });
   afterAll(async () => {
     await behind?.close();
