@@ -29,6 +29,7 @@ const EXPECTED = [
   { file: 'http-text.bench.js', budget: 60, what: 'issue 20: GET /v1/last.txt against /v1/last' },
   { file: 'sse-fanout.bench.js', budget: 90, what: 'issue 20: /v1/events fan-out to 1,000 readers and RSS' },
   { file: 'outputs.bench.js', budget: 90, what: 'issue 21: webhook receipts with one black-holed target; submission latency with vs without outputs' },
+  { file: 'instances.bench.js', budget: 180, what: 'issue 25: cover burst cache on/off, POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;
 /** Every file's budget fits (the sum of EXPECTED is 860 s): the whole run stays under 15 minutes with the build. */
