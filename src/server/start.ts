@@ -30,6 +30,7 @@ import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
+import { idempotent as idempotentWrites } from './middleware/idempotency';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -90,7 +91,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const work = createWork(config, options, storage, logger);
   const sockets = createSockets(options, storage, work, logger);
   const app = createHttpApp(config, storage, work, sockets, ownFiles, logger);
-  const server = createHttpServer(config, app, sockets, logger);
+  // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
+  const shutdown = { started: false };
+  const server = createHttpServer(config, app, sockets, shutdown, logger);
   try {
     await listen(server.http, config.port, config.host);
   } catch (error) {
@@ -114,7 +117,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     outputs: work.outputs,
     expensiveWork: work.expensiveWork,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
-    close: closeInOrder(server.http, sockets, storage, work, options.shutdownGraceMs ?? 10_000),
+    close: closeInOrder(server.http, sockets, storage, work, shutdown, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS),
   };
 }
 
@@ -180,6 +183,8 @@ interface Work {
   queueBudget: QueueBudget;
   expensiveWork: WorkPool;
   currentImages: CurrentImages;
+  /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
+  idempotent: ReturnType<typeof idempotentWrites>;
 }
 
 function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
@@ -227,7 +232,11 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     logger,
     images,
   };
+  // A first request ends within the processing budget (408 frees its key), so a key still
+  // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
+  const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   return {
+    idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
     images,
     outputs,
     stopFollowing,
@@ -278,9 +287,10 @@ function createHttpApp(
         databaseState: () => health.state(),
         failingServices: () => work.serviceHealth.failing(),
         trackInFlight: work.trackInFlight,
+        idempotent: work.idempotent,
         submit: work.submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
@@ -332,7 +342,13 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
 }
 
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
-function createHttpServer(config: FrozenConfig, { app, answerLast, hostAllowed }: HttpApp, sockets: Sockets, logger: Logger): { http: http.Server } {
+function createHttpServer(
+  config: FrozenConfig,
+  { app, answerLast, hostAllowed }: HttpApp,
+  sockets: Sockets,
+  shutdown: { started: boolean },
+  logger: Logger,
+): { http: http.Server } {
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
@@ -342,11 +358,14 @@ function createHttpServer(config: FrozenConfig, { app, answerLast, hostAllowed }
       requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,
     },
-    limitRequestsInFlight(createRequestListener(app, answerLast), {
-      maxQueuedBytes: config.limits.maxQueuedBytes,
-      onFlood: (address) =>
-        reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
-    }),
+    closeAfterAnswerWhen(
+      () => shutdown.started,
+      limitRequestsInFlight(createRequestListener(app, answerLast), {
+        maxQueuedBytes: config.limits.maxQueuedBytes,
+        onFlood: (address) =>
+          reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+      }),
+    ),
   );
   limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
@@ -374,12 +393,21 @@ function createHttpServer(config: FrozenConfig, { app, answerLast, hostAllowed }
  * The shutdown, once however often called: stop accepting, close the sockets, let responses and
  * submissions finish within the grace, then background work, and the database last.
  */
-function closeInOrder(server: http.Server, sockets: Sockets, storage: Storage, work: Work, graceMs: number): () => Promise<void> {
+function closeInOrder(
+  server: http.Server,
+  sockets: Sockets,
+  storage: Storage,
+  work: Work,
+  shutdown: { started: boolean },
+  graceMs: number,
+): () => Promise<void> {
   let closing: Promise<void> | null = null;
   return () => {
     closing ??= (async () => {
+      shutdown.started = true;
       const deadline = delay(graceMs);
-      // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
+      // Stop accepting; idle keep-alive sockets go now, busy ones after their response, which
+      // says `Connection: close` (closeAfterAnswerWhen): no new request starts on them.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       sockets.events.close();
@@ -397,6 +425,20 @@ function closeInOrder(server: http.Server, sockets: Sockets, storage: Storage, w
       await storage.store.close();
     })();
     return closing;
+  };
+}
+
+/**
+ * How long a shutdown waits for answers in flight before closing connections: the whole exit
+ * stays within 2 s (docs/limits-and-load.md "Shutdown").
+ */
+const SHUTDOWN_GRACE_MS = 1500;
+
+/** Once `closing()` holds, every answer carries `Connection: close`, so a kept-alive connection takes no new request. */
+function closeAfterAnswerWhen(closing: () => boolean, handle: http.RequestListener): http.RequestListener {
+  return (request, response) => {
+    if (closing()) response.setHeader('Connection', 'close');
+    handle(request, response);
   };
 }
 
