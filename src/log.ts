@@ -52,7 +52,7 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
  * parser decodes it (`%73ecret`, `secre%74`, `+`), reads `secret` in any case or with null bytes
  * around it, so the secret never reaches a log in any spelling (decisions.md).
  */
-export function redactUrl(url: string): string {
+export function redactSecretQuery(url: string): string {
   const start = url.indexOf('?');
   if (start === -1) return url;
   const query = url
