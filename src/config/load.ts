@@ -157,12 +157,17 @@ function validate(value: PlainObject, label: string): Config {
   }
 }
 
+/** Keys whose value is never repeated in a message, whatever its shape (a list, an object). */
+const SECRET_NAME = /(secret|apikey|api_key|token|password)$/i;
+
 function describeValidation(error: ValidationError, actual: unknown): string {
   const message = error.errors[0] ?? error.message;
+  const hidden = SECRET_NAME.test(error.path ?? '');
+  const shown = hidden ? `a ${Array.isArray(actual) ? 'list' : typeof actual} (not shown: it may be a secret)` : JSON.stringify(actual);
   // yup's typeError text ("must be a `number` type, but the final value was: ...") is long; shorten it.
   const typeMatch = /must be a `(\w+)` type/.exec(message);
-  if (typeMatch) return `expected a ${typeMatch[1]}, got ${JSON.stringify(actual)}`;
-  return message.replace(/^\S+ /, '');
+  if (typeMatch) return `expected a ${typeMatch[1]}, got ${shown}`;
+  return hidden ? 'not a valid value (not shown: it may be a secret)' : message.replace(/^\S+ /, '');
 }
 
 function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): string | null {

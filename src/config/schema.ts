@@ -87,7 +87,7 @@ export const configSchema = object({
       .min(1)
       .default(() => defaultDatabasePath()),
     // PostgreSQL: connections per instance for queries, plus one that LISTENs
-    // (docs/several-instances.md "Connections"); ten instances fit in the default max_connections 100.
+    // (docs/several-instances.md "Connections and PgBouncer"); ten instances fit in the default max_connections 100.
     poolSize: positiveInteger().max(100).default(4),
   }),
   processingTimeoutSeconds: positiveSeconds().default(30),

@@ -5,6 +5,7 @@ import { sleep } from '../signals';
 import { isStorageUnavailable, storageFailureKind, type StorageHealth } from '../store/health';
 import type { NowPlaying } from '../store/now-playing';
 import type { Store, StoreChange } from '../store/store';
+import type { TrackRecord } from '../domain/track';
 import type { TrackStore } from '../store/tracks';
 
 // Changes made through other instances sharing the database (docs/several-instances.md) reach
@@ -21,6 +22,8 @@ import type { TrackStore } from '../store/tracks';
 const CATCH_UP_LIMIT = 500;
 /** Changes waiting past this are folded into one catch-up (which reads them all again anyway). */
 const MAX_QUEUED_CHANGES = 1000;
+/** Queued changes whose records are read at the same time (the pool runs them side by side). */
+const READ_AHEAD = 8;
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2000;
 
@@ -50,9 +53,22 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     for (const dbid of announced) if (dbid <= lastRead) announced.delete(dbid);
   };
 
+  const queue: Work[] = [];
+  /** Records of the next few queued changes, read ahead (in parallel) and used in queue order. */
+  const readsAhead = new Map<Work, Promise<TrackRecord | null>>();
+  const readAhead = () => {
+    for (const work of queue.slice(0, READ_AHEAD)) {
+      if (work.kind !== 'track' || readsAhead.has(work)) continue;
+      const reading = deps.tracks.byDbid(work.dbid);
+      // Awaited in order by drain(), or dropped with a folded queue: never unhandled.
+      reading.catch(() => undefined);
+      readsAhead.set(work, reading);
+    }
+  };
+
   const apply = async (change: StoreChange) => {
     if (change.kind === 'track') {
-      const record = await deps.tracks.byDbid(change.dbid);
+      const record = await (readsAhead.get(change) ?? deps.tracks.byDbid(change.dbid));
       if (!record) return;
       read(record.dbid);
       if (deps.nowPlaying.current()?.dbid === record.dbid) deps.nowPlaying.update(record);
@@ -87,7 +103,6 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     }
   };
 
-  const queue: Work[] = [];
   const stopping = new AbortController();
   let running = false;
 
@@ -98,9 +113,11 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     let failing = false;
     while (queue.length > 0 && !stopping.signal.aborted) {
       const work = queue[0];
+      readAhead();
       try {
         if (work.kind === 'catch-up') await catchUp();
         else await apply(work);
+        readsAhead.delete(work);
         queue.shift();
         delayMs = RETRY_FIRST_MS;
         // The database answers again: whatever failed before is behind us.
@@ -110,11 +127,14 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
         if (!isStorageUnavailable(error) && storageFailureKind(error) === undefined) {
           // Not the database being away: trying again would fail the same way.
           deps.logger.error(`change from another instance not applied: ${errorMessage(error)}`);
+          readsAhead.delete(work);
           queue.shift();
           continue;
         }
         if (!failing) deps.logger.warn(`change from another instance not read yet (trying again): ${errorMessage(error)}`);
         failing = true;
+        // Read again on the next try, with whatever was read ahead after it.
+        readsAhead.clear();
         await sleep(delayMs, stopping.signal).catch(() => undefined);
         delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
       }
@@ -126,6 +146,7 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     if (queue.length >= MAX_QUEUED_CHANGES) {
       // A catch-up reads every record since the last one read, and the current track's images.
       queue.length = 1;
+      readsAhead.clear();
       queue.push({ kind: 'catch-up' });
     } else if (work.kind !== 'catch-up' || queue.at(-1)?.kind !== 'catch-up') {
       queue.push(work);

@@ -1,52 +1,98 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 
-// A loopback TCP proxy that a test can cut and restore: a database outage without touching the
-// database server. Cut: every open connection is destroyed and new ones are closed at once.
+// A loopback TCP proxy that a test can cut, stall and restore: a database outage without
+// touching the database server.
+// - cut: every open connection is destroyed and new ones are closed at once;
+// - refuseNew: new connections are closed at once and open ones destroyed, except (optionally)
+//   the ones that sent `LISTEN` (PostgreSQL's simple query protocol carries the SQL text as is):
+//   the notifications still arrive while every other connection is refused;
+// - stall: a silent partition. Connections stay open and new ones are accepted, but no byte
+//   passes either way until restore (then everything held goes through).
 
 export interface TcpProxy {
   port: number;
   cut(): void;
+  refuseNew(options?: { keepListening?: boolean }): void;
+  stall(): void;
   restore(): void;
   close(): Promise<void>;
 }
 
+interface Pair {
+  client: net.Socket;
+  upstream: net.Socket;
+  listening: boolean;
+}
+
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
-  const open = new Set<net.Socket>();
-  let isCut = false;
+  const open = new Set<Pair>();
+  let refusing = false;
+  let stalled = false;
+
+  const flow = (pair: Pair) => {
+    pair.client.pipe(pair.upstream);
+    pair.upstream.pipe(pair.client);
+  };
+  const hold = (pair: Pair) => {
+    pair.client.unpipe(pair.upstream);
+    pair.upstream.unpipe(pair.client);
+    pair.client.pause();
+    pair.upstream.pause();
+  };
+  const drop = (pair: Pair) => {
+    pair.client.destroy();
+    pair.upstream.destroy();
+    open.delete(pair);
+  };
+
   const server = net.createServer((client) => {
-    if (isCut) {
+    if (refusing) {
       client.destroy();
       return;
     }
-    const upstream = net.connect(targetPort, targetHost);
-    open.add(client).add(upstream);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    const pair: Pair = { client, upstream: net.connect(targetPort, targetHost), listening: false };
+    open.add(pair);
+    client.on('data', (chunk: Buffer) => {
+      if (!pair.listening && chunk.includes('LISTEN ')) pair.listening = true;
+    });
+    client.on('error', () => drop(pair)).on('close', () => drop(pair));
+    pair.upstream.on('error', () => drop(pair)).on('close', () => drop(pair));
+    if (stalled) hold(pair);
+    else flow(pair);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
     cut() {
-      isCut = true;
-      for (const socket of open) socket.destroy();
-      open.clear();
+      refusing = true;
+      for (const pair of open) drop(pair);
+    },
+    refuseNew(options = {}) {
+      refusing = true;
+      for (const pair of open) if (!(options.keepListening && pair.listening)) drop(pair);
+    },
+    stall() {
+      stalled = true;
+      for (const pair of open) hold(pair);
     },
     restore() {
-      isCut = false;
+      refusing = false;
+      if (stalled) for (const pair of open) flow(pair);
+      stalled = false;
     },
     close() {
-      isCut = true;
-      for (const socket of open) socket.destroy();
+      refusing = true;
+      for (const pair of open) drop(pair);
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A proxy in front of the database `databaseUrl` names, and the same URL through the proxy. */
+export async function proxyInFrontOf(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const url = new URL(databaseUrl);
+  const proxy = await startTcpProxy(Number(url.port || 5432), url.hostname);
+  url.port = String(proxy.port);
+  return { proxy, url: url.toString() };
 }

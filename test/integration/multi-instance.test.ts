@@ -146,7 +146,10 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       expect(served.status).toBe(200);
       expect(served.headers.get('content-type')).toBe('image/png');
       expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
-      const track = await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === body.dbid, { timeoutMs: CHANGE_WITHIN_MS });
+      // Title first (docs/title-first.md): the track is announced at once, then again with its cover.
+      const track = await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === body.dbid && asObject(frame.track).coverurl !== undefined, {
+        timeoutMs: CHANGE_WITHIN_MS,
+      });
       expect(asObject(track.track).coverurl).toBe(coverurl);
       await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === body.dbid && frame.category === 'cover' && frame.url === coverurl, {
         timeoutMs: CHANGE_WITHIN_MS,

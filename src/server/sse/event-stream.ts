@@ -5,6 +5,7 @@ import { throttledLog, type Logger } from '../../log';
 import type { NowPlaying } from '../../store/now-playing';
 import type { TrackStore } from '../../store/tracks';
 import type { QueueBudget } from '../queue-budget';
+import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from '../ws/budgeted-queue';
 import type { QueuedBytes } from '../ws/outbox';
 import { HEARTBEAT, MAX_REPLAY, OPENING, recordEvent, trackEvent } from './frames';
@@ -66,12 +67,15 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     reader.response.write(text, () => reader.queued.remove('push', bytes));
   };
 
+  const fanOut = createFanOut<Reader>();
   const onChange = () => {
     const record = options.nowPlaying.current();
     if (!record) return;
-    // Serialized and encoded once for every reader.
+    // Serialized and encoded once for every reader; written after the current turn, in slices (fan-out.ts).
     const event = Buffer.from(trackEvent(record.dbid, options.nowPlaying.snapshot().body));
-    for (const reader of readers) if (!reader.replaying) write(reader, event);
+    fanOut.send(readers, (reader) => {
+      if (!reader.replaying && readers.has(reader)) write(reader, event);
+    });
   };
   options.nowPlaying.on('track-changed', onChange);
   options.nowPlaying.on('track-updated', onChange);
@@ -114,6 +118,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     unsentBytes: () => [...readers].reduce((sum, reader) => sum + reader.response.writableLength, 0),
     close() {
       clearInterval(heartbeat);
+      fanOut.clear();
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
       for (const reader of [...readers]) {

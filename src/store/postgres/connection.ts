@@ -1,11 +1,13 @@
 import pg from 'pg';
 import { StartupError, errorMessage } from '../../errors';
+import { KEEPALIVE_IDLE_MS } from './liveness';
 import { migratePostgres } from './migrations';
 
 // The PostgreSQL store's connections: a small query pool, migrated on open, and transactions
 // on it. The LISTEN connection is separate (notifications.ts).
 
-const POOL_SIZE = 10;
+/** `database.poolSize` when not given: 4 + the LISTEN connection = 5 per instance, 50 for ten (docs/several-instances.md). */
+export const DEFAULT_POOL_SIZE = 4;
 /** A cut network hangs instead of failing: these bound how long a request waits for the database. */
 export const CONNECT_TIMEOUT_MS = 3000;
 const QUERY_TIMEOUT_MS = 5000;
@@ -22,13 +24,18 @@ export interface PostgresContext {
 }
 
 /** Opens the pool and applies pending migrations; a database that cannot be used is a StartupError. */
-export async function openPostgresPool(url: string, onConnectionProblem: ((message: string) => void) | undefined): Promise<pg.Pool> {
+export async function openPostgresPool(
+  url: string,
+  onConnectionProblem: ((message: string) => void) | undefined,
+  poolSize = DEFAULT_POOL_SIZE,
+): Promise<pg.Pool> {
   const pool = new pg.Pool({
     connectionString: url,
-    max: POOL_SIZE,
+    max: poolSize,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     application_name: 'svc',
   });
   // An idle pooled connection that breaks is dropped by the pool; the error must not crash us.

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { ImageCategory } from '../../domain/track';
 import type { StoreChange, StoreEvents } from '../store';
 import { CONNECT_TIMEOUT_MS } from './connection';
+import { KEEPALIVE_IDLE_MS, watchLiveness } from './liveness';
 
 // How instances sharing one database hear each other's changes: NOTIFY on one channel, sent
 // inside the writer's transaction, and one dedicated LISTEN connection per instance that
@@ -10,7 +11,8 @@ import { CONNECT_TIMEOUT_MS } from './connection';
 
 const CHANNEL = 'svc_changes';
 const RECONNECT_FIRST_MS = 200;
-const RECONNECT_MAX_MS = 5000;
+/** Short: once the database answers again, the instance is current within a few seconds. */
+const RECONNECT_MAX_MS = 2000;
 
 /** Sent inside the caller's transaction, so other instances hear of a change only once it is committed. */
 export function notifyChange(client: pg.PoolClient, instanceId: string, change: StoreChange) {
@@ -27,16 +29,22 @@ export function announced(kind: 'track' | 'deleted', change: string): string {
      SELECT dbid, pg_notify('${CHANNEL}', json_build_object('origin', $1::text, 'kind', '${kind}', 'dbid', dbid)::text) FROM changed`;
 }
 
+export interface ListenOptions {
+  url: string;
+  instanceId: string;
+  events: EventEmitter<StoreEvents>;
+  /** The query pool, checked with the LISTEN connection (liveness.ts). */
+  pool: pg.Pool;
+  report: ((message: string) => void) | undefined;
+}
+
 /**
- * The LISTEN connection: emits other instances' changes, 'disconnected' when it breaks, and
- * 'reconnected' once it listens again (backoff from 200 ms doubling to 5 s).
+ * The LISTEN connection: emits other instances' changes, 'disconnected' when it breaks or the
+ * database falls silent (liveness.ts), and 'reconnected' once it listens again (backoff from
+ * 200 ms doubling to 2 s).
  */
-export function listenForChanges(
-  url: string,
-  instanceId: string,
-  events: EventEmitter<StoreEvents>,
-  report: ((message: string) => void) | undefined,
-): { ready: Promise<void>; close(): Promise<void> } {
+export function listenForChanges(options: ListenOptions): { ready: Promise<void>; close(): Promise<void> } {
+  const { url, instanceId, events, report } = options;
   let client: pg.Client | null = null;
   let closed = false;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -49,7 +57,13 @@ export function listenForChanges(
   };
 
   const connect = async (): Promise<void> => {
-    const candidate = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'svc listen' });
+    const candidate = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+      application_name: 'svc listen',
+    });
     candidate.on('error', () => undefined);
     try {
       await candidate.connect();
@@ -92,10 +106,17 @@ export function listenForChanges(
     retryTimer.unref();
   };
 
+  // Silence on either side counts as a lost connection: dropped, announced, reconnected.
+  const stopWatching = watchLiveness({ listening: () => client, pool: options.pool }, (reason) => {
+    if (client) lost(client, reason);
+    else report?.(`database silent (${reason})`);
+  });
+
   return {
     ready: connect(),
     async close() {
       closed = true;
+      stopWatching();
       clearTimeout(retryTimer);
       const last = client;
       client = null;

@@ -7,6 +7,7 @@ import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
 import { createPostgresOutputStore } from './outputs';
+import { createPostgresIdempotencyStore } from './idempotency';
 import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
@@ -21,7 +22,7 @@ export { redactUrl } from './connection';
 
 export async function openPostgresStore(url: string, options: StoreOptions): Promise<Store> {
   const instanceId = randomUUID();
-  const pool = await openPostgresPool(url, options.onConnectionProblem);
+  const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize);
   const context: PostgresContext = { pool, instanceId, now: options.now ?? Date.now };
   const tracks = createPostgresTrackStore(context);
 
@@ -30,7 +31,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   // Another instance's change, or changes missed while disconnected, make cached pages stale.
   events.on('change', tracks.markStale);
   events.on('reconnected', tracks.markStale);
-  const listener = listenForChanges(url, instanceId, events, options.onConnectionProblem);
+  const listener = listenForChanges({ url, instanceId, events, pool, report: options.onConnectionProblem });
   try {
     await listener.ready;
   } catch (error) {
@@ -45,6 +46,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),
+    idempotency: createPostgresIdempotencyStore(pool),
     requestSlots: createPostgresRequestSlots(pool),
     events,
     probeWrite: () => probePostgresWrite(pool),

@@ -134,6 +134,9 @@ describe('docs/openapi.yaml against real answers', () => {
     await exchange('GET', `/cover/${'0'.repeat(64)}`);
     await exchange('GET', '/v1/images/ws');
     await exchange('GET', '/wsstream');
+    for (const page of ['/history/', '/slideshow/']) expect((await exchange('GET', page, { redirect: 'manual' })).status).toBe(308);
+    // No staticDir here: nothing is served there (static-and-csp.test.ts serves a folder).
+    for (const file of ['/static/overlay.css', '/httpstatic/overlay.css']) expect((await exchange('GET', file)).status).toBe(404);
   });
 
   test('Then every operation in docs/openapi.yaml was exercised by a real request', () => {
