@@ -77,3 +77,13 @@ export function isWriteRequest(method: string, path: string): boolean {
   if (route === '/v1/remoteinput') return method !== 'OPTIONS';
   return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
 }
+
+/**
+ * A browser navigation (a link, a typed address, a redirect to one): Chromium marks a link
+ * opened from outside the browser that redirects to GET /v1/remoteinput as a direct visit, so
+ * Sec-Fetch-Site cannot tell it from the DJ's own; Sec-Fetch-Mode and Sec-Fetch-Dest can. DJ
+ * software and scripts send neither (docs/limits-and-load.md "Browser navigations").
+ */
+export function isBrowserNavigation(secFetchMode: string, secFetchDest: string): boolean {
+  return secFetchMode.trim().toLowerCase() === 'navigate' || secFetchDest.trim().toLowerCase() === 'document';
+}
