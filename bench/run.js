@@ -28,6 +28,7 @@ const EXPECTED = [
   { file: 'attack-memory.bench.js', budget: 90, what: 'issue 13: RSS under resource attacks' },
   { file: 'http-text.bench.js', budget: 60, what: 'issue 20: GET /v1/last.txt against /v1/last' },
   { file: 'sse-fanout.bench.js', budget: 90, what: 'issue 20: /v1/events fan-out to 1,000 readers and RSS' },
+  { file: 'outputs.bench.js', budget: 90, what: 'issue 21: webhook receipts with one black-holed target; submission latency with vs without outputs' },
   { file: 'instances.bench.js', budget: 180, what: 'issue 25: cover burst cache on/off, POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;
@@ -95,7 +96,9 @@ async function main() {
 function planFiles(only) {
   const present = new Set(fs.readdirSync(BENCH_DIR).filter((name) => name.endsWith('.bench.js')));
   const expectedNames = new Set(EXPECTED.map((e) => e.file));
-  const extras = [...present].filter((name) => !expectedNames.has(name)).sort()
+  const extras = [...present]
+    .filter((name) => !expectedNames.has(name))
+    .sort()
     .map((file) => ({ file, budget: DEFAULT_BUDGET, what: file }));
   const all = [...EXPECTED, ...extras].map((entry) => ({ ...entry, exists: present.has(entry.file) }));
   if (only.length === 0) return all;
@@ -186,7 +189,10 @@ function cpuSnapshot() {
     const [user, nice, system, , , , , steal = 0] = cpuLine;
     const machine = (user + nice + system + steal) / ticks;
     const self = fs.readFileSync('/proc/self/stat', 'utf8');
-    const fields = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = self
+      .slice(self.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     // utime stime cutime cstime: fields 14-17 of the line, 11-14 after the command name.
     const own = (fields[11] + fields[12] + fields[13] + fields[14]) / ticks;
     return { machine, own, at: Date.now() };
@@ -241,7 +247,17 @@ function normalizeRow(raw, entry) {
 }
 
 function failedRow(entry, reason) {
-  return { row: entry.what.replace(/^row \d+: /, ''), unit: '', svc: null, baseline: null, ratio: null, goal: null, met: false, error: reason, file: entry.file };
+  return {
+    row: entry.what.replace(/^row \d+: /, ''),
+    unit: '',
+    svc: null,
+    baseline: null,
+    ratio: null,
+    goal: null,
+    met: false,
+    error: reason,
+    file: entry.file,
+  };
 }
 
 // ---- rendering -------------------------------------------------------------------------------
@@ -263,9 +279,11 @@ function renderTable(rows, meta) {
 
   const out = [];
   out.push('');
-  out.push(`svc bench, ${meta.startedAt}: node ${meta.node}, ${meta.cpus} CPUs, ${meta.seconds} s, ` +
-    `load average ${meta.loadAverageBefore.toFixed(2)} before` +
-    (meta.otherProcessesCores === null ? '' : `, other processes used up to ${meta.otherProcessesCores.toFixed(2)} cores during a bench file`));
+  out.push(
+    `svc bench, ${meta.startedAt}: node ${meta.node}, ${meta.cpus} CPUs, ${meta.seconds} s, ` +
+      `load average ${meta.loadAverageBefore.toFixed(2)} before` +
+      (meta.otherProcessesCores === null ? '' : `, other processes used up to ${meta.otherProcessesCores.toFixed(2)} cores during a bench file`),
+  );
   out.push('');
   out.push(line(header));
   out.push(rule);
@@ -282,8 +300,10 @@ function renderTable(rows, meta) {
     for (const { row, index } of failures) out.push(`  ${index + 1}. ${row.file}: ${row.error}`);
   }
   if (meta.otherProcessesCores !== null && meta.otherProcessesCores > 0.25) {
-    out.push(`Note: other processes used up to ${meta.otherProcessesCores.toFixed(2)} of ${meta.cpus} cores while a bench file ran; ` +
-      'figures are noisier than usual (the CPU-per-request row is the least affected).');
+    out.push(
+      `Note: other processes used up to ${meta.otherProcessesCores.toFixed(2)} of ${meta.cpus} cores while a bench file ran; ` +
+        'figures are noisier than usual (the CPU-per-request row is the least affected).',
+    );
   }
   out.push('');
   return out.join('\n');
@@ -308,7 +328,14 @@ function saveResults(rows, meta, sections) {
     const dir = path.join(BENCH_DIR, 'results');
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${meta.startedAt.replace(/[:.]/g, '-')}.json`);
-    const files = sections.map(({ entry, seconds, exitCode, timedOut, otherCores }) => ({ file: entry.file, exists: entry.exists, seconds, exitCode, timedOut, otherCores }));
+    const files = sections.map(({ entry, seconds, exitCode, timedOut, otherCores }) => ({
+      file: entry.file,
+      exists: entry.exists,
+      seconds,
+      exitCode,
+      timedOut,
+      otherCores,
+    }));
     fs.writeFileSync(file, JSON.stringify({ meta, files, rows }, null, 2) + '\n');
     process.stderr.write(`results saved to ${path.relative(ROOT, file)}\n`);
   } catch (error) {

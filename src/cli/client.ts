@@ -1,6 +1,7 @@
 import { errorMessage } from '../errors';
 import { VERSION } from '../version';
-import { CliError, EXIT, exitCodeForStatus } from './exit-codes';
+import { randomUUID } from 'node:crypto';
+import { CliError, EXIT, exitCodeForStatus, type ExitCode } from './exit-codes';
 
 // HTTP client to a running svc: base URL, auth header, per-request timeout, and every failure
 // turned into a CliError with the right exit code. Uses the global fetch (Node 20).
@@ -59,6 +60,28 @@ export class SvcClient {
     return this.requestJson(this.endpoint(path), { method: 'POST', headers, body: JSON.stringify(body) });
   }
 
+  /**
+   * POSTs a submission that may be retried (docs/limits-and-load.md "Idempotency"): one
+   * Idempotency-Key for all attempts, so a retry never stores the play twice. Retries after
+   * 502, 503, 504 and connection failures, with growing pauses (a 503's Retry-After if longer),
+   * for as long as `timeoutMs` allows in all.
+   */
+  async postJsonOnce(path: string, body: unknown): Promise<Answer> {
+    const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() };
+    if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
+    const init = { method: 'POST', headers, body: JSON.stringify(body) };
+    const giveUpAt = Date.now() + this.settings.timeoutMs;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.requestJson(this.endpoint(path), init, Math.max(1, giveUpAt - Date.now()));
+      } catch (error) {
+        const pauseMs = error instanceof RetryableError ? Math.max(backoffMs(attempt), error.retryAfterMs) : Infinity;
+        if (Date.now() + pauseMs >= giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    }
+  }
+
   /** GETs bytes from a URL on the same server (an image announced on the stream). */
   async download(url: URL): Promise<Download> {
     if (url.origin !== this.settings.baseUrl.origin) {
@@ -72,8 +95,8 @@ export class SvcClient {
     return { bytes: Buffer.from(bytes), contentType: response.headers.get('content-type') ?? '' };
   }
 
-  private async requestJson(url: URL, init: RequestInit): Promise<Answer> {
-    const { response, signal } = await this.send(url, init);
+  private async requestJson(url: URL, init: RequestInit, timeoutMs = this.settings.timeoutMs): Promise<Answer> {
+    const { response, signal } = await this.send(url, init, timeoutMs);
     const text = await readBody(url, () => response.text(), signal, this.settings.timeoutMs);
     if (!response.ok) throw statusError(url, response, text);
     try {
@@ -83,8 +106,8 @@ export class SvcClient {
     }
   }
 
-  private async send(url: URL, init: RequestInit): Promise<{ response: Response; signal: AbortSignal }> {
-    const signal = AbortSignal.timeout(this.settings.timeoutMs);
+  private async send(url: URL, init: RequestInit, timeoutMs = this.settings.timeoutMs): Promise<{ response: Response; signal: AbortSignal }> {
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
       // Redirects are not followed: the auth header would go along to wherever they point.
       const headers = new Headers(init.headers);
@@ -115,7 +138,32 @@ function errorText(body: string, fallback: string): string {
   return fallback || 'no message';
 }
 
+/** A failure worth another attempt with the same Idempotency-Key: 502, 503, 504, or no connection. */
+export class RetryableError extends CliError {
+  constructor(
+    message: string,
+    exitCode: ExitCode,
+    readonly retryAfterMs = 0,
+  ) {
+    super(message, exitCode);
+  }
+}
+
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/** 250 ms, 500 ms, 1 s, then 2 s between attempts. */
+function backoffMs(attempt: number): number {
+  return Math.min(2000, 250 * 2 ** attempt);
+}
+
 function statusError(url: URL, response: Response, body: string): CliError {
+  const error = describeStatus(url, response, body);
+  if (!RETRYABLE_STATUSES.has(response.status)) return error;
+  const retryAfterSeconds = Number(response.headers.get('retry-after'));
+  return new RetryableError(error.message, error.exitCode, Number.isFinite(retryAfterSeconds) ? retryAfterSeconds * 1000 : 0);
+}
+
+function describeStatus(url: URL, response: Response, body: string): CliError {
   const { status } = response;
   const code = exitCodeForStatus(status);
   const location = response.headers.get('location');
@@ -141,7 +189,7 @@ export function unreachable(url: URL, error: unknown, signal: AbortSignal | null
     // The Fetch standard blocks some ports (e.g. 1, 9, 6000, 10080) whatever the server does.
     return new CliError(`cannot use ${url.origin}: port ${url.port} is one that HTTP clients refuse to connect to; run svc serve on another port`, EXIT.USAGE);
   }
-  return new CliError(`cannot reach ${url.origin}: ${reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
+  return new RetryableError(`cannot reach ${url.origin}: ${reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
 }
 
 const NETWORK_ERRORS: Readonly<Record<string, string>> = {

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
+import { registerCompletion } from './commands/completion';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
 import { registerOutputs } from './commands/outputs';
@@ -51,6 +52,8 @@ export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerStatus(program, ctx, setResult);
   registerOutputs(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
+  // Last: its script lists every command registered before it.
+  registerCompletion(program, ctx, setResult);
   return program;
 }
 

@@ -4,9 +4,6 @@ import path from 'node:path';
 // `~` at the start of a path means the home folder, in config files and flags alike
 // (docs/first-hour.md "Paths"): `database: ~/svc.db` must never create a folder named `~`.
 
-/** The top-level config keys that hold a file or folder path (and `database.location`, see load.ts). */
-export const PATH_KEYS = ['staticDir'] as const;
-
 /** `~` and `~/rest` become the home folder (HOME, else the account's); anything else is kept. */
 export function expandHome(value: string, env: NodeJS.ProcessEnv = process.env): string {
   if (value !== '~' && !value.startsWith('~/')) return value;

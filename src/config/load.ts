@@ -4,7 +4,7 @@ import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES } from './defaults';
-import { PATH_KEYS, expandHome } from './home-path';
+import { expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
@@ -51,8 +51,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
   checkDeadlines(config, fileLabel);
-  for (const key of PATH_KEYS) config[key] = expandHome(config[key], env);
   config.database.location = expandHome(config.database.location, env);
+  config.staticDir = expandHome(config.staticDir, env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
@@ -157,12 +157,17 @@ function validate(value: PlainObject, label: string): Config {
   }
 }
 
+/** Keys whose value is never repeated in a message, whatever its shape (a list, an object). */
+const SECRET_NAME = /(secret|apikey|api_key|token|password)$/i;
+
 function describeValidation(error: ValidationError, actual: unknown): string {
   const message = error.errors[0] ?? error.message;
+  const hidden = SECRET_NAME.test(error.path ?? '');
+  const shown = hidden ? `a ${Array.isArray(actual) ? 'list' : typeof actual} (not shown: it may be a secret)` : JSON.stringify(actual);
   // yup's typeError text ("must be a `number` type, but the final value was: ...") is long; shorten it.
   const typeMatch = /must be a `(\w+)` type/.exec(message);
-  if (typeMatch) return `expected a ${typeMatch[1]}, got ${JSON.stringify(actual)}`;
-  return message.replace(/^\S+ /, '');
+  if (typeMatch) return `expected a ${typeMatch[1]}, got ${shown}`;
+  return hidden ? 'not a valid value (not shown: it may be a secret)' : message.replace(/^\S+ /, '');
 }
 
 function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): string | null {

@@ -46,7 +46,12 @@ function parseJson(filepath: string, text: string): unknown {
     // "(line 1 column 11)"); "Unexpected end of JSON input" has no position: it is the end.
     const position = /at position (\d+)/.exec(message);
     const offset = position ? Number(position[1]) : text.length;
-    const problem = message.replace(/\s*in JSON at position \d+.*$/s, '').replace(/^Unexpected end of JSON input$/, 'unexpected end of the file');
+    // Newer V8 quotes the text around the problem ('Unexpected token 'h', "...hunter2..." is not
+    // valid JSON'), and the token itself may be a character of a secret: neither is repeated.
+    const problem = message
+      .replace(/\s*in JSON at position \d+.*$/s, '')
+      .replace(/^Unexpected token .*? is not valid JSON$/s, 'Unexpected character')
+      .replace(/^Unexpected end of JSON input$/, 'unexpected end of the file');
     const { line, column } = lineAndColumn(text, offset);
     throw new ConfigSyntaxError(syntaxReport(filepath, text, line, column, `JSON: ${lowerFirst(problem)}`));
   }
@@ -75,8 +80,19 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
   return { line: lines.length, column: (lines[lines.length - 1] ?? '').length + 1 };
 }
 
-// A line that sets a secret is shown with its value masked: stderr ends up in logs.
+// The offending line is shown with every value that may be a secret masked: stderr ends up in
+// logs. A line that sets a secret key shows the key only; a line that starts with no key at all
+// (a list item, a value on the line after its key, a block of text) may be part of a secret's
+// value, and shows only its punctuation; a line that starts with another key is shown as is.
 const SECRET_KEY = /(secret|apikey|api_key|token|password)["']?\s*:/i;
+const LEADING_KEY = /^\s*[{,]?\s*["']?[\w.$-]+["']?\s*:/;
+
+export function maskSecretValues(line: string): string {
+  const secret = SECRET_KEY.exec(line);
+  const mask = (from: number) => line.slice(0, from) + line.slice(from).replace(/[^\s{}[\],"':-]/g, '*');
+  if (secret) return mask(secret.index + secret[0].length);
+  return LEADING_KEY.test(line) ? line : mask(0);
+}
 
 /** `file:line:column: problem`, the offending line, and a caret under the column. */
 export function syntaxReport(filepath: string, text: string, line: number, column: number, problem: string): string {
@@ -90,12 +106,7 @@ export function syntaxReport(filepath: string, text: string, line: number, colum
       column = (lines[last] ?? '').length + 1;
     }
   }
-  let shown = lines[line - 1] ?? '';
-  const key = SECRET_KEY.exec(shown);
-  if (key) {
-    const valueStart = key.index + key[0].length;
-    shown = shown.slice(0, valueStart) + shown.slice(valueStart).replace(/[^\s{}[\],"']/g, '*');
-  }
+  const shown = maskSecretValues(lines[line - 1] ?? '');
   // Keep tabs under tabs so the caret lines up however the terminal expands them.
   const pad = shown.slice(0, column - 1).replace(/[^\t]/g, ' ');
   return `${filepath}:${line}:${column}: ${problem}\n  ${shown}\n  ${pad}^`;

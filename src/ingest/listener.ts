@@ -112,7 +112,7 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     socket.setTimeout(idleTimeoutMs, () => socket.destroy());
-    readHead(socket, (head, rest) => route(socket, head, rest));
+    readHead(socket, idleTimeoutMs, (head, rest) => route(socket, head, rest));
   });
   server.maxConnections = options.maxConnections ?? 64;
   await listen(server, options.port, options.host);
@@ -132,9 +132,13 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
   };
 }
 
-/** Collects the request head (at most MAX_HEAD_BYTES), then hands over the head and the bytes after it. */
-function readHead(socket: Socket, then: (head: RequestHead, rest: Buffer) => void): void {
+/**
+ * Collects the request head (at most MAX_HEAD_BYTES, within `deadlineMs` in all: a byte now and
+ * then does not hold a connection slot), then hands over the head and the bytes after it.
+ */
+function readHead(socket: Socket, deadlineMs: number, then: (head: RequestHead, rest: Buffer) => void): void {
   let received = Buffer.alloc(0);
+  const deadline = setTimeout(() => socket.destroy(), deadlineMs);
   const onData = (piece: Buffer) => {
     received = Buffer.concat([received, piece]);
     const end = endOfHead(received);
@@ -147,10 +151,12 @@ function readHead(socket: Socket, then: (head: RequestHead, rest: Buffer) => voi
     finish(() => (head ? then(head, rest) : socket.end(badRequest('Malformed request'))));
   };
   const finish = (next: () => void) => {
+    clearTimeout(deadline);
     socket.off('data', onData);
     next();
   };
   socket.on('data', onData);
+  socket.once('close', () => clearTimeout(deadline));
 }
 
 function listen(server: net.Server, port: number, host: string): Promise<void> {

@@ -143,7 +143,8 @@ export class OutputDispatcher {
       const message = { output: worker.output.name, dbid, kind, messageId: newMessageId(), payload, createdAt };
       this.deps.store.enqueue(message).then(
         (added) => {
-          if (added) worker.wake();
+          // After the submission's answer has been written: deliveries never go ahead of it.
+          if (added) setImmediate(worker.wake);
         },
         (error: unknown) => this.report(`enqueue ${worker.output.name}`, `output ${worker.output.name}: track ${dbid} not queued: ${errorMessage(error)}`),
       );

@@ -30,6 +30,8 @@ export function createIcecastOutput(config: IcecastConfig): Output {
       admin.searchParams.set('mount', mountUrl.pathname);
       admin.searchParams.set('mode', 'updinfo');
       admin.searchParams.set('song', title(trackDataOf(message)));
+      // Without it Icecast reads the song of an MP3 mount as Latin-1.
+      admin.searchParams.set('charset', 'UTF-8');
       const { delivery } = await sendHttp(admin.href, { headers: { authorization } }, signal);
       return delivery;
     },

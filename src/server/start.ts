@@ -15,7 +15,8 @@ import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
-import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import type { Store } from '../store/store';
+import { createStorageHealth, guardStore, isStorageUnavailable, type StorageHealth } from '../store/health';
 import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { VERSION } from '../version';
@@ -29,6 +30,7 @@ import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
+import { idempotent as idempotentWrites } from './middleware/idempotency';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -85,6 +87,55 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const logger = options.logger ?? createLogger();
   // Checked before the database opens: a wrong staticDir stops start-up with nothing to undo.
   const ownFiles = staticRoutes(config.staticDir);
+  const storage = await openStorage(config, logger);
+  const work = createWork(config, options, storage, logger);
+  const sockets = createSockets(options, storage, work, logger);
+  const app = createHttpApp(config, storage, work, sockets, ownFiles, logger);
+  // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
+  const shutdown = { started: false };
+  const server = createHttpServer(config, app, sockets, shutdown, logger);
+  try {
+    await listen(server.http, config.port, config.host);
+  } catch (error) {
+    work.stopFollowing();
+    await work.outputs.close();
+    await storage.store.close();
+    throw error;
+  }
+  const { port } = server.http.address() as AddressInfo;
+  const { tracks } = storage;
+  return {
+    url: serverUrl(config.host, port),
+    port,
+    host: config.host,
+    tracks: storage.plainTracks,
+    nowPlaying: storage.nowPlaying,
+    hub: sockets.hub,
+    images: work.images,
+    imageStore: storage.plainImageStore,
+    events: sockets.events,
+    outputs: work.outputs,
+    expensiveWork: work.expensiveWork,
+    submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
+    close: closeInOrder(server.http, sockets, storage, work, shutdown, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS),
+  };
+}
+
+/** The opened database, its health, the stores the server works through, and the current track. */
+interface Storage {
+  store: Store;
+  health: StorageHealth;
+  /** Guarded: a failing database marks the health and answers 503. */
+  tracks: TrackStore;
+  imageStore: ImageStore;
+  /** The plain stores, handed out by RunningServer. */
+  plainTracks: TrackStore;
+  plainImageStore: ImageStore;
+  nowPlaying: NowPlaying;
+}
+
+/** Opens the store, probes that it takes writes, and reads the current track; closes it again on failure. */
+async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storage> {
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database.location, {
@@ -116,6 +167,28 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const plainImageStore = store.images;
   // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
   const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
+  return { store, health, tracks, imageStore, plainTracks, plainImageStore, nowPlaying };
+}
+
+/** What runs behind the requests: images, outputs, enrichment, other instances, in-flight submissions. */
+interface Work {
+  images: ImageCollector;
+  outputs: OutputDispatcher;
+  stopFollowing: () => void;
+  serviceHealth: ServiceHealth;
+  submitDeps: SubmitDeps;
+  /** Submissions under way, waited for on shutdown. */
+  inFlight: Set<Promise<unknown>>;
+  trackInFlight: <T>(work: Promise<T>) => Promise<T>;
+  queueBudget: QueueBudget;
+  expensiveWork: WorkPool;
+  currentImages: CurrentImages;
+  /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
+  idempotent: ReturnType<typeof idempotentWrites>;
+}
+
+function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
+  const { store, health, tracks, imageStore, plainImageStore, nowPlaying } = storage;
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
     allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
@@ -135,26 +208,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
   });
   const inFlight = new Set<Promise<unknown>>();
-  // Outside services that failed lately: skipped for a while, and named by /v1/status.
-  const serviceHealth = new ServiceHealth();
-
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);
     const forget = () => inFlight.delete(work);
     work.then(forget, forget);
     return work;
   };
-
-  const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
-  // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
-  const expensiveWork = createWorkPool();
-  const cors = corsPolicy(config.corsOrigins);
-  const hostAllowed = hostCheck(config.host, config.allowedHosts);
-  const nextRequestId = createRequestIds();
-  const textAnswers = createTextAnswers(config.pages.idleText);
-  const blobs = imageBlobs(imageStore, queueBudget);
-  const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, logger });
-  const currentImages = new CurrentImages({ nowPlaying, store: imageStore, announcements: images });
+  // Outside services that failed lately: skipped for a while, and named by /v1/status.
+  const serviceHealth = new ServiceHealth();
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
@@ -171,6 +232,46 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     logger,
     images,
   };
+  // A first request ends within the processing budget (408 frees its key), so a key still
+  // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
+  const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
+  return {
+    idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
+    images,
+    outputs,
+    stopFollowing,
+    serviceHealth,
+    submitDeps,
+    inFlight,
+    trackInFlight,
+    queueBudget: new QueueBudget(config.limits.maxQueuedBytes),
+    // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
+    expensiveWork: createWorkPool(),
+    currentImages: new CurrentImages({ nowPlaying, store: imageStore, announcements: images }),
+  };
+}
+
+/** The Koa app, its routes, and the policies every request shares (CORS, Host, request ids). */
+interface HttpApp {
+  app: ReturnType<typeof createApp>;
+  answerLast: ReturnType<typeof createLastFastPath>;
+  hostAllowed: ReturnType<typeof hostCheck>;
+}
+
+function createHttpApp(
+  config: FrozenConfig,
+  storage: Storage,
+  work: Work,
+  sockets: Sockets,
+  ownFiles: ReturnType<typeof staticRoutes>,
+  logger: Logger,
+): HttpApp {
+  const { health, tracks, imageStore, nowPlaying } = storage;
+  const cors = corsPolicy(config.corsOrigins);
+  const hostAllowed = hostCheck(config.host, config.allowedHosts);
+  const nextRequestId = createRequestIds();
+  const textAnswers = createTextAnswers(config.pages.idleText);
+  const blobs = imageBlobs(imageStore, work.queueBudget);
   const app = createApp({
     logger,
     cors,
@@ -184,26 +285,40 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
-        failingServices: () => serviceHealth.failing(),
-        trackInFlight,
-        submit: submitDeps,
+        failingServices: () => work.serviceHealth.failing(),
+        trackInFlight: work.trackInFlight,
+        idempotent: work.idempotent,
+        submit: work.submitDeps,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: expensiveWork, budget: queueBudget }),
-      outputRoutes({ secret: config.secret, outputs, nowPlaying }),
+      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
+      outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
       coverRoutes(imageStore, blobs),
-      currentImageRoutes({ nowPlaying, current: currentImages, store: imageStore, blobs }),
+      currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
-      eventRoutes(events),
+      eventRoutes(sockets.events),
     ],
   });
+  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
+  return { app, answerLast, hostAllowed };
+}
 
+/** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events. */
+interface Sockets {
+  hub: ImageHub;
+  events: EventStream;
+  wsStream: ReturnType<typeof createWsStream>;
+}
+
+function createSockets(options: StartOptions, storage: Storage, work: Work, logger: Logger): Sockets {
+  const { imageStore, nowPlaying, tracks } = storage;
+  const { images } = work;
   const hub = createImageHub({
     nowPlaying,
     logger,
     version: VERSION,
-    budget: queueBudget,
+    budget: work.queueBudget,
     images: {
       imagesOf: (record) => images.imagesOf(record),
       on: (event, listener) => images.on(event, listener),
@@ -218,11 +333,22 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     nowPlaying,
     logger,
     images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
-    current: currentImages,
-    budget: queueBudget,
+    current: work.currentImages,
+    budget: work.queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
+  const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, logger });
+  return { hub, wsStream, events };
+}
+
+/** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
+function createHttpServer(
+  config: FrozenConfig,
+  { app, answerLast, hostAllowed }: HttpApp,
+  sockets: Sockets,
+  shutdown: { started: boolean },
+  logger: Logger,
+): { http: http.Server } {
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
@@ -232,11 +358,14 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,
     },
-    limitRequestsInFlight(createRequestListener(app, answerLast), {
-      maxQueuedBytes: config.limits.maxQueuedBytes,
-      onFlood: (address) =>
-        reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
-    }),
+    closeAfterAnswerWhen(
+      () => shutdown.started,
+      limitRequestsInFlight(createRequestListener(app, answerLast), {
+        maxQueuedBytes: config.limits.maxQueuedBytes,
+        onFlood: (address) =>
+          reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+      }),
+    ),
   );
   limitConnections(server, config.limits, logger);
   server.on('upgrade', (request, socket, head) => {
@@ -246,67 +375,70 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
       return;
     }
     if (path === IMAGES_WS_PATH) {
-      hub.handleUpgrade(request, socket, head);
+      sockets.hub.handleUpgrade(request, socket, head);
       return;
     }
     if (path === WSSTREAM_PATH) {
-      wsStream.handleUpgrade(request, socket, head);
+      sockets.wsStream.handleUpgrade(request, socket, head);
       return;
     }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnknownExpectation);
-  try {
-    await listen(server, config.port, config.host);
-  } catch (error) {
-    stopFollowing();
-    await outputs.close();
-    await store.close();
-    throw error;
-  }
-  const { port } = server.address() as AddressInfo;
+  return { http: server };
+}
 
+/**
+ * The shutdown, once however often called: stop accepting, close the sockets, let responses and
+ * submissions finish within the grace, then background work, and the database last.
+ */
+function closeInOrder(
+  server: http.Server,
+  sockets: Sockets,
+  storage: Storage,
+  work: Work,
+  shutdown: { started: boolean },
+  graceMs: number,
+): () => Promise<void> {
   let closing: Promise<void> | null = null;
-  const close = () => {
+  return () => {
     closing ??= (async () => {
-      const graceMs = options.shutdownGraceMs ?? 10_000;
+      shutdown.started = true;
       const deadline = delay(graceMs);
-      // Stop accepting; idle keep-alive sockets go now, busy ones after their response.
+      // Stop accepting; idle keep-alive sockets go now, busy ones after their response, which
+      // says `Connection: close` (closeAfterAnswerWhen): no new request starts on them.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      events.close();
-      await Promise.all([hub.close(), wsStream.close()]);
+      sockets.events.close();
+      await Promise.all([sockets.hub.close(), sockets.wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
       await stopped;
       // A submission whose client went away still runs; let it finish before the database closes.
-      await Promise.race([Promise.allSettled([...inFlight]), deadline]);
+      await Promise.race([Promise.allSettled([...work.inFlight]), deadline]);
       // Then the background image downloads: abandoned, and waited for, before the database closes.
-      await images.close();
-      stopFollowing();
+      await work.images.close();
+      work.stopFollowing();
       // Deliveries under way are cut short and stay pending in the store for the next start.
-      await outputs.close();
-      await store.close();
+      await work.outputs.close();
+      await storage.store.close();
     })();
     return closing;
   };
+}
 
-  const submission = { deps: submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight };
-  return {
-    url: serverUrl(config.host, port),
-    port,
-    host: config.host,
-    tracks: plainTracks,
-    nowPlaying,
-    hub,
-    images,
-    imageStore: plainImageStore,
-    events,
-    outputs,
-    expensiveWork,
-    submission,
-    close,
+/**
+ * How long a shutdown waits for answers in flight before closing connections: the whole exit
+ * stays within 2 s (docs/limits-and-load.md "Shutdown").
+ */
+const SHUTDOWN_GRACE_MS = 1500;
+
+/** Once `closing()` holds, every answer carries `Connection: close`, so a kept-alive connection takes no new request. */
+function closeAfterAnswerWhen(closing: () => boolean, handle: http.RequestListener): http.RequestListener {
+  return (request, response) => {
+    if (closing()) response.setHeader('Connection', 'close');
+    handle(request, response);
   };
 }
 

@@ -143,4 +143,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX output_attempts_by_message ON output_attempts (message);
     `,
   },
+  {
+    version: 6,
+    name: 'idempotency keys',
+    sql: `
+      -- Idempotency-Key (docs/limits-and-load.md "Idempotency"): the first answer to a key, kept
+      -- 24 h. status and body are NULL while the first request is still being processed.
+      -- Times are ms since the epoch.
+      CREATE TABLE idempotency_keys (
+        key TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        status INTEGER,
+        body TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+    `,
+  },
 ];

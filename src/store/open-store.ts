@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { EventEmitter } from 'node:events';
 import { openDatabase, probeSqliteWrite } from './database';
+import { createIdempotencyStore } from './idempotency';
 import { createImageStore } from './images';
 import { createLookupCacheStore } from './lookup-cache';
 import { createOutputStore } from './outputs';
@@ -22,6 +23,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
     outputs: createOutputStore(db),
+    idempotency: createIdempotencyStore(db),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),
     close: async () => {

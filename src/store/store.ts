@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { ImageCategory } from '../domain/track';
+import type { IdempotencyStore } from './idempotency';
 import type { ImageStore } from './images';
 import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
@@ -52,6 +53,8 @@ export interface Store {
   readonly lookupCache: LookupCacheStore;
   /** The outputs' delivery log (docs/outputs.md). */
   readonly outputs: OutputStore;
+  /** First answers to Idempotency-Keys (docs/limits-and-load.md "Idempotency"). */
+  readonly idempotency: IdempotencyStore;
   /** Shared request spacing; absent with SQLite, where one process's limiter is the whole story. */
   readonly requestSlots?: RequestSlots;
   /** Changes of other instances; never fires with SQLite (one process owns the file). */

@@ -289,14 +289,14 @@ describe('svc last', () => {
   });
 
   describe('Control characters in track data', () => {
-    test('When a field holds a newline or a terminal escape, then the text line stays one clean line and --json keeps it', async () => {
+    test('When a field holds a newline or a terminal escape, then the escape was never stored, the text line stays one line and --json keeps the newline', async () => {
       const other = await startTestServer();
       try {
         await postJson(`${other.url}/v1/remoteinput`, { artist: 'Evil\u001b[2J', title: 'Two\nLines' });
         const text = await runCli(['last'], { env: { SVC_URL: other.url } });
-        expect(text).toMatchObject({ code: 0, stdout: 'Evil [2J - Two Lines\n' });
+        expect(text).toMatchObject({ code: 0, stdout: 'Evil[2J - Two Lines\n' });
         const json = await runCli(['last', '--json'], { env: { SVC_URL: other.url } });
-        expect(JSON.parse(json.stdout)).toMatchObject({ artist: 'Evil\u001b[2J', title: 'Two\nLines' });
+        expect(JSON.parse(json.stdout)).toMatchObject({ artist: 'Evil[2J', title: 'Two\nLines' });
       } finally {
         await other.close();
       }

@@ -132,9 +132,9 @@ describe('svc submit', () => {
       }
     });
 
-    test('When the server cannot be reached, then it exits 4', async () => {
+    test('When the server cannot be reached, then it retries until --timeout and exits 4', async () => {
       const port = await unusedPort();
-      const result = await runCli(['submit', '--artist', 'A', '--title', 'B'], { env: { SVC_URL: `http://127.0.0.1:${port}` } });
+      const result = await runCli(['submit', '--artist', 'A', '--title', 'B', '--timeout', '1'], { env: { SVC_URL: `http://127.0.0.1:${port}` } });
       expect(result).toMatchObject({ code: 4, stdout: '' });
     });
   });

@@ -14,10 +14,10 @@ export interface IcecastTestServer {
   close(): Promise<void>;
 }
 
-export async function startIcecastTestServer(password: string, options: TestServerOptions = {}): Promise<IcecastTestServer> {
+export async function startIcecastTestServer(password: string, options: TestServerOptions = {}, idleTimeoutMs?: number): Promise<IcecastTestServer> {
   const ts = await startTestServer(options);
   const logger = createLogger((line) => ts.logs.push(line));
-  const listener = await startIcecastListener({ host: '127.0.0.1', port: 0, password, submission: ts.server.submission, logger });
+  const listener = await startIcecastListener({ host: '127.0.0.1', port: 0, password, submission: ts.server.submission, logger, idleTimeoutMs });
   return {
     ts,
     listener,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import fs from 'node:fs';
 import { chain, encodeFlacOgg, encodeOpus, encodeVorbis, makeTone } from '../helpers/audio-files';
 import {
@@ -153,4 +154,36 @@ test('a repeat of the current track in the stream is the same play: no second hi
   await until(() => svc.ts.logs.filter((line) => line.includes('/repeat.ogg') && line.includes('stored as dbid')).length === 2);
   expect(await tracks().count()).toBe(1);
   source.socket.end();
+});
+
+describe("with a short idle timeout (Icecast's source-timeout, 10 s in production)", () => {
+  let quick: IcecastTestServer;
+  beforeEach(async () => {
+    quick = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD } }, 400);
+  });
+  afterEach(async () => quick.close());
+
+  test('a head trickled a byte at a time is closed at the deadline, however often bytes come', async () => {
+    const socket = net.connect(quick.listener.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    let isClosed = false;
+    void closed.then(() => (isClosed = true));
+    socket.write('SOURCE /slow.ogg HTTP/1.0\r\n');
+    // Each byte comes well inside the idle timeout; only the whole-head deadline can end this.
+    for (let sent = 0; sent < 200 && !isClosed; sent++) {
+      socket.write('X');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(isClosed).toBe(true);
+  });
+
+  test('a silent source is closed and its mount is free again', async () => {
+    const source = await connectSource(quick.listener.port, sourceHead('SOURCE', '/quiet.ogg', PASSWORD));
+    expect(source.answer()).toBe('HTTP/1.0 200 OK\r\n\r\n');
+    await source.closed;
+    const again = await connectSource(quick.listener.port, sourceHead('SOURCE', '/quiet.ogg', PASSWORD));
+    expect(again.answer()).toBe('HTTP/1.0 200 OK\r\n\r\n');
+    again.socket.destroy();
+  });
 });

@@ -41,7 +41,10 @@ describeWithPostgres('Title first on PostgreSQL', () => {
         const bare = await push.waitFor((frame) => frame.type === 'track');
         await stream.waitFor((frame) => frame.title === 'Teardrop');
         expect(asObject(bare.frame.track)).toEqual({ dbid: bare.frame.dbid, artist: 'Massive Attack', title: 'Teardrop' });
-        expect(bare.at - postedAt).toBeLessThan(300);
+        // Before any outside service could answer (the 50 ms goal is measured in bench/, not asserted here).
+        const firstAnswerAt = Math.min(...fakes.all().map((call) => call.at)) + FAKE_LATENCY_MS - performance.timeOrigin;
+        expect(bare.at).toBeLessThan(firstAnswerAt);
+        expect(bare.at).toBeGreaterThan(postedAt);
         expect(asObject((await request(`${b.url}/v1/last`)).json).dbid).toBe(bare.frame.dbid);
 
         const result = asObject((await answer).json);

@@ -45,8 +45,12 @@ describe('Title first, details after', () => {
         // Nothing enriched yet: no outside service has answered (each takes 400 ms).
         expect(trackOf(bare.frame)).toEqual({ dbid: bare.frame.dbid, artist: 'Massive Attack', title: 'Teardrop' });
         expect(bareStream.frame.musicbrainzrecordingid).toBeUndefined();
-        expect(bare.at - postedAt).toBeLessThan(300);
-        expect(bareStream.at - postedAt).toBeLessThan(300);
+        // Before any outside service could answer: the first request any fake got, plus its latency.
+        // (The 50 ms goal is measured in bench/title-first.bench.js, not asserted on a busy machine.)
+        const firstAnswerAt = Math.min(...fakes.all().map((call) => call.at)) + FAKE_LATENCY_MS - performance.timeOrigin;
+        expect(bare.at).toBeLessThan(firstAnswerAt);
+        expect(bareStream.at).toBeLessThan(firstAnswerAt);
+        expect(bare.at).toBeGreaterThan(postedAt);
         const lastWhileEnriching = asObject((await request(`${t.url}/v1/last`)).json);
         expect(lastWhileEnriching).toEqual({ dbid: bare.frame.dbid, artist: 'Massive Attack', title: 'Teardrop' });
 

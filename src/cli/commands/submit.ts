@@ -123,7 +123,7 @@ interface Submitted {
 }
 
 async function submit(client: SvcClient, fields: Record<string, unknown>): Promise<Submitted> {
-  const { json } = await client.postJson('v1/remoteinput', fields);
+  const { json } = await client.postJsonOnce('v1/remoteinput', fields);
   if (!isPlainObject(json) || typeof json.dbid !== 'number' || !isPlainObject(json.processed_metadata)) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/remoteinput').href}: no dbid and processed_metadata`, EXIT.SERVER_ERROR);
   }

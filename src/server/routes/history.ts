@@ -4,7 +4,7 @@ import { AppError } from '../../errors';
 import { deleteTrack, type DeleteDeps } from '../../pipeline/delete-track';
 import { shortName } from '../../pipeline/parse';
 import type { HistoryQuery, TrackStore } from '../../store/tracks';
-import type { AppState } from '../context';
+import type { AppMiddleware, AppState } from '../context';
 import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../history-pages';
 import { matchesEtag } from '../etag';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
@@ -19,6 +19,8 @@ export interface HistoryDeps extends DeleteDeps {
   pool: WorkPool;
   /** limits.maxQueuedBytes: page bodies count in it until they have left for the kernel. */
   budget: QueueBudget;
+  /** Idempotency-Key handling (middleware/idempotency.ts). */
+  idempotent: AppMiddleware;
 }
 
 export function historyRoutes(deps: HistoryDeps): Router<AppState> {
@@ -42,7 +44,7 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     ctx.body = body;
   });
 
-  router.delete('/history/:dbid', async (ctx) => {
+  router.delete('/history/:dbid', deps.idempotent, async (ctx) => {
     const raw = ctx.params.dbid ?? '';
     const dbid = parseDbid(raw);
     if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);

@@ -5,7 +5,7 @@ import type { RawRequest } from '../../pipeline/parse';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { TrackStore } from '../../store/tracks';
-import type { AppContext, AppState } from '../context';
+import type { AppContext, AppMiddleware, AppState } from '../context';
 import { isFormRequest, parseBody } from '../middleware/body';
 import { lastResponse } from './last';
 
@@ -21,6 +21,8 @@ export interface V1Deps {
   databaseState: () => DatabaseState;
   /** Outside services skipped after a failure (docs/title-first.md "Negative cache"). */
   failingServices: () => string[];
+  /** Idempotency-Key handling (middleware/idempotency.ts), before the use case. */
+  idempotent: AppMiddleware;
   /** Lets a graceful shutdown wait for submissions already being processed. */
   trackInFlight: <T>(work: Promise<T>) => Promise<T>;
 }
@@ -75,8 +77,8 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     throw new AppError('UPGRADE_REQUIRED', undefined, { headers: { Upgrade: 'websocket' } });
   });
 
-  router.get('/remoteinput', stampArrival, remoteInput);
-  router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), remoteInput);
+  router.get('/remoteinput', stampArrival, deps.idempotent, remoteInput);
+  router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), deps.idempotent, remoteInput);
   return router;
 }
 

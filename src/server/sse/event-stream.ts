@@ -56,8 +56,8 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     if (!reader.response.destroyed) reader.response.destroy();
   };
 
-  const write = (reader: Reader, text: string) => {
-    const bytes = Buffer.byteLength(text);
+  const write = (reader: Reader, text: string | Buffer) => {
+    const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (!reader.queued.pushFits(bytes)) {
       report('slow', `events: a reader is too slow (${reader.queued.total()} bytes unsent); closing it (limits.maxQueuedBytes)`);
       drop(reader);
@@ -71,8 +71,8 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   const onChange = () => {
     const record = options.nowPlaying.current();
     if (!record) return;
-    // Serialized once for every reader; written after the current turn, in slices (fan-out.ts).
-    const event = trackEvent(record.dbid, options.nowPlaying.snapshot().body);
+    // Serialized and encoded once for every reader; written after the current turn, in slices (fan-out.ts).
+    const event = Buffer.from(trackEvent(record.dbid, options.nowPlaying.snapshot().body));
     fanOut.send(readers, (reader) => {
       if (!reader.replaying && readers.has(reader)) write(reader, event);
     });

@@ -122,6 +122,22 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX output_attempts_by_message ON output_attempts (message);
     `,
   },
+  {
+    version: 3,
+    name: 'idempotency keys',
+    sql: `
+      -- Idempotency-Key (docs/limits-and-load.md "Idempotency"): the first answer to a key, kept
+      -- 24 h, shared by every instance. status and body are NULL while the first request runs.
+      CREATE TABLE idempotency_keys (
+        key text PRIMARY KEY,
+        fingerprint text NOT NULL,
+        status integer,
+        body text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+    `,
+  },
 ];
 
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {

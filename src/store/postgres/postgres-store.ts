@@ -7,6 +7,7 @@ import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
 import { createPostgresOutputStore } from './outputs';
+import { createPostgresIdempotencyStore } from './idempotency';
 import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
@@ -45,6 +46,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),
+    idempotency: createPostgresIdempotencyStore(pool),
     requestSlots: createPostgresRequestSlots(pool),
     events,
     probeWrite: () => probePostgresWrite(pool),

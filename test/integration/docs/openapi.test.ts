@@ -111,6 +111,19 @@ describe('docs/openapi.yaml against real answers', () => {
     await exchange('DELETE', '/v1/history/1', { headers: auth });
     await exchange('DELETE', '/v1/history/x', { headers: auth });
     await exchange('DELETE', '/v1/history/2');
+
+    for (const text of ['/v1/last.txt', '/index.txt']) {
+      const line = await exchange('GET', `${text}?format=${encodeURIComponent('{{title}} by {artist}')}`);
+      await exchange('GET', `${text}?format=${encodeURIComponent('{{title}} by {artist}')}`, { headers: { 'If-None-Match': line.headers.get('etag') ?? '' } });
+      await exchange('GET', `${text}?format=%7B`);
+    }
+    for (const image of ['/cover.png', '/artistthumb.png', '/artistbanner.png', '/artistlogo.png', '/artistfanart.png']) {
+      const answer = await exchange('GET', image);
+      await exchange('GET', image, { headers: { 'If-None-Match': answer.headers.get('etag') ?? '' } });
+    }
+    // The stream never ends, so its 200 is exercised with HEAD (headers only).
+    await exchange('HEAD', '/v1/events');
+    await exchange('GET', '/v1/events?since=x');
   });
 
   test('When pages, images and stream paths are fetched over plain HTTP, then they answer as documented', async () => {
@@ -121,6 +134,9 @@ describe('docs/openapi.yaml against real answers', () => {
     await exchange('GET', `/cover/${'0'.repeat(64)}`);
     await exchange('GET', '/v1/images/ws');
     await exchange('GET', '/wsstream');
+    for (const page of ['/history/', '/slideshow/']) expect((await exchange('GET', page, { redirect: 'manual' })).status).toBe(308);
+    // No staticDir here: nothing is served there (static-and-csp.test.ts serves a folder).
+    for (const file of ['/static/overlay.css', '/httpstatic/overlay.css']) expect((await exchange('GET', file)).status).toBe(404);
   });
 
   test('Then every operation in docs/openapi.yaml was exercised by a real request', () => {

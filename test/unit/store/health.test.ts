@@ -26,6 +26,7 @@ describe('storage health', () => {
     expect(storageFailureKind(sqliteError('57P01', 'terminating connection due to administrator command'))).toBe('postgres-57P01');
     expect(storageFailureKind(sqliteError('08006', 'connection failure'))).toBe('postgres-08006');
     expect(storageFailureKind(sqliteError('53100', 'could not extend file: No space left on device'))).toBe('postgres-53100');
+    expect(storageFailureKind(sqliteError('25006', 'cannot execute INSERT in a read-only transaction'))).toBe('postgres-25006');
     expect(storageFailureKind(sqliteError('23505', 'duplicate key value violates unique constraint'))).toBeUndefined();
     expect(storageFailureKind(sqliteError('42P01', 'relation "tracks" does not exist'))).toBeUndefined();
   });

@@ -8,6 +8,7 @@ import type { NewOutputMessage } from '../../../src/store/outputs';
 import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations';
 import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
+import { IDEMPOTENCY_KEEP_MS } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { makeTempDir } from '../../helpers/temp-dir';
 
@@ -127,6 +128,13 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       await open();
       expect(await opened().tracks.nextReceivedSeq()).toBeGreaterThan(stored.receivedSeq);
       expect((await opened().tracks.current())?.dbid).toBe(stored.dbid);
+    });
+
+    it('When the database takes writes, then probeWrite resolves and changes nothing', async () => {
+      await open();
+      const stored = await addTrack('A');
+      await expect(opened().probeWrite()).resolves.toBeUndefined();
+      expect((await opened().tracks.history({ limit: 10 })).records.map((record) => record.dbid)).toEqual([stored.dbid]);
     });
   });
 
@@ -334,6 +342,33 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await opened().lookupCache.get('musicbrainz', 'recording/2')).toBeUndefined();
       expect(await opened().lookupCache.purgeExpired()).toBe(1);
       expect(await opened().lookupCache.get('musicbrainz', 'recording/1')).toBeDefined();
+    });
+  });
+
+  describe('idempotency keys', () => {
+    const LEASE = 60_000;
+    it('When a key is claimed, then a repeat sees it pending, then answered, and after 24 h it is free again', async () => {
+      await open();
+      const keys = opened().idempotency;
+      expect(await keys.claim('k', 'f1', 1000, LEASE)).toEqual({ state: 'new' });
+      expect(await keys.claim('k', 'f2', 1001, LEASE)).toEqual({ state: 'pending', fingerprint: 'f1' });
+      await keys.answer('k', 200, '{"dbid":1}');
+      expect(await keys.claim('k', 'f1', 1002, LEASE)).toEqual({ state: 'answered', fingerprint: 'f1', status: 200, body: '{"dbid":1}' });
+      expect(await keys.claim('k', 'f1', 1000 + IDEMPOTENCY_KEEP_MS + 1, LEASE)).toEqual({ state: 'new' });
+    });
+
+    it('When a first request fails or its instance dies, then the key is free for a retry; an answered key is never forgotten', async () => {
+      await open();
+      const keys = opened().idempotency;
+      await keys.claim('failed', 'f', 1000, LEASE);
+      await keys.forget('failed');
+      expect(await keys.claim('failed', 'f', 1001, LEASE)).toEqual({ state: 'new' });
+      expect(await keys.claim('died', 'f', 1000, LEASE)).toEqual({ state: 'new' });
+      expect(await keys.claim('died', 'f', 1000 + LEASE + 1, LEASE)).toEqual({ state: 'new' });
+      await keys.claim('done', 'f', 1000, LEASE);
+      await keys.answer('done', 204, '');
+      await keys.forget('done');
+      expect(await keys.claim('done', 'f', 1000 + LEASE + 1, LEASE)).toMatchObject({ state: 'answered', status: 204 });
     });
   });
 }

@@ -1,0 +1,150 @@
+'use strict';
+// Outputs (docs/outputs.md): ten local webhook receivers, one of them black-holed (it accepts the
+// connection and never answers).
+//   a) submission -> receipt at the 9 live receivers, p99 per round of 20 sequential submissions
+//      (goal < 250 ms in every round); the baseline column is the p50 of the same deliveries.
+//   b) POST /v1/remoteinput latency (p50 of sequential submissions) of an svc with those ten
+//      outputs against an svc without outputs, alternating rounds, same run (goal <= 1.1).
+// The receivers run in this process; every request and delivery stays on loopback.
+
+const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { startSvc } = require('./lib/svc-process');
+const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
+const { median } = require('./lib/stats');
+
+const ROUNDS = envInt('BENCH_ROUNDS', 5);
+const PER_ROUND = 20;
+const LATENCY_SUBMISSIONS = envInt('BENCH_OUTPUT_SUBMISSIONS', 200);
+const ROW_RECEIPT = 'submission -> receipt, 9 live webhooks + 1 black-holed, p99 (ms)';
+const ROW_SUBMIT = 'POST /v1/remoteinput p50 with 10 outputs vs none (ms)';
+const SECRET = `whsec_${Buffer.from('svc bench outputs signing secret').toString('base64')}`;
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** A receiver that notes when each dbid arrived. */
+function startReceiver(arrivals) {
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const at = performance.now();
+      try {
+        const dbid = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.dbid;
+        if (!arrivals.has(dbid)) arrivals.set(dbid, []);
+        arrivals.get(dbid).push(at);
+      } catch {
+        // Not ours: ignored.
+      }
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+function startBlackHole() {
+  const sockets = new Set();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.closeAll = () => sockets.forEach((socket) => socket.destroy());
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function submit(url, title) {
+  const body = JSON.stringify({ artist: 'Bench Artist', title });
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = http.request(
+      `${url}/v1/remoteinput`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`POST answered ${res.statusCode}`));
+          resolve({ started, ms: performance.now() - started, dbid: JSON.parse(Buffer.concat(chunks).toString('utf8')).dbid });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function main() {
+  const arrivals = new Map();
+  const receivers = await Promise.all(Array.from({ length: 9 }, () => startReceiver(arrivals)));
+  const hole = await startBlackHole();
+  const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-outputs-'));
+  const configFile = path.join(configDir, 'outputs.json');
+  const outputs = receivers.map((server, index) => ({
+    name: `hook-${index}`,
+    type: 'webhook',
+    url: `http://127.0.0.1:${server.address().port}/in`,
+    secret: SECRET,
+  }));
+  outputs.push({ name: 'black-hole', type: 'webhook', url: `http://127.0.0.1:${hole.address().port}/in`, secret: SECRET });
+  fs.writeFileSync(configFile, JSON.stringify({ outputs }));
+  const emptyConfig = path.join(configDir, 'none.json');
+  fs.writeFileSync(emptyConfig, '{}');
+  const withOutputs = await startSvc({ args: ['--config', configFile] });
+  const without = await startSvc({ args: ['--config', emptyConfig] });
+  let sequence = 0;
+  try {
+    // a) receipts
+    const p99s = [];
+    const p50s = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const sent = [];
+      for (let i = 0; i < PER_ROUND; i++) sent.push(await submit(withOutputs.url, `receipt ${sequence++}`));
+      const deadline = Date.now() + 20_000;
+      while (sent.some((one) => (arrivals.get(one.dbid) ?? []).length < 9) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const latencies = sent.flatMap((one) => (arrivals.get(one.dbid) ?? []).map((at) => at - one.started));
+      if (latencies.length < PER_ROUND * 9) throw new Error(`${latencies.length} of ${PER_ROUND * 9} deliveries arrived within 20 s`);
+      p99s.push(percentile(latencies, 99));
+      p50s.push(percentile(latencies, 50));
+      log(`round ${round + 1}: p50 ${p50s.at(-1).toFixed(1)} ms, p99 ${p99s.at(-1).toFixed(1)} ms`);
+    }
+    emitRow({ row: ROW_RECEIPT, unit: 'ms', svc: p99s, baseline: { label: 'p50 of the same deliveries', values: p50s }, goal: '< 250 ms' });
+  } catch (error) {
+    emitFailure(ROW_RECEIPT, error, 'ms');
+  }
+  try {
+    // b) submission latency with and without outputs
+    const latencyOf = (url) => async () => {
+      const times = [];
+      for (let i = 0; i < LATENCY_SUBMISSIONS; i++) times.push((await submit(url, `latency ${sequence++}`)).ms);
+      return median(times);
+    };
+    const samples = await alternate(ROUNDS, { with: latencyOf(withOutputs.url), without: latencyOf(without.url) });
+    emitRow({
+      row: ROW_SUBMIT,
+      unit: 'ms',
+      svc: samples.with,
+      baseline: { label: 'the same svc build without outputs', values: samples.without },
+      goal: '<= 1.1',
+    });
+  } catch (error) {
+    emitFailure(ROW_SUBMIT, error, 'ms');
+  }
+  agent.destroy();
+  hole.closeAll();
+  await Promise.all([withOutputs.stop(), without.stop()]);
+  for (const server of [...receivers, hole]) server.close();
+  fs.rmSync(configDir, { recursive: true, force: true });
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack}\n`);
+  process.exit(1);
+});

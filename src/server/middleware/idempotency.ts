@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../../errors';
+import type { IdempotencyStore } from '../../store/idempotency';
+import type { AppMiddleware } from '../context';
+
+// Idempotency-Key on writes (docs/limits-and-load.md "Idempotency"; the IETF httpapi draft "The
+// Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is
+// kept 24 h and a repeat gets it back, from any instance, without storing again. A repeat that
+// comes while the first still runs waits for its answer. A repeat with another request is 422.
+// A first request that fails frees the key, so a retry runs it again.
+
+/** The draft's key is an sf-string; printable ASCII up to 255 characters covers every client we know. */
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** How often a repeat looks for the first request's answer. */
+const POLL_MS = 50;
+
+export interface IdempotencyOptions {
+  /** How long a repeat waits for a first request still running (then 409). */
+  waitMs: number;
+  /** A first request unanswered after this long is taken to have died with its instance. */
+  leaseMs: number;
+}
+
+export function idempotent(store: IdempotencyStore, options: IdempotencyOptions): AppMiddleware {
+  return async function withIdempotencyKey(ctx, next) {
+    const key = ctx.get('Idempotency-Key');
+    if (key === '') {
+      await next();
+      return;
+    }
+    if (!VALID_KEY.test(key)) throw new AppError('INVALID_PARAMETERS', 'Invalid Idempotency-Key: expected 1 to 255 printable ASCII characters');
+    const request = ctx.request as { rawBody?: string };
+    // What makes two requests "the same": method, path, query, body and credentials.
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([ctx.method, ctx.path, ctx.querystring, request.rawBody ?? '', ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth')]))
+      .digest('hex');
+    const giveUpAt = Date.now() + options.waitMs;
+    for (;;) {
+      const claim = await store.claim(key, fingerprint, Date.now(), options.leaseMs);
+      if (claim.state === 'new') break;
+      if (claim.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED');
+      if (claim.state === 'answered') {
+        ctx.status = claim.status;
+        if (claim.body !== '') {
+          ctx.type = 'application/json';
+          ctx.body = claim.body;
+        }
+        return;
+      }
+      if (Date.now() >= giveUpAt) throw new AppError('IDEMPOTENCY_KEY_IN_USE');
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    try {
+      await next();
+    } catch (error) {
+      await store.forget(key).catch(() => undefined);
+      throw error;
+    }
+    if (ctx.status >= 200 && ctx.status < 300) {
+      await store.answer(
+        key,
+        ctx.status,
+        ctx.body === undefined || ctx.body === null ? '' : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body),
+      );
+    } else {
+      await store.forget(key);
+    }
+  };
+}

@@ -1,0 +1,65 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
+import type { Db } from './database';
+
+// Idempotency-Key (docs/limits-and-load.md "Idempotency"; the IETF httpapi draft "The
+// Idempotency-Key HTTP Header Field"): the first answer to a key, kept 24 h in the store so a
+// repeat gets it on any instance. SQLite here, PostgreSQL in store/postgres/idempotency.ts.
+
+/** How long a first answer is kept. */
+export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
+
+export type IdempotencyClaim =
+  /** The key was free: this request goes ahead and must `answer` or `forget` it. */
+  | { state: 'new' }
+  /** Another request with this key is still being processed. */
+  | { state: 'pending'; fingerprint: string }
+  | { state: 'answered'; fingerprint: string; status: number; body: string };
+
+export interface IdempotencyStore {
+  /**
+   * Takes the key for a request, unless it is taken. A key older than 24 h is free again, and so
+   * is one still unanswered after `leaseMs` (its instance died mid-request).
+   */
+  claim(key: string, fingerprint: string, now: number, leaseMs: number): Promise<IdempotencyClaim>;
+  /** Keeps the first answer for repeats. */
+  answer(key: string, status: number, body: string): Promise<void>;
+  /** Frees the key: the request failed and a retry should run it again. */
+  forget(key: string): Promise<void>;
+}
+
+export interface IdempotencyRow {
+  fingerprint: string;
+  status: number | null;
+  body: string | null;
+}
+
+/** The claim a taken key's row stands for. */
+export function claimOf(row: IdempotencyRow): IdempotencyClaim {
+  if (row.status === null || row.body === null) return { state: 'pending', fingerprint: row.fingerprint };
+  return { state: 'answered', fingerprint: row.fingerprint, status: row.status, body: row.body };
+}
+
+export function createIdempotencyStore(db: Db): IdempotencyStore {
+  const expire = db.prepare<[number, number], never>('DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND created_at < ?)');
+  const insert = db.prepare<[string, string, number], never>('INSERT OR IGNORE INTO idempotency_keys (key, fingerprint, created_at) VALUES (?, ?, ?)');
+  const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = ?');
+  const answer = db.prepare<[number, string, string], never>('UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ?');
+  const forget = db.prepare<[string], never>('DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL');
+  const claim = db.transaction((key: string, fingerprint: string, now: number, leaseMs: number): IdempotencyClaim => {
+    expire.run(now - IDEMPOTENCY_KEEP_MS, now - leaseMs);
+    if (insert.run(key, fingerprint, now).changes === 1) return { state: 'new' };
+    const row = select.get(key);
+    return row ? claimOf(row) : { state: 'new' };
+  });
+  return {
+    async claim(key, fingerprint, now, leaseMs) {
+      return claim.immediate(key, fingerprint, now, leaseMs);
+    },
+    async answer(key, status, body) {
+      answer.run(status, body, key);
+    },
+    async forget(key) {
+      forget.run(key);
+    },
+  };
+}

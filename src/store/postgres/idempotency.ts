@@ -1,0 +1,32 @@
+import type pg from 'pg';
+import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
+
+// Idempotency keys on PostgreSQL (docs/limits-and-load.md "Idempotency"; SQLite in
+// store/idempotency.ts): the primary key decides which of several instances' concurrent
+// requests goes ahead; the others read its row.
+
+export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
+  return {
+    async claim(key, fingerprint, now, leaseMs) {
+      await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND created_at < $2)', [
+        now - IDEMPOTENCY_KEEP_MS,
+        now - leaseMs,
+      ]);
+      const inserted = await pool.query('INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING', [
+        key,
+        fingerprint,
+        now,
+      ]);
+      if (inserted.rowCount === 1) return { state: 'new' };
+      const row = (await pool.query<IdempotencyRow>('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = $1', [key])).rows[0];
+      // Deleted in between (expired, or forgotten by a failed first request): ask again.
+      return row ? claimOf(row) : this.claim(key, fingerprint, now, leaseMs);
+    },
+    async answer(key, status, body) {
+      await pool.query('UPDATE idempotency_keys SET status = $1, body = $2 WHERE key = $3', [status, body, key]);
+    },
+    async forget(key) {
+      await pool.query('DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL', [key]);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { startReceiver } from './receiver';
+import { makeTempDir } from './temp-dir';
+
+// A real Icecast 2 server (Debian's icecast2) on its own config and a free loopback port, and a
+// source streaming to one of its mounts with a PUT (Icecast 2.4's source protocol).
+
+export interface IcecastServer {
+  url: string;
+  sourcePassword: string;
+  /** Icecast's own view of its mounts: /status-json.xsl, `source` as an array. */
+  sources(): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+export interface IcecastSource {
+  stop(): void;
+}
+
+async function freePort(): Promise<number> {
+  const probe = await startReceiver();
+  await probe.close();
+  return probe.port;
+}
+
+export async function startIcecast(): Promise<IcecastServer> {
+  const temp = makeTempDir('svc-icecast-');
+  const port = await freePort();
+  const sourcePassword = `src-${Math.random().toString(36).slice(2)}`;
+  const logDir = path.join(temp.dir, 'log');
+  fs.mkdirSync(logDir);
+  // Icecast refuses to run as root; it then drops to Debian's icecast2 user.
+  const root = process.getuid?.() === 0;
+  if (root) {
+    fs.chmodSync(temp.dir, 0o711);
+    fs.chmodSync(logDir, 0o777);
+  }
+  const config = `<icecast>
+  <limits><clients>20</clients><sources>4</sources><source-timeout>10</source-timeout></limits>
+  <authentication><source-password>${sourcePassword}</source-password><admin-user>admin</admin-user><admin-password>admin-${sourcePassword}</admin-password></authentication>
+  <hostname>127.0.0.1</hostname>
+  <listen-socket><port>${port}</port><bind-address>127.0.0.1</bind-address></listen-socket>
+  <fileserve>1</fileserve>
+  <paths><basedir>/usr/share/icecast2</basedir><logdir>${logDir}</logdir><webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
+  <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
+  ${root ? '<security><chroot>0</chroot><changeowner><user>icecast2</user><group>icecast</group></changeowner></security>' : ''}
+</icecast>`;
+  const configFile = path.join(temp.dir, 'icecast.xml');
+  fs.writeFileSync(configFile, config);
+  const child: ChildProcess = spawn('icecast2', ['-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const status = async (): Promise<Record<string, unknown>[]> => {
+    const response = await fetch(`${url}/status-json.xsl`);
+    const json = (await response.json()) as { icestats?: { source?: Record<string, unknown> | Record<string, unknown>[] } };
+    const source = json.icestats?.source;
+    return source === undefined ? [] : Array.isArray(source) ? source : [source];
+  };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await status();
+      break;
+    } catch {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`icecast2 did not start: ${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return {
+    url,
+    sourcePassword,
+    sources: status,
+    close: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      temp.cleanup();
+    },
+  };
+}
+
+/** Streams bytes to `mount` as an MP3 source would (updinfo sets titles on such mounts). */
+export async function startSource(server: IcecastServer, mount: string): Promise<IcecastSource> {
+  const request = http.request(`${server.url}${mount}`, {
+    method: 'PUT',
+    headers: {
+      authorization: `Basic ${Buffer.from(`source:${server.sourcePassword}`).toString('base64')}`,
+      'content-type': 'audio/mpeg',
+      'ice-name': 'svc test',
+      'ice-public': '0',
+    },
+  });
+  request.on('error', () => undefined);
+  // An MPEG-1 Layer III frame header (128 kbit/s, 44.1 kHz) and silence, over and over.
+  const frame = Buffer.alloc(417);
+  frame.set([0xff, 0xfb, 0x90, 0x64]);
+  const timer = setInterval(() => request.write(Buffer.concat(Array(8).fill(frame) as Buffer[])), 100);
+  request.write(frame);
+  const deadline = Date.now() + 10_000;
+  while (!(await server.sources()).some((source) => typeof source.listenurl === 'string' && source.listenurl.endsWith(mount))) {
+    if (Date.now() > deadline) throw new Error(`the source on ${mount} did not appear`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    stop: () => {
+      clearInterval(timer);
+      request.destroy();
+    },
+  };
+}

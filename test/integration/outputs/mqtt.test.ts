@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { connectAsync, type MqttClient } from 'mqtt';
+import { postJson } from '../../helpers/http';
+import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
+import { makePng } from '../../helpers/images';
+import { startTestServer, type TestServer } from '../../helpers/test-server';
+
+// The mqtt output (docs/outputs.md "mqtt") on the real Mosquitto broker at 127.0.0.1:1883, under
+// a topic prefix of its own per run: the retained now_playing, the status and its last will,
+// and Home Assistant's discovery configs (home-assistant.io "MQTT Sensor", "MQTT Image").
+
+const BROKER = 'mqtt://127.0.0.1:1883';
+
+/** The retained message on `topic`, as a fresh subscriber gets it (or undefined). */
+async function retained(topic: string, accept: (payload: Buffer) => boolean = () => true, timeoutMs = 10_000): Promise<Buffer | undefined> {
+  const client = await connectAsync(BROKER, { clientId: `svc-test-read-${randomBytes(4).toString('hex')}` });
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const payload = await new Promise<Buffer | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), 500);
+        client.once('message', (_topic, message) => {
+          clearTimeout(timer);
+          resolve(message);
+        });
+        void client.subscribeAsync(topic, { qos: 1 });
+      });
+      await client.unsubscribeAsync(topic);
+      if ((payload && accept(payload)) || Date.now() > deadline) return payload;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await client.endAsync();
+  }
+}
+
+describe('mqtt output on the real Mosquitto', () => {
+  const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const name = `ha-${randomBytes(3).toString('hex')}`;
+  const node = `svc_${name.replaceAll('-', '_')}`;
+  const cover = makePng(16, 16, [10, 200, 10], [200, 10, 10]);
+  let host: ImageHost;
+  let server: TestServer;
+  let cleaner: MqttClient;
+
+  beforeAll(async () => {
+    host = await startImageHost();
+    host.route('/cover.png', serveBytes(cover, 'image/png'));
+    server = await startTestServer({
+      config: { coverFetch: { allowPrivateAddresses: true }, outputs: [{ name, type: 'mqtt', url: BROKER, topic: prefix, homeAssistant: true }] } as never,
+      outputPollMs: 50,
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await host?.close();
+    // Retained messages outlive the run: an empty retained message clears each.
+    cleaner = await connectAsync(BROKER);
+    for (const topic of [
+      `${prefix}/now_playing`,
+      `${prefix}/status`,
+      `${prefix}/cover`,
+      `homeassistant/sensor/${node}/now_playing/config`,
+      `homeassistant/image/${node}/cover/config`,
+    ]) {
+      await cleaner.publishAsync(topic, '', { retain: true, qos: 1 });
+    }
+    await cleaner.endAsync();
+  });
+
+  it('When a track is submitted, then now_playing is retained JSON, the status reads online, and the cover and discovery configs are there', async () => {
+    const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', coverurl: `${host.url}/cover.png` });
+    expect(answer.status).toBe(200);
+    const nowPlaying = await retained(`${prefix}/now_playing`, (payload) => payload.toString('utf8').includes('Teardrop'));
+    expect(JSON.parse(nowPlaying?.toString('utf8') ?? '{}')).toMatchObject({
+      artist: 'Massive Attack',
+      title: 'Teardrop',
+      coverurl: expect.stringMatching(/^cover\//),
+    });
+    expect((await retained(`${prefix}/status`))?.toString('utf8')).toBe('online');
+    const coverBytes = await retained(`${prefix}/cover`, (payload) => payload.length > 0);
+    expect(coverBytes?.equals(cover)).toBe(true);
+
+    const sensor = JSON.parse((await retained(`homeassistant/sensor/${node}/now_playing/config`))?.toString('utf8') ?? '{}') as Record<string, unknown>;
+    expect(sensor).toMatchObject({
+      unique_id: `${node}_now_playing`,
+      state_topic: `${prefix}/now_playing`,
+      json_attributes_topic: `${prefix}/now_playing`,
+      availability_topic: `${prefix}/status`,
+      payload_available: 'online',
+      payload_not_available: 'offline',
+      device: { identifiers: [node] },
+    });
+    expect(String(sensor.value_template)).toContain('value_json.title');
+    const image = JSON.parse((await retained(`homeassistant/image/${node}/cover/config`))?.toString('utf8') ?? '{}') as Record<string, unknown>;
+    expect(image).toMatchObject({ unique_id: `${node}_cover`, image_topic: `${prefix}/cover`, device: { identifiers: [node] } });
+    expect(image).not.toHaveProperty('url_topic');
+  });
+
+  it('When svc stops, then the status reads offline', async () => {
+    await server.close();
+    expect((await retained(`${prefix}/status`, (payload) => payload.toString('utf8') === 'offline'))?.toString('utf8')).toBe('offline');
+  });
+});
