@@ -65,10 +65,11 @@ describe('browser writes to /v1/remoteinput', () => {
     ['its own origin', { Origin: 'OWN', 'Sec-Fetch-Site': 'same-origin' }],
     ['a listed write origin', { Origin: 'http://overlay.test:3000', 'Sec-Fetch-Site': 'cross-site' }],
     ['Sec-Fetch-Site: none and no navigation headers', { 'Sec-Fetch-Site': 'none' }],
-  ])('When a write comes with %s, then it is stored', async (_name, headers: Record<string, string>) => {
+  ])('When a write comes with %s, then it is stored', async (name, headers: Record<string, string>) => {
     const before = await t.server.tracks.count();
     const resolved = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v === 'OWN' ? ownOrigin() : v]));
-    const res = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}`, { headers: resolved });
+    // A title of its own: the same track twice in a row is one play (docs/title-first.md).
+    const res = await rawRequest(`${t.url}/v1/remoteinput?artist=Portishead&title=${encodeURIComponent(name)}`, { headers: resolved });
     expect(res.status).toBe(200);
     expect(await t.server.tracks.count()).toBe(before + 1);
   });
