@@ -108,7 +108,7 @@ async function storeAndAnnounce(
   signal: AbortSignal,
   deps: SubmitDeps,
 ): Promise<TrackRecord> {
-  // `coverurl` only ever names an image in our store (decisions.md: never echoed): it comes back with the cover.
+  // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
   const metadata = { ...track.metadata };
   delete metadata.coverurl;
   const stored = await deps.tracks.insert({ ...track, metadata });

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 
-// Pure checks of who may talk to svc (decisions.md "Hostile clients and browsers"), shared by
+// Pure checks of who may talk to svc (docs/decisions.md "Hostile clients and browsers"), shared by
 // the Koa middleware, the /v1/last fast path and the WebSocket upgrade.
 
 /** Loopback hosts need no secret; anything else is reachable from the network. */

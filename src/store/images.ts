@@ -4,7 +4,7 @@ import type { ImageCategory } from '../domain/track';
 import { MAX_IMAGE_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
 import type { Db } from './database';
 
-// The image store (issue 4 "Image store"): content-addressed blobs in SQLite, their sniffed MIME
+// The image store (docs/streams.md "The image store"): content-addressed blobs in SQLite, their sniffed MIME
 // type, the links from track records by category, and least-recently-used eviction past
 // `images.maxTotalBytes`. Statements are prepared once, when the store opens.
 

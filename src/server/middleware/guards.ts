@@ -2,7 +2,7 @@ import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
 import { isBrowserNavigation, isWriteRequest, writeOriginCheck, type hostCheck } from '../request-guards';
 
-// Koa faces of the checks in request-guards.ts (decisions.md "Hostile clients and browsers").
+// Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
 
 /** 421 for a Host a loopback listener does not answer to (DNS rebinding). */
 export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): AppMiddleware {

@@ -11,7 +11,7 @@ import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 import { reserveReply, requestGone, type WorkPool } from '../work-pool';
 import type { QueueBudget } from '../queue-budget';
 
-// GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"; issue 11).
+// GET /v1/history and DELETE /v1/history/<dbid> (docs/decisions.md "History"; docs/http-api.md).
 
 export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;

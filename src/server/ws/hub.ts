@@ -14,7 +14,7 @@ import { Outbox } from './outbox';
 import { acceptUpgrade, closeServer } from './socket-server';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
-// /v1/images/ws (decisions.md "/v1/images/ws: two kinds of client on one socket"). A client that
+// /v1/images/ws (docs/decisions.md "/v1/images/ws"). A client that
 // sends a message within SUBSCRIBE_WINDOW_MS of the handshake is a request/response client
 // (What's Now Playing's image clients send `hello` at once and read each answer as the next
 // frame): it gets answers only, unless it subscribes. Any other client, or one that sends

@@ -12,7 +12,7 @@ import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
 
-// The PostgreSQL store (issue 15): every instance pointing at one database shares records,
+// The PostgreSQL store (docs/several-instances.md): every instance pointing at one database shares records,
 // images, the lookup cache and the request spacing, and hears the others' changes through
 // LISTEN/NOTIFY on one channel. Queries run on a small pool (connection.ts); a dedicated
 // connection listens and reconnects by itself with backoff (notifications.ts). The parts:

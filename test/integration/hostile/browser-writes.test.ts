@@ -1,7 +1,7 @@
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// decisions.md "Hostile clients and browsers": a web page on another origin must never store a
+// docs/decisions.md "Hostile clients and browsers": a web page on another origin must never store a
 // track, with or without a secret; reads stay open per corsOrigins. The headers below are the
 // ones a browser sends (Fetch standard, "origin" and "Sec-Fetch-Site" request headers): a
 // cross-origin fetch or form POST carries Origin; a sandboxed iframe or a data: page sends

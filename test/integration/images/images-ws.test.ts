@@ -110,7 +110,7 @@ describe('/v1/images/ws', () => {
     ]);
   });
 
-  it('When enrichment finds a cover, then the 200 carries it (issue 10); the other images download after the response and their frames still reach every client, cover first', async () => {
+  it('When enrichment finds a cover, then the 200 carries it; the other images download after the response and their frames still reach every client, cover first', async () => {
     const watchers = [await connect(), await connect()];
     const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Björk', title: 'Late Images', album: 'Post' });
     const { dbid, processed_metadata } = asObject(res.json);
