@@ -22,8 +22,9 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true, IIFEs: true }] },
   },
   {
-    // Client commands load Koa, SQLite, chalk and cosmiconfig only when they need them (bench/cli-startup.bench.js).
-    files: ['src/cli/**/*.ts', 'src/config/load.ts'],
+    // Client commands load Koa, SQLite, chalk and cosmiconfig only when they need them (bench/cli-startup.bench.js);
+    // the server loads the MQTT client only when an MQTT output is configured.
+    files: ['src/cli/**/*.ts', 'src/config/load.ts', 'src/outputs/mqtt.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

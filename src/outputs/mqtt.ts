@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { connect, type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { keyOfCoverUrl } from '../domain/image';
 import type { Logger } from '../log';
 import type { ImageStore } from '../store/images';
@@ -25,6 +25,9 @@ const PUBLISH_TIMEOUT_MS = 10_000;
 export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'get'>, logger: Logger): Output {
   const topic = config.topic ?? 'svc';
   const statusTopic = `${topic}/status`;
+  // Loaded only when an MQTT output is configured: the package takes ~250 ms to load, and every
+  // `svc serve` start would pay it.
+  const { connect } = require('mqtt') as typeof import('mqtt');
   const client: MqttClient = connect(config.url, {
     clientId: `svc-${config.name}-${randomBytes(4).toString('hex')}`,
     ...(config.username === undefined ? {} : { username: config.username }),
