@@ -1,4 +1,4 @@
-// The layering rule (README "Layout"): imports run one way between the folders of src/,
+// The layering rule (docs/architecture.md "Layout"): imports run one way between the folders of src/,
 //   cli -> {server, ingest} -> {pipeline, images} -> enrich -> {store, config} -> domain -> ground
 // where the ground is src/errors.ts, log.ts, signals.ts and version.ts. A folder imports only
 // folders below it (peers on one level do not import each other); `npm run layers` checks it in CI.
@@ -17,7 +17,7 @@ LAYERS.forEach((level, depth) => {
     if (refused.length === 0) continue;
     forbidden.push({
       name: `layering-${folder.replace(/\W.*$/, '') || 'ground'}`,
-      comment: `${folder} may import only the layers below it (README "Layout")`,
+      comment: `${folder} may import only the layers below it (docs/architecture.md "Layout")`,
       severity: 'error',
       from: { path: pathOf(folder) },
       to: { path: `(${refused.map(pathOf).join('|')})` },

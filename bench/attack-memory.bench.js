@@ -4,7 +4,7 @@
 //   - 60 connections pipelining GET /v1/status without reading the answers
 //   - 50 connections asking 8 times each for a 9.9 MB cover and never reading
 //   - 5,000 slowloris connections (one header byte every 5 s), from 10 loopback addresses
-// Goal (decisions.md limits): growth <= limits.maxQueuedBytes (64 MiB) + 64 MiB.
+// Goal (docs/decisions.md limits): growth <= limits.maxQueuedBytes (64 MiB) + 64 MiB.
 // The attackers run in this process; svc is pinned to its own CPU when possible.
 
 const crypto = require('node:crypto');

@@ -1,5 +1,5 @@
 'use strict';
-// Benchmark (issue 5): median latency of a submission whose lookups are all cached, against the
+// Benchmark (docs/enrichment.md): median latency of a submission whose lookups are all cached, against the
 // same submission with enrichment disabled, in one run. Goal: ratio <= 1.5.
 // Run after `npm run build`: node bench/enrich-cached.bench.js [iterations]
 // Loopback only; bounded in time; diagnostics on stderr; one JSON line on stdout.

@@ -1,5 +1,5 @@
 'use strict';
-// Row 7 (issue 11): GET /v1/history?limit=100 is served from an index, not a scan.
+// Row 7 (docs/http-api.md): GET /v1/history?limit=100 is served from an index, not a scan.
 //   a) its HTTP throughput with 100,000 stored records against GET /v1/last on the same svc
 //      process in the same run (goal >= 0.25; a page of 100 is ~100 times the bytes of one track).
 //      Both are served from copies made once per change, as a polling page sees them.

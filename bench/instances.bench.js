@@ -252,7 +252,7 @@ async function connectionsPerInstance(dir) {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       })();
-      await Promise.all(instances.map((svc) => runLoad(submissionLoad(svc.url, { connections: 50, amount: 1500 }), { timeoutMs: 60_000 })));
+      await Promise.all(instances.map((svc) => runLoad(submissionLoad(svc.url, { connections: 50, amount: 400 }), { timeoutMs: 60_000 })));
       sampling = false;
       await sampler;
       log(`round ${round + 1}: at most ${peak} svc connections for 3 instances`);
@@ -280,7 +280,7 @@ async function main() {
       [ROW_POST, 'ms', () => postLatencyWithSockets(dir)],
       [ROW_CONNECTIONS, 'connections', () => connectionsPerInstance(dir)],
     ]) {
-      // BENCH_INSTANCES_ROWS=post,connections runs only the rows whose name contains one of these words.
+      // BENCH_INSTANCES_ROWS=burst,latency runs only the rows whose name contains one of these words.
       const only = (process.env.BENCH_INSTANCES_ROWS ?? '').split(',').filter(Boolean);
       if (only.length > 0 && !only.some((word) => row.toLowerCase().includes(word))) continue;
       try {

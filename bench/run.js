@@ -14,7 +14,7 @@ const { clockTicks } = require('./lib/cpu');
 const BENCH_DIR = __dirname;
 const ROOT = path.resolve(BENCH_DIR, '..');
 
-/** The rows of issue 6, in table order, with each file's time budget in seconds. */
+/** The rows of docs/decisions.md, in table order, with each file's time budget in seconds. */
 const EXPECTED = [
   { file: 'http-last.bench.js', budget: 85, what: 'row 1: GET /v1/last against bare node:http' },
   { file: 'http-submit.bench.js', budget: 85, what: 'row 2: POST /v1/remoteinput, stored' },

@@ -1,5 +1,5 @@
 'use strict';
-// Bench: /v1/images/ws fan-out (issue 4). 1,000 WebSocket clients connected; time from a
+// Bench: /v1/images/ws fan-out (docs/streams.md). 1,000 WebSocket clients connected; time from a
 // submission's 200 to the LAST client receiving its track frame, p50 and p99 over 50 changes
 // per round, against a bare `ws` server broadcasting the same frame to 1,000 clients in the same
 // run; and svc's resident memory with 1,000 clients against the same process idle.

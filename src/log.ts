@@ -50,9 +50,9 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 /**
  * Replaces the value of every query parameter whose name, once decoded the way the query
  * parser decodes it (`%73ecret`, `secre%74`, `+`), reads `secret` in any case or with null bytes
- * around it, so the secret never reaches a log in any spelling (decisions.md).
+ * around it, so the secret never reaches a log in any spelling (docs/decisions.md).
  */
-export function redactUrl(url: string): string {
+export function redactSecretQuery(url: string): string {
   const start = url.indexOf('?');
   if (start === -1) return url;
   const query = url
@@ -74,7 +74,7 @@ function looksLikeSecret(encodedName: string): boolean {
 
 /**
  * At most one line per kind per interval: a failure that repeats on every request (disk full,
- * a connection cap) is one line a minute with a count, never a flood (decisions.md).
+ * a connection cap) is one line a minute with a count, never a flood (docs/decisions.md).
  */
 export function throttledLog(write: (message: string) => void, intervalMs = 60_000, now: () => number = Date.now): (kind: string, message: string) => void {
   const last = new Map<string, { at: number; suppressed: number }>();

@@ -17,19 +17,23 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
   return controller.signal;
 }
 
-/** Resolves after `ms`; rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/**
+ * Resolves after `ms`; rejects with the signal's reason as soon as it aborts. `unref`: the wait
+ * alone does not keep the process alive (a shutdown's grace period).
+ */
+export function sleep(ms: number, signal?: AbortSignal, { unref = false }: { unref?: boolean } = {}): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal?.reason);
     };
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+    if (unref) timer.unref();
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -50,7 +54,11 @@ export interface Deadline {
  * Here the timer's callback owns the controller, and the timer lives in the event loop's timer
  * list until it fires or is cleared, so the limit holds whatever the collector does.
  */
-export function deadlineSignal(ms: number, parents: readonly AbortSignal[] = []): Deadline {
+export function deadlineSignal(
+  ms: number,
+  parents: readonly AbortSignal[] = [],
+  timeoutReason: () => unknown = () => new DOMException(`no answer within ${ms} ms`, 'TimeoutError'),
+): Deadline {
   const controller = new AbortController();
   let fired = false;
   const onParentAbort = (event: Event) => {
@@ -59,7 +67,7 @@ export function deadlineSignal(ms: number, parents: readonly AbortSignal[] = [])
   };
   const timer = setTimeout(() => {
     fired = true;
-    controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
+    controller.abort(timeoutReason());
     dispose();
   }, ms);
   // Like AbortSignal.timeout: a pending limit alone does not keep the process alive.

@@ -1,5 +1,5 @@
 'use strict';
-// The resource attacks of issue 13, as plain sockets against a running svc: each opens its
+// The resource attacks of docs/decisions.md, as plain sockets against a running svc: each opens its
 // connections from loopback and holds them until stop(). Used by bench/attack-memory.bench.js.
 
 const net = require('node:net');

@@ -1,6 +1,6 @@
 'use strict';
 // What DJ software sends: a What's Now Playing "Remote Output" style submission with the named
-// fields of api-spec 2.2. The load worker replaces UNIQUE_MARKER (option `uniqueMarker`) with
+// fields of docs/http-api.md The load worker replaces UNIQUE_MARKER (option `uniqueMarker`) with
 // an id unique to each request, so every stored row can be told apart.
 
 const UNIQUE_MARKER = '[<seq>]';

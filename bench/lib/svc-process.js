@@ -35,7 +35,7 @@ async function startSvc(options = {}) {
   const logFd = fs.openSync(logFile, 'w');
   const args = [
     ...(options.nodeArgs ?? []),
-    SVC_BIN,
+    options.bin ?? SVC_BIN,
     'serve',
     '--port', '0',
     '--host', '127.0.0.1',

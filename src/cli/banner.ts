@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { reachableHost, serverUrl } from '../config/client-target';
 import { CONFIG_SEARCH_PLACES } from '../config/defaults';
-import { redactUrl as withoutPassword } from '../store/postgres/postgres-store';
+import { withoutPassword } from '../store/postgres/connection';
 
 // What `svc serve` prints on start (docs/first-hour.md "What svc serve prints"): the URL, the
 // pages with one line each, the database and the config file. The first line keeps its

@@ -14,7 +14,7 @@ export interface ClientOptions {
   timeout?: number;
 }
 
-/** How a command uses --secret: only submissions send it; reads need none (api-spec.md section 5). */
+/** How a command uses --secret: only submissions send it; reads need none (docs/http-api.md). */
 export type SecretUse = 'sent' | 'unused';
 
 const SECRET_HELP: Readonly<Record<SecretUse, string>> = {

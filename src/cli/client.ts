@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors';
+import { sleep } from '../signals';
 import { VERSION } from '../version';
 import { randomUUID } from 'node:crypto';
 import { CliError, EXIT, exitCodeForStatus, type ExitCode } from './exit-codes';
@@ -77,7 +78,7 @@ export class SvcClient {
       } catch (error) {
         const pauseMs = error instanceof RetryableError ? Math.max(backoffMs(attempt), error.retryAfterMs) : Infinity;
         if (Date.now() + pauseMs >= giveUpAt) throw error;
-        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        await sleep(pauseMs);
       }
     }
   }

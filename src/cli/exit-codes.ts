@@ -1,4 +1,4 @@
-// One exit-code table for every command (listed in `svc --help` and the README), and the one
+// One exit-code table for every command (listed in `svc --help` and docs/cli.md), and the one
 // function that turns an HTTP status into an exit code.
 
 export const EXIT = {

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../signals';
 import type WebSocket from 'ws';
 import { USER_AGENT, describeNetworkError, formatSeconds } from './client';
 import { CliError, EXIT } from './exit-codes';
@@ -55,7 +55,7 @@ export async function followImageStream(options: FollowOptions): Promise<void> {
     }
     options.note(`${outcome.reason}; reconnecting in ${formatSeconds(backoff)}`);
     try {
-      await sleep(backoff, undefined, { signal: options.stop });
+      await sleep(backoff, options.stop);
     } catch {
       break; // stopped while waiting
     }

@@ -77,7 +77,7 @@ export function createStreams(): Streams {
 }
 
 /**
- * Colour decision (pure), per decisions.md "Command-line environment": never with --json;
+ * Colour decision (pure), per docs/decisions.md "Command-line environment": never with --json;
  * NO_COLOR (non-empty) turns it off; else FORCE_COLOR (non-empty) turns it on, unless it is `0`
  * or `false`; else only when stdout is a terminal. Empty counts as unset, as no-color.org and
  * force-color.org define it.

@@ -1,7 +1,7 @@
 import { parseIsoDateTime } from '../domain/iso-time';
 import { trackLineParts, type TrackObject } from '../domain/template';
 
-// The setlist formats of `svc history` (decisions.md "History"). Pure: no I/O; the clock and
+// The setlist formats of `svc history` (docs/decisions.md "History"). Pure: no I/O; the clock and
 // the time zone come from the caller (the process's TZ for the local time).
 
 const DURATION = /^(\d{1,6})(s|m|h|d|w)$/;

@@ -8,7 +8,7 @@ import { expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
 
-// Precedence (decisions.md): command-line flag > environment > config file > default.
+// Precedence (docs/decisions.md): command-line flag > environment > config file > default.
 
 /** Environment variables and the config key each one sets. */
 export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -187,7 +187,7 @@ function envOverrides(env: NodeJS.ProcessEnv): PlainObject {
   const result: PlainObject = {};
   for (const [name, keys] of Object.entries(ENV_KEYS)) {
     const raw = env[name];
-    // Empty counts as unset (decisions.md), as no-color.org defines it for NO_COLOR.
+    // Empty counts as unset (docs/decisions.md), as no-color.org defines it for NO_COLOR.
     if (raw === undefined || raw === '') continue;
     for (const key of keys) setPath(result, key, coerce(key, raw, `environment variable ${name}`));
   }

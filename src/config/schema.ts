@@ -2,7 +2,7 @@ import { array, boolean, number, object, string, type InferType } from 'yup';
 import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
 
-// One schema for the whole configuration (decisions.md "Configuration"): types, limits and
+// One schema for the whole configuration (docs/decisions.md "Configuration"): types, limits and
 // defaults live here, and `Config` is inferred from it.
 
 const httpUrl = () => string().matches(/^https?:\/\/\S+$/, '${path} must be an http(s) URL');
@@ -97,7 +97,7 @@ export const configSchema = object({
   dedupeSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(600),
   maxBodyBytes: positiveInteger().default(1048576),
   corsOrigins: array(string().defined().strict()).default(['*']),
-  // decisions.md "Hostile clients and browsers": browser writes only from these origins
+  // docs/decisions.md "Hostile clients and browsers": browser writes only from these origins
   // (default: same origin only), and the Host names a loopback listener answers besides
   // localhost and loopback addresses (DNS rebinding).
   writeOrigins: array(string().defined().strict()).default([]),

@@ -34,7 +34,7 @@ export function isImageKey(text: string): boolean {
   return IMAGE_KEY.test(text);
 }
 
-/** What `coverurl` says for a stored image: relative to the server's base URL (decisions.md). */
+/** What `coverurl` says for a stored image: relative to the server's base URL (docs/decisions.md). */
 export function coverUrlFor(key: string): string {
   return `cover/${key}`;
 }

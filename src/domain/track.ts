@@ -85,7 +85,7 @@ export const TEXT_FIELDS: ReadonlySet<string> = new Set([
 
 /**
  * System and security-sensitive fields removed from every submission
- * (api-spec 2.2; decisions.md "Removed fields"). Compared case-insensitively.
+ * (docs/http-api.md; docs/decisions.md "HTTP behaviour"). Compared case-insensitively.
  */
 export const REMOVED_FIELDS: ReadonlySet<string> = new Set([
   'hostname',
@@ -109,6 +109,6 @@ export const REMOVED_FIELDS: ReadonlySet<string> = new Set([
 /** Suffixes that mark binary payloads (e.g. `coverimageraw`, `artistthumbnailbase64`). */
 export const REMOVED_FIELD_SUFFIXES: readonly string[] = ['raw', 'base64'];
 
-/** A submission needs one of these non-empty, or both fingerprint fields (decisions.md). */
+/** A submission needs one of these non-empty, or both fingerprint fields (docs/decisions.md). */
 export const IDENTIFYING_FIELDS: readonly string[] = ['artist', 'title', 'isrc', 'musicbrainzrecordingid'];
 export const FINGERPRINT_FIELDS: readonly [string, string] = ['fpcalcfingerprint', 'fpcalcduration'];

@@ -3,7 +3,7 @@ import type { Enricher } from './enricher';
 import { asMbid, asNumber, asObject, asText, readList } from './json-read';
 import { fieldMbid, fieldText, foundFields, type ServiceDeps } from './service';
 
-// AcoustID (issue 5; recognition, needs an application key): a submission carrying
+// AcoustID (docs/enrichment.md; recognition, needs an application key): a submission carrying
 // `fpcalcfingerprint` and `fpcalcduration` is identified (`/v2/lookup`, meta=recordings) and the
 // recording id handed on to MusicBrainz, which runs in the next stage.
 

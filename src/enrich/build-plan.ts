@@ -18,7 +18,7 @@ import { createTheAudioDb } from './theaudiodb';
 import { createWikidata } from './wikidata';
 import { WikipediaClient } from './wikipedia';
 
-// The enrichers this configuration enables, in stage order (issue 5 "Pipeline"): recognition
+// The enrichers this configuration enables, in stage order (docs/enrichment.md): recognition
 // (AcoustID), then MusicBrainz (by MBID, ISRC or search), then the cover, then the artist
 // providers in parallel. With `enrichment.enabled: false` the plan is empty and no outbound
 // request is ever made.
@@ -143,7 +143,7 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
 
 /**
  * The process's limiter for a service origin; with PostgreSQL each request also takes the next
- * slot in the database, so the limit holds for every instance together (decisions.md).
+ * slot in the database, so the limit holds for every instance together (docs/decisions.md).
  */
 function rateLimiterFor(service: string, origin: string, intervalMs: number, deps: PlanDeps): Limiter {
   const local = processRateLimiter(origin, intervalMs);

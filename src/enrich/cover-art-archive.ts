@@ -2,7 +2,7 @@ import type { Enricher } from './enricher';
 import { asMbid, asObject, asText } from './json-read';
 import type { ServiceDeps } from './service';
 
-// Cover Art Archive (issue 5): the front cover of the chosen release, else of its release group.
+// Cover Art Archive (docs/enrichment.md): the front cover of the chosen release, else of its release group.
 // `/release/{mbid}/front-1200` answers 307 to the image host (archive.org); svc keeps that
 // location as the cover candidate, and the image store downloads it. 404 means "no cover".
 

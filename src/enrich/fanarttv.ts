@@ -3,7 +3,7 @@ import type { Enricher } from './enricher';
 import { asMbid, asNumber, asObject, asText, readList } from './json-read';
 import { fieldMbid, lookupJson, type ServiceDeps } from './service';
 
-// fanart.tv v3 (issue 5; needs a personal API key): the artist's images by MusicBrainz artist id
+// fanart.tv v3 (docs/enrichment.md; needs a personal API key): the artist's images by MusicBrainz artist id
 // (`/music/{mbid}`) -> fanart, thumbnails, logos, banners, and the album cover of the release
 // group, from the artist's answer or else from `/music/albums/{release-group mbid}`.
 

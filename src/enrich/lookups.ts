@@ -4,7 +4,7 @@ import { SharedFlights } from '../signals';
 import { UpstreamError } from './http';
 import type { ServiceHealth } from './service-health';
 
-// Every lookup of an outside service goes through here (issue 5 "Cache"): a live cached answer
+// Every lookup of an outside service goes through here (docs/enrichment.md): a live cached answer
 // is used as is; identical lookups in flight at the same time share one request; the answer is
 // cached (found or not found), a failure never is; a service that is not answering is paused for
 // a few minutes instead (service-health.ts).

@@ -1,7 +1,7 @@
 import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from './musicbrainz-types';
 
 // Which search result is the submitted track, and which of its releases is "the album"
-// (issue 5 "Matching"). No wrong metadata is better than bad metadata: below MIN_SIMILARITY
+// (docs/enrichment.md). No wrong metadata is better than bad metadata: below MIN_SIMILARITY
 // nothing matches. Pure: no I/O.
 
 /** Artist and title must each be at least this similar (0..1) after normalising. */

@@ -5,7 +5,7 @@ import { MusicBrainzApi } from './musicbrainz-api';
 import type { MbArtist, MbGenre, MbRecording, MbRecordingList, MbRelease } from './musicbrainz-types';
 import { fieldMbid, fieldText, fieldTexts, foundFields, logDegraded, type ServiceDeps } from './service';
 
-// MusicBrainz (issue 5): the recording by its MBID, else by ISRC, else by a search on artist and
+// MusicBrainz (docs/enrichment.md): the recording by its MBID, else by ISRC, else by a search on artist and
 // title (and album); then the chosen release (label, genres) and the artist (web sites, including
 // the Wikidata link the artist providers need).
 

@@ -3,7 +3,7 @@ import { throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
 import type { RequestSlots } from '../store/store';
 
-// Spacing of outbound requests per service host (issue 5 "Courtesy"): MusicBrainz allows one
+// Spacing of outbound requests per service host (docs/enrichment.md): MusicBrainz allows one
 // request per second per client, AcoustID three. One FIFO queue per host, so concurrent
 // submissions wait their turn instead of flooding the service.
 
@@ -112,7 +112,7 @@ export function processRateLimiter(origin: string, intervalMs: number): RateLimi
 }
 
 /**
- * The limit across instances (decisions.md "Several instances: PostgreSQL"): after this
+ * The limit across instances (docs/decisions.md "Several instances"): after this
  * process's own queue, a request takes the service's turn in the database, which every instance
  * sharing it takes from, waiting while another instance holds it; as it starts, it moves the
  * next turn to a full interval after its real start. A database that cannot answer leaves the

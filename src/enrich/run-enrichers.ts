@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { deadlineSignal, sleep } from '../signals';
 import type { ImageCandidate, TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
@@ -36,32 +37,36 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
   const images: ImageCandidate[] = [];
   if (plan.every((stage) => stage.length === 0)) return { added: {}, sources: {}, images, timedOut: false };
 
-  const controller = new AbortController();
+  // Aborted once the run is over, so that work still listening (a queue wait) lets go.
+  const finished = new AbortController();
+  const deadline = deadlineSignal(
+    options.deadlineMs,
+    options.signal ? [finished.signal, options.signal] : [finished.signal],
+    () => new Error('enrichment deadline reached'),
+  );
+  const signal = deadline.signal;
   // Every lookup, queue wait and request of the submission listens to this one signal.
-  setMaxListeners(0, controller.signal);
-  const timer = setTimeout(() => controller.abort(new Error('enrichment deadline reached')), options.deadlineMs);
-  const onParentAbort = () => controller.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onParentAbort, { once: true });
-  const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+  setMaxListeners(0, signal);
+  const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
   try {
     for (const stage of plan) {
-      if (controller.signal.aborted) break;
+      if (signal.aborted) break;
       const settled = new Array<Enrichment | null | undefined>(stage.length);
       // Each stage sees the track plus what earlier stages found (e.g. MusicBrainz's release id for the cover).
       const snapshot: TrackFields = { ...track, ...added.fields };
       const runs = stage.map(async (enricher, index) => {
         try {
-          settled[index] = await enricher.enrich(snapshot, { signal: controller.signal });
+          settled[index] = await enricher.enrich(snapshot, { signal });
         } catch (error) {
-          if (!controller.signal.aborted) options.logger.warn(`enrichment: ${enricher.name} failed: ${errorMessage(error)}`);
+          if (!signal.aborted) options.logger.warn(`enrichment: ${enricher.name} failed: ${errorMessage(error)}`);
           settled[index] = null;
         }
       });
       await Promise.race([Promise.all(runs), aborted]);
       // At the deadline, a provider that was part-way through (e.g. MusicBrainz had its match but
       // not yet the label) gets a moment to hand over what it has: "keep whatever arrived in time".
-      if (controller.signal.aborted) await Promise.race([Promise.all(runs), delay(ABORT_GRACE_MS)]);
+      if (signal.aborted) await Promise.race([Promise.all(runs), sleep(ABORT_GRACE_MS)]);
       // Merge in plan order so the result does not depend on which provider answered first.
       const before = added;
       stage.forEach((enricher, index) => {
@@ -72,21 +77,16 @@ export async function runEnrichers(track: Readonly<TrackFields>, plan: Enrichmen
       });
       if (added !== before && !options.signal?.aborted) options.onProgress?.(added.fields, added.sources);
     }
-    const timedOut = controller.signal.aborted && !options.signal?.aborted;
+    const timedOut = signal.aborted && !options.signal?.aborted;
     if (timedOut) options.logger.warn(`enrichment: deadline of ${options.deadlineMs} ms reached, keeping what arrived`);
     return { added: added.fields, sources: added.sources, images, timedOut };
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onParentAbort);
-    if (!controller.signal.aborted) controller.abort(new Error('enrichment finished'));
+    finished.abort(new Error('enrichment finished'));
+    deadline.dispose();
   }
 }
 
 /** The fields of `found` that the submitted track has empty: enrichment never overrides the submitter. */
 function onlyEmptyIn(track: Readonly<TrackFields>, found: Readonly<TrackFields>): TrackFields {
   return Object.fromEntries(Object.entries(found).filter(([key]) => isEmpty(track[key])));
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,7 +4,7 @@ import { asMbid, asObject, asText, readList } from './json-read';
 import { normalize, similarity } from './match';
 import { fieldMbid, fieldText, foundFields, image, lookupJson, type ServiceDeps } from './service';
 
-// TheAudioDB (issue 5): the artist by MusicBrainz id (`artist-mb.php?i=`), else by name
+// TheAudioDB (docs/enrichment.md): the artist by MusicBrainz id (`artist-mb.php?i=`), else by name
 // (`search.php?s=`) -> a biography (only used when none came earlier) and the artist's
 // thumbnail, logo, banner and fanart. The free public key is `123`.
 

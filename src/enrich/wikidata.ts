@@ -3,7 +3,7 @@ import { asList, asObject, asText } from './json-read';
 import { fieldTexts, foundFields, image, logDegraded, lookupJson, type ServiceDeps } from './service';
 import type { WikipediaClient } from './wikipedia';
 
-// Wikidata + Wikipedia (issue 5): from the artist's Wikidata item (linked from MusicBrainz),
+// Wikidata + Wikipedia (docs/enrichment.md): from the artist's Wikidata item (linked from MusicBrainz),
 // its description -> `artistshortbio`, its image (P18, on Wikimedia Commons) -> an artist
 // thumbnail, and its Wikipedia article in the configured language (else English) -> `artistlongbio`.
 

@@ -1,4 +1,4 @@
-// Which IP addresses the server may fetch images from (SSRF guard, issue 4 "Submitted cover
+// Which IP addresses the server may fetch images from (SSRF guard, docs/streams.md "Submitted cover
 // URLs"). Pure: parses and classifies an address string, no DNS, no sockets.
 //
 // Refused unless `coverFetch.allowPrivateAddresses` is set: loopback, private (RFC 1918, CGNAT,

@@ -168,7 +168,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     candidates: readonly ImageCandidate[],
     onCover: (cover: StoredCover) => void,
   ): Promise<void> {
-    // Cover first (decisions.md): the first cover candidate that downloads becomes `coverurl`.
+    // Cover first (docs/decisions.md): the first cover candidate that downloads becomes `coverurl`.
     if (!hasCover) {
       for (const candidate of candidates.filter((c) => c.category === 'cover')) {
         if (this.shutdown.signal.aborted) return;

@@ -8,14 +8,14 @@ import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-g
 import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
 import { Slots } from './shared-downloads';
 
-// The one image downloader: submitted cover URLs and enrichment images alike (issue 4
+// The one image downloader: submitted cover URLs and enrichment images alike (docs/streams.md
 // "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is
 // opened, inside the connection's own `lookup`, so a DNS answer cannot change between the
 // check and the connect (rebinding). Redirects are followed by hand and checked again per hop.
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_REDIRECTS = 3;
-/** decisions.md "Hostile clients": `images.maxConcurrentDownloads`. */
+/** docs/decisions.md "Hostile clients and browsers": `images.maxConcurrentDownloads`. */
 export const DEFAULT_MAX_CONCURRENT_DOWNLOADS = 4;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 

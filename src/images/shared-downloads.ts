@@ -1,4 +1,4 @@
-// At most N downloads at a time (decisions.md "Hostile clients": `images.maxConcurrentDownloads`):
+// At most N downloads at a time (docs/decisions.md "Hostile clients and browsers": `images.maxConcurrentDownloads`):
 // a burst of new tracks queues instead of opening a socket each. One download per URL in flight
 // is SharedFlights (signals.ts).
 

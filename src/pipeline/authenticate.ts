@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Credential } from './parse';
 
-// Stage 2: the shared secret (api-spec 5; decisions.md "Auth carriers").
+// Stage 2: the shared secret (docs/http-api.md; docs/decisions.md "HTTP behaviour").
 
 export function authenticate(credential: Credential | null, configuredSecret: string): void {
   if (configuredSecret === '') return;

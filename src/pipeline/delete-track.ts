@@ -4,7 +4,7 @@ import { authenticate } from './authenticate';
 import type { NowPlaying } from '../store/now-playing';
 import { requestCredential, type RawRequest } from './parse';
 
-// DELETE /v1/history/<dbid> (decisions.md "History"): authenticate with the same carriers and
+// DELETE /v1/history/<dbid> (docs/decisions.md "History"): authenticate with the same carriers and
 // 403s as /v1/remoteinput -> delete -> if it was current, publish the previous record.
 
 export interface DeleteDeps {

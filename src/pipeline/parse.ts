@@ -14,7 +14,7 @@ export interface Credential {
 }
 
 export interface ParseOptions {
-  /** decisions.md `limits.maxFields`: more fields in one submission is a 400. */
+  /** docs/decisions.md `limits.maxFields`: more fields in one submission is a 400. */
   maxFields: number;
 }
 
@@ -24,7 +24,7 @@ export interface RawRequest {
   query: Readonly<Record<string, string | string[] | undefined>>;
   /** Parsed body for POST (JSON or form), undefined for GET/HEAD. */
   body?: unknown;
-  /** Form bodies are read like query strings (decisions.md): repeated keys are an error. */
+  /** Form bodies are read like query strings (docs/decisions.md): repeated keys are an error. */
   bodyIsForm?: boolean;
   /** The body as text, for a form-encoded body that is really JSON (`curl -d '{...}'`). */
   rawBody?: string;
@@ -57,7 +57,7 @@ export function parseSubmission(request: RawRequest, options: ParseOptions): Par
 }
 
 /**
- * Precedence (decisions.md): a non-empty auth header decides alone; otherwise the body
+ * Precedence (docs/decisions.md): a non-empty auth header decides alone; otherwise the body
  * field `secret` (POST); otherwise the query parameter `secret` (any method).
  */
 function pickCredential(request: RawRequest, fields: Record<string, unknown>, query: Record<string, string>): Credential | null {
@@ -93,7 +93,7 @@ function singleValuedForm(body: Record<string, unknown>): Record<string, unknown
 }
 
 /**
- * `curl -d '{...}'` labels JSON as form-encoded (decisions.md): a form body that parses as a
+ * `curl -d '{...}'` labels JSON as form-encoded (docs/decisions.md): a form body that parses as a
  * JSON object is read as JSON. Anything else stays a form.
  */
 function jsonObjectIn(rawBody: string | undefined): Record<string, unknown> | undefined {

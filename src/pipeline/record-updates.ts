@@ -11,7 +11,7 @@ import { fitRecord } from './fit-record';
 // written to the row and announced, at most once per UPDATE_INTERVAL_MS per record; changes that
 // come closer together are written and announced together.
 
-/** decisions.md "Title first, details after": at most one announced update per 250 ms per record. */
+/** docs/decisions.md "Title first, details after": at most one announced update per 250 ms per record. */
 export const UPDATE_INTERVAL_MS = 250;
 
 export interface RecordUpdateDeps {

@@ -2,8 +2,8 @@ import { NUMERIC_FIELDS, REMOVED_FIELDS, REMOVED_FIELD_SUFFIXES, TEXT_FIELDS, ty
 import { shortName } from './parse';
 import { fitRecord } from './fit-record';
 
-// Stage 3: make submitted fields safe to store and show (api-spec 4.2 rules 1-3;
-// decisions.md "Null bytes", "Truncation", "Removed fields", "Types"). Pure.
+// Stage 3: make submitted fields safe to store and show (docs/http-api.md;
+// docs/decisions.md "HTTP behaviour"). Pure.
 
 export interface SanitizeOptions {
   /** Longest string kept, in code points. */
@@ -112,7 +112,7 @@ export function sanitize(input: Readonly<Record<string, unknown>>, options: Sani
 }
 
 /**
- * A list of text (decisions.md "Lists and field types"): each element under the string rules,
+ * A list of text (docs/decisions.md "Lists and field types"): each element under the string rules,
  * empty ones dropped. Undefined (with a warning) when an element is not a string.
  */
 function textList(key: string, values: readonly unknown[], options: SanitizeOptions, warnings: string[]): string[] | undefined {

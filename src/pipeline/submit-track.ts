@@ -1,4 +1,4 @@
-import { withDeadline } from '../signals';
+import { deadlineSignal, withDeadline } from '../signals';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
 import type { ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
 import { isSamePlay } from '../domain/same-play';
@@ -108,7 +108,7 @@ async function storeAndAnnounce(
   signal: AbortSignal,
   deps: SubmitDeps,
 ): Promise<TrackRecord> {
-  // `coverurl` only ever names an image in our store (decisions.md: never echoed): it comes back with the cover.
+  // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
   const metadata = { ...track.metadata };
   delete metadata.coverurl;
   const stored = await deps.tracks.insert({ ...track, metadata });
@@ -226,19 +226,12 @@ function forget(dbid: number, deps: SubmitDeps): void {
 }
 
 async function withProcessingTimeout<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // Built here, not up front: an error captures a stack, and most submissions never time out.
-      const timeout = new AppError('PROCESSING_TIMEOUT', `Metadata processing exceeded ${seconds} seconds`);
-      controller.abort(timeout);
-      reject(timeout);
-    }, seconds * 1000);
-  });
+  // The error is built when the time is up, not up front: it captures a stack, and most submissions never time out.
+  const deadline = deadlineSignal(seconds * 1000, [], () => new AppError('PROCESSING_TIMEOUT', `Metadata processing exceeded ${seconds} seconds`));
+  const expired = new Promise<never>((_, reject) => deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason), { once: true }));
   try {
-    return await Promise.race([work(controller.signal), expired]);
+    return await Promise.race([work(deadline.signal), expired]);
   } finally {
-    clearTimeout(timer);
+    deadline.dispose();
   }
 }

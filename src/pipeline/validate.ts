@@ -1,7 +1,7 @@
 import { FINGERPRINT_FIELDS, IDENTIFYING_FIELDS, type TrackFields } from '../domain/track';
 import { AppError } from '../errors';
 
-// Stage 4: the minimum a submission must identify (decisions.md). Pure.
+// Stage 4: the minimum a submission must identify (docs/decisions.md). Pure.
 
 export function requireIdentifyingField(fields: Readonly<TrackFields>): void {
   const present = (key: string) => fields[key] !== undefined && fields[key] !== '';

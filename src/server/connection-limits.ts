@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from '../log';
 import { throttledLog } from '../log';
 
-// decisions.md "Hostile clients and browsers", limits.maxConnections and
+// docs/decisions.md "Hostile clients and browsers", limits.maxConnections and
 // limits.maxConnectionsPerAddress: idle WebSockets or slowloris connections from one address
 // must not use up the descriptors everyone else needs. At the global cap the oldest connection
 // that has not finished its first request's headers is closed to make room (docs/limits-and-load.md

@@ -8,6 +8,8 @@ import { etagOf } from '../domain/etag';
 
 export interface HistoryAnswer {
   body: string;
+  /** The body in UTF-8, encoded once per copy rather than once per reply. */
+  bytes: Buffer;
   etag: string;
 }
 
@@ -49,7 +51,7 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
       if (copy) return copy;
       const readAt = tracks.version();
       const body = await readPage(tracks, query);
-      const answer = { body, etag: etagOf(body) };
+      const answer = { body, bytes: Buffer.from(body), etag: etagOf(body) };
       // A write while the page was read: the page is answered but not kept as current.
       if (tracks.version() !== readAt || readAt !== copiedAt) return answer;
       if (copies.size >= MAX_ENTRIES || bytes + body.length > MAX_BYTES) {

@@ -40,18 +40,9 @@ type Work = StoreChange | { kind: 'catch-up' };
 
 /** Starts following; returns the function that stops. */
 export function followOtherInstances(deps: OtherInstancesDeps): () => void {
-  /** The newest record this follower read from the database (changes and catch-ups; never a local write). */
-  let lastRead = deps.nowPlaying.current()?.dbid ?? 0;
-  /** Records every viewer was already told about, newer than `lastRead`: a catch-up skips them. */
-  const announced = new Set<number>();
-  const onAnnounced = (record: { dbid: number }) => {
-    if (record.dbid > lastRead) announced.add(record.dbid);
-  };
+  const position = new ReadPosition(deps.nowPlaying.current()?.dbid ?? 0);
+  const onAnnounced = (record: { dbid: number }) => position.announced(record.dbid);
   deps.nowPlaying.on('track-changed', onAnnounced);
-  const read = (dbid: number) => {
-    lastRead = Math.max(lastRead, dbid);
-    for (const dbid of announced) if (dbid <= lastRead) announced.delete(dbid);
-  };
 
   const queue: Work[] = [];
   /** Records of the next few queued changes, read ahead (in parallel) and used in queue order. */
@@ -70,7 +61,7 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     if (change.kind === 'track') {
       const record = await (readsAhead.get(change) ?? deps.tracks.byDbid(change.dbid));
       if (!record) return;
-      read(record.dbid);
+      position.read(record.dbid);
       if (deps.nowPlaying.current()?.dbid === record.dbid) deps.nowPlaying.update(record);
       else deps.nowPlaying.offer(record);
       return;
@@ -82,25 +73,6 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     }
     // A deletion elsewhere: if it was the current track, the newest one left takes its place.
     if (deps.nowPlaying.current()?.dbid === change.dbid) deps.nowPlaying.retract(change.dbid, await deps.tracks.current());
-  };
-
-  const catchUp = async () => {
-    const before = deps.nowPlaying.current()?.dbid;
-    for (const record of await deps.tracks.since(lastRead, CATCH_UP_LIMIT)) {
-      const known = announced.has(record.dbid);
-      read(record.dbid);
-      if (!known) deps.nowPlaying.offer(record);
-    }
-    const current = await deps.tracks.current();
-    if (!current) return;
-    const shown = deps.nowPlaying.current();
-    if (shown?.dbid !== current.dbid) deps.nowPlaying.offer(current);
-    // Its metadata may have changed meanwhile (a cover that arrived after the response).
-    else if (JSON.stringify(shown.metadata) !== JSON.stringify(current.metadata)) deps.nowPlaying.update(current);
-    // Images linked while this instance was not listening: announced for the track on screen.
-    if (current.dbid !== before) {
-      for (const image of await deps.images.imagesOf(current)) await deps.images.announceLinked(current, image.category, image.key);
-    }
   };
 
   const stopping = new AbortController();
@@ -115,7 +87,7 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
       const work = queue[0];
       readAhead();
       try {
-        if (work.kind === 'catch-up') await catchUp();
+        if (work.kind === 'catch-up') await catchUp(deps, position);
         else await apply(work);
         readsAhead.delete(work);
         queue.shift();
@@ -167,4 +139,46 @@ export function followOtherInstances(deps: OtherInstancesDeps): () => void {
     deps.store.events.off('disconnected', onDisconnected);
     deps.store.events.off('reconnected', onReconnected);
   };
+}
+
+/** Where a follower stands: the newest record it read, and newer ones every viewer already saw. */
+class ReadPosition {
+  /** Records every viewer was already told about, newer than `lastRead`: a catch-up skips them. */
+  private readonly seen = new Set<number>();
+
+  /** `lastRead`: the newest record this follower read from the database (changes and catch-ups; never a local write). */
+  constructor(public lastRead: number) {}
+
+  announced(dbid: number): void {
+    if (dbid > this.lastRead) this.seen.add(dbid);
+  }
+
+  wasAnnounced(dbid: number): boolean {
+    return this.seen.has(dbid);
+  }
+
+  read(dbid: number): void {
+    this.lastRead = Math.max(this.lastRead, dbid);
+    for (const seen of this.seen) if (seen <= this.lastRead) this.seen.delete(seen);
+  }
+}
+
+/** Replays the records stored since the last one read, then brings the current track and its images up to date. */
+async function catchUp(deps: OtherInstancesDeps, position: ReadPosition): Promise<void> {
+  const before = deps.nowPlaying.current()?.dbid;
+  for (const record of await deps.tracks.since(position.lastRead, CATCH_UP_LIMIT)) {
+    const known = position.wasAnnounced(record.dbid);
+    position.read(record.dbid);
+    if (!known) deps.nowPlaying.offer(record);
+  }
+  const current = await deps.tracks.current();
+  if (!current) return;
+  const shown = deps.nowPlaying.current();
+  if (shown?.dbid !== current.dbid) deps.nowPlaying.offer(current);
+  // Its metadata may have changed meanwhile (a cover that arrived after the response).
+  else if (JSON.stringify(shown.metadata) !== JSON.stringify(current.metadata)) deps.nowPlaying.update(current);
+  // Images linked while this instance was not listening: announced for the track on screen.
+  if (current.dbid !== before) {
+    for (const image of await deps.images.imagesOf(current)) await deps.images.announceLinked(current, image.category, image.key);
+  }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-// decisions.md "Hostile clients and browsers": at most 8 pipelined requests in flight per
+// docs/decisions.md "Hostile clients and browsers": at most 8 pipelined requests in flight per
 // connection, and reading pauses past that. A client that pipelines thousands of requests and
 // never reads its answers used to get each one processed (a Koa context each, about 10 KB): one
 // socket read of 64 KB is 1,500 small requests, 15 MB held per connection.

@@ -1,4 +1,4 @@
-// decisions.md "Hostile clients and browsers", limits.maxQueuedBytes: one process-wide budget for
+// docs/decisions.md "Hostile clients and browsers", limits.maxQueuedBytes: one process-wide budget for
 // bytes handed to sockets whose readers have not taken them yet. A reply that would go over it
 // waits for room instead of piling up in memory, so a thousand readers that stop reading cost
 // the budget, not a thousand images.

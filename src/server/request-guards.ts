@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 
-// Pure checks of who may talk to svc (decisions.md "Hostile clients and browsers"), shared by
+// Pure checks of who may talk to svc (docs/decisions.md "Hostile clients and browsers"), shared by
 // the Koa middleware, the /v1/last fast path and the WebSocket upgrade.
 
 /** Loopback hosts need no secret; anything else is reachable from the network. */
@@ -76,4 +76,14 @@ export function isWriteRequest(method: string, path: string): boolean {
   const route = path.toLowerCase().replace(/\/+$/, '');
   if (route === '/v1/remoteinput') return method !== 'OPTIONS';
   return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+}
+
+/**
+ * A browser navigation (a link, a typed address, a redirect to one): Chromium marks a link
+ * opened from outside the browser that redirects to GET /v1/remoteinput as a direct visit, so
+ * Sec-Fetch-Site cannot tell it from the DJ's own; Sec-Fetch-Mode and Sec-Fetch-Dest can. DJ
+ * software and scripts send neither (docs/limits-and-load.md "Browser navigations").
+ */
+export function isBrowserNavigation(secFetchMode: string, secFetchDest: string): boolean {
+  return secFetchMode.trim().toLowerCase() === 'navigate' || secFetchDest.trim().toLowerCase() === 'document';
 }

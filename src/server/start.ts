@@ -19,6 +19,7 @@ import type { Store } from '../store/store';
 import { createStorageHealth, guardStore, isStorageUnavailable, type StorageHealth } from '../store/health';
 import { withMemoryCache } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
+import { sleep } from '../signals';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
@@ -405,7 +406,7 @@ function closeInOrder(
   return () => {
     closing ??= (async () => {
       shutdown.started = true;
-      const deadline = delay(graceMs);
+      const deadline = sleep(graceMs, undefined, { unref: true });
       // Stop accepting; idle keep-alive sockets go now, busy ones after their response, which
       // says `Connection: close` (closeAfterAnswerWhen): no new request starts on them.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -468,7 +469,3 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
 }
 
 export { isLoopbackHost } from './request-guards';
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}

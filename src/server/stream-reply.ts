@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { QueueBudget } from './queue-budget';
 
-// A large reply produced only as the reader takes it (decisions.md "Hostile clients and
+// A large reply produced only as the reader takes it (docs/decisions.md "Hostile clients and
 // browsers"): chunk after chunk, each handed to the socket when the previous one has left for
 // the kernel. The bytes themselves are shared: every reply of the same image streams from one
 // copy, loaded once from the store and counted against limits.maxQueuedBytes while any reply

@@ -1,7 +1,7 @@
 import { AppError, errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
 
-// decisions.md "Hostile clients and browsers": a storage failure (disk full, a read-only file,
+// docs/decisions.md "Hostile clients and browsers": a storage failure (disk full, a read-only file,
 // an I/O error) answers 503 {"error":"Database unavailable"}, is logged once per kind per
 // minute instead of a stack per request, and /v1/status says "database":"unavailable" until a
 // write succeeds again.
@@ -93,7 +93,7 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
       try {
         const result = operation();
         if (result instanceof Promise) {
-          // The asynchronous store (issue 15): the same rules once the promise settles.
+          // The asynchronous store (docs/several-instances.md): the same rules once the promise settles.
           return result.then((value: unknown) => {
             if (isWrite) state = 'ok';
             return value;

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { Db } from './database';
 
-// Answers of outside services, kept in SQLite with a time to live (issue 5 "Cache").
+// Answers of outside services, kept in SQLite with a time to live (docs/enrichment.md).
 // Statements are prepared once, when the store opens.
 
 export const FOUND_TTL_MS = 7 * 24 * 60 * 60 * 1000;

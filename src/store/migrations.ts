@@ -35,7 +35,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'images',
     sql: `
-      -- Content-addressed images (issue 4 "Image store"): key = SHA-256 of the bytes, hex.
+      -- Content-addressed images (docs/streams.md "The image store"): key = SHA-256 of the bytes, hex.
       CREATE TABLE images (
         key TEXT PRIMARY KEY CHECK (length(key) = 64),
         mime_type TEXT NOT NULL CHECK (mime_type IN ('image/jpeg', 'image/png', 'image/webp', 'image/gif')),
@@ -80,7 +80,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'lookup cache',
     sql: `
-      -- Answers of outside services (issue 5 "Cache"): found ones for 7 days, "not found" for 1 day.
+      -- Answers of outside services (docs/enrichment.md): found ones for 7 days, "not found" for 1 day.
       CREATE TABLE lookup_cache (
         service TEXT NOT NULL,
         lookup_key TEXT NOT NULL,
@@ -98,7 +98,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'history index',
     sql: `
-      -- GET /v1/history (issue 11): newest first by received time, dbid breaking ties. Keyset
+      -- GET /v1/history (docs/http-api.md): newest first by received time, dbid breaking ties. Keyset
       -- pages walk this index from a (received_at, dbid) bound, so a page costs the same at any
       -- table size; since/until are ranges on the same index.
       CREATE INDEX tracks_by_received_at ON tracks (received_at, dbid);

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { TrackRecord } from '../domain/track';
 import { etagOf } from '../domain/etag';
 
-// The current track (decisions.md: the successful submission that arrived last) and the
+// The current track (docs/decisions.md: the successful submission that arrived last) and the
 // in-process "track changed" event. /v1/last is served from a copy serialized once per change.
 
 export interface NowPlayingSnapshot {
@@ -55,7 +55,7 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 
   /**
    * The record `dbid` was deleted. If it was current, `previous` (the newest record left, or
-   * null) becomes current and a normal 'track-changed' tells every stream (issue 11).
+   * null) becomes current and a normal 'track-changed' tells every stream (docs/http-api.md).
    */
   retract(dbid: number, previous: TrackRecord | null): boolean {
     if (this.snapshotValue.record?.dbid !== dbid) return false;

@@ -6,8 +6,8 @@ import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
 import type { TrackStore } from './tracks';
 
-// Everything the app stores, behind one asynchronous interface (issue 15, decisions.md "Several
-// instances: PostgreSQL"): `database` is a file path (SQLite, the embedded default) or a
+// Everything the app stores, behind one asynchronous interface (docs/several-instances.md, docs/decisions.md
+// "Several instances"): `database` is a file path (SQLite, the embedded default) or a
 // postgres:// URL, where every instance pointing at the same database shares one state.
 // The backends: store/open-store.ts chooses; SQLite in database.ts, tracks.ts, images.ts and
 // lookup-cache.ts, PostgreSQL in store/postgres/.
@@ -30,7 +30,7 @@ export interface StoreEvents {
 }
 
 /**
- * The outbound request spacing shared by every instance (decisions.md): one "next allowed
+ * The outbound request spacing shared by every instance (docs/decisions.md): one "next allowed
  * start" per service, on the database's clock.
  */
 export interface RequestSlots {

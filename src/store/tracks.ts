@@ -15,7 +15,7 @@ export interface NewTrack {
   metadata: TrackFields;
 }
 
-/** One page of GET /v1/history (decisions.md "History"): newest first by received time. */
+/** One page of GET /v1/history (docs/decisions.md "History"): newest first by received time. */
 export interface HistoryQuery {
   /** At most this many records. */
   limit: number;
@@ -32,11 +32,11 @@ export interface HistoryPage {
   more: boolean;
 }
 
-/** Records and dbids (issue 15: one asynchronous interface, SQLite or PostgreSQL behind it). */
+/** Records and dbids (docs/several-instances.md: one asynchronous interface, SQLite or PostgreSQL behind it). */
 export interface TrackStore {
   /** Stores one submission in its own transaction and returns it with its dbid. */
   insert(track: NewTrack): Promise<TrackRecord>;
-  /** The stored record that arrived last (decisions.md), or null when nothing is stored. */
+  /** The stored record that arrived last (docs/decisions.md), or null when nothing is stored. */
   current(): Promise<TrackRecord | null>;
   byDbid(dbid: number): Promise<TrackRecord | null>;
   /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */

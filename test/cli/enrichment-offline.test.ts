@@ -5,7 +5,7 @@ import { postJson } from '../helpers/http';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 
-// `svc serve --offline` (issue 5 "Offline"): the real binary, with a config that enables every
+// `svc serve --offline` (docs/enrichment.md): the real binary, with a config that enables every
 // service and points it at the fakes; the flag alone must keep every request from going out.
 
 describe('svc serve --offline', () => {

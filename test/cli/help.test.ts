@@ -32,7 +32,7 @@ describe('svc --help', () => {
     expect(optionHelp(stdout, '--secret')).toMatch(/sent in the X-SVC-Client-Auth request header/);
   });
 
-  // Reads (GET /v1/last, /v1/status, the image stream) need no secret (api-spec.md section 5),
+  // Reads (GET /v1/last, /v1/status, the image stream) need no secret (docs/http-api.md),
   // and these commands never send one: their help must not claim otherwise.
   test.each(['last', 'status', 'watch-images'])('When asked about %s, then --secret is said to be never sent', async (command) => {
     const { stdout } = await runCli([command, '--help']);

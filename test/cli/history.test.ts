@@ -6,7 +6,7 @@ import { SVC_BIN, cleanEnv, runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
-// `svc history` against a running server, in every output format (decisions.md "History").
+// `svc history` against a running server, in every output format (docs/decisions.md "History").
 
 describe('svc history, a short set', () => {
   let t: TestServer;

@@ -94,7 +94,7 @@ describe('svc last', () => {
       expect(result).toMatchObject({ code: 0, stdout: 'Daft Punk - One More Time (Discovery, 2001)\n' });
     });
 
-    // Piped stdout; decisions.md "Command-line environment": empty counts as unset, NO_COLOR wins.
+    // Piped stdout; docs/decisions.md "Command-line environment": empty counts as unset, NO_COLOR wins.
     test.each([
       [{ NO_COLOR: '1', FORCE_COLOR: '' }, false],
       [{ NO_COLOR: '', FORCE_COLOR: '' }, false],

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-// PostgreSQL for the tests that need it (issue 15): the server the machine runs on
+// PostgreSQL for the tests that need it (docs/several-instances.md): the server the machine runs on
 // 127.0.0.1:5432 (trust auth), or SVC_TEST_POSTGRES_URL. Each run creates its own database
 // with a unique name and drops it. Without a reachable server the suites are skipped and say so;
 // CI (.ci/run) always starts one.

@@ -104,7 +104,7 @@ describe('fuzzing /v1/remoteinput', () => {
         if (typeof fieldValue === 'string') {
           expectCleanText(fieldValue);
         } else if (Array.isArray(fieldValue)) {
-          // Lists of text are kept (decisions.md "Lists and field types"), never empty.
+          // Lists of text are kept (docs/decisions.md "Lists and field types"), never empty.
           expect(fieldValue.length).toBeGreaterThan(0);
           for (const element of fieldValue) {
             expect(typeof element).toBe('string');

@@ -12,8 +12,8 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { makeTempDir } from '../helpers/temp-dir';
 import { connectClient, type FrameClient } from '../helpers/ws-client';
 
-// Several instances on one PostgreSQL database (issue 15, decisions.md "Several instances:
-// PostgreSQL"): real `svc serve` processes sharing a database created for this run.
+// Several instances on one PostgreSQL database (docs/several-instances.md, docs/decisions.md
+// "Several instances"): real `svc serve` processes sharing a database created for this run.
 
 const CHANGE_WITHIN_MS = 1000;
 

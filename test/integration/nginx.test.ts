@@ -14,7 +14,7 @@ interface InPage {
   document: { documentElement: { dataset: Record<string, string | undefined> }; getElementById(id: string): { textContent: string | null } | null };
 }
 
-// README "Running several instances": the nginx configuration it shows (examples/nginx/nginx.conf),
+// docs/several-instances.md: the nginx configuration it shows (examples/nginx/nginx.conf),
 // run with the real nginx package in front of three instances on one PostgreSQL database, and a
 // client that connects through it. Only the ports change; nginx gets its own prefix and pid file.
 
@@ -44,7 +44,7 @@ async function answering(url: string, timeoutMs = 10_000): Promise<void> {
   }
 }
 
-describeWithNginx('nginx in front of three instances (README "Running several instances")', () => {
+describeWithNginx('nginx in front of three instances (docs/several-instances.md)', () => {
   let database: TestDatabase;
   let temp: ReturnType<typeof makeTempDir>;
   let instances: ServeProcess[] = [];
@@ -124,7 +124,7 @@ describeWithNginx('nginx in front of three instances (README "Running several in
       const victim = instances[0];
       victim.child.kill('SIGKILL');
       await victim.exited;
-      // The first POST may meet nginx's kept-alive connection to the dead instance (README: 502).
+      // The first POST may meet nginx's kept-alive connection to the dead instance (docs/several-instances.md: 502).
       let stored = await postJson(`${front}/v1/remoteinput`, { artist: 'Overlay', title: 'After' });
       if (stored.status === 502) stored = await postJson(`${front}/v1/remoteinput`, { artist: 'Overlay', title: 'After' });
       expect(stored.status).toBe(200);

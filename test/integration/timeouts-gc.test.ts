@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
-// Outbound limits under a garbage collector that runs all the time (issue 10, nodejs/node#57736).
+// Outbound limits under a garbage collector that runs all the time (docs/decisions.md, nodejs/node#57736).
 // On Node 20, `AbortSignal.any([parent, AbortSignal.timeout(ms)])` holds the timeout signal
 // weakly, so a collection can drop it and the limit never fires. Each case runs in its own
 // `node --expose-gc` process (test/fixtures/gc/timeout-under-gc.js) against the built code in

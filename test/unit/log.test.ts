@@ -2,24 +2,26 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import querystring from 'node:querystring';
 import fc from 'fast-check';
-import { redactUrl } from '../../src/log';
+import { redactSecretQuery } from '../../src/log';
 
 const dist = path.join(__dirname, '..', '..', 'dist', 'log.js');
 
-describe('redactUrl', () => {
+describe('redactSecretQuery', () => {
   it('replaces every secret query value and keeps the rest', () => {
-    expect(redactUrl('/v1/remoteinput?artist=A&secret=s3cret&title=T&SECRET=x')).toBe('/v1/remoteinput?artist=A&secret=[redacted]&title=T&SECRET=[redacted]');
-    expect(redactUrl('/v1/remoteinput?secret=')).toBe('/v1/remoteinput?secret=[redacted]');
-    expect(redactUrl('/v1/last')).toBe('/v1/last');
+    expect(redactSecretQuery('/v1/remoteinput?artist=A&secret=s3cret&title=T&SECRET=x')).toBe(
+      '/v1/remoteinput?artist=A&secret=[redacted]&title=T&SECRET=[redacted]',
+    );
+    expect(redactSecretQuery('/v1/remoteinput?secret=')).toBe('/v1/remoteinput?secret=[redacted]');
+    expect(redactSecretQuery('/v1/last')).toBe('/v1/last');
   });
 
   it('When the name of the secret is percent-encoded, in another case or repeated, then every value is still redacted', () => {
     // Koa's query parser (node:querystring) decodes %73ecret to `secret`, so it authenticates.
-    expect(redactUrl('/v1/remoteinput?%73ecret=s3cret&artist=A')).toBe('/v1/remoteinput?%73ecret=[redacted]&artist=A');
-    expect(redactUrl('/v1/remoteinput?secre%74=s3cret')).toBe('/v1/remoteinput?secre%74=[redacted]');
-    expect(redactUrl('/v1/remoteinput?%53%45%43%52%45%54=s3cret')).toBe('/v1/remoteinput?%53%45%43%52%45%54=[redacted]');
-    expect(redactUrl('/v1/remoteinput?secret=a&secret=b&Secret=c')).toBe('/v1/remoteinput?secret=[redacted]&secret=[redacted]&Secret=[redacted]');
-    expect(redactUrl('/v1/remoteinput?secret%00=s3cret&%E0%A4%A=x')).toBe('/v1/remoteinput?secret%00=[redacted]&%E0%A4%A=x');
+    expect(redactSecretQuery('/v1/remoteinput?%73ecret=s3cret&artist=A')).toBe('/v1/remoteinput?%73ecret=[redacted]&artist=A');
+    expect(redactSecretQuery('/v1/remoteinput?secre%74=s3cret')).toBe('/v1/remoteinput?secre%74=[redacted]');
+    expect(redactSecretQuery('/v1/remoteinput?%53%45%43%52%45%54=s3cret')).toBe('/v1/remoteinput?%53%45%43%52%45%54=[redacted]');
+    expect(redactSecretQuery('/v1/remoteinput?secret=a&secret=b&Secret=c')).toBe('/v1/remoteinput?secret=[redacted]&secret=[redacted]&Secret=[redacted]');
+    expect(redactSecretQuery('/v1/remoteinput?secret%00=s3cret&%E0%A4%A=x')).toBe('/v1/remoteinput?secret%00=[redacted]&%E0%A4%A=x');
   });
 
   it('When any query is generated, then no value of a parameter that querystring reads as `secret` survives', () => {
@@ -30,7 +32,7 @@ describe('redactUrl', () => {
         const url = `/v1/remoteinput?${all.map(([k, v]) => `${k === 'secret' ? '%73ecret' : encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`;
         const parsed = querystring.parse(url.slice(url.indexOf('?') + 1));
         expect(parsed.secret).toBeDefined();
-        expect(redactUrl(url)).not.toContain(`=${encodeURIComponent(value)}`);
+        expect(redactSecretQuery(url)).not.toContain(`=${encodeURIComponent(value)}`);
       }),
     );
   });

@@ -3,7 +3,7 @@ import bodyParser from 'koa-bodyparser';
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
 
-// POST bodies (decisions.md): JSON with Content-Type application/json; a missing type or
+// POST bodies (docs/decisions.md): JSON with Content-Type application/json; a missing type or
 // text/plain that parses as JSON is accepted too; form-encoded bodies are read like a query
 // string. Anything else is 415. Bodies over maxBodyBytes are 413.
 
@@ -11,7 +11,7 @@ const FORM = 'application/x-www-form-urlencoded';
 
 export function parseBody(maxBodyBytes: number): AppMiddleware[] {
   const options: bodyParser.Options & { onProtoPoisoning: 'remove' } = {
-    // `__proto__` keys are removed fields (decisions.md), not a reason to refuse the body.
+    // `__proto__` keys are removed fields (docs/decisions.md), not a reason to refuse the body.
     onProtoPoisoning: 'remove',
     enableTypes: ['json', 'form'],
     extendTypes: { json: ['application/json', 'application/*+json', 'text/plain'] },
@@ -42,7 +42,7 @@ export function parseBody(maxBodyBytes: number): AppMiddleware[] {
 
 /**
  * A body whose Content-Encoding does not decode (zlib and brotli throw plain errors, with no
- * HTTP status) is the client's mistake: 400, not 500 (decisions.md "Hostile clients").
+ * HTTP status) is the client's mistake: 400, not 500 (docs/decisions.md "Hostile clients and browsers").
  * Only errors raised before the parser hands on are the body's; later ones belong downstream.
  */
 function explainDecodingFailures(parser: AppMiddleware): AppMiddleware {

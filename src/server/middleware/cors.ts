@@ -1,6 +1,6 @@
 import type { AppMiddleware } from '../context';
 
-// CORS per `corsOrigins` (decisions.md), including the auth headers in preflight,
+// CORS per `corsOrigins` (docs/decisions.md), including the auth headers in preflight,
 // so a browser overlay on another origin can read /v1/last and submit.
 
 const ALLOWED_HEADERS = 'Content-Type, X-SVC-Client-Auth, X-WNP-Client-Auth, If-None-Match, Last-Event-ID';

@@ -1,8 +1,8 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
-import { isWriteRequest, writeOriginCheck, type hostCheck } from '../request-guards';
+import { isBrowserNavigation, isWriteRequest, writeOriginCheck, type hostCheck } from '../request-guards';
 
-// Koa faces of the checks in request-guards.ts (decisions.md "Hostile clients and browsers").
+// Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
 
 /** 421 for a Host a loopback listener does not answer to (DNS rebinding). */
 export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): AppMiddleware {
@@ -29,6 +29,9 @@ export function refuseCrossSiteWrites(writeOrigins: readonly string[]): AppMiddl
         ownOrigin: `${ctx.protocol}://${ctx.get('Host')}`,
       });
       if (!allowed) throw new AppError('CROSS_SITE_REFUSED');
+      if (isBrowserNavigation(ctx.get('Sec-Fetch-Mode'), ctx.get('Sec-Fetch-Dest'))) {
+        throw new AppError('CROSS_SITE_REFUSED', 'A browser navigation never writes: submit from DJ software, a script or fetch()');
+      }
     }
     await next();
   };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors';
 import type { IdempotencyStore } from '../../store/idempotency';
+import { sleep } from '../../signals';
 import type { AppMiddleware } from '../context';
 
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency"; the IETF httpapi draft "The
@@ -49,7 +50,7 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
         return;
       }
       if (Date.now() >= giveUpAt) throw new AppError('IDEMPOTENCY_KEY_IN_USE');
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await sleep(POLL_MS);
     }
     try {
       await next();

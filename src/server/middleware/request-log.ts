@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { redactUrl, type Logger } from '../../log';
+import { redactSecretQuery, type Logger } from '../../log';
 import type { AppMiddleware } from '../context';
 
 // One stderr line per request: method, path (secret redacted), status, milliseconds, request id.
@@ -17,7 +17,7 @@ export function createRequestIds(): () => string {
 
 export function logAccess(logger: Logger, method: string, url: string, status: number, started: bigint, requestId: string): void {
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  logger.info(`${method} ${redactUrl(url)} ${status} ${ms.toFixed(1)}ms id=${requestId}`);
+  logger.info(`${method} ${redactSecretQuery(url)} ${status} ${ms.toFixed(1)}ms id=${requestId}`);
 }
 
 export function logRequests(logger: Logger, nextRequestId: () => string): AppMiddleware {

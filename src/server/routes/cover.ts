@@ -7,7 +7,7 @@ import { matchesEtag } from '../etag';
 import type { QueueBudget } from '../queue-budget';
 import { SharedBlobs, streamReply } from '../stream-reply';
 
-// GET /cover/<key> (decisions.md): the stored bytes with their sniffed Content-Type. The key is
+// GET /cover/<key> (docs/decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';

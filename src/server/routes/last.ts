@@ -1,7 +1,7 @@
 import type { NowPlayingSnapshot } from '../../store/now-playing';
 import { matchesEtag } from '../etag';
 
-// GET /v1/last (api-spec 4.1; decisions.md): the current track from a copy serialized once per
+// GET /v1/last (docs/http-api.md; docs/decisions.md): the current track from a copy serialized once per
 // change, with an ETag, and 304 for a matching If-None-Match (overlays poll every second).
 
 export interface LastResponse {

@@ -9,7 +9,7 @@ import type { AppContext, AppMiddleware, AppState } from '../context';
 import { isFormRequest, parseBody } from '../middleware/body';
 import { lastResponse } from './last';
 
-// Thin handlers for /v1 (api-spec 4): they shape HTTP in and out; the use case lives in pipeline/.
+// Thin handlers for /v1 (docs/http-api.md): they shape HTTP in and out; the use case lives in pipeline/.
 
 export interface V1Deps {
   version: string;
@@ -17,7 +17,7 @@ export interface V1Deps {
   nowPlaying: NowPlaying;
   tracks: TrackStore;
   submit: SubmitDeps;
-  /** decisions.md: /v1/status reports "database": "unavailable" after a storage failure. */
+  /** docs/decisions.md: /v1/status reports "database": "unavailable" after a storage failure. */
   databaseState: () => DatabaseState;
   /** Outside services skipped after a failure (docs/title-first.md "Negative cache"). */
   failingServices: () => string[];

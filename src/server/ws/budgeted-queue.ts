@@ -1,7 +1,7 @@
 import type { QueueBudget } from '../queue-budget';
 import { socketQueuedBytes, type QueuedBytes } from './outbox';
 
-// limits.maxQueuedBytes for WebSocket sockets (decisions.md "Hostile clients and browsers"):
+// limits.maxQueuedBytes for WebSocket sockets (docs/decisions.md "Hostile clients and browsers"):
 // every socket's unsent bytes also count in the process-wide budget. A reader that already has
 // bytes waiting and would push the process past the budget with another pushed frame is over
 // its share: the Outbox closes it with 1013. Replies are never refused; they go one fragment at

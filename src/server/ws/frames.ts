@@ -1,7 +1,7 @@
 import { coverUrlFor } from '../../domain/image';
 import type { ImageCategory, TrackFields, TrackImage } from '../../domain/track';
 
-// Frames of /v1/images/ws (decisions.md "/v1/images/ws"). JSON text frames. Pure.
+// Frames of /v1/images/ws (docs/decisions.md "/v1/images/ws"). JSON text frames. Pure.
 // Pushed by the server, unprompted:
 //   track  on connect (when a track is current), on every track change, and again with the same
 //          dbid each time enrichment fills in more of the current track
@@ -38,7 +38,7 @@ export interface ImageFrame {
 
 export type PushFrame = TrackFrame | ImageFrame;
 
-// Answers to the request messages What's Now Playing image clients send (README lists each).
+// Answers to the request messages What's Now Playing image clients send (docs/streams.md lists each).
 
 export interface WelcomeFrame {
   type: 'welcome';

@@ -14,7 +14,7 @@ import { Outbox } from './outbox';
 import { acceptUpgrade, closeServer } from './socket-server';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
-// /v1/images/ws (decisions.md "/v1/images/ws: two kinds of client on one socket"). A client that
+// /v1/images/ws (docs/decisions.md "/v1/images/ws"). A client that
 // sends a message within SUBSCRIBE_WINDOW_MS of the handshake is a request/response client
 // (What's Now Playing's image clients send `hello` at once and read each answer as the next
 // frame): it gets answers only, unless it subscribes. Any other client, or one that sends
@@ -68,9 +68,63 @@ interface Client {
 }
 
 export function createImageHub(options: HubOptions): ImageHub {
-  const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
   const clients = new Map<WebSocket, Client>();
+  const pushes = createPushStream(options);
+  const heartbeat = watchHeartbeat(wss, clients, options.pingIntervalMs ?? 30_000);
+
+  wss.on('connection', (socket) => {
+    heartbeat.watch(socket);
+    const client = newClient(socket, options);
+    clients.set(socket, client);
+    socket.on('error', (error) => options.logger.warn(`images ws: ${error.message}`));
+    socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary, options, pushes.subscribe));
+    socket.on('close', () => {
+      if (client.window) clearTimeout(client.window);
+      pushes.forget(client);
+      clients.delete(socket);
+    });
+    client.window = setTimeout(() => pushes.subscribe(client), options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS);
+  });
+
+  return {
+    handleUpgrade(request, socket, head) {
+      acceptUpgrade(wss, request, socket, head);
+    },
+    clientCount: () => wss.clients.size,
+    close() {
+      heartbeat.stop();
+      for (const client of clients.values()) if (client.window) clearTimeout(client.window);
+      pushes.stop();
+      for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');
+      return closeServer(wss);
+    },
+  };
+}
+
+/** A socket's client state; its Outbox bounds what it has unsent and resumes reading as answers drain. */
+function newClient(socket: WebSocket, options: HubOptions): Client {
+  const client: Client = {
+    mode: 'undecided',
+    inFlight: 0,
+    outbox: new Outbox(socket, {
+      queued: budgetedQueuedBytes(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, options.budget),
+      onReplySent: () => {
+        client.inFlight -= 1;
+        if (client.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused) socket.resume();
+      },
+      onTooSlow: (unsent) => options.logger.warn(`images ws: a client is too slow (${unsent} bytes unsent); closing it with 1013`),
+      onReplyFailed: (error) => options.logger.error(`images ws: a reply failed: ${String(error)}`),
+    }),
+  };
+  return client;
+}
+
+/**
+ * The push stream: subscribers get the current track and its images, then every change. Frames
+ * are serialized once for all of them.
+ */
+function createPushStream(options: HubOptions): { subscribe: (client: Client) => void; forget: (client: Client) => void; stop: () => void } {
   const subscribers = new Set<Client>();
   const fanOut = createFanOut<Client>();
 
@@ -79,6 +133,15 @@ export function createImageHub(options: HubOptions): ImageHub {
     // Serialized once, not once per client; sent after the current turn, in slices (fan-out.ts).
     const data = JSON.stringify(frame);
     fanOut.send(subscribers, (client) => client.outbox.push(data));
+  };
+
+  const safeImagesOf = async (record: TrackRecord): Promise<TrackImage[]> => {
+    try {
+      return await options.images.imagesOf(record);
+    } catch (error) {
+      options.logger.error(`images ws: cannot list the images of track ${record.dbid}: ${String(error)}`);
+      return [];
+    }
   };
 
   const subscribe = (client: Client) => {
@@ -104,90 +167,54 @@ export function createImageHub(options: HubOptions): ImageHub {
   options.nowPlaying.on('track-updated', onTrackChanged);
   options.images.on('image', onImage);
 
-  const onMessage = (socket: WebSocket, client: Client, data: RawData, isBinary: boolean) => {
-    const text = isBinary ? null : rawText(data);
-    const subscription = text === null ? null : subscriptionIn(text);
-    if (subscription === 'subscribe-only') {
-      subscribe(client);
-      return;
-    }
-    if (client.mode === 'undecided') {
-      clearTimeout(client.window);
-      client.mode = 'requests';
-    }
-    client.inFlight += 1;
-    // Stop reading past the bound (the same 8 as HTTP pipelining); resumed as answers drain (Outbox onReplySent).
-    if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
-    client.outbox.reply(async () => {
-      if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
-      return replyText(await answerMessage(text, { images: options.images, version: options.version }), options.images);
-    });
-    // `hello` with `subscribe: true`: the welcome first, then the pushes.
-    if (subscription === 'with-request') subscribe(client);
+  return {
+    subscribe,
+    forget: (client) => subscribers.delete(client),
+    stop() {
+      options.nowPlaying.off('track-changed', onTrackChanged);
+      options.nowPlaying.off('track-updated', onTrackChanged);
+      options.images.off('image', onImage);
+      fanOut.clear();
+    },
   };
+}
 
-  wss.on('connection', (socket) => {
-    heartbeat.watch(socket);
-    const client: Client = {
-      mode: 'undecided',
-      inFlight: 0,
-      outbox: new Outbox(socket, {
-        queued: budgetedQueuedBytes(maxBuffered, options.budget),
-        onReplySent: () => {
-          client.inFlight -= 1;
-          if (client.inFlight < MAX_REQUESTS_IN_FLIGHT && socket.isPaused) socket.resume();
-        },
-        onTooSlow: (unsent) => options.logger.warn(`images ws: a client is too slow (${unsent} bytes unsent); closing it with 1013`),
-        onReplyFailed: (error) => options.logger.error(`images ws: a reply failed: ${String(error)}`),
-      }),
-    };
-    clients.set(socket, client);
-    socket.on('error', (error) => options.logger.warn(`images ws: ${error.message}`));
-    socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary));
-    socket.on('close', () => {
-      if (client.window) clearTimeout(client.window);
-      subscribers.delete(client);
-      clients.delete(socket);
-    });
-    client.window = setTimeout(() => subscribe(client), options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS);
+/** A message: a subscription, or a request answered in order through the client's Outbox. */
+function onMessage(socket: WebSocket, client: Client, data: RawData, isBinary: boolean, options: HubOptions, subscribe: (client: Client) => void): void {
+  const text = isBinary ? null : rawText(data);
+  const subscription = text === null ? null : subscriptionIn(text);
+  if (subscription === 'subscribe-only') {
+    subscribe(client);
+    return;
+  }
+  if (client.mode === 'undecided') {
+    clearTimeout(client.window);
+    client.mode = 'requests';
+  }
+  client.inFlight += 1;
+  // Stop reading past the bound (the same 8 as HTTP pipelining); resumed as answers drain (Outbox onReplySent).
+  if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
+  client.outbox.reply(async () => {
+    if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
+    return replyText(await answerMessage(text, { images: options.images, version: options.version }), options.images);
   });
+  // `hello` with `subscribe: true`: the welcome first, then the pushes.
+  if (subscription === 'with-request') subscribe(client);
+}
 
-  const safeImagesOf = async (record: TrackRecord): Promise<TrackImage[]> => {
-    try {
-      return await options.images.imagesOf(record);
-    } catch (error) {
-      options.logger.error(`images ws: cannot list the images of track ${record.dbid}: ${String(error)}`);
-      return [];
-    }
-  };
-
-  // Heartbeat: a peer that did not answer the previous ping is gone (ws README, "broken connections").
-  // A peer whose socket is paused (8 requests in flight) cannot be heard answering; it counts as
-  // alive while it keeps taking its answers.
+/**
+ * Heartbeat: a peer that did not answer the previous ping is gone (ws README, "broken connections").
+ * A peer whose socket is paused (8 requests in flight) cannot be heard answering; it counts as
+ * alive while it keeps taking its answers.
+ */
+function watchHeartbeat(wss: WebSocketServer, clients: Map<WebSocket, Client>, intervalMs: number) {
   const writtenAtLastPing = new WeakMap<WebSocket, number>();
-  const heartbeat = startHeartbeat(wss, options.pingIntervalMs ?? 30_000, (socket) => {
+  return startHeartbeat(wss, intervalMs, (socket) => {
     const written = clients.get(socket)?.outbox.writtenFragments() ?? 0;
     const draining = socket.isPaused && written !== writtenAtLastPing.get(socket);
     writtenAtLastPing.set(socket, written);
     return draining;
   });
-
-  return {
-    handleUpgrade(request, socket, head) {
-      acceptUpgrade(wss, request, socket, head);
-    },
-    clientCount: () => wss.clients.size,
-    close() {
-      heartbeat.stop();
-      for (const client of clients.values()) if (client.window) clearTimeout(client.window);
-      options.nowPlaying.off('track-changed', onTrackChanged);
-      options.nowPlaying.off('track-updated', onTrackChanged);
-      options.images.off('image', onImage);
-      fanOut.clear();
-      for (const socket of wss.clients) socket.close(CLOSE_GOING_AWAY, 'server shutting down');
-      return closeServer(wss);
-    },
-  };
 }
 
 function rawText(data: RawData): string {

@@ -1,6 +1,6 @@
 import { WebSocket } from 'ws';
 
-// One socket's outgoing queue (decisions.md "/v1/images/ws: two kinds of client on one socket",
+// One socket's outgoing queue (docs/decisions.md "/v1/images/ws",
 // "Hostile clients": a reply is produced only as the reader takes it).
 //
 // Two kinds of frame share the socket, in order:

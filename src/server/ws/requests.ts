@@ -94,7 +94,7 @@ export async function* base64FieldFragments(head: object, fields: readonly Base6
 }
 
 /**
- * Whether a message asks for the push stream (decisions.md): `{"type":"subscribe"}` alone
+ * Whether a message asks for the push stream (docs/decisions.md): `{"type":"subscribe"}` alone
  * (no answer), or a `hello` with `"subscribe": true` (answered with welcome). Null otherwise.
  */
 export function subscriptionIn(text: string): 'subscribe-only' | 'with-request' | null {

@@ -14,7 +14,7 @@ import { Outbox } from './outbox';
 import { acceptUpgrade, closeServer } from './socket-server';
 import { base64FieldFragments, type ImageLookup } from './requests';
 
-// /wsstream (decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
+// /wsstream (docs/decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
 // and its browser client library read the track from. No auth; client messages are ignored.
 // On connect (when a track has played) and on every change of the current track: one frame with
 // the /v1/last fields without `dbid`, plus `coverimagebase64`, `artistthumbnailbase64`,

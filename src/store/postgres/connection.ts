@@ -50,7 +50,7 @@ export async function openPostgresPool(
     }
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StartupError(`cannot use database ${redactUrl(url)}: ${errorMessage(error)}`);
+    throw new StartupError(`cannot use database ${withoutPassword(url)}: ${errorMessage(error)}`);
   }
   return pool;
 }
@@ -76,7 +76,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 }
 
 /** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
+export function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { StartupError, errorMessage } from '../../errors';
 import type { Store, StoreEvents, StoreOptions } from '../store';
-import { openPostgresPool, redactUrl, type PostgresContext } from './connection';
+import { openPostgresPool, withoutPassword, type PostgresContext } from './connection';
 import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
@@ -12,13 +12,11 @@ import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
 
-// The PostgreSQL store (issue 15): every instance pointing at one database shares records,
+// The PostgreSQL store (docs/several-instances.md): every instance pointing at one database shares records,
 // images, the lookup cache and the request spacing, and hears the others' changes through
 // LISTEN/NOTIFY on one channel. Queries run on a small pool (connection.ts); a dedicated
 // connection listens and reconnects by itself with backoff (notifications.ts). The parts:
 // tracks.ts, images.ts, lookup-cache.ts, request-slots.ts, outputs.ts.
-
-export { redactUrl } from './connection';
 
 export async function openPostgresStore(url: string, options: StoreOptions): Promise<Store> {
   const instanceId = randomUUID();
@@ -36,7 +34,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     await listener.ready;
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StartupError(`cannot listen on database ${redactUrl(url)}: ${errorMessage(error)}`);
+    throw new StartupError(`cannot listen on database ${withoutPassword(url)}: ${errorMessage(error)}`);
   }
   let closing: Promise<void> | undefined;
 

@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { WebSocket } from 'ws';
 import { connectClient } from '../../helpers/ws-client';
 
-// GET /v1/history and DELETE /v1/history/<dbid> (decisions.md "History"), by outcome.
+// GET /v1/history and DELETE /v1/history/<dbid> (docs/decisions.md "History"), by outcome.
 
 interface HistoryAnswer {
   tracks: Record<string, unknown>[];

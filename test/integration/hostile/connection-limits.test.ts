@@ -3,7 +3,7 @@ import type { Enricher } from '../../../src/enrich/enricher';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// decisions.md "Hostile clients and browsers": limits.maxConnections, maxConnectionsPerAddress,
+// docs/decisions.md "Hostile clients and browsers": limits.maxConnections, maxConnectionsPerAddress,
 // and at most 8 pipelined requests in flight per connection. The second loopback address
 // (127.0.0.2, Linux routes all of 127/8 to lo) plays the innocent client.
 

@@ -4,7 +4,7 @@ import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // GET /cover/<key> goes out in 64 KiB chunks read from the store as the reader takes them
-// (decisions.md "Hostile clients and browsers": a streamed HTTP body, within
+// (docs/decisions.md "Hostile clients and browsers": a streamed HTTP body, within
 // limits.maxQueuedBytes). A PNG signature in front of random bytes is an image to the store's
 // sniffer; random bytes do not compress, so nothing in between can shrink them.
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// decisions.md "Hostile clients and browsers", in a real browser: a page from another local
+// docs/decisions.md "Hostile clients and browsers", in a real browser: a page from another local
 // origin (http://127.0.0.2:<port>) tries every way a page can write to svc without CORS' say:
 // a no-cors fetch POST with text/plain, an auto-submitted form POST, an <img> GET and a
 // no-cors fetch GET. Chromium sends Origin and Sec-Fetch-Site itself; svc must store nothing.

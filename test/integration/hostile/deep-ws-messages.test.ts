@@ -1,7 +1,7 @@
 import { connectClient } from '../../helpers/ws-client';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// "Any nesting depth in any field ... never a stack overflow" (decisions.md) on the WebSocket
+// "Any nesting depth in any field ... never a stack overflow" (docs/decisions.md) on the WebSocket
 // side too: a request nested as deep as a message may be (64 KiB, MAX_INBOUND_BYTES) gets an
 // error frame, and the socket and the server carry on.
 

@@ -1,7 +1,7 @@
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// DNS rebinding (decisions.md): evil.test re-resolves to 127.0.0.1 and its page talks to svc with
+// DNS rebinding (docs/decisions.md): evil.test re-resolves to 127.0.0.1 and its page talks to svc with
 // `Host: evil.test`. A loopback listener answers only loopback names and `allowedHosts`.
 
 describe('the Host check on a loopback listener', () => {

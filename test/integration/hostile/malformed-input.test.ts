@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// decisions.md "Hostile clients and browsers": every malformed request is a 4xx with a JSON
+// docs/decisions.md "Hostile clients and browsers": every malformed request is a 4xx with a JSON
 // body, never a 500; nothing is stored; the secret never reaches the log in any spelling.
 
 const SECRET = 's3cret-do-not-log';

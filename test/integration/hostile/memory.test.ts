@@ -6,7 +6,7 @@ import { peakDuring, pipelineWithoutReading, residentBytes, type Attack } from '
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// The real `svc serve` process under the issue 13 attacks, its memory read from
+// The real `svc serve` process under the docs/decisions.md attacks, its memory read from
 // /proc/<pid>/status: growth must stay within limits.maxQueuedBytes (64 MiB) plus a generous
 // 128 MiB (a process busy answering a flood keeps garbage around for a while, and this machine
 // is shared: samples of the same run ranged from 5 to 149 MiB; bench/attack-memory.bench.js
@@ -14,7 +14,7 @@ import { makeTempDir } from '../../helpers/temp-dir';
 // and everyone else must still be answered during the attack. (A difference between the two
 // runs is not asserted: on a shared machine GC timing alone moved it by 100 MiB.) Before the fix, 60
 // pipelining non-readers added 555 MiB in 20 s with /v1/status unanswered, and 50 paused cover
-// readers 3.7 GiB (README "Hostile clients and browsers").
+// readers 3.7 GiB (docs/security.md).
 
 const MiB = 1024 * 1024;
 const BOUND = 64 * MiB + 128 * MiB;

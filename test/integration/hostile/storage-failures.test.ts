@@ -4,7 +4,7 @@ import { postJson, request } from '../../helpers/http';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// decisions.md "Hostile clients and browsers": disk full or a read-only file answers 503
+// docs/decisions.md "Hostile clients and browsers": disk full or a read-only file answers 503
 // {"error":"Database unavailable"}, logs one line per kind per minute (no stack per request),
 // and /v1/status says "database":"unavailable" until a write succeeds again. The database lives
 // on a real 1 MiB tmpfs, filled by real submissions. A file that turns read-only under an open

@@ -4,7 +4,7 @@ import { makePng } from '../../helpers/images';
 import { redirectTo, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 
 // One download per URL in flight (redirect hops included) and at most `maxConcurrentDownloads`
-// downloads at a time (decisions.md "Hostile clients"), against a real local image host.
+// downloads at a time (docs/decisions.md "Hostile clients and browsers"), against a real local image host.
 
 const png = makePng(4, 4, [10, 20, 30], [200, 100, 0]);
 

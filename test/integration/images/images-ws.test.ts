@@ -110,7 +110,7 @@ describe('/v1/images/ws', () => {
     ]);
   });
 
-  it('When enrichment finds a cover, then the 200 carries it (issue 10); the other images download after the response and their frames still reach every client, cover first', async () => {
+  it('When enrichment finds a cover, then the 200 carries it; the other images download after the response and their frames still reach every client, cover first', async () => {
     const watchers = [await connect(), await connect()];
     const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Björk', title: 'Late Images', album: 'Post' });
     const { dbid, processed_metadata } = asObject(res.json);
@@ -220,7 +220,8 @@ describe('/v1/images/ws fan-out', () => {
   });
 
   it('When one client stops reading, then a fast client keeps getting every frame and the slow one is closed with 1013', async () => {
-    const t = await startTestServer({ ws: { maxBufferedBytes: 256 * 1024 }, config: { limits: { maxFields: 500 } } });
+    // Records up to 1 MiB here (the default bound is 64 KiB), so a few frames fill the socket buffers.
+    const t = await startTestServer({ ws: { maxBufferedBytes: 256 * 1024 }, config: { limits: { maxFields: 500, maxRecordBytes: 1024 * 1024 } } });
     try {
       const slow = await openRawWs(t.url);
       slow.socket.pause(); // a stuck viewer: the server's writes pile up

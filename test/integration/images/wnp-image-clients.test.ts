@@ -9,7 +9,7 @@ import { openRawWs, sendText } from '../../helpers/raw-ws';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { connectClient, wsUrl, type Frame } from '../../helpers/ws-client';
 
-// /v1/images/ws with the two kinds of client decisions.md describes.
+// /v1/images/ws with the two kinds of client docs/decisions.md describes.
 //
 // What's Now Playing's image clients are request/response clients: its own tests
 // (whatsnowplaying/whats-now-playing tests/webserver/test_webserver_images_websocket.py) connect,

@@ -6,7 +6,7 @@ import { colorEnabled } from '../../../src/cli/io';
 
 describe('colorEnabled', () => {
   test.each([
-    // Rows: env, stdout is a TTY, --json, colour expected (decisions.md "Command-line environment").
+    // Rows: env, stdout is a TTY, --json, colour expected (docs/decisions.md "Command-line environment").
     [{}, true, false, true],
     [{}, false, false, false],
     [{}, true, true, false],

@@ -10,7 +10,7 @@ import { request } from '../../helpers/http';
 
 describe('the error catalogue', () => {
   it('uses only the statuses decisions.md lists (plus 426 for a plain GET on the WebSocket path, 431 from the HTTP parser)', () => {
-    // 421 and 503: decisions.md "Hostile clients and browsers".
+    // 421 and 503: docs/decisions.md "Hostile clients and browsers".
     const documented = [400, 403, 404, 405, 408, 409, 413, 415, 417, 421, 422, 426, 431, 500, 503];
     for (const [code, spec] of Object.entries(ERRORS)) expect([code, documented.includes(spec.status)]).toEqual([code, true]);
   });

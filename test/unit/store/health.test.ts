@@ -1,7 +1,7 @@
 import { AppError } from '../../../src/errors';
 import { createStorageHealth, guardStore, isStorageUnavailable, storageFailureKind } from '../../../src/store/health';
 
-// decisions.md "Hostile clients and browsers", storage failures, with injected SQLite errors
+// docs/decisions.md "Hostile clients and browsers", storage failures, with injected SQLite errors
 // shaped like better-sqlite3's SqliteError (`code` holds the extended result code name).
 
 function sqliteError(code: string, message: string): Error & { code: string } {

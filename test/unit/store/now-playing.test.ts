@@ -1,7 +1,7 @@
 import type { TrackRecord } from '../../../src/domain/track';
 import { NowPlaying } from '../../../src/store/now-playing';
 
-// NowPlaying.retract: a deleted current track hands over to the previous record (issue 11).
+// NowPlaying.retract: a deleted current track hands over to the previous record (docs/http-api.md).
 
 const record = (dbid: number, title: string): TrackRecord => ({
   dbid,

@@ -12,7 +12,7 @@ import { IDEMPOTENCY_KEEP_MS } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// The store contract (issue 15): one suite, run against both backends. SQLite on a real file in
+// The store contract (docs/several-instances.md): one suite, run against both backends. SQLite on a real file in
 // a temp dir; PostgreSQL on a database of its own, created for this run and dropped after it.
 
 interface Backend {

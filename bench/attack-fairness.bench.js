@@ -1,0 +1,130 @@
+'use strict';
+// docs/limits-and-load.md rows: fairness under three floods, measured on this build ("after")
+// and, when BENCH_BEFORE_ROOT names a built checkout of the code before it (e.g. main before
+// the change), on that one too ("before", the baseline column):
+//   - history flood: 100 clients reading GET /v1/history?limit=1000; figure: /v1/last p99 (ms)
+//   - fat records: 600 submissions of a 1 MB list, then four 250-row pages; figure: peak RSS (MiB)
+//   - slow headers: 2,000 connections from 20 loopback addresses that never finish their head;
+//     figure: /v1/status probes answered within 1 s (%)
+// Goals: p99 < 100 ms; RSS < 300 MiB; 100 % answered.
+
+const path = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { startSvc } = require('./lib/svc-process');
+const { slowloris, loopbackAddresses } = require('./lib/attacks');
+const { emitRow, emitFailure, log, envInt } = require('./lib/report');
+const { procMemory, MiB } = require('./lib/rss');
+
+const SECONDS = envInt('BENCH_ATTACK_SECONDS', 10);
+const BEFORE = process.env.BENCH_BEFORE_ROOT ? path.join(process.env.BENCH_BEFORE_ROOT, 'bin', 'svc.js') : null;
+
+async function timed(url, timeoutMs = 10_000) {
+  const started = performance.now();
+  const ok = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).then(
+    async (res) => (await res.arrayBuffer(), res.status === 200),
+    () => false,
+  );
+  return { ok, ms: performance.now() - started };
+}
+
+async function seed(url, count, body) {
+  for (let sent = 0; sent < count; sent += 4) {
+    await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        fetch(`${url}/v1/remoteinput`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ ...body, title: `T${sent + i}` }),
+        }).then((res) => res.arrayBuffer()),
+      ),
+    );
+  }
+}
+
+async function historyFlood(bin) {
+  const svc = await startSvc({ bin });
+  try {
+    await seed(svc.url, 1000, { artist: 'A', artistlongbio: 'A long artist biography. '.repeat(160) });
+    const until = Date.now() + SECONDS * 1000;
+    const reader = async (i) => {
+      while (Date.now() < until) await timed(`${svc.url}/v1/history?limit=1000&before=${1000 - (i % 50)}`, 60_000);
+    };
+    const latencies = [];
+    const prober = async () => {
+      while (Date.now() < until) {
+        const { ms } = await timed(`${svc.url}/v1/last`, 60_000);
+        latencies.push(ms);
+        await sleep(50);
+      }
+    };
+    await Promise.all([...Array.from({ length: 100 }, (_, i) => reader(i)), prober()]);
+    latencies.sort((a, b) => a - b);
+    return latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))];
+  } finally {
+    await svc.stop();
+  }
+}
+
+async function fatRecords(bin) {
+  const svc = await startSvc({ bin });
+  let peak = procMemory(svc.pid).rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, procMemory(svc.pid).rss)), 100);
+  try {
+    const genres = Array.from({ length: 1000 }, () => 'x'.repeat(1000));
+    await seed(svc.url, 600, { artist: 'Fat', genres });
+    await Promise.all([0, 1, 2, 3].map(() => timed(`${svc.url}/v1/history?limit=250`, 120_000)));
+    return peak / MiB;
+  } finally {
+    clearInterval(sampler);
+    await svc.stop();
+  }
+}
+
+async function slowHeaders(bin) {
+  const svc = await startSvc({ bin });
+  const attack = slowloris(svc.url, 2000, { localAddresses: loopbackAddresses(20), intervalMs: 60_000 });
+  try {
+    let answered = 0;
+    let probes = 0;
+    const until = Date.now() + SECONDS * 1000;
+    while (Date.now() < until) {
+      probes += 1;
+      if ((await timed(`${svc.url}/v1/status`, 1000)).ok) answered += 1;
+      await sleep(200);
+    }
+    return (100 * answered) / probes;
+  } finally {
+    await attack.stop();
+    await svc.stop();
+  }
+}
+
+async function main() {
+  const rows = [
+    ['history flood: /v1/last p99 under 100 limit=1000 readers', 'ms', historyFlood, 'svc < 100 ms'],
+    ['fat records: peak RSS, 600 x 1 MB list + four 250-row pages', 'MiB', fatRecords, 'svc < 300 MiB'],
+    ['slow headers: /v1/status answered within 1 s under 2,000 connections', '%', slowHeaders, 'svc >= 100 percent'],
+  ];
+  for (const [row, unit, measure, goal] of rows.filter(([name]) => !process.env.BENCH_ATTACK_ONLY || name.includes(process.env.BENCH_ATTACK_ONLY))) {
+    try {
+      const after = await measure(undefined);
+      const before = BEFORE ? await measure(BEFORE) : after;
+      log(`${row}: after ${after.toFixed(1)} ${unit}, before ${BEFORE ? before.toFixed(1) : 'not measured'} ${unit}`);
+      emitRow({
+        row,
+        unit,
+        svc: [Math.round(after * 10) / 10],
+        baseline: { label: BEFORE ? 'before (BENCH_BEFORE_ROOT)' : 'after (no before build given)', values: [Math.round(before * 10) / 10] },
+        goal,
+      });
+    } catch (error) {
+      emitFailure(row, error, unit);
+      process.exitCode = 1;
+    }
+  }
+}
+
+main().catch((error) => {
+  log(error.stack ?? String(error));
+  process.exitCode = 1;
+});
