@@ -18,7 +18,7 @@ import { createStreams, type Streams } from './io';
 // stack, ws, chalk, the config loader) when it runs, so that `svc last` starts fast.
 
 const GLOBAL_HELP = `
-Client commands (submit, last, history, status, watch-images) share --url, --secret, --config, --json
+Client commands (submit, last, history, status, watch-images, outputs) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret, else the port, host
 and secret its server part sets), else http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
@@ -28,7 +28,7 @@ turns it on. An empty variable counts as unset. Only submit sends the secret.
 Examples:
   $ svc serve --secret s3cret &
   $ svc submit --secret s3cret --artist 'Daft Punk' --title 'One More Time'
-  $ svc last --follow --format '{artist} - {title}'
+  $ svc last --follow --format '{{artist}} - {{title}}'
 
 ${EXIT_CODE_HELP}`;
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Router, { type RouterContext } from '@koa/router';
-import { AppError, StartupError, errorMessage } from '../../errors';
+import { AppError, ConfigError } from '../../errors';
 import { staticContentType, staticRelativePath } from '../../domain/static-path';
 import type { AppState } from '../context';
 import { PAGE_CSP } from './pages';
@@ -22,14 +22,16 @@ export function staticRoutes(staticDir: string): Router<AppState> {
   return router;
 }
 
+/** The folder behind `staticDir`; a missing one is the user's to fix, like any config mistake (exit 2). */
 function realFolder(dir: string): string {
+  let real: string;
   try {
-    const real = fs.realpathSync(dir);
-    if (!fs.statSync(real).isDirectory()) throw new Error('not a folder');
-    return real;
-  } catch (error) {
-    throw new StartupError(`staticDir ${dir}: ${errorMessage(error)}`);
+    real = fs.realpathSync(dir);
+  } catch {
+    throw new ConfigError(`staticDir ${dir}: no such folder (create it, or leave staticDir empty)`);
   }
+  if (!fs.statSync(real).isDirectory()) throw new ConfigError(`staticDir ${dir}: not a folder`);
+  return real;
 }
 
 async function serveStatic(ctx: RouterContext<AppState>, root: string): Promise<void> {
