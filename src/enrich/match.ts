@@ -1,4 +1,4 @@
-import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from './musicbrainz-types';
+import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from './musicbrainz-decode';
 
 // Which search result is the submitted track, and which of its releases is "the album"
 // (docs/enrichment.md). No wrong metadata is better than bad metadata: below MIN_SIMILARITY

@@ -9,7 +9,7 @@ import {
   type MbRecording,
   type MbRecordingList,
   type MbRelease,
-} from './musicbrainz-types';
+} from './musicbrainz-decode';
 
 // MusicBrainz WS/2 lookups and searches (JSON), each cached and coalesced by Lookups and
 // spaced one second apart by the client's rate limiter.

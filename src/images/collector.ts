@@ -3,7 +3,7 @@ import type { ImageCandidate, ImageCategory, TrackImage, TrackRecord } from '../
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import { anySignal } from '../signals';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
 import { ImageRejected, type ImageStore, type StoredImage } from '../store/images';

@@ -6,7 +6,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
 import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
-import { Slots } from './shared-downloads';
+import { Slots } from './download-slots';
 
 // The one image downloader: submitted cover URLs and enrichment images alike (docs/streams.md
 // "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is

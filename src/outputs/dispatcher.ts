@@ -3,7 +3,7 @@ import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
 import { deadlineSignal } from '../signals';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import type { OutputMessage, OutputMessageKind, OutputStore } from '../store/outputs';
 import { nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';

@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
 import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import { requestCredential, type RawRequest } from './parse';
 
 // DELETE /v1/history/<dbid> (docs/decisions.md "History"): authenticate with the same carriers and

@@ -2,7 +2,7 @@ import { fillEmptyFields } from '../domain/fill-empty-fields';
 import type { TrackFields, TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import type { TrackStore } from '../store/tracks';
 import { fitRecord } from './fit-record';
 

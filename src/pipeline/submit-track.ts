@@ -8,7 +8,7 @@ import { AppError, errorMessage } from '../errors';
 import type { Logger } from '../log';
 import type { TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import { parseSubmission, type RawRequest } from './parse';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import { sanitize } from './sanitize';

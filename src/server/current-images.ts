@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ImageCategory, TrackImage, TrackRecord } from '../domain/track';
 import { keyOfCoverUrl } from '../domain/image';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import type { ImageStore, StoredImage } from '../store/images';
 
 // The current track's one image per category, for /cover.png, /artist*.png and the /wsstream

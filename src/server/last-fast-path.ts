@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS } from '../errors';
 import type { Logger } from '../log';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import type { CorsPolicy } from './middleware/cors';
 import { logAccess } from './middleware/request-log';
 import { lastResponse, type LastResponse } from './routes/last';

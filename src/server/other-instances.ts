@@ -3,7 +3,7 @@ import type { ImageCollector } from '../images/collector';
 import type { Logger } from '../log';
 import { sleep } from '../signals';
 import { isStorageUnavailable, storageFailureKind, type StorageHealth } from '../store/health';
-import type { NowPlaying } from '../store/now-playing';
+import type { NowPlaying } from '../domain/current-track';
 import type { Store, StoreChange } from '../store/store';
 import type { TrackRecord } from '../domain/track';
 import type { TrackStore } from '../store/tracks';

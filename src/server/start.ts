@@ -10,7 +10,7 @@ import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
-import { NowPlaying } from '../store/now-playing';
+import { NowPlaying } from '../domain/current-track';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
 import type { ImageStore } from '../store/images';

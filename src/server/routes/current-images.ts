@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { etagOf } from '../../domain/etag';
 import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import type { ImageCategory } from '../../domain/track';
-import type { NowPlaying } from '../../store/now-playing';
+import type { NowPlaying } from '../../domain/current-track';
 import type { ImageStore } from '../../store/images';
 import type { AppContext, AppState } from '../context';
 import type { CurrentImages } from '../current-images';

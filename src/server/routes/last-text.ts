@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { etagOf } from '../../domain/etag';
 import { TemplateError, compileTemplate, oneLine, trackLineParts, type TrackObject } from '../../domain/template';
 import { AppError } from '../../errors';
-import type { NowPlaying, NowPlayingSnapshot } from '../../store/now-playing';
+import type { NowPlaying, NowPlayingSnapshot } from '../../domain/current-track';
 import type { AppState } from '../context';
 import { matchesEtag } from '../etag';
 import type { LastResponse } from './last';

@@ -1,4 +1,4 @@
-import type { NowPlayingSnapshot } from '../../store/now-playing';
+import type { NowPlayingSnapshot } from '../../domain/current-track';
 import { matchesEtag } from '../etag';
 
 // GET /v1/last (docs/http-api.md; docs/decisions.md): the current track from a copy serialized once per

@@ -3,7 +3,7 @@ import { AppError } from '../../errors';
 import type { OutputDispatcher } from '../../outputs/dispatcher';
 import { authenticate } from '../../pipeline/authenticate';
 import { requestCredential, shortName } from '../../pipeline/parse';
-import type { NowPlaying } from '../../store/now-playing';
+import type { NowPlaying } from '../../domain/current-track';
 import type { AppContext, AppState } from '../context';
 
 // GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status"): the shared secret

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import type { NowPlaying } from '../../store/now-playing';
+import type { NowPlaying } from '../../domain/current-track';
 import type { RawRequest } from '../../pipeline/parse';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { TrackRecord } from '../../domain/track';
 import { errorMessage } from '../../errors';
 import { throttledLog, type Logger } from '../../log';
-import type { NowPlaying } from '../../store/now-playing';
+import type { NowPlaying } from '../../domain/current-track';
 import type { TrackStore } from '../../store/tracks';
 import type { QueueBudget } from '../queue-budget';
 import { createFanOut } from '../fan-out';

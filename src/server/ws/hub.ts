@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { TrackImage, TrackRecord } from '../../domain/track';
 import type { Logger } from '../../log';
-import type { NowPlaying } from '../../store/now-playing';
+import type { NowPlaying } from '../../domain/current-track';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
 import { MAX_REQUESTS_IN_FLIGHT } from '../pipelining';
 import type { QueueBudget } from '../queue-budget';

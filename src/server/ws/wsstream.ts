@@ -5,7 +5,7 @@ import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import type { ImageCategory, TrackRecord } from '../../domain/track';
 import type { CurrentImageSet, CurrentImages } from '../current-images';
 import type { Logger } from '../../log';
-import type { NowPlaying } from '../../store/now-playing';
+import type { NowPlaying } from '../../domain/current-track';
 import type { QueueBudget } from '../queue-budget';
 import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';

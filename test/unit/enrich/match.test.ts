@@ -1,5 +1,5 @@
 import { artistSimilarity, chooseRelease, normalize, pickMatch, rankRelease, similarity, titleSimilarity } from '../../../src/enrich/match';
-import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from '../../../src/enrich/musicbrainz-types';
+import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from '../../../src/enrich/musicbrainz-decode';
 
 const credit = (...names: string[]): MbArtistCredit[] =>
   names.map((name, index) => ({

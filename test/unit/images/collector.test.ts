@@ -1,7 +1,7 @@
 import { ImageCollector } from '../../../src/images/collector';
 import { ImageFetchError, type ImageFetcher } from '../../../src/images/fetch-image';
 import { silentLogger } from '../../../src/log';
-import { NowPlaying } from '../../../src/store/now-playing';
+import { NowPlaying } from '../../../src/domain/current-track';
 import { openSqliteStore } from '../../../src/store/open-store';
 
 /** A 1x1 PNG. */

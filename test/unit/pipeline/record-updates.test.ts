@@ -1,6 +1,6 @@
 import { silentLogger } from '../../../src/log';
 import { RecordUpdates } from '../../../src/pipeline/record-updates';
-import { NowPlaying } from '../../../src/store/now-playing';
+import { NowPlaying } from '../../../src/domain/current-track';
 import { openSqliteStore } from '../../../src/store/open-store';
 
 function setUp() {

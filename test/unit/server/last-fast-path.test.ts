@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '../../../src/log';
 import { createLastFastPath } from '../../../src/server/last-fast-path';
-import { NowPlaying } from '../../../src/store/now-playing';
+import { NowPlaying } from '../../../src/domain/current-track';
 
 describe('the /v1/last fast path', () => {
   it('When building the answer throws, then it answers its own JSON 500 and logs the cause with the request id', async () => {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { TrackRecord } from '../domain/track';
-import { etagOf } from '../domain/etag';
+import type { TrackRecord } from './track';
+import { etagOf } from './etag';
 
 // The current track (docs/decisions.md: the successful submission that arrived last) and the
 // in-process "track changed" event. /v1/last is served from a copy serialized once per change.

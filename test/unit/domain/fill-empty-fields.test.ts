@@ -1,6 +1,4 @@
-import type { TrackFields } from '../../../src/domain/track';
 import { fillEmptyFields } from '../../../src/domain/fill-empty-fields';
-import { requireIdentifyingField } from '../../../src/pipeline/validate';
 
 describe('fillEmptyFields', () => {
   it('When a provider returns fields, then only the empty ones are filled and the provider is recorded', () => {
@@ -18,18 +16,5 @@ describe('fillEmptyFields', () => {
     const second = fillEmptyFields(first, { genre: 'Disco', artistlongbio: 'Bio' }, 'theaudiodb');
     expect(second.fields).toEqual({ genre: 'House', artistlongbio: 'Bio' });
     expect(second.sources).toEqual({ genre: 'musicbrainz', artistlongbio: 'theaudiodb' });
-  });
-});
-
-describe('requireIdentifyingField', () => {
-  it.each<TrackFields>([
-    { artist: 'A' },
-    { title: 'T' },
-    { isrc: 'GBDUW0000059' },
-    { musicbrainzrecordingid: 'x' },
-    { fpcalcfingerprint: 'AQAA', fpcalcduration: 200 },
-  ])('accepts %p', (fields) => expect(() => requireIdentifyingField(fields)).not.toThrow());
-  it.each<TrackFields>([{}, { album: 'B' }, { fpcalcfingerprint: 'AQAA' }, { fpcalcduration: 200 }, { artist: '' }])('rejects %p', (fields) => {
-    expect(() => requireIdentifyingField(fields)).toThrow(/needs at least one of artist, title/);
   });
 });

@@ -1,5 +1,5 @@
 import type { TrackRecord } from '../../../src/domain/track';
-import { NowPlaying } from '../../../src/store/now-playing';
+import { NowPlaying } from '../../../src/domain/current-track';
 
 // NowPlaying.retract: a deleted current track hands over to the previous record (docs/http-api.md).
 
