@@ -30,7 +30,6 @@ export interface Answer {
 
 export interface Download {
   bytes: Buffer;
-  contentType: string;
 }
 
 export class SvcClient {
@@ -93,7 +92,7 @@ export class SvcClient {
     // An announced image can be evicted from the store before it is fetched.
     if (response.status === 404) throw new CliError(`${url.href}: not found (no longer stored on the server)`, EXIT.SERVER_ERROR);
     if (!response.ok) throw statusError(url, response, Buffer.from(bytes).toString('utf8'));
-    return { bytes: Buffer.from(bytes), contentType: response.headers.get('content-type') ?? '' };
+    return { bytes: Buffer.from(bytes) };
   }
 
   private async requestJson(url: URL, init: RequestInit, timeoutMs = this.settings.timeoutMs): Promise<Answer> {

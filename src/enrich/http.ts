@@ -71,10 +71,6 @@ export class ServiceClient {
     this.backoffBaseMs = options.backoffBaseMs ?? 1000;
   }
 
-  get service(): string {
-    return this.options.service;
-  }
-
   /** GET (or POST a form) and parse JSON. 404 is an answer ("not found"), not an error. */
   async json(url: string, options: RequestOptions): Promise<JsonAnswer> {
     const { response, deadline } = await this.send(url, options, 'follow');
