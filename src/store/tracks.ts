@@ -43,7 +43,6 @@ export interface TrackStore {
   since(dbid: number, limit: number): Promise<TrackRecord[]>;
   /** Replaces the metadata of a stored record (e.g. a cover that arrived after the response). */
   updateMetadata(dbid: number, metadata: TrackFields): Promise<void>;
-  count(): Promise<number>;
   /** Newest first; served from the (received_at, dbid) index whatever the table size. */
   history(query: HistoryQuery): Promise<HistoryPage>;
   /** Deletes one record (its image links go with it); false when there is no such dbid. */
@@ -73,7 +72,6 @@ export function createTrackStore(db: Db): TrackStore {
   const current = db.prepare<[], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
   const byDbid = db.prepare<[number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = ?');
   const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
-  const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM tracks');
   const page = db.prepare<[string, number, string, number], TrackRow>(HISTORY_PAGE_SQL);
   // Where a cursor stands: its own received_at, or that of the nearest older dbid if it was deleted.
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
@@ -104,9 +102,6 @@ export function createTrackStore(db: Db): TrackStore {
     async updateMetadata(dbid, metadata) {
       update.run(JSON.stringify(metadata), dbid);
       writes += 1;
-    },
-    async count() {
-      return count.get()?.n ?? 0;
     },
     async history(query) {
       const bound = historyUpperBound(query, query.before === undefined ? undefined : cursorAt.get(query.before)?.received_at);

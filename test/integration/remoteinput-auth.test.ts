@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { asObject, getWithQuery, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { storedCount } from '../helpers/stored-count';
 
 const SECRET = 's3cret-Üñï-🎧';
 const track = { artist: 'Auth', title: 'Matrix' };
@@ -35,11 +36,11 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
     ['an empty body secret', () => submit({ ...track, secret: '' })],
     ['GET without secret', () => getWithQuery(`${t.url}/v1/remoteinput`, track)],
   ])('When the secret is missing (%s), then 403 {"error":"Missing secret in request"}', async (_name, send) => {
-    const before = await t.server.tracks.count();
+    const before = await storedCount(t.server.tracks);
     const res = await send();
     expect(res.status).toBe(403);
     expect(res.json).toEqual({ error: 'Missing secret in request' });
-    expect(await t.server.tracks.count()).toBe(before);
+    expect(await storedCount(t.server.tracks)).toBe(before);
   });
 
   it.each([

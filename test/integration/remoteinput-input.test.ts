@@ -1,5 +1,6 @@
 import { asObject, getWithQuery, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { storedCount } from '../helpers/stored-count';
 
 describe('/v1/remoteinput input handling', () => {
   let t: TestServer;
@@ -13,12 +14,12 @@ describe('/v1/remoteinput input handling', () => {
 
   /** Asserts a JSON error with the status and that nothing was stored. */
   async function expectRejected(send: () => Promise<{ status: number; json: unknown }>, status: number): Promise<string> {
-    const before = await t.server.tracks.count();
+    const before = await storedCount(t.server.tracks);
     const res = await send();
     expect(res.status).toBe(status);
     const { error } = asObject(res.json);
     expect(typeof error).toBe('string');
-    expect(await t.server.tracks.count()).toBe(before);
+    expect(await storedCount(t.server.tracks)).toBe(before);
     return error as string;
   }
 

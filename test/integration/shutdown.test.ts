@@ -1,6 +1,7 @@
 import { asObject, postJson } from '../helpers/http';
 import { delayingEnricher } from '../helpers/enrichers';
 import { startTestServer } from '../helpers/test-server';
+import { storedCount } from '../helpers/stored-count';
 
 describe('graceful shutdown', () => {
   it('When the server closes during a submission, then that submission finishes, is answered 200 and is stored', async () => {
@@ -15,7 +16,7 @@ describe('graceful shutdown', () => {
       expect(res.status).toBe(200);
       expect(asObject(asObject(res.json).processed_metadata).album).toBe('Finished');
       await t.restart();
-      expect(await t.server.tracks.count()).toBe(1);
+      expect(await storedCount(t.server.tracks)).toBe(1);
     } finally {
       await t.close();
     }

@@ -1,5 +1,6 @@
 import { asObject, getWithQuery, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { storedCount } from '../helpers/stored-count';
 
 // What's Now Playing's Remote Output plugin, as it really behaves
 // (whatsnowplaying/whats-now-playing, nowplaying/notifications/remote.py): it POSTs the track as
@@ -90,10 +91,10 @@ describe("What's Now Playing Remote Output on /v1/remoteinput", () => {
     const ok = await postJson(url(), { isrc: ['GBDUW0000053'] }, auth);
     expect(ok.status).toBe(200);
     expect(asObject(ok.json).processed_metadata).toEqual({ isrc: ['GBDUW0000053'] });
-    const before = await t.server.tracks.count();
+    const before = await storedCount(t.server.tracks);
     const empty = await postJson(url(), { isrc: ['', '  '], genres: ['house'] }, auth);
     expect(empty.status).toBe(400);
-    expect(await t.server.tracks.count()).toBe(before);
+    expect(await storedCount(t.server.tracks)).toBe(before);
   });
 
   it('When a list element is too long or the list holds a non-string, then the element is cut with the spec warning, the bad list dropped with one', async () => {

@@ -54,10 +54,6 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       await pool.query(announced('track', 'UPDATE tracks SET metadata = $2 WHERE dbid = $3'), [instanceId, JSON.stringify(metadata), dbid]);
       writes += 1;
     },
-    async count() {
-      const result = await pool.query<{ n: string }>('SELECT count(*) AS n FROM tracks');
-      return Number(result.rows[0]?.n ?? 0);
-    },
     async history(query) {
       let cursorAt: string | undefined;
       if (query.before !== undefined) {

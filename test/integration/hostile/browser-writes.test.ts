@@ -1,5 +1,6 @@
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { storedCount } from '../../helpers/stored-count';
 
 // docs/decisions.md "Hostile clients and browsers": a web page on another origin must never store a
 // track, with or without a secret; reads stay open per corsOrigins. The headers below are the
@@ -31,12 +32,12 @@ describe('browser writes to /v1/remoteinput', () => {
     ['an <img> GET from a sibling subdomain', 'GET', { 'Sec-Fetch-Site': 'same-site', 'Sec-Fetch-Dest': 'image' }, undefined],
     ['a HEAD from another origin', 'HEAD', { Origin: 'http://evil.test' }, undefined],
   ])('When %s arrives, then 403 "Cross-site request refused" and nothing is stored', async (_name, method, headers, body) => {
-    const before = await t.server.tracks.count();
+    const before = await storedCount(t.server.tracks);
     const path = method === 'POST' ? '/v1/remoteinput' : `/v1/remoteinput?${TRACK}`;
     const res = await rawRequest(`${t.url}${path}`, { method, headers, body });
     expect(res.status).toBe(403);
     if (method !== 'HEAD') expect(JSON.parse(res.text)).toEqual({ error: 'Cross-site request refused' });
-    expect(await t.server.tracks.count()).toBe(before);
+    expect(await storedCount(t.server.tracks)).toBe(before);
   });
 
   it.each([
@@ -48,11 +49,11 @@ describe('browser writes to /v1/remoteinput', () => {
     ['a same-origin navigation', { 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'navigate' }],
     ['a document fetch without a mode', { 'Sec-Fetch-Dest': 'document' }],
   ])('When %s asks GET /v1/remoteinput, then 403 and nothing is stored', async (_name, headers: Record<string, string>) => {
-    const before = await t.server.tracks.count();
+    const before = await storedCount(t.server.tracks);
     const res = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}`, { headers });
     expect(res.status).toBe(403);
     expect(JSON.parse(res.text)).toEqual({ error: 'A browser navigation never writes: submit from DJ software, a script or fetch()' });
-    expect(await t.server.tracks.count()).toBe(before);
+    expect(await storedCount(t.server.tracks)).toBe(before);
   });
 
   it('When the path is spelled in capitals with a trailing slash, then the write is still refused', async () => {
@@ -66,12 +67,12 @@ describe('browser writes to /v1/remoteinput', () => {
     ['a listed write origin', { Origin: 'http://overlay.test:3000', 'Sec-Fetch-Site': 'cross-site' }],
     ['Sec-Fetch-Site: none and no navigation headers', { 'Sec-Fetch-Site': 'none' }],
   ])('When a write comes with %s, then it is stored', async (name, headers: Record<string, string>) => {
-    const before = await t.server.tracks.count();
+    const before = await storedCount(t.server.tracks);
     const resolved = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v === 'OWN' ? ownOrigin() : v]));
     // A title of its own: the same track twice in a row is one play (docs/title-first.md).
     const res = await rawRequest(`${t.url}/v1/remoteinput?artist=Portishead&title=${encodeURIComponent(name)}`, { headers: resolved });
     expect(res.status).toBe(200);
-    expect(await t.server.tracks.count()).toBe(before + 1);
+    expect(await storedCount(t.server.tracks)).toBe(before + 1);
   });
 
   it('When a page on another origin reads /v1/last or /v1/status, then it may (corsOrigins ["*"])', async () => {
@@ -97,10 +98,10 @@ describe('DELETE /v1/history/<dbid> from a browser', () => {
       headers: { Origin: 'http://evil.test', 'Sec-Fetch-Site': 'cross-site' },
     });
     expect([refused.status, JSON.parse(refused.text)]).toEqual([403, { error: 'Cross-site request refused' }]);
-    expect(await t.server.tracks.count()).toBe(1);
+    expect(await storedCount(t.server.tracks)).toBe(1);
     const allowed = await rawRequest(`${t.url}/v1/history/${dbid}`, { method: 'DELETE', headers: { Origin: t.url, 'Sec-Fetch-Site': 'same-origin' } });
     expect(allowed.status).toBeLessThan(300);
-    expect(await t.server.tracks.count()).toBe(0);
+    expect(await storedCount(t.server.tracks)).toBe(0);
   });
 });
 
@@ -115,6 +116,6 @@ describe('browser writes with a secret configured', () => {
     const res = await rawRequest(`${t.url}/v1/remoteinput?${TRACK}&secret=s3cret`, { headers: { Origin: 'http://evil.test' } });
     expect(res.status).toBe(403);
     expect(JSON.parse(res.text)).toEqual({ error: 'Cross-site request refused' });
-    expect(await t.server.tracks.count()).toBe(0);
+    expect(await storedCount(t.server.tracks)).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { storedCount } from '../../helpers/stored-count';
 
 // docs/decisions.md "Hostile clients and browsers", in a real browser: a page from another local
 // origin (http://127.0.0.2:<port>) tries every way a page can write to svc without CORS' say:
@@ -57,7 +58,7 @@ describeWithChromium('a page on another local origin, in headless Chromium', () 
     // The access log: one line per request that reached svc, with its method and status.
     const writes = t.logs.flatMap((line) => /info (\w+) \/v1\/remoteinput\S* (\d{3}) /.exec(line)?.slice(1, 3).join(' ') ?? []);
     expect(writes.sort()).toEqual(['GET 403', 'GET 403', 'POST 403', 'POST 403']);
-    expect(await t.server.tracks.count()).toBe(0);
+    expect(await storedCount(t.server.tracks)).toBe(0);
     await page.close();
   });
 });

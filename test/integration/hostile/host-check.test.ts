@@ -1,5 +1,6 @@
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { storedCount } from '../../helpers/stored-count';
 
 // DNS rebinding (docs/decisions.md): evil.test re-resolves to 127.0.0.1 and its page talks to svc with
 // `Host: evil.test`. A loopback listener answers only loopback names and `allowedHosts`.
@@ -18,7 +19,7 @@ describe('the Host check on a loopback listener', () => {
       expect(res.status).toBe(421);
       expect(JSON.parse(res.text)).toEqual({ error: 'Unknown host: evil.test:8899' });
       expect(res.headers['x-content-type-options']).toBe('nosniff');
-      expect(await t.server.tracks.count()).toBe(0);
+      expect(await storedCount(t.server.tracks)).toBe(0);
     },
   );
 
