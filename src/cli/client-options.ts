@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SvcClient } from './client';
 import { CliError, EXIT } from './exit-codes';
+import { DEFAULT_PORT } from '../config/defaults';
 
 // The options every client command shares, and how they become a client:
 // flag > environment (SVC_URL, SVC_SECRET) > config file (client.url, client.secret) > the
@@ -24,7 +25,7 @@ const SECRET_HELP: Readonly<Record<SecretUse, string>> = {
 
 export function addClientOptions(command: Command, defaultTimeoutSeconds: number, secretUse: SecretUse = 'unused'): Command {
   return command
-    .option('--url <url>', "server to talk to (env SVC_URL, config client.url, else the config's port and host; default http://127.0.0.1:8899)")
+    .option('--url <url>', `server to talk to (env SVC_URL, config client.url, else the config's port and host; default http://127.0.0.1:${DEFAULT_PORT})`)
     .option('--secret <secret>', SECRET_HELP[secretUse])
     .option('-c, --config <file>', 'load this config file instead of searching for one')
     .option('--json', 'print JSON (one object per line) instead of text')

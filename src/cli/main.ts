@@ -12,6 +12,7 @@ import { registerWatchImages } from './commands/watch-images';
 import type { CliContext, SetResult } from './context';
 import { CliError, EXIT, EXIT_CODE_HELP, type ExitCode } from './exit-codes';
 import { createStreams, type Streams } from './io';
+import { DEFAULT_PORT } from '../config/defaults';
 
 // The composition root of the CLI: builds the program, runs it, and maps every outcome to an
 // exit code. The only process.exit. Each command requires what only it needs (the server
@@ -21,7 +22,7 @@ const GLOBAL_HELP = `
 Client commands (submit, last, history, status, watch-images, outputs) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret, else the port, host
-and secret its server part sets), else http://127.0.0.1:8899 and no secret. stdout carries only data, stderr only diagnostics.
+and secret its server part sets), else http://127.0.0.1:${DEFAULT_PORT} and no secret. stdout carries only data, stderr only diagnostics.
 Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, else FORCE_COLOR=1
 turns it on. An empty variable counts as unset. Only submit sends the secret.
 

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../../log';
 import type { RunningServer } from '../../server/start';
 import type { IcecastBannerFacts } from '../banner';
 import type { CliContext, SetResult } from '../context';
+import { DEFAULT_PORT } from '../../config/defaults';
 
 // The server stack (Koa, SQLite, ws) is required only when `svc serve` runs, so that the
 // client commands start fast (see bench/cli-startup.bench.js).
@@ -23,7 +24,7 @@ export function registerServe(program: Command, ctx: CliContext, setResult: SetR
   program
     .command('serve')
     .description('start the Track Metadata Web API server')
-    .option('-p, --port <port>', 'listen port (default 8899, env SVC_PORT)')
+    .option('-p, --port <port>', `listen port (default ${DEFAULT_PORT}, env SVC_PORT)`)
     .option('--host <address>', 'listen address; 0.0.0.0 for LAN clients (default 127.0.0.1, env SVC_HOST)')
     .option('--secret <secret>', 'shared secret required by /v1/remoteinput (env SVC_SECRET)')
     .option('--db <file-or-url>', 'SQLite database file, :memory:, or a postgres:// URL shared by several instances (env SVC_DATABASE)')
