@@ -76,9 +76,22 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     this.emit('track-updated', record);
   }
 
-  /** Tells local listeners that `record`'s enrichment has ended. */
-  settle(record: TrackRecord): void {
+  private readonly settleWork = new Set<(record: TrackRecord) => Promise<void>>();
+
+  /**
+   * Work that must be done before a submission is answered, once its enrichment has ended: the
+   * outputs put their messages in the store, so an acknowledged track is never a lost message and
+   * messages are queued in the order the answers went out. Answers the function that unregisters.
+   */
+  onSettled(work: (record: TrackRecord) => Promise<void>): () => void {
+    this.settleWork.add(work);
+    return () => this.settleWork.delete(work);
+  }
+
+  /** Tells local listeners that `record`'s enrichment has ended, and waits for the work registered with onSettled. */
+  async settle(record: TrackRecord): Promise<void> {
     this.emit('track-settled', record);
+    await Promise.all([...this.settleWork].map((work) => work(record)));
   }
 }
 

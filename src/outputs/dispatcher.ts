@@ -70,15 +70,15 @@ export class OutputDispatcher {
   constructor(private readonly deps: DispatcherDeps) {
     this.now = deps.now ?? Date.now;
     this.report = throttledLog((message) => deps.logger.warn(message));
-    const onChanged = (record: TrackRecord) => this.enqueueAll('changed', record.dbid, recordPayload(record));
-    const onSettled = (record: TrackRecord) => this.enqueueAll('settled', record.dbid, recordPayload(record));
-    const onDeleted = (dbid: number) => this.enqueueAll('deleted', dbid, JSON.stringify({ dbid }));
+    const onChanged = (record: TrackRecord) => void this.enqueueAll('changed', record.dbid, recordPayload(record));
+    // Awaited by the submission: its message is in the store before the POST is answered.
+    const stopSettled = deps.nowPlaying.onSettled((record) => this.enqueueAll('settled', record.dbid, recordPayload(record)));
+    const onDeleted = (dbid: number) => void this.enqueueAll('deleted', dbid, JSON.stringify({ dbid }));
     deps.nowPlaying.on('track-changed', onChanged);
-    deps.nowPlaying.on('track-settled', onSettled);
     deps.nowPlaying.on('track-deleted', onDeleted);
     this.unsubscribe = () => {
       deps.nowPlaying.off('track-changed', onChanged);
-      deps.nowPlaying.off('track-settled', onSettled);
+      stopSettled();
       deps.nowPlaying.off('track-deleted', onDeleted);
     };
     for (const output of deps.outputs) this.workers.set(output.name, this.startWorker(output));
@@ -135,20 +135,25 @@ export class OutputDispatcher {
     await Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
   }
 
-  private enqueueAll(event: keyof Output['feeds'], dbid: number, payload: string): void {
+  /** Queues the record event for every output that takes it; settles when the store has them (never rejects). */
+  private async enqueueAll(event: keyof Output['feeds'], dbid: number, payload: string): Promise<void> {
     const createdAt = this.now();
+    const queued: Promise<void>[] = [];
     for (const worker of this.workers.values()) {
       const kind: OutputMessageKind | undefined = worker.output.feeds[event];
       if (!kind) continue;
       const message = { output: worker.output.name, dbid, kind, messageId: newMessageId(), payload, createdAt };
-      this.deps.store.enqueue(message).then(
-        (added) => {
-          // After the submission's answer has been written: deliveries never go ahead of it.
-          if (added) setImmediate(worker.wake);
-        },
-        (error: unknown) => this.report(`enqueue ${worker.output.name}`, `output ${worker.output.name}: track ${dbid} not queued: ${errorMessage(error)}`),
+      queued.push(
+        this.deps.store.enqueue(message).then(
+          (added) => {
+            // After the submission's answer has been written: deliveries never go ahead of it.
+            if (added) setImmediate(worker.wake);
+          },
+          (error: unknown) => this.report(`enqueue ${worker.output.name}`, `output ${worker.output.name}: track ${dbid} not queued: ${errorMessage(error)}`),
+        ),
       );
     }
+    await Promise.all(queued);
   }
 
   private startWorker(output: Output): Worker {

@@ -78,7 +78,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       deps.inProgress?.add(updates, enriched);
       await enriched;
       const settled = await updates.settled();
-      deps.nowPlaying.settle(settled);
+      await deps.nowPlaying.settle(settled);
       return settled;
     });
   } catch (error) {
