@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors';
+import { BoundedMap } from '../domain/bounded-map';
 import { expiryOf, type CachedAnswer, type LookupCacheStore } from '../store/lookup-cache';
 import { SharedFlights } from '../signals';
 import { UpstreamError } from './http';
@@ -34,8 +35,7 @@ interface Remembered {
 export class Lookups {
   /** Each flight's result was produced by the `decode` of the spec that started it (same service and key). */
   private readonly inFlight = new SharedFlights<unknown>();
-  /** Least recently used first (a Map keeps insertion order). */
-  private readonly memory = new Map<string, Remembered>();
+  private readonly memory = new BoundedMap<string, Remembered>({ maxEntries: MEMORY_ENTRIES, order: 'use' });
 
   constructor(
     private readonly cache: LookupCacheStore,
@@ -47,12 +47,8 @@ export class Lookups {
     signal.throwIfAborted();
     const flightKey = `${spec.service}\n${spec.key}`;
     const remembered = this.memory.get(flightKey);
-    if (remembered && remembered.expiresAt > this.now()) {
-      this.memory.delete(flightKey);
-      this.memory.set(flightKey, remembered);
-      // Stored by this same spec (service and key) below.
-      return remembered.value as T | null;
-    }
+    // Stored by this same spec (service and key) below.
+    if (remembered && remembered.expiresAt > this.now()) return remembered.value as T | null;
 
     // A cache the database cannot answer now is a miss: the service is asked instead.
     const cached = await this.cache.get(spec.service, spec.key).catch(() => undefined);
@@ -69,12 +65,7 @@ export class Lookups {
   }
 
   private remember(key: string, value: unknown, expiresAt: number): void {
-    this.memory.delete(key);
     this.memory.set(key, { value, expiresAt });
-    if (this.memory.size > MEMORY_ENTRIES) {
-      const oldest = this.memory.keys().next();
-      if (!oldest.done) this.memory.delete(oldest.value);
-    }
   }
 
   private async fetchAndCache<T>(spec: LookupSpec<T>, flightKey: string, signal: AbortSignal): Promise<T | null> {

@@ -5,6 +5,7 @@ import type { Logger } from '../log';
 import { anySignal } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
 import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
+import { BoundedMap } from '../domain/bounded-map';
 import type { ImageIntake, StoredCover } from '../domain/image-intake';
 import { ImageRejected, type ImageStore, type StoredImage } from '../store/images';
 import { isStorageUnavailable } from '../store/health';
@@ -60,9 +61,9 @@ interface Linkable {
 export class ImageCollector extends EventEmitter<CollectorEvents> implements ImageIntake {
   private readonly pending = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
-  private readonly urlKeys = new Map<string, string>();
+  private readonly urlKeys = new BoundedMap<string, string>({ maxEntries: URLS_IN_MEMORY });
   /** Provider URLs that failed -> when they may be tried again. */
-  private readonly failedUrls = new Map<string, number>();
+  private readonly failedUrls = new BoundedMap<string, number>({ maxEntries: URLS_IN_MEMORY });
 
   constructor(private readonly deps: CollectorDeps) {
     super();
@@ -198,7 +199,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     let key = this.urlKeys.get(url) ?? null;
     if (key === null) {
       key = await this.deps.store.keyForUrl(url);
-      if (key !== null) setBounded(this.urlKeys, url, key);
+      if (key !== null) this.urlKeys.set(url, key);
     }
     return key === null ? null : this.deps.store.meta(key);
   }
@@ -216,11 +217,11 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     try {
       const image = await this.download(candidate.url, stop);
       await this.deps.store.rememberUrl(candidate.url, image.key);
-      setBounded(this.urlKeys, candidate.url, image.key);
+      this.urlKeys.set(candidate.url, image.key);
       return image;
     } catch (error) {
       if (!stop.aborted) {
-        setBounded(this.failedUrls, candidate.url, Date.now() + FAILED_URL_RETRY_MS);
+        this.failedUrls.set(candidate.url, Date.now() + FAILED_URL_RETRY_MS);
         const host = parseFetchableUrl(candidate.url)?.host ?? 'an invalid URL';
         if (!isStorageUnavailable(error))
           this.deps.logger.warn(`${candidate.category} image from ${candidate.source} (${host}) not stored: ${errorMessage(error)}`);
@@ -265,12 +266,6 @@ function announcement(record: TrackRecord, category: ImageCategory, image: Store
     title: text(record, 'title'),
     album: text(record, 'album'),
   };
-}
-
-/** A map that forgets its oldest entry past URLS_IN_MEMORY entries. */
-function setBounded<V>(map: Map<string, V>, key: string, value: V): void {
-  if (map.size >= URLS_IN_MEMORY && !map.has(key)) map.delete(map.keys().next().value as string);
-  map.set(key, value);
 }
 
 function toCover(key: string, source: string): StoredCover {

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../domain/bounded-map';
 import { SharedFlights } from '../signals';
 import { TOUCH_INTERVAL_MS, type ImageStore, type StoredImage } from './images';
 
@@ -23,15 +24,11 @@ export interface ImageMemoryCache {
  * image larger than the whole budget is never kept; its readers go to the store as before.
  */
 export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => number = Date.now): ImageStore & ImageMemoryCache {
-  const entries = new Map<string, Entry>();
-  let held = 0;
+  const entries = new BoundedMap<string, Entry>({ maxWeight: maxBytes, weigh: (entry) => entry.size, order: 'use' });
 
   const hit = (key: string): Entry | undefined => {
     const entry = entries.get(key);
     if (!entry) return undefined;
-    // Most recently used goes last.
-    entries.delete(key);
-    entries.set(key, entry);
     // The store still learns the image is in use (at most once per interval, as its own reads do),
     // so its eviction does not take a cover every overlay shows; a failure only costs that mark.
     const at = now();
@@ -45,12 +42,6 @@ export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => 
   const keep = (entry: Entry) => {
     if (entry.size > maxBytes || entries.has(entry.key)) return;
     entries.set(entry.key, entry);
-    held += entry.size;
-    for (const [oldKey, old] of entries) {
-      if (held <= maxBytes) break;
-      entries.delete(oldKey);
-      held -= old.size;
-    }
   };
 
   // One store read per key at a time: whoever asks for the same key meanwhile waits for it.
@@ -73,7 +64,7 @@ export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => 
   if (maxBytes <= 0) return { ...bindAll(store), heldBytes: () => 0 };
   return {
     ...bindAll(store),
-    heldBytes: () => held,
+    heldBytes: () => entries.weight,
     async get(key) {
       const entry = hit(key) ?? (await load(key));
       return entry ? { ...metaOf(entry), bytes: entry.bytes } : null;

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ImageCategory } from '../domain/track';
 import { MAX_IMAGE_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
+import { BoundedMap } from '../domain/bounded-map';
 import type { Db } from './database';
 
 // The image store (docs/streams.md "The image store"): content-addressed blobs in SQLite, their sniffed MIME
@@ -187,25 +188,13 @@ function prepareImageStatements(db: Db) {
  * is kept even if larger); `read` loads one from the database.
  */
 function sliceCache(read: (key: string) => Buffer | undefined): (key: string) => Buffer | null {
-  const cache = new Map<string, Buffer>();
-  let cachedBytes = 0;
+  const cache = new BoundedMap<string, Buffer>({ maxWeight: SLICE_CACHE_BYTES, weigh: (bytes) => bytes.length, order: 'use' });
   return (key) => {
     const cached = cache.get(key);
-    if (cached) {
-      // Most recently read goes last.
-      cache.delete(key);
-      cache.set(key, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const bytes = read(key);
     if (!bytes) return null;
     cache.set(key, bytes);
-    cachedBytes += bytes.length;
-    for (const [oldKey, old] of cache) {
-      if (cachedBytes <= SLICE_CACHE_BYTES || oldKey === key) break;
-      cache.delete(oldKey);
-      cachedBytes -= old.length;
-    }
     return bytes;
   };
 }

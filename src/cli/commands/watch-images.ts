@@ -10,6 +10,7 @@ import { isImageFrame, isTrackFrame, trackIdentity, type ImageFrame } from '../f
 import { imageFileName } from '../image-files';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
+import { BoundedMap } from '../../domain/bounded-map';
 import { oneLine } from '../../domain/template';
 
 // `svc watch-images`: tails /v1/images/ws, one line per frame (NDJSON with --json);
@@ -50,7 +51,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
   if (saveDir !== undefined) await prepareDirectory(saveDir);
 
   let shownTrack: string | undefined;
-  const shownImages = new Set<string>();
+  const shownImages = new BoundedMap<string, true>({ maxEntries: MAX_REMEMBERED_IMAGES });
   const out = (text: string) => ctx.io.out(text);
 
   await followImageStream({
@@ -70,7 +71,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
       if (isImageFrame(frame)) {
         const id = `${frame.dbid} ${frame.category} ${frame.key}`;
         if (shownImages.has(id)) return;
-        remember(shownImages, id);
+        shownImages.set(id, true);
         if (saveDir !== undefined) {
           const file = await saveImage(client, frame, saveDir);
           out(paint ? file : jsonLine({ ...frame, file }));
@@ -122,14 +123,6 @@ function imageLine(client: SvcClient, frame: ImageFrame, paint: Painter): string
   const owner = [text(frame.artist), text(frame.album) || text(frame.title)].filter(Boolean).join(' - ');
   const url = new URL(frame.url, client.settings.baseUrl).href;
   return [`${paint.faint(`#${frame.dbid}`)} ${oneLine(frame.category)}`, owner, url].filter(Boolean).join('  ');
-}
-
-function remember(seen: Set<string>, id: string): void {
-  seen.add(id);
-  if (seen.size > MAX_REMEMBERED_IMAGES) {
-    const oldest = seen.values().next().value;
-    if (oldest !== undefined) seen.delete(oldest);
-  }
 }
 
 async function exists(file: string): Promise<boolean> {
