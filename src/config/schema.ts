@@ -1,11 +1,12 @@
 import { array, boolean, number, object, string, type InferType } from 'yup';
+import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
 
 // One schema for the whole configuration (docs/decisions.md "Configuration"): types, limits and
 // defaults live here, and `Config` is inferred from it.
 
-const httpUrl = () => string().matches(/^https?:\/\/\S+$/, '${path} must be an http(s) URL');
+const httpUrl = () => string().test('http-url', '${path} must be an http(s) URL', (value) => value === undefined || isHttpUrl(value));
 const positiveSeconds = () => number().positive('${path} must be a positive number of seconds');
 const positiveInteger = () => number().integer('${path} must be an integer').min(1, '${path} must be at least 1');
 
@@ -136,9 +137,7 @@ export const configSchema = object({
     wikidata: provider('https://www.wikidata.org'),
     wikipedia: object({
       enabled: boolean().default(true),
-      baseUrl: string()
-        .matches(/^https?:\/\/\S+$/, '${path} must be an http(s) URL')
-        .default('https://{lang}.wikipedia.org'),
+      baseUrl: httpUrl().default('https://{lang}.wikipedia.org'),
       language: string()
         .matches(/^[a-z][a-z-]{1,15}$/, '${path} must be a Wikipedia language code such as "en"')
         .default('en'),
@@ -168,7 +167,7 @@ export const configSchema = object({
   // Empty: the client talks to the server this config describes (config/client-target.ts).
   client: object({
     url: string()
-      .matches(/^https?:\/\/\S+$/, { message: '${path} must be an http(s) URL', excludeEmptyString: true })
+      .test('http-url', '${path} must be an http(s) URL', (value) => value === undefined || value === '' || isHttpUrl(value))
       .default(''),
     secret: string().default(''),
   }),

@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../domain/http-url';
 import type { Enricher } from './enricher';
 import { asMbid, asObject, asText } from './json-read';
 import type { ServiceDeps } from './service';
@@ -42,6 +43,6 @@ export function createCoverArtArchive(deps: ServiceDeps, baseUrl: string): Enric
 
 function decodeLocation(value: unknown): CoverLocation | null {
   const location = asText(asObject(value)?.location);
-  if (location === undefined || !/^https?:\/\//i.test(location)) throw new Error('redirect to a non-HTTP location');
+  if (location === undefined || !isHttpUrl(location)) throw new Error('redirect to a non-HTTP location');
   return { location };
 }

@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../domain/http-url';
 import type { ImageCandidate, ImageCategory } from '../domain/track';
 import type { Enricher } from './enricher';
 import { asMbid, asNumber, asObject, asText, readList } from './json-read';
@@ -73,7 +74,7 @@ function decodeImages(value: unknown): FanartImage[] | undefined {
   const list = readList(value, (item) => {
     const entry = asObject(item);
     const url = asText(entry?.url);
-    if (url === undefined || !/^https?:\/\//i.test(url)) return undefined;
+    if (url === undefined || !isHttpUrl(url)) return undefined;
     const likes = asNumber(entry?.likes);
     return likes === undefined ? { url } : { url, likes };
   });

@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../domain/http-url';
 import { asList, asMbid, asNumber, asObject, asText, asTexts, defined, readList } from './json-read';
 
 // The parts of MusicBrainz WS/2 JSON answers svc reads, under their own names, and the pure
@@ -160,7 +161,7 @@ export function decodeArtist(value: unknown): MbArtist | undefined {
     const entry = asObject(relation);
     const type = asText(entry?.type);
     const resource = asText(asObject(entry?.url)?.resource);
-    return type !== undefined && resource !== undefined && /^https?:\/\//i.test(resource) ? [{ type, url: { resource } }] : [];
+    return type !== undefined && resource !== undefined && isHttpUrl(resource) ? [{ type, url: { resource } }] : [];
   });
   return defined({ id, name, genres: optionalList(item.genres, decodeGenre), relations: relations.length > 0 ? relations : undefined });
 }

@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../domain/http-url';
 import type { ImageCandidate, ImageCategory, TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
@@ -63,7 +64,7 @@ export function logDegraded(logger: Logger, signal: AbortSignal, what: string, e
 }
 
 export function image(category: ImageCategory, url: string | undefined, source: string): ImageCandidate[] {
-  return url !== undefined && /^https?:\/\//i.test(url) ? [{ category, url, source }] : [];
+  return url !== undefined && isHttpUrl(url) ? [{ category, url, source }] : [];
 }
 
 /** Drops undefined values so only what was found reaches the merge. */

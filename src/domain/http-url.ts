@@ -1,0 +1,9 @@
+// What svc takes for an http(s) URL wherever it reads one as text: a configured base URL, a
+// provider's image link, a redirect location. Pure; imports nothing.
+
+const HTTP_URL = /^https?:\/\/\S+$/i;
+
+/** `http://` or `https://` (either case) followed by something, with no whitespace anywhere. */
+export function isHttpUrl(text: string): boolean {
+  return HTTP_URL.test(text);
+}

@@ -1,0 +1,32 @@
+import { isHttpUrl } from '../../../src/domain/http-url';
+
+describe('isHttpUrl', () => {
+  it('When the text is an http or https URL, in either case, then it is one', () => {
+    for (const url of [
+      'http://example.org',
+      'https://musicbrainz.org/ws/2',
+      'HTTPS://Example.org/a?b=c',
+      'https://{lang}.wikipedia.org',
+      'http://[::1]:8899/',
+    ]) {
+      expect(isHttpUrl(url)).toBe(true);
+    }
+  });
+
+  it('When the scheme is another, missing or alone, or the text holds whitespace, then it is not one', () => {
+    for (const text of [
+      '',
+      'ftp://example.org',
+      'mqtt://127.0.0.1',
+      'example.org',
+      '//example.org',
+      'http:example.org',
+      'https://',
+      ' https://example.org',
+      'https://a b',
+      'javascript:alert(1)',
+    ]) {
+      expect(isHttpUrl(text)).toBe(false);
+    }
+  });
+});
