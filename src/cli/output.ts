@@ -57,7 +57,7 @@ export function renderTrack(track: TrackObject, style: TrackStyle): string {
 export function humanTrackLine(track: TrackObject, paint: Painter = plainPainter): string {
   const { head, detail } = trackLineParts(track);
   if (!head && !detail) return paint.faint(typeof track.dbid === 'number' ? `untitled #${track.dbid}` : 'untitled');
-  const artist = typeof track.artist === 'string' ? trackLineParts({ artist: track.artist }).head : '';
+  const artist = trackLineParts({ artist: track.artist }).head;
   // Bold the artist when it leads the line; the rest stays plain, the details faint.
   const styledHead = artist && head.startsWith(artist) ? paint.strong(artist) + head.slice(artist.length) : head;
   const styledDetail = detail ? paint.faint(`(${detail})`) : '';

@@ -2,7 +2,7 @@
 // /v1/last object: `{{field}}` and `{field}` both stand for the field's value (What's Now
 // Playing writes the first, the CLI the second). Pure: no I/O.
 
-import { NUMERIC_FIELDS, TEXT_FIELDS } from './track';
+import { NUMERIC_FIELDS, TEXT_FIELDS, fieldText } from './track';
 
 export type TrackObject = Readonly<Record<string, unknown>>;
 export type Template = (track: TrackObject) => string;
@@ -94,7 +94,7 @@ export interface TrackLineParts {
 
 /** The pieces of `Artist - Title (Album, Year)`, empty parts left out. */
 export function trackLineParts(track: TrackObject): TrackLineParts {
-  const text = (key: string) => (typeof track[key] === 'string' ? oneLine(track[key]) : '');
+  const text = (key: string) => oneLine(fieldText(track, key) ?? '');
   const head = [text('artist'), text('title')].filter(Boolean).join(' - ');
   const detail = [text('album'), yearOf(track.date)].filter(Boolean).join(', ');
   return { head, detail };

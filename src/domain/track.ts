@@ -20,6 +20,23 @@ export interface TrackRecord {
   metadata: TrackFields;
 }
 
+/**
+ * A field of a track (its metadata, a /v1/last object, a frame) as text: a string trimmed, a
+ * number in decimal; undefined when absent, blank or anything else (a list, a map, a boolean).
+ */
+export function fieldText(track: object, key: string): string | undefined {
+  const value = (track as Readonly<Record<string, unknown>>)[key];
+  const text = typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : '';
+  return text === '' ? undefined : text;
+}
+
+/** A list field (e.g. `artistwebsites`, `isrc`) as its texts, also accepting a single string. */
+export function fieldTexts(track: Readonly<TrackFields>, key: string): string[] {
+  const value = track[key];
+  if (typeof value === 'string') return value.trim() === '' ? [] : [value.trim()];
+  return Array.isArray(value) ? value : [];
+}
+
 export const IMAGE_CATEGORIES = ['cover', 'fanart', 'banner', 'logo', 'thumbnail'] as const;
 export type ImageCategory = (typeof IMAGE_CATEGORIES)[number];
 

@@ -1,9 +1,9 @@
-import type { TrackFields } from '../domain/track';
+import { fieldText, fieldTexts, type TrackFields } from '../domain/track';
 import type { Enricher, Enrichment, EnrichmentContext } from './enricher';
 import { chooseRelease, creditText, pickMatch, type Match, type Wanted } from './match';
 import { MusicBrainzApi } from './musicbrainz-api';
 import type { MbArtist, MbGenre, MbRecording, MbRecordingList, MbRelease } from './musicbrainz-decode';
-import { fieldMbid, fieldText, fieldTexts, foundFields, logDegraded, type ServiceDeps } from './service';
+import { fieldMbid, foundFields, logDegraded, type ServiceDeps } from './service';
 
 // MusicBrainz (docs/enrichment.md): the recording by its MBID, else by ISRC, else by a search on artist and
 // title (and album); then the chosen release (label, genres) and the artist (web sites, including

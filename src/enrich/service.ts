@@ -1,5 +1,5 @@
 import { isHttpUrl } from '../domain/http-url';
-import type { ImageCandidate, ImageCategory, TrackFields } from '../domain/track';
+import { fieldTexts, type ImageCandidate, type ImageCategory, type TrackFields } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import { asMbid } from './json-read';
@@ -31,21 +31,6 @@ export function lookupJson<T>(
     return answer.found ? answer.body : undefined;
   };
   return deps.lookups.get({ service, key, decode, fetch }, signal);
-}
-
-/** A text field of the track, trimmed; undefined when absent or empty. */
-export function fieldText(track: Readonly<TrackFields>, key: string): string | undefined {
-  const value = track[key];
-  if (typeof value !== 'string') return undefined;
-  const trimmed = value.trim();
-  return trimmed === '' ? undefined : trimmed;
-}
-
-/** A list field (e.g. `artistwebsites`), also accepting a single string. */
-export function fieldTexts(track: Readonly<TrackFields>, key: string): string[] {
-  const value = track[key];
-  if (typeof value === 'string') return value.trim() === '' ? [] : [value.trim()];
-  return Array.isArray(value) ? value : [];
 }
 
 /**

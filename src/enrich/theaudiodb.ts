@@ -1,8 +1,8 @@
-import type { ImageCandidate } from '../domain/track';
+import { fieldText, type ImageCandidate } from '../domain/track';
 import type { Enricher } from './enricher';
 import { asMbid, asObject, asText, readList } from './json-read';
 import { normalize, similarity } from './match';
-import { fieldMbid, fieldText, foundFields, image, lookupJson, type ServiceDeps } from './service';
+import { fieldMbid, foundFields, image, lookupJson, type ServiceDeps } from './service';
 
 // TheAudioDB (docs/enrichment.md): the artist by MusicBrainz id (`artist-mb.php?i=`), else by name
 // (`search.php?s=`) -> a biography (only used when none came earlier) and the artist's

@@ -1,6 +1,7 @@
+import { fieldTexts } from '../domain/track';
 import type { Enricher, Enrichment } from './enricher';
 import { asList, asObject, asText } from './json-read';
-import { fieldTexts, foundFields, image, logDegraded, lookupJson, type ServiceDeps } from './service';
+import { foundFields, image, logDegraded, lookupJson, type ServiceDeps } from './service';
 import type { WikipediaClient } from './wikipedia';
 
 // Wikidata + Wikipedia (docs/enrichment.md): from the artist's Wikidata item (linked from MusicBrainz),

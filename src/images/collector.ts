@@ -1,5 +1,5 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
-import type { ImageCandidate, ImageCategory, TrackImage, TrackRecord } from '../domain/track';
+import { fieldText, type ImageCandidate, type ImageCategory, type TrackImage, type TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import { anySignal } from '../signals';
@@ -237,8 +237,8 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
 
   private async linkAndAnnounce(record: TrackRecord, images: readonly Linkable[]): Promise<void> {
     if (images.length === 0) return;
-    const artistKey = nameKey(text(record, 'artist') ?? '');
-    const albumKey = nameKey(text(record, 'album') ?? '');
+    const artistKey = nameKey(fieldText(record.metadata, 'artist') ?? '');
+    const albumKey = nameKey(fieldText(record.metadata, 'album') ?? '');
     const added = await this.deps.store.link(images.map((image) => ({ dbid: record.dbid, ...image, artistKey, albumKey })));
     // Frames are for the track on screen; an older track's images are stored, not announced.
     if (this.deps.nowPlaying.current()?.dbid !== record.dbid) return;
@@ -262,19 +262,14 @@ function announcement(record: TrackRecord, category: ImageCategory, image: Store
     category,
     key: image.key,
     mimeType: image.mimeType,
-    artist: text(record, 'artist'),
-    title: text(record, 'title'),
-    album: text(record, 'album'),
+    artist: fieldText(record.metadata, 'artist'),
+    title: fieldText(record.metadata, 'title'),
+    album: fieldText(record.metadata, 'album'),
   };
 }
 
 function toCover(key: string, source: string): StoredCover {
   return { key, url: coverUrlFor(key), source };
-}
-
-function text(record: TrackRecord, field: string): string | undefined {
-  const value = record.metadata[field];
-  return typeof value === 'string' ? value : undefined;
 }
 
 function uniqueByUrl(candidates: readonly ImageCandidate[]): ImageCandidate[] {

@@ -1,7 +1,8 @@
 import { keyOfCoverUrl } from '../domain/image';
+import { fieldText } from '../domain/track';
 import type { ImageStore } from '../store/images';
 import { sendHttp } from './http-send';
-import { redactedTarget, textField, trackDataOf, type Delivery, type Output, type TrackData } from './output';
+import { redactedTarget, trackDataOf, type Delivery, type Output, type TrackData } from './output';
 
 // `discord` (docs/outputs.md "discord"): one message per track, after enrichment, through an
 // execute-webhook URL with `?wait=true` (the answer is the message; its id is the receipt). The
@@ -38,7 +39,7 @@ export function createDiscordOutput(config: DiscordConfig, images: Pick<ImageSto
     target: redactedTarget(config.url),
     async send(message, signal) {
       const data = trackDataOf(message);
-      const key = keyOfCoverUrl(textField(data, 'coverurl'));
+      const key = keyOfCoverUrl(fieldText(data, 'coverurl') ?? '');
       const cover = key ? await images.get(key) : null;
       const extension = cover ? EXTENSIONS[cover.mimeType] : undefined;
       const filename = extension ? `cover.${extension}` : undefined;
@@ -80,10 +81,10 @@ function parseObject(text: string): Record<string, unknown> | null {
 /** Title, artist as author, album and year: each cut to its limit, the whole within 6000. */
 export function buildEmbed(data: TrackData, coverFilename?: string): DiscordEmbed {
   const embed: DiscordEmbed = {};
-  const title = textField(data, 'title');
-  const artist = textField(data, 'artist');
-  const year = textField(data, 'year') || textField(data, 'date').slice(0, 4);
-  const album = textField(data, 'album');
+  const title = fieldText(data, 'title') ?? '';
+  const artist = fieldText(data, 'artist') ?? '';
+  const year = fieldText(data, 'year') ?? fieldText(data, 'date')?.slice(0, 4) ?? '';
+  const album = fieldText(data, 'album') ?? '';
   const description = [album, year].filter((part) => part !== '').join(' · ');
   let budget: number = EMBED_LIMITS.total;
   const take = (text: string, limit: number): string => {

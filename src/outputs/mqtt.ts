@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { keyOfCoverUrl } from '../domain/image';
+import { fieldText } from '../domain/track';
 import type { Logger } from '../log';
 import type { ImageStore } from '../store/images';
-import { redactedTarget, textField, trackDataOf, type Output } from './output';
+import { redactedTarget, trackDataOf, type Output } from './output';
 
 // `mqtt` (docs/outputs.md "mqtt"): the current track as retained JSON on `<topic>/now_playing`
 // (QoS 1), at once on a change and again once enrichment ended; `online`/`offline` on
@@ -61,7 +62,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
       if (!client.connected) return { outcome: 'retry', error: 'not connected to the broker' };
       const publishes = [client.publishAsync(`${topic}/now_playing`, message.payload, { qos: 1, retain: true })];
       if (config.homeAssistant) {
-        const key = keyOfCoverUrl(textField(trackDataOf(message), 'coverurl'));
+        const key = keyOfCoverUrl(fieldText(trackDataOf(message), 'coverurl') ?? '');
         const cover = key ? await images.get(key) : null;
         // An empty retained message clears the previous track's cover.
         publishes.push(client.publishAsync(`${topic}/cover`, cover?.bytes ?? Buffer.alloc(0), { qos: 1, retain: true }));

@@ -37,12 +37,6 @@ export function trackDataOf(message: Pick<OutputMessage, 'payload'>): TrackData 
   return JSON.parse(message.payload) as TrackData;
 }
 
-/** A field as text ('' when absent or not a string). */
-export function textField(data: TrackData, name: string): string {
-  const value = data[name];
-  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
-}
-
 /** The origin of a URL and whether more follows, never its path or query (either may hold a token). */
 export function redactedTarget(url: string, keepPath = false): string {
   const parsed = new URL(url);

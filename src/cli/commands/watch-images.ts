@@ -12,6 +12,7 @@ import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
 import { BoundedMap } from '../../domain/bounded-map';
 import { oneLine } from '../../domain/template';
+import { fieldText } from '../../domain/track';
 
 // `svc watch-images`: tails /v1/images/ws, one line per frame (NDJSON with --json);
 // --save DIR downloads each announced image as DIR/<key>.<ext> and prints its path.
@@ -119,8 +120,8 @@ async function saveImage(client: SvcClient, frame: ImageFrame, dir: string): Pro
 }
 
 function imageLine(client: SvcClient, frame: ImageFrame, paint: Painter): string {
-  const text = (value: unknown) => (typeof value === 'string' ? oneLine(value) : '');
-  const owner = [text(frame.artist), text(frame.album) || text(frame.title)].filter(Boolean).join(' - ');
+  const text = (key: string) => oneLine(fieldText(frame, key) ?? '');
+  const owner = [text('artist'), text('album') || text('title')].filter(Boolean).join(' - ');
   const url = new URL(frame.url, client.settings.baseUrl).href;
   return [`${paint.faint(`#${frame.dbid}`)} ${oneLine(frame.category)}`, owner, url].filter(Boolean).join('  ');
 }

@@ -1,5 +1,5 @@
 import { coverUrlFor } from '../../domain/image';
-import type { ImageCategory, TrackFields, TrackImage } from '../../domain/track';
+import { fieldText, type ImageCategory, type TrackFields, type TrackImage } from '../../domain/track';
 
 // Frames of /v1/images/ws (docs/decisions.md "/v1/images/ws"). JSON text frames. Pure.
 // Pushed by the server, unprompted:
@@ -120,13 +120,12 @@ export function imageFrame(image: TrackImage): ImageFrame {
 }
 
 export function trackFrame(record: { dbid: number; metadata: TrackFields }): TrackFrame {
-  const text = (key: string) => (typeof record.metadata[key] === 'string' ? record.metadata[key] : undefined);
   return {
     type: 'track',
     dbid: record.dbid,
-    artist: text('artist'),
-    title: text('title'),
-    album: text('album'),
+    artist: fieldText(record.metadata, 'artist'),
+    title: fieldText(record.metadata, 'title'),
+    album: fieldText(record.metadata, 'album'),
     track: { dbid: record.dbid, ...record.metadata },
   };
 }
