@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { fieldText } from '../domain/track';
-import type { Enricher } from './enricher';
-import { asMbid, asNumber, asObject, asText, readList } from './json-read';
-import { fieldMbid, foundFields, type ServiceDeps } from './service';
+import { foundFields, type Enricher } from './enricher';
+import { asMbid, asNumber, asObject, asText, fieldMbid, readList } from './json-read';
+import type { ServiceDeps } from './service-deps';
 
 // AcoustID (docs/enrichment.md; recognition, needs an application key): a submission carrying
 // `fpcalcfingerprint` and `fpcalcduration` is identified (`/v2/lookup`, meta=recordings) and the

@@ -13,7 +13,7 @@ import { Lookups } from './lookups';
 import { createMusicBrainz } from './musicbrainz';
 import { ServiceHealth } from './service-health';
 import { SharedRateLimiter, processRateLimiter, type Limiter } from './rate-limit';
-import type { ServiceDeps } from './service';
+import type { ServiceDeps } from './service-deps';
 import { createTheAudioDb } from './theaudiodb';
 import { createWikidata } from './wikidata';
 import { WikipediaClient } from './wikipedia';

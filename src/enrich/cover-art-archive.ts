@@ -1,7 +1,7 @@
 import { isHttpUrl } from '../domain/http-url';
 import type { Enricher } from './enricher';
 import { asMbid, asObject, asText } from './json-read';
-import type { ServiceDeps } from './service';
+import type { ServiceDeps } from './service-deps';
 
 // Cover Art Archive (docs/enrichment.md): the front cover of the chosen release, else of its release group.
 // `/release/{mbid}/front-1200` answers 307 to the image host (archive.org); svc keeps that

@@ -1,6 +1,10 @@
-import type { ImageCandidate, TrackFields } from '../domain/track';
+import { isHttpUrl } from '../domain/http-url';
+import type { ImageCandidate, ImageCategory, TrackFields } from '../domain/track';
+import { errorMessage } from '../errors';
+import type { Logger } from '../log';
 
-// The one small interface every outside service sits behind.
+// The one small interface every outside service sits behind, and the helpers that build an
+// enricher's answer.
 
 export interface EnrichmentContext {
   /** Aborted when the enrichment deadline passes or the submission is abandoned. */
@@ -31,3 +35,23 @@ export interface Enricher {
  * then the artist providers together).
  */
 export type EnrichmentPlan = readonly (readonly Enricher[])[];
+
+/** Drops undefined values so only what was found reaches the merge. */
+export function foundFields(fields: Record<string, TrackFields[string] | undefined>): TrackFields {
+  const result: TrackFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) continue;
+    result[key] = value;
+  }
+  return result;
+}
+
+/** The image a provider names, as a candidate; none when the URL is missing or not http(s). */
+export function image(category: ImageCategory, url: string | undefined, source: string): ImageCandidate[] {
+  return url !== undefined && isHttpUrl(url) ? [{ category, url, source }] : [];
+}
+
+/** Logs a failed secondary lookup that the provider survives; a cancelled one is not news. */
+export function logDegraded(logger: Logger, signal: AbortSignal, what: string, error: unknown): void {
+  if (!signal.aborted) logger.warn(`enrichment: ${what} failed, continuing without it: ${errorMessage(error)}`);
+}

@@ -1,8 +1,8 @@
 import { isHttpUrl } from '../domain/http-url';
 import type { ImageCandidate, ImageCategory } from '../domain/track';
 import type { Enricher } from './enricher';
-import { asMbid, asNumber, asObject, asText, readList } from './json-read';
-import { fieldMbid, lookupJson, type ServiceDeps } from './service';
+import { asMbid, asNumber, asObject, asText, fieldMbid, readList } from './json-read';
+import { lookupJson, type ServiceDeps } from './service-deps';
 
 // fanart.tv v3 (docs/enrichment.md; needs a personal API key): the artist's images by MusicBrainz artist id
 // (`/music/{mbid}`) -> fanart, thumbnails, logos, banners, and the album cover of the release

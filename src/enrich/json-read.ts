@@ -1,6 +1,7 @@
 import { isPlainObject } from '../domain/plain-object';
+import { fieldTexts, type TrackFields } from '../domain/track';
 
-// Reading the JSON of outside services without trusting its shape: every accessor checks the
+// Reading the JSON of outside services (and a track's MBID fields) without trusting its shape: every accessor checks the
 // type and answers undefined (or an empty list) for anything unexpected. Pure.
 
 export type JsonObject = Record<string, unknown>;
@@ -57,4 +58,14 @@ const MBID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function asMbid(value: unknown): string | undefined {
   const text = asText(value);
   return text !== undefined && MBID.test(text) ? text.toLowerCase() : undefined;
+}
+
+/**
+ * The first MusicBrainz id in a track field that holds one id or a list of them (What's Now
+ * Playing sends `musicbrainzartistid` as a list).
+ */
+export function fieldMbid(track: Readonly<TrackFields>, key: string): string | undefined {
+  return fieldTexts(track, key)
+    .map(asMbid)
+    .find((id) => id !== undefined);
 }

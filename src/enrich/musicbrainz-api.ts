@@ -1,4 +1,4 @@
-import { lookupJson, type ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service-deps';
 import {
   decodeArtist,
   decodeRecording,

@@ -1,9 +1,10 @@
 import { fieldText, fieldTexts, type TrackFields } from '../domain/track';
-import type { Enricher, Enrichment, EnrichmentContext } from './enricher';
+import { foundFields, logDegraded, type Enricher, type Enrichment, type EnrichmentContext } from './enricher';
+import { fieldMbid } from './json-read';
 import { chooseRelease, creditText, pickMatch, type Match, type Wanted } from './match';
 import { MusicBrainzApi } from './musicbrainz-api';
 import type { MbArtist, MbGenre, MbRecording, MbRecordingList, MbRelease } from './musicbrainz-decode';
-import { fieldMbid, foundFields, logDegraded, type ServiceDeps } from './service';
+import type { ServiceDeps } from './service-deps';
 
 // MusicBrainz (docs/enrichment.md): the recording by its MBID, else by ISRC, else by a search on artist and
 // title (and album); then the chosen release (label, genres) and the artist (web sites, including

@@ -1,8 +1,8 @@
 import { fieldText, type ImageCandidate } from '../domain/track';
-import type { Enricher } from './enricher';
-import { asMbid, asObject, asText, readList } from './json-read';
+import { foundFields, image, type Enricher } from './enricher';
+import { asMbid, asObject, asText, fieldMbid, readList } from './json-read';
 import { normalize, similarity } from './match';
-import { fieldMbid, foundFields, image, lookupJson, type ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service-deps';
 
 // TheAudioDB (docs/enrichment.md): the artist by MusicBrainz id (`artist-mb.php?i=`), else by name
 // (`search.php?s=`) -> a biography (only used when none came earlier) and the artist's

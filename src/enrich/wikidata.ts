@@ -1,7 +1,7 @@
 import { fieldTexts } from '../domain/track';
-import type { Enricher, Enrichment } from './enricher';
+import { foundFields, image, logDegraded, type Enricher, type Enrichment } from './enricher';
 import { asList, asObject, asText } from './json-read';
-import { foundFields, image, logDegraded, lookupJson, type ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service-deps';
 import type { WikipediaClient } from './wikipedia';
 
 // Wikidata + Wikipedia (docs/enrichment.md): from the artist's Wikidata item (linked from MusicBrainz),

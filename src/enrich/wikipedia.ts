@@ -1,5 +1,5 @@
 import { asObject, asText } from './json-read';
-import { lookupJson, type ServiceDeps } from './service';
+import { lookupJson, type ServiceDeps } from './service-deps';
 
 // Wikipedia's REST page summary (`/api/rest_v1/page/summary/{title}`): the lead of an article as
 // plain text, used as the artist's long biography.
