@@ -14,7 +14,7 @@ export type LogSink = (line: string) => void;
  * stderr, one write per event-loop turn: under load the access log costs one syscall per turn
  * instead of one per request. Lines still pending when the process exits are written then.
  */
-export function batchedStderr(): LogSink {
+function batchedStderr(): LogSink {
   sharedStderrSink ??= createBatchedStderr();
   return sharedStderrSink;
 }

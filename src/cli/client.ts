@@ -7,7 +7,7 @@ import { CliError, EXIT, exitCodeForStatus, type ExitCode } from './exit-codes';
 // HTTP client to a running svc: base URL, auth header, per-request timeout, and every failure
 // turned into a CliError with the right exit code. Uses the global fetch (Node 20).
 
-export const AUTH_HEADER = 'X-SVC-Client-Auth';
+const AUTH_HEADER = 'X-SVC-Client-Auth';
 /** Sent on every request and WebSocket handshake, so a server's log names the client. */
 export const USER_AGENT = `svc/${VERSION}`;
 
@@ -139,7 +139,7 @@ function errorText(body: string, fallback: string): string {
 }
 
 /** A failure worth another attempt with the same Idempotency-Key: 502, 503, 504, or no connection. */
-export class RetryableError extends CliError {
+class RetryableError extends CliError {
   constructor(
     message: string,
     exitCode: ExitCode,

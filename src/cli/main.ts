@@ -33,7 +33,7 @@ Examples:
 
 ${EXIT_CODE_HELP}`;
 
-export function buildProgram(ctx: CliContext, setResult: SetResult): Command {
+function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   const program = new Command('svc')
     .description('now-playing track metadata service and client')
     .version(VERSION, '-V, --version')

@@ -13,7 +13,7 @@ export interface Painter {
 }
 
 const identity = (text: string) => text;
-export const plainPainter: Painter = { strong: identity, faint: identity, good: identity, bad: identity };
+const plainPainter: Painter = { strong: identity, faint: identity, good: identity, bad: identity };
 
 /** A painter for `enabled` (see io.colorEnabled); chalk is only required when it is on. */
 export function createPainter(enabled: boolean): Painter {

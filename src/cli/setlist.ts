@@ -75,7 +75,7 @@ function csvText(value: unknown): string {
  * first: OWASP "CSV Injection") gets a leading `'`, which spreadsheets show as text. Then RFC
  * 4180 section 2: a field with a comma, a quote or a line break is quoted, its quotes doubled.
  */
-export function csvField(value: string): string {
+function csvField(value: string): string {
   // eslint-disable-next-line no-control-regex -- removing control characters is the point
   let text = value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, '');
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;

@@ -11,7 +11,7 @@ import { configSchema, type Config, type FrozenConfig } from './schema';
 // Precedence (docs/decisions.md): command-line flag > environment > config file > default.
 
 /** Environment variables and the config key each one sets. */
-export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
+const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_PORT: ['port'],
   SVC_HOST: ['host'],
   SVC_SECRET: ['secret', 'client.secret'],

@@ -87,7 +87,7 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
 const SECRET_KEY = /(secret|apikey|api_key|token|password)["']?\s*:/i;
 const LEADING_KEY = /^\s*[{,]?\s*["']?[\w.$-]+["']?\s*:/;
 
-export function maskSecretValues(line: string): string {
+function maskSecretValues(line: string): string {
   const secret = SECRET_KEY.exec(line);
   const mask = (from: number) => line.slice(0, from) + line.slice(from).replace(/[^\s{}[\],"':-]/g, '*');
   if (secret) return mask(secret.index + secret[0].length);

@@ -26,7 +26,7 @@ function keyedProvider(baseUrl: string, enabled: boolean, apiKey: string) {
 }
 
 // docs/outputs.md "Configuration": the keys each output type takes besides name, type and retryForSeconds.
-export const OUTPUT_TYPE_KEYS = {
+const OUTPUT_TYPE_KEYS = {
   webhook: { required: ['url', 'secret'], optional: [] },
   discord: { required: ['url'], optional: [] },
   icecast: { required: ['url', 'password'], optional: ['user', 'format'] },

@@ -56,7 +56,7 @@ export function templateFields(source: string): string[] {
   return [...new Set(parseTemplate(source).flatMap((part) => ('field' in part ? [part.field] : [])))];
 }
 
-export function renderField(track: TrackObject, field: string): string {
+function renderField(track: TrackObject, field: string): string {
   const value = track[field];
   if (value === undefined && field === 'year') return yearOf(track.date);
   return renderValue(value);
@@ -107,7 +107,7 @@ export function trackLineParts(track: TrackObject): TrackLineParts {
 const EXTRA_TEMPLATE_FIELDS = ['year', 'dbid', 'received_at', 'deck', 'artistwebsites', 'duration_hhmmss'];
 
 /** Every field name a template may use without being a likely typo. */
-export const KNOWN_TEMPLATE_FIELDS: ReadonlySet<string> = new Set([...TEXT_FIELDS, ...NUMERIC_FIELDS, ...EXTRA_TEMPLATE_FIELDS]);
+const KNOWN_TEMPLATE_FIELDS: ReadonlySet<string> = new Set([...TEXT_FIELDS, ...NUMERIC_FIELDS, ...EXTRA_TEMPLATE_FIELDS]);
 
 /**
  * A template that names no field svc knows (`{{artsit}}`, or plain text with no placeholder)

@@ -10,7 +10,7 @@ import type { ServiceDeps } from './service-deps';
 
 const SERVICE = 'acoustid';
 /** AcoustID's own confidence (0..1) below which a result is not trusted. */
-export const MIN_ACOUSTID_SCORE = 0.8;
+const MIN_ACOUSTID_SCORE = 0.8;
 
 interface AcoustIdArtist {
   id: string;
@@ -82,7 +82,7 @@ export function createAcoustId(deps: ServiceDeps, options: AcoustIdOptions): Enr
 }
 
 /** The highest-scoring result above the threshold that names a recording. */
-export function bestRecording(results: readonly AcoustIdResult[]): { result: AcoustIdResult; recording: AcoustIdRecording } | undefined {
+function bestRecording(results: readonly AcoustIdResult[]): { result: AcoustIdResult; recording: AcoustIdRecording } | undefined {
   const ranked = [...results].filter((result) => result.score >= MIN_ACOUSTID_SCORE).sort((a, b) => b.score - a.score);
   for (const result of ranked) {
     const recording = result.recordings?.find((candidate) => candidate.title !== undefined) ?? result.recordings?.[0];

@@ -39,9 +39,9 @@ export interface PlanDeps {
  * request delayed on its way (a busy event loop, a new connection, a GC pause) while the next one
  * leaves on time: with 25 ms, arrivals 975 ms apart were measured on a loaded machine.
  */
-export const MUSICBRAINZ_INTERVAL_MS = 1000 + 100;
+const MUSICBRAINZ_INTERVAL_MS = 1000 + 100;
 /** AcoustID allows three requests per second. */
-export const ACOUSTID_INTERVAL_MS = Math.ceil(1000 / 3) + 10;
+const ACOUSTID_INTERVAL_MS = Math.ceil(1000 / 3) + 10;
 const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 
 type EnrichmentSettings = FrozenConfig['enrichment'];
@@ -61,7 +61,7 @@ interface ProviderEntry {
   create(deps: ServiceDeps, settings: EnrichmentSettings, depsFor: (service: string) => ServiceDeps): Enricher;
 }
 
-export const PROVIDERS: readonly ProviderEntry[] = [
+const PROVIDERS: readonly ProviderEntry[] = [
   {
     name: 'acoustid',
     stage: 'recognition',

@@ -5,7 +5,7 @@ import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelea
 // nothing matches. Pure: no I/O.
 
 /** Artist and title must each be at least this similar (0..1) after normalising. */
-export const MIN_SIMILARITY = 0.85;
+const MIN_SIMILARITY = 0.85;
 /** The similarity given to titles that only agree once bracketed parts ("(Radio Edit)") are removed. */
 const BRACKETS_REMOVED_WEIGHT = 0.9;
 
@@ -70,13 +70,13 @@ export interface RecordingScore {
   score: number;
 }
 
-export function scoreRecording(wanted: Wanted, recording: MbRecording): RecordingScore {
+function scoreRecording(wanted: Wanted, recording: MbRecording): RecordingScore {
   const title = titleSimilarity(wanted.title, recording.title);
   const artist = artistSimilarity(wanted.artist, recording['artist-credit']);
   return { title, artist, score: Math.min(title, artist) };
 }
 
-export function isVariousArtists(release: MbRelease): boolean {
+function isVariousArtists(release: MbRelease): boolean {
   return (release['artist-credit'] ?? []).some((part) => part.artist.id === VARIOUS_ARTISTS_ID || normalize(part.name) === 'various artists');
 }
 

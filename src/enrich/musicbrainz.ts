@@ -146,7 +146,7 @@ function websites(artist: MbArtist | undefined): string[] {
 }
 
 /** ISRCs are written with or without dashes and in any case; MusicBrainz wants CCXXXYYNNNNN. */
-export function normalizeIsrc(value: string | undefined): string | undefined {
+function normalizeIsrc(value: string | undefined): string | undefined {
   const compact = value?.replace(/[\s-]/g, '').toUpperCase();
   return compact !== undefined && /^[A-Z]{2}[A-Z0-9]{3}\d{7}$/.test(compact) ? compact : undefined;
 }

@@ -5,7 +5,7 @@ import { UpstreamError } from './http';
 // dead service costs one timeout, not one per track. Answers already cached are still used.
 
 /** How long a failed service is left alone. */
-export const FAILED_SERVICE_PAUSE_MS = 3 * 60 * 1000;
+const FAILED_SERVICE_PAUSE_MS = 3 * 60 * 1000;
 
 interface Failure {
   until: number;

@@ -92,7 +92,7 @@ async function articleSummary(
 }
 
 /** `Q123` from a link such as `https://www.wikidata.org/wiki/Q123` among the artist's web sites. */
-export function wikidataId(urls: readonly string[]): string | undefined {
+function wikidataId(urls: readonly string[]): string | undefined {
   for (const url of urls) {
     const match = /^https?:\/\/(?:www\.)?wikidata\.org\/(?:wiki|entity)\/(Q\d+)\/?$/i.exec(url.trim());
     if (match?.[1]) return match[1].toUpperCase();
@@ -101,7 +101,7 @@ export function wikidataId(urls: readonly string[]): string | undefined {
 }
 
 /** `Special:FilePath` redirects to the file itself; `width` asks for a scaled copy. */
-export function commonsFileUrl(commonsBaseUrl: string, fileName: string | undefined): string | undefined {
+function commonsFileUrl(commonsBaseUrl: string, fileName: string | undefined): string | undefined {
   if (fileName === undefined) return undefined;
   return `${commonsBaseUrl}/wiki/Special:FilePath/${encodeURIComponent(fileName.replaceAll(' ', '_'))}?width=1000`;
 }

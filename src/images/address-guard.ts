@@ -70,7 +70,7 @@ function classifyIPv4(address: number): AddressClass {
 }
 
 /** Strict dotted quad: four decimal parts 0-255, no leading zeros (which some parsers read as octal). */
-export function parseIPv4(text: string): number | null {
+function parseIPv4(text: string): number | null {
   const parts = text.split('.');
   if (parts.length !== 4) return null;
   let value = 0;

@@ -16,7 +16,7 @@ import { Slots } from './download-slots';
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_REDIRECTS = 3;
 /** docs/decisions.md "Hostile clients and browsers": `images.maxConcurrentDownloads`. */
-export const DEFAULT_MAX_CONCURRENT_DOWNLOADS = 4;
+const DEFAULT_MAX_CONCURRENT_DOWNLOADS = 4;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 export type FetchFailure = 'bad-url' | 'refused-address' | 'too-many-redirects' | 'http-status' | 'too-large' | 'not-an-image' | 'timeout' | 'network';
@@ -33,7 +33,7 @@ export class ImageFetchError extends Error {
 
 export type Resolver = (hostname: string) => Promise<readonly dns.LookupAddress[]>;
 
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 export interface ImageFetcherOptions extends GuardPolicy {
   userAgent: string;

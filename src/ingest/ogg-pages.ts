@@ -5,7 +5,6 @@
 const CAPTURE = Buffer.from('OggS', 'latin1');
 const HEADER_BYTES = 27;
 /** Header flags (RFC 3533 section 6, header_type_flag). */
-export const CONTINUED = 0x01;
 export const BEGINNING_OF_STREAM = 0x02;
 export const END_OF_STREAM = 0x04;
 

@@ -93,7 +93,7 @@ export class OggTrackReader {
 }
 
 /** The codec a logical stream's first packet names (its identification header). */
-export function codecOf(head: Buffer): CommentCodec | null {
+function codecOf(head: Buffer): CommentCodec | null {
   if (head.subarray(0, 7).equals(Buffer.from('\x01vorbis', 'latin1'))) return 'vorbis';
   if (head.subarray(0, 8).equals(Buffer.from('OpusHead', 'latin1'))) return 'opus';
   if (head.subarray(0, 5).equals(Buffer.from('\x7fFLAC', 'latin1'))) return 'flac';

@@ -10,7 +10,7 @@ import { redactedTarget, trackDataOf, type Delivery, type Output, type TrackData
 // newest track is posted. A 429 names its wait in the body's `retry_after` (seconds).
 
 /** Discord's embed limits (docs/outputs.md "discord"), in UTF-16 code units. */
-export const EMBED_LIMITS = { title: 256, authorName: 256, description: 4096, footerText: 2048, total: 6000 } as const;
+const EMBED_LIMITS = { title: 256, authorName: 256, description: 4096, footerText: 2048, total: 6000 } as const;
 
 const EXTENSIONS: Readonly<Record<string, string>> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' };
 

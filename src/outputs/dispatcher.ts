@@ -235,7 +235,7 @@ export class OutputDispatcher {
 }
 
 /** The /v1/last object of a stored record: what every output builds its message from. */
-export function recordPayload(record: TrackRecord): string {
+function recordPayload(record: TrackRecord): string {
   return JSON.stringify({ dbid: record.dbid, ...record.metadata });
 }
 

@@ -44,7 +44,7 @@ async function readLimited(response: Response): Promise<string> {
 }
 
 /** "connection refused", "timed out after 10 s": the cause without the address or URL. */
-export function networkError(error: unknown, signal: AbortSignal): string {
+function networkError(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return (signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'timed out after 10 s' : 'cancelled';
   // Duck-typed: undici's "fetch failed" carries the socket error as its cause, from another realm at times.
   const cause = (error as { cause?: unknown } | undefined)?.cause ?? error;

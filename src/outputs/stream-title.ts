@@ -6,7 +6,7 @@ import type { TrackData } from './output';
 // `{{artist}} - {{title}}`. A separator left dangling at either end by a missing field goes, so a
 // track without an artist shows its title.
 
-export const DEFAULT_TITLE_FORMAT = '{{artist}} - {{title}}';
+const DEFAULT_TITLE_FORMAT = '{{artist}} - {{title}}';
 /** What one updinfo carries at most; players show far less. */
 const MAX_TITLE_LENGTH = 1000;
 

@@ -12,7 +12,7 @@ import { fitRecord } from './fit-record';
 // come closer together are written and announced together.
 
 /** docs/decisions.md "Title first, details after": at most one announced update per 250 ms per record. */
-export const UPDATE_INTERVAL_MS = 250;
+const UPDATE_INTERVAL_MS = 250;
 
 export interface RecordUpdateDeps {
   tracks: TrackStore;

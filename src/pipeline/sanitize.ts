@@ -32,7 +32,7 @@ const RECOGNITION_FIELDS: ReadonlySet<string> = new Set(['fpcalcfingerprint']);
 const MAX_FIELD_NAME_LENGTH = 128;
 
 /** An answer lists at most this many warnings, then how many more there were (bounded reply size). */
-export const MAX_WARNINGS = 50;
+const MAX_WARNINGS = 50;
 
 export function sanitize(input: Readonly<Record<string, unknown>>, options: SanitizeOptions): Sanitized {
   const fields: TrackFields = {};
@@ -145,7 +145,7 @@ function truncationWarning(key: string, originalLength: number, max: number): st
   return `Field '${key}' truncated from ${originalLength} to ${max} characters`;
 }
 
-export function isRemovedField(key: string): boolean {
+function isRemovedField(key: string): boolean {
   const lower = key.toLowerCase();
   return REMOVED_FIELDS.has(lower) || REMOVED_FIELD_SUFFIXES.some((suffix) => lower.endsWith(suffix));
 }
@@ -157,7 +157,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f]/g;
  * Every C0 control character but tab and newline goes, anywhere in the string, like NUL (JSON
  * escapes each to 6 bytes and a terminal obeys them); lone surrogates become U+FFFD; ends are trimmed.
  */
-export function cleanString(value: string): string {
+function cleanString(value: string): string {
   return value.replace(CONTROL_CHARACTERS, '').toWellFormed().trim();
 }
 

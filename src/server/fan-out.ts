@@ -6,7 +6,7 @@
 // for, and jobs run in the order they were asked for, so every viewer gets frames in order.
 
 /** Recipients served per event-loop turn: small enough that a turn stays around a millisecond or two. */
-export const FAN_OUT_SLICE = 250;
+const FAN_OUT_SLICE = 250;
 
 interface Job<T> {
   targets: readonly T[];

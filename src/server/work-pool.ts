@@ -19,7 +19,7 @@ export interface WorkPoolOptions {
   maxWaitMs: number;
 }
 
-export const WORK_POOL_DEFAULTS: WorkPoolOptions = { concurrency: 1, maxQueued: 64, maxQueuedPerClient: 4, maxWaitMs: 5000 };
+const WORK_POOL_DEFAULTS: WorkPoolOptions = { concurrency: 1, maxQueued: 64, maxQueuedPerClient: 4, maxWaitMs: 5000 };
 
 /** Seconds a refused client is told to wait. */
 const RETRY_AFTER_SECONDS = 1;

@@ -89,7 +89,7 @@ export function probeSqliteWrite(db: Db): void {
   db.pragma(`user_version = ${Math.trunc(version)}`);
 }
 
-export function migrate(db: Db, migrations: readonly Migration[]): void {
+function migrate(db: Db, migrations: readonly Migration[]): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   for (const migration of pendingMigrations(migrations, current)) {
     db.transaction(() => {

@@ -37,7 +37,7 @@ export function handleErrors(logger: Logger): AppMiddleware {
   };
 }
 
-export function toAppError(error: unknown): AppError {
+function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const status = typeof error === 'object' && error !== null && 'status' in error ? Number(error.status) : NaN;
   const code = HTTP_STATUS_CODES[status];

@@ -14,7 +14,7 @@ import { matchesEtag } from '../etag';
 //   GET /favicon.ico    the icon browsers ask for on every page load
 // Files are read once at start-up; only the files found then are ever served.
 
-export const PUBLIC_DIR = path.resolve(__dirname, '..', '..', '..', 'public');
+const PUBLIC_DIR = path.resolve(__dirname, '..', '..', '..', 'public');
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

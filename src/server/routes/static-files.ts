@@ -11,7 +11,7 @@ import { PAGE_CSP } from './pages';
 // regular files inside the folder are served: no listings, no `..` (plain or encoded), no
 // hidden files, and no symlink that leads out of the folder.
 
-export const STATIC_PREFIXES = ['/static/', '/httpstatic/'] as const;
+const STATIC_PREFIXES = ['/static/', '/httpstatic/'] as const;
 
 export function staticRoutes(staticDir: string): Router<AppState> {
   const router = new Router<AppState>();

@@ -5,7 +5,7 @@ import type { TrackRecord } from '../../domain/track';
 // ended by LF, an empty line ending an event, a line starting with ":" a comment. Pure.
 
 /** How long a browser waits before it reconnects (EventSource reads `retry:`). */
-export const RETRY_MS = 3000;
+const RETRY_MS = 3000;
 /** At most this many missed records are replayed on a reconnect. */
 export const MAX_REPLAY = 100;
 

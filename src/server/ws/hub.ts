@@ -25,7 +25,7 @@ import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './re
 export const IMAGES_WS_PATH = '/v1/images/ws';
 /** Inbound messages larger than this are refused (the socket is closed with 1009). */
 export const MAX_INBOUND_BYTES = 64 * 1024;
-export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** A first message within this time after the handshake makes a request/response client. */
 const SUBSCRIBE_WINDOW_MS = 500;
 

@@ -59,12 +59,7 @@ export function replyText(answer: Answer, images: ImageLookup): string | AsyncIt
 }
 
 /** Fragments of `{...head, "<field>": "<base64 of size bytes>"}`; `read` is called lazily (the store is asynchronous). */
-export function base64Fragments(
-  head: object,
-  field: string,
-  size: number,
-  read: (offset: number, length: number) => Promise<Buffer | null>,
-): AsyncGenerator<string> {
+function base64Fragments(head: object, field: string, size: number, read: (offset: number, length: number) => Promise<Buffer | null>): AsyncGenerator<string> {
   return base64FieldFragments(head, [{ field, size, read }]);
 }
 

@@ -7,7 +7,7 @@ import { migratePostgres } from './migrations';
 // on it. The LISTEN connection is separate (notifications.ts).
 
 /** `database.poolSize` when not given: 4 + the LISTEN connection = 5 per instance, 50 for ten (docs/several-instances.md). */
-export const DEFAULT_POOL_SIZE = 4;
+const DEFAULT_POOL_SIZE = 4;
 /** A cut network hangs instead of failing: these bound how long a request waits for the database. */
 export const CONNECT_TIMEOUT_MS = 3000;
 const QUERY_TIMEOUT_MS = 5000;

@@ -9,9 +9,9 @@ import type pg from 'pg';
 // second line, for a peer that is gone for good.
 
 /** How often both are asked. Silence is noticed within CHECK_INTERVAL_MS + CHECK_TIMEOUT_MS (< 5 s). */
-export const CHECK_INTERVAL_MS = 1500;
+const CHECK_INTERVAL_MS = 1500;
 /** A check that takes longer is silence; a healthy local database answers `SELECT 1` in a millisecond. */
-export const CHECK_TIMEOUT_MS = 2000;
+const CHECK_TIMEOUT_MS = 2000;
 /** TCP keepalive probes start after this much idle time (the kernel's default is two hours). */
 export const KEEPALIVE_IDLE_MS = 1000;
 
