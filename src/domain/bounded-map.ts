@@ -38,11 +38,6 @@ export class BoundedMap<K, V> {
     this.byUse = limits.order === 'use';
   }
 
-  /** The sum of the weights of the entries held. */
-  get weight(): number {
-    return this.total;
-  }
-
   has(key: K): boolean {
     return this.slots.has(key);
   }

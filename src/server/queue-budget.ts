@@ -9,10 +9,6 @@ export class QueueBudget {
 
   constructor(readonly maxBytes: number) {}
 
-  get queuedBytes(): number {
-    return this.used;
-  }
-
   /** Resolves once `bytes` fit (at once when the budget is empty: a chunk larger than it still goes). */
   reserve(bytes: number): Promise<void> {
     if (this.waiting.length === 0 && this.fits(bytes)) {

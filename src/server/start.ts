@@ -68,15 +68,11 @@ export interface StartOptions {
 export interface RunningServer {
   url: string;
   port: number;
-  host: string;
   tracks: TrackStore;
   nowPlaying: NowPlaying;
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
-  outputs: OutputDispatcher;
-  /** The pool expensive answers run in (history pages; SSE replays should too). */
-  expensiveWork: WorkPool;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
@@ -108,15 +104,12 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   return {
     url: serverUrl(config.host, port),
     port,
-    host: config.host,
     tracks: storage.plainTracks,
     nowPlaying: storage.nowPlaying,
     hub: sockets.hub,
     images: work.images,
     imageStore: storage.plainImageStore,
     events: sockets.events,
-    outputs: work.outputs,
-    expensiveWork: work.expensiveWork,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
     close: closeInOrder(server.http, sockets, storage, work, shutdown, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS),
   };

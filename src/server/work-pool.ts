@@ -29,11 +29,6 @@ interface Job {
   refuse(error: AppError): void;
 }
 
-export interface WorkPoolStats {
-  running: number;
-  queued: number;
-}
-
 export interface WorkPool {
   /**
    * Runs `work` when a slot is free and it is this client's turn. Rejects with a 503 AppError
@@ -41,7 +36,6 @@ export interface WorkPool {
    * dropped (rejected with the signal's reason).
    */
   run<T>(client: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
-  stats(): WorkPoolStats;
 }
 
 export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool {
@@ -116,7 +110,6 @@ export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool
         queued += 1;
       });
     },
-    stats: () => ({ running, queued }),
   };
 }
 

@@ -14,16 +14,11 @@ interface Entry extends StoredImage {
   touchedAt: number;
 }
 
-export interface ImageMemoryCache {
-  /** Bytes held now (tests, diagnostics). */
-  heldBytes(): number;
-}
-
 /**
  * The image store with reads of image bytes served from memory. `maxBytes` 0 turns it off. An
  * image larger than the whole budget is never kept; its readers go to the store as before.
  */
-export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => number = Date.now): ImageStore & ImageMemoryCache {
+export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => number = Date.now): ImageStore {
   const entries = new BoundedMap<string, Entry>({ maxWeight: maxBytes, weigh: (entry) => entry.size, order: 'use' });
 
   const hit = (key: string): Entry | undefined => {
@@ -61,10 +56,9 @@ export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => 
   const metaReads = new SharedFlights<StoredImage | null>();
   const readMeta = (key: string) => metaReads.run(key, () => store.meta(key));
 
-  if (maxBytes <= 0) return { ...bindAll(store), heldBytes: () => 0 };
+  if (maxBytes <= 0) return bindAll(store);
   return {
     ...bindAll(store),
-    heldBytes: () => entries.weight,
     async get(key) {
       const entry = hit(key) ?? (await load(key));
       return entry ? { ...metaOf(entry), bytes: entry.bytes } : null;

@@ -41,7 +41,6 @@ export interface WsStreamOptions {
 
 export interface WsStream {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
-  clientCount(): number;
   /** Sends `{"last": true}` to every socket and closes it with 1001. */
   close(): Promise<void>;
 }
@@ -109,7 +108,6 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     handleUpgrade(request, socket, head) {
       acceptUpgrade(wss, request, socket, head);
     },
-    clientCount: () => wss.clients.size,
     close() {
       heartbeat.stop();
       options.nowPlaying.off('track-changed', onChange);
