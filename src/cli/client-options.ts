@@ -36,7 +36,7 @@ export function addClientOptions(command: Command, defaultTimeoutSeconds: number
     );
 }
 
-export function parseSeconds(value: string): number {
+function parseSeconds(value: string): number {
   const seconds = Number(value);
   if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0) {
     throw new InvalidArgumentError('expected a positive number of seconds.');
@@ -61,7 +61,7 @@ export async function createClient(options: ClientOptions): Promise<SvcClient> {
 }
 
 /** The server's base URL, ending in "/" so that relative paths keep a path prefix. */
-export function parseBaseUrl(raw: string): URL {
+function parseBaseUrl(raw: string): URL {
   const invalid = (why: string, shown: string) => new CliError(`invalid server URL ${shown}: ${why} (set it with --url, SVC_URL or client.url)`, EXIT.USAGE);
   let url: URL;
   try {

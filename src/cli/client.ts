@@ -180,7 +180,7 @@ function describeStatus(url: URL, response: Response, body: string): CliError {
 }
 
 /** Connection failures and timeouts: the server could not be reached (exit 4). */
-export function unreachable(url: URL, error: unknown, signal: AbortSignal | null, timeoutMs: number): CliError {
+function unreachable(url: URL, error: unknown, signal: AbortSignal | null, timeoutMs: number): CliError {
   if (signal?.aborted) {
     return new CliError(`no answer from ${url.origin} within ${formatSeconds(timeoutMs)} (see --timeout)`, EXIT.UNREACHABLE);
   }

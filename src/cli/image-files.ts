@@ -18,7 +18,7 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
 };
 
 /** `image/jpeg; charset=binary` -> `jpg`; an unknown image type keeps a safe subtype, else `bin`. */
-export function extensionFor(mimeType: string): string {
+function extensionFor(mimeType: string): string {
   const type = (mimeType.split(';')[0] ?? '').trim().toLowerCase();
   const known = EXTENSIONS[type];
   if (known) return known;

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { runCli } from '../helpers/run-cli';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { unusedPort } from './cli-process';
@@ -36,6 +36,28 @@ describe('svc status', () => {
       const result = await runCli(args, { env: { SVC_URL: `http://127.0.0.1:${port}` } });
       expect(result).toMatchObject({ code: 4, stdout: '' });
       expect(result.stderr).toContain('connection refused');
+    }
+  });
+
+  test('When the port is one fetch refuses ("bad port"), then it is a usage error (exit 2), not an unreachable server', async () => {
+    const result = await runCli(['status', '--url', 'http://127.0.0.1:6000']);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain('port 6000');
+  });
+
+  test('When the server does not answer within --timeout, then it exits 4 and says how long it waited', async () => {
+    // Accepts the connection and never answers.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const result = await runCli(['status', '--url', `http://127.0.0.1:${port}`, '--timeout', '0.25']);
+      expect(result).toMatchObject({ code: 4, stdout: '' });
+      expect(result.stderr).toContain(`no answer from http://127.0.0.1:${port} within 0.25 s (see --timeout)`);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 
