@@ -7,7 +7,7 @@ import { TemplateError, parseTemplate, requireKnownField } from '../domain/templ
 export type LineParser = (line: string) => Record<string, string> | null;
 
 /** `\t` in a template typed at a shell prompt means a tab, `\\` a backslash (as playerctl's output has them). */
-export function unescapeTemplate(source: string): string {
+function unescapeTemplate(source: string): string {
   return source.replace(/\\([t\\])/g, (_, char: string) => (char === 't' ? '\t' : '\\'));
 }
 

@@ -74,7 +74,7 @@ function parseYamlText(filepath: string, text: string, parseYaml: YamlParse): un
 }
 
 /** 1-based line and column of a character offset. */
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, Math.min(offset, text.length));
   const lines = before.split('\n');
   return { line: lines.length, column: (lines[lines.length - 1] ?? '').length + 1 };
@@ -95,7 +95,7 @@ function maskSecretValues(line: string): string {
 }
 
 /** `file:line:column: problem`, the offending line, and a caret under the column. */
-export function syntaxReport(filepath: string, text: string, line: number, column: number, problem: string): string {
+function syntaxReport(filepath: string, text: string, line: number, column: number, problem: string): string {
   const lines = text.replace(/\r$/gm, '').split('\n');
   // A problem found at the end of the file (an unclosed quote or bracket) is shown just after
   // the last line that has something on it, not on an empty line.

@@ -52,7 +52,7 @@ export function compileTemplate(source: string): Template {
 }
 
 /** The field names a template uses, in order (a field used twice is listed once). */
-export function templateFields(source: string): string[] {
+function templateFields(source: string): string[] {
   return [...new Set(parseTemplate(source).flatMap((part) => ('field' in part ? [part.field] : [])))];
 }
 
@@ -71,7 +71,7 @@ function renderValue(value: unknown): string {
 }
 
 /** The year of a `date` field: its first four-digit run ("2001-03-12", "12/03/2001"). */
-export function yearOf(date: unknown): string {
+function yearOf(date: unknown): string {
   if (typeof date !== 'string' && typeof date !== 'number') return '';
   return /\d{4}/.exec(String(date))?.[0] ?? '';
 }

@@ -1,9 +1,9 @@
-import { compileLineParser, unescapeTemplate } from '../../../src/cli/line-parser';
+import { compileLineParser } from '../../../src/cli/line-parser';
 import { TemplateError } from '../../../src/domain/template';
 
 describe('compileLineParser (--parse)', () => {
-  it('When the template has \\t, then it is a tab and splits the line there', () => {
-    expect(unescapeTemplate('{{artist}}\\t{{title}}\\\\')).toBe('{{artist}}\t{{title}}\\');
+  it('When the template has \\t or \\\\, then it is a tab or a backslash, and splits the line there', () => {
+    expect(compileLineParser('{{artist}}\\\\{{title}}')('A\\B')).toEqual({ artist: 'A', title: 'B' });
     expect(compileLineParser('{{artist}}\\t{{title}}')('Daft Punk\tOne More Time')).toEqual({ artist: 'Daft Punk', title: 'One More Time' });
   });
 

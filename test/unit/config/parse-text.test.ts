@@ -1,4 +1,4 @@
-import { ConfigSyntaxError, detectFormat, lineAndColumn, parseConfigText, syntaxReport } from '../../../src/config/parse-text';
+import { ConfigSyntaxError, detectFormat, parseConfigText } from '../../../src/config/parse-text';
 
 // The pure part of config syntax errors: format detection, positions, and the report.
 
@@ -31,25 +31,34 @@ describe('detectFormat', () => {
   });
 });
 
-describe('lineAndColumn', () => {
-  test('When the offset is on a later line, then both count from 1 on that line', () => {
-    expect(lineAndColumn('ab\ncde\nf', 0)).toEqual({ line: 1, column: 1 });
-    expect(lineAndColumn('ab\ncde\nf', 5)).toEqual({ line: 2, column: 3 });
-    expect(lineAndColumn('ab\ncde\nf', 99)).toEqual({ line: 3, column: 2 });
+/** A YAML parser that fails as js-yaml does, at a 1-based line and column. */
+const yamlFailingAt = (line: number, column: number, reason: string) => (): unknown => {
+  throw Object.assign(new Error(`${reason} (${line}:${column})`), { mark: { line: line - 1, column: column - 1 }, reason });
+};
+
+describe('the place of a syntax error', () => {
+  test('When JSON breaks on a later line, then line and column count from 1 on that line', () => {
+    expect(reportOf(() => parseConfigText('f.json', '{\n  "port": 1,\n  x\n}', 'json', noYaml))).toMatch(/^f\.json:3:3: JSON: /);
+  });
+
+  test('When JSON ends too early, then the place is just after its last character', () => {
+    expect(reportOf(() => parseConfigText('f.json', '{"port": 1', 'json', noYaml))).toMatch(/^f\.json:1:11: JSON: /);
   });
 });
 
-describe('syntaxReport', () => {
+describe('the syntax error report', () => {
   test('When the line is indented with tabs, then the caret keeps the tabs so it lines up', () => {
-    expect(syntaxReport('f', 'a\n\t\tkey: x', 2, 4, 'problem').split('\n')).toEqual(['f:2:4: problem', '  \t\tkey: x', '  \t\t ^']);
+    const report = reportOf(() => parseConfigText('f', 'a\n\t\tkey: x', 'yaml', yamlFailingAt(2, 4, 'problem')));
+    expect(report.split('\n')).toEqual(['f:2:4: YAML: problem', '  \t\tkey: x', '  \t\t ^']);
   });
 
   test('When the problem is past the last line, then the last line with content is shown, caret after it', () => {
-    expect(syntaxReport('f', 'port: 1\nhost: "x\n\n', 4, 1, 'p').split('\n')).toEqual(['f:2:9: p', '  host: "x', '          ^']);
+    const report = reportOf(() => parseConfigText('f', 'port: 1\nhost: "x\n\n', 'yaml', yamlFailingAt(4, 1, 'p')));
+    expect(report.split('\n')).toEqual(['f:2:9: YAML: p', '  host: "x', '          ^']);
   });
 
   test.each(['secret', 'apiKey', 'api_key', 'token', 'password'])('When the line sets %s, then its value is masked at the same length', (key) => {
-    const [, shown] = syntaxReport('f', `  ${key}: "hunter2"`, 1, 3, 'p').split('\n');
+    const [, shown] = reportOf(() => parseConfigText('f', `  ${key}: "hunter2"`, 'yaml', yamlFailingAt(1, 3, 'p'))).split('\n');
     expect(shown).toBe(`    ${key}: "*******"`);
   });
 });

@@ -1,4 +1,4 @@
-import { TemplateError, compileTemplate, oneLine, parseTemplate, templateFields, trackLineParts, yearOf } from '../../../src/domain/template';
+import { TemplateError, compileTemplate, oneLine, parseTemplate, requireKnownField, trackLineParts } from '../../../src/domain/template';
 import { humanTrackLine } from '../../../src/cli/output';
 
 const track = { dbid: 12, artist: 'Daft Punk', title: 'One More Time', album: 'Discovery', date: '2001-03-12', bpm: 123, genres: ['house', 'french house'] };
@@ -34,7 +34,8 @@ describe('compileTemplate', () => {
 
   test('Both placeholder forms parse to the same parts, and the fields are listed once each', () => {
     expect(parseTemplate('{{artist}} - {artist}!')).toEqual([{ field: 'artist' }, { text: ' - ' }, { field: 'artist' }, { text: '!' }]);
-    expect(templateFields('{{title}} {artist} {title}')).toEqual(['title', 'artist']);
+    expect(() => requireKnownField('{{titel}} {artsit} {titel}')).toThrow('names no field svc knows ({{titel}}, {{artsit}})');
+    expect(() => requireKnownField('{{titel}} {artist}')).not.toThrow();
   });
 });
 
@@ -55,8 +56,10 @@ describe('the human line', () => {
     expect(trackLineParts(track)).toEqual({ head: 'Daft Punk - One More Time', detail: 'Discovery, 2001' });
   });
 
-  test('yearOf takes the first four-digit run, and nothing from a value without one', () => {
-    expect([yearOf('2001-03-12'), yearOf('12.03.2001'), yearOf(1998), yearOf('99'), yearOf(undefined)]).toEqual(['2001', '2001', '1998', '', '']);
+  test('{{year}} is the first four-digit run of the date, and nothing from a date without one', () => {
+    const year = compileTemplate('{{year}}');
+    const dates = ['2001-03-12', '12.03.2001', 1998, '99', undefined];
+    expect(dates.map((date) => year({ date }))).toEqual(['2001', '2001', '1998', '', '']);
   });
 
   test('oneLine trims and collapses control characters', () => {
