@@ -46,7 +46,7 @@ export function fitRecord(fields: TrackFields, maxBytes: number, warnings: strin
 const NOTHING: ReadonlySet<string> = new Set();
 
 /** UTF-8 bytes of a value's JSON. */
-export function jsonBytes(value: unknown): number {
+function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
@@ -55,7 +55,7 @@ function isText(value: FieldValue): value is string | string[] {
 }
 
 /** The largest per-value size so that the values, each cut to it, sum to at most `budget`. */
-export function commonCap(sizes: readonly number[], budget: number): number {
+function commonCap(sizes: readonly number[], budget: number): number {
   const ascending = [...sizes].sort((a, b) => a - b);
   let spent = 0;
   for (let index = 0; index < ascending.length; index += 1) {

@@ -162,7 +162,7 @@ function cleanString(value: string): string {
 }
 
 /** Cuts to `max` code points, so a surrogate pair is never split. */
-export function truncate(value: string, max: number): { value: string; originalLength: number } {
+function truncate(value: string, max: number): { value: string; originalLength: number } {
   // Fast path: a string of at most `max` UTF-16 units has at most `max` code points.
   if (value.length <= max) return { value, originalLength: countCodePoints(value) };
   const codePoints = Array.from(value);
@@ -187,7 +187,7 @@ function countCodePoints(value: string): number {
 const NUMERIC_TEXT = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
 
 /** A number, or a numeric string as GET sends it; anything not finite is undefined. */
-export function toFiniteNumber(value: unknown): number | undefined {
+function toFiniteNumber(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
   if (typeof value !== 'string') return undefined;
   const text = value.replaceAll('\0', '').trim();

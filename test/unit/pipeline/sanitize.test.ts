@@ -1,5 +1,8 @@
-import { commonCap, fitRecord, jsonBytes } from '../../../src/pipeline/fit-record';
-import { sanitize, toFiniteNumber, truncate } from '../../../src/pipeline/sanitize';
+import { fitRecord } from '../../../src/pipeline/fit-record';
+import { sanitize } from '../../../src/pipeline/sanitize';
+
+/** UTF-8 bytes of a value's JSON: what the record bound counts. */
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 const limits = { maxFieldLength: 1000, maxListItems: 100, maxRecordBytes: 65536 };
 
@@ -253,27 +256,42 @@ describe('fitRecord', () => {
     expect(warnings).toEqual([expect.stringMatching(/^Field 'bio' truncated from 5000 to \d+ characters$/)]);
   });
 
-  it('finds the common cap that spends the budget', () => {
-    expect(commonCap([10, 20, 30], 60)).toBe(Number.POSITIVE_INFINITY);
-    expect(commonCap([10, 20, 30], 50)).toBe(20);
-    expect(commonCap([10, 100, 100], 50)).toBe(20);
+  it('When the record is over, then the largest values are cut to one common size that spends the budget; a small one stays whole', () => {
+    const fields = { a: 'a'.repeat(10), b: 'b'.repeat(100), c: 'c'.repeat(150) };
+    const maxBytes = jsonBytes(fields) - 150;
+    const warnings: string[] = [];
+    const fitted = fitRecord(fields, maxBytes, warnings);
+    expect(fitted.a).toBe(fields.a);
+    expect((fitted.b as string).length).toBe((fitted.c as string).length);
+    // One common cap over two values wastes at most a byte to rounding.
+    expect(jsonBytes(fitted)).toBeLessThanOrEqual(maxBytes);
+    expect(jsonBytes(fitted)).toBeGreaterThanOrEqual(maxBytes - 1);
+    expect(warnings).toHaveLength(2);
+    expect(fitRecord(fields, jsonBytes(fields), [])).toEqual(fields);
   });
 });
 
-describe('truncate', () => {
-  it('counts code points, not UTF-16 units', () => {
-    expect(truncate('\u{1F600}\u{1F600}ab', 3)).toEqual({ value: '\u{1F600}\u{1F600}a', originalLength: 4 });
-    expect(truncate('\u{1F600}'.repeat(3), 3)).toEqual({ value: '\u{1F600}'.repeat(3), originalLength: 3 });
+describe('sanitize: the length limit counts code points, not UTF-16 units', () => {
+  it('When a value mixes emoji and letters, then it is cut after whole code points', () => {
+    const short = { ...limits, maxFieldLength: 3 };
+    expect(sanitize({ title: '\u{1F600}\u{1F600}ab' }, short)).toMatchObject({
+      fields: { title: '\u{1F600}\u{1F600}a' },
+      warnings: ["Field 'title' truncated from 4 to 3 characters"],
+    });
+    expect(sanitize({ title: '\u{1F600}'.repeat(3) }, short)).toMatchObject({ fields: { title: '\u{1F600}'.repeat(3) }, warnings: [] });
   });
 });
 
-describe('toFiniteNumber', () => {
+describe('sanitize: numeric fields', () => {
   it.each([
     ['12', 12],
     ['-3.5', -3.5],
     ['.5', 0.5],
     ['1e3', 1000],
     [7, 7],
-  ] as const)('reads %p as %p', (input, expected) => expect(toFiniteNumber(input)).toBe(expected));
-  it.each(['1,5', '12abc', ' ', 'Infinity', NaN, Infinity, null])('rejects %p', (input) => expect(toFiniteNumber(input)).toBeUndefined());
+  ] as const)('reads %p as %p', (input, expected) => expect(sanitize({ bpm: input }, limits)).toEqual({ fields: { bpm: expected }, warnings: [] }));
+  it.each(['1,5', '12abc', 'Infinity', NaN, Infinity])('drops %p with a warning', (input) =>
+    expect(sanitize({ bpm: input }, limits)).toEqual({ fields: {}, warnings: ["Field 'bpm' dropped: not a finite number"] }),
+  );
+  it.each([' ', null])('takes %p as absent', (input) => expect(sanitize({ bpm: input }, limits)).toEqual({ fields: {}, warnings: [] }));
 });
