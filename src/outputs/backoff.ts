@@ -6,7 +6,7 @@ const FIRST_RETRY_MS = 1000;
 export const MAX_RETRY_MS = 5 * 60 * 1000;
 
 /** Exponential from 1 s, doubling per failed attempt, capped at 5 min; jitter in [half, whole]. */
-export function backoffMs(failedAttempts: number, random: number = Math.random()): number {
+function backoffMs(failedAttempts: number, random: number = Math.random()): number {
   const full = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, failedAttempts - 1));
   return Math.round(full / 2 + (full / 2) * random);
 }

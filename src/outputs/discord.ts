@@ -79,7 +79,7 @@ function parseObject(text: string): Record<string, unknown> | null {
 }
 
 /** Title, artist as author, album and year: each cut to its limit, the whole within 6000. */
-export function buildEmbed(data: TrackData, coverFilename?: string): DiscordEmbed {
+function buildEmbed(data: TrackData, coverFilename?: string): DiscordEmbed {
   const embed: DiscordEmbed = {};
   const title = fieldText(data, 'title') ?? '';
   const artist = fieldText(data, 'artist') ?? '';
@@ -100,7 +100,7 @@ export function buildEmbed(data: TrackData, coverFilename?: string): DiscordEmbe
 }
 
 /** At most `limit` UTF-16 code units, never half a surrogate pair; a cut ends with "…". */
-export function cutText(text: string, limit: number): string {
+function cutText(text: string, limit: number): string {
   if (text.length <= limit) return text;
   if (limit <= 0) return '';
   let end = limit - 1;

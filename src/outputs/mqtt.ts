@@ -89,7 +89,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
 }
 
 /** Home Assistant MQTT discovery: `homeassistant/<component>/<node>/<object>/config`, retained. */
-export function discoveryConfigs(name: string, topic: string): [string, string][] {
+function discoveryConfigs(name: string, topic: string): [string, string][] {
   const node = `svc_${name.replaceAll('-', '_')}`;
   const device = { identifiers: [node], name: `svc ${name}`, manufacturer: 'svc' };
   const availability = { availability_topic: `${topic}/status`, payload_available: 'online', payload_not_available: 'offline' };

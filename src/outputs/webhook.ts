@@ -39,11 +39,11 @@ export function createWebhookOutput(config: WebhookConfig): Output {
 }
 
 /** `{type, timestamp, data}`: the same bytes on every retry (built from the stored message). */
-export function webhookBody(message: Pick<OutputMessage, 'kind' | 'createdAt' | 'payload'>): string {
+function webhookBody(message: Pick<OutputMessage, 'kind' | 'createdAt' | 'payload'>): string {
   const type = message.kind === 'track.deleted' ? 'track.deleted' : 'track.changed';
   return `{"type":"${type}","timestamp":${JSON.stringify(new Date(message.createdAt).toISOString())},"data":${message.payload}}`;
 }
 
-export function signWebhook(key: Buffer, id: string, timestamp: number, body: string): string {
+function signWebhook(key: Buffer, id: string, timestamp: number, body: string): string {
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }

@@ -1,18 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { configSchema } from '../../../src/config/schema';
-import { backoffMs, deliveryOfStatus, MAX_RETRY_MS, nextAttemptDelayMs } from '../../../src/outputs/backoff';
-import { buildEmbed, cutText } from '../../../src/outputs/discord';
-import { discoveryConfigs } from '../../../src/outputs/mqtt';
+import { deliveryOfStatus, MAX_RETRY_MS, nextAttemptDelayMs } from '../../../src/outputs/backoff';
+import { createDiscordOutput } from '../../../src/outputs/discord';
 import { redactedTarget } from '../../../src/outputs/output';
 import { streamTitleTemplate } from '../../../src/outputs/stream-title';
-import { signWebhook, webhookBody } from '../../../src/outputs/webhook';
+import { createWebhookOutput } from '../../../src/outputs/webhook';
+import type { OutputMessage } from '../../../src/store/outputs';
+import { startDiscordFake } from '../../fakes/discord';
+import { startReceiver } from '../../helpers/receiver';
 
-// The pure parts of the outputs (docs/outputs.md): config rules, retry timing, the Standard
-// Webhooks signature, Discord's embed limits, stream titles, redacted targets.
+// The outputs' rules (docs/outputs.md): config rules, retry timing, stream titles and redacted
+// targets (pure), and what one send() puts on the wire to a local receiver: the Standard
+// Webhooks signature and Discord's embed limits.
 
 const validate = (outputs: unknown) => configSchema.validateSync({ ...configSchema.getDefault(), outputs }, { strict: true });
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
+
+function messageOf(payload: object, createdAt = Date.now()): OutputMessage {
+  return { id: 1, attempts: 0, output: 'out', dbid: 7, kind: 'track.changed', messageId: 'msg_1', payload: JSON.stringify(payload), createdAt };
+}
 
 describe('outputs config', () => {
   it('When each type has its keys, then the list is accepted', () => {
@@ -50,9 +57,9 @@ describe('outputs config', () => {
 
 describe('retry timing', () => {
   it('When attempts fail, then the wait doubles from 1 s with jitter in [half, whole], capped at 5 min', () => {
-    expect([1, 2, 3].map((attempts) => backoffMs(attempts, 1))).toEqual([1000, 2000, 4000]);
-    expect(backoffMs(1, 0)).toBe(500);
-    expect(backoffMs(30, 1)).toBe(MAX_RETRY_MS);
+    expect([1, 2, 3].map((attempts) => nextAttemptDelayMs(attempts, undefined, 1))).toEqual([1000, 2000, 4000]);
+    expect(nextAttemptDelayMs(1, undefined, 0)).toBe(500);
+    expect(nextAttemptDelayMs(30, undefined, 1)).toBe(MAX_RETRY_MS);
     expect(nextAttemptDelayMs(5, 2000)).toBe(2000);
   });
 
@@ -65,25 +72,48 @@ describe('retry timing', () => {
 });
 
 describe('webhook signature', () => {
-  it('When a message is signed, then the standardwebhooks reference verifier accepts it', () => {
-    const message = { kind: 'track.changed' as const, createdAt: Date.UTC(2026, 10, 23), payload: '{"dbid":7,"title":"Ünïcode ✓"}' };
-    const body = webhookBody(message);
-    expect(JSON.parse(body)).toEqual({ type: 'track.changed', timestamp: '2026-11-23T00:00:00.000Z', data: { dbid: 7, title: 'Ünïcode ✓' } });
-    const timestamp = Math.floor(Date.now() / 1000);
-    const signature = signWebhook(Buffer.from(SECRET.slice(6), 'base64'), 'msg_1', timestamp, body);
-    expect(new Webhook(SECRET).verify(body, { 'webhook-id': 'msg_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': signature })).toBeTruthy();
+  it('When a message is sent, then the standardwebhooks reference verifier accepts it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const output = createWebhookOutput({ name: 'hook', url: `${receiver.url}/hook`, secret: SECRET });
+      const delivery = await output.send(messageOf({ dbid: 7, title: 'Ünïcode ✓' }, Date.UTC(2026, 10, 23)), AbortSignal.timeout(5000));
+      expect(delivery.outcome).toBe('delivered');
+      const [{ body, headers }] = receiver.received;
+      const signed = {
+        'webhook-id': String(headers['webhook-id']),
+        'webhook-timestamp': String(headers['webhook-timestamp']),
+        'webhook-signature': String(headers['webhook-signature']),
+      };
+      expect(signed['webhook-id']).toBe('msg_1');
+      expect(new Webhook(SECRET).verify(body.toString('utf8'), signed)).toEqual({
+        type: 'track.changed',
+        timestamp: '2026-11-23T00:00:00.000Z',
+        data: { dbid: 7, title: 'Ünïcode ✓' },
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
 describe('discord embed', () => {
-  it('When fields are long, then each is cut to its limit and the whole stays within 6000', () => {
-    const embed = buildEmbed({ dbid: 1, title: 'x'.repeat(300), artist: 'y'.repeat(300), album: 'z'.repeat(9000), date: '2001-02-03' }, 'cover.jpg');
-    expect(embed.title).toHaveLength(256);
-    expect(embed.author?.name).toHaveLength(256);
-    expect(embed.description?.length).toBeLessThanOrEqual(4096);
-    expect((embed.title?.length ?? 0) + (embed.author?.name.length ?? 0) + (embed.description?.length ?? 0)).toBeLessThanOrEqual(6000);
-    expect(embed.image).toEqual({ url: 'attachment://cover.jpg' });
-    expect(cutText('🎵🎵🎵', 4)).toBe('🎵…');
+  it('When fields are long, then each is cut to its limit (on a character boundary) and the whole stays within 6000', async () => {
+    const discord = await startDiscordFake();
+    try {
+      // No image store: the message names no cover.
+      const output = createDiscordOutput({ name: 'channel', url: discord.webhookUrl }, { get: () => Promise.resolve(null) });
+      const send = (payload: object) => output.send(messageOf(payload), AbortSignal.timeout(5000));
+      expect((await send({ dbid: 1, title: 'x'.repeat(300), artist: 'y'.repeat(300), album: 'z'.repeat(9000), date: '2001-02-03' })).outcome).toBe('delivered');
+      expect((await send({ dbid: 2, title: '🎵'.repeat(300) })).outcome).toBe('delivered');
+      const [long, emoji] = discord.posted.map((message) => message.embeds[0]);
+      expect(long.title).toHaveLength(256);
+      expect(long.author?.name).toHaveLength(256);
+      expect(long.description?.length).toBeLessThanOrEqual(4096);
+      expect((long.title?.length ?? 0) + (long.author?.name?.length ?? 0) + (long.description?.length ?? 0)).toBeLessThanOrEqual(6000);
+      expect(emoji.title).toBe(`${'🎵'.repeat(127)}…`);
+    } finally {
+      await discord.close();
+    }
   });
 });
 
@@ -100,17 +130,5 @@ describe('stream titles and targets', () => {
     expect(redactedTarget('https://discord.com/api/webhooks/1/secret-token?wait=true')).toBe('https://discord.com/…');
     expect(redactedTarget('https://user:pass@example.org/')).toBe('https://example.org');
     expect(redactedTarget('http://127.0.0.1:8000/live', true)).toBe('http://127.0.0.1:8000/live');
-  });
-
-  it('When Home Assistant discovery is on, then a sensor and an image entity share one device', () => {
-    const [[sensorTopic, sensor], [imageTopic, image]] = discoveryConfigs('my-radio', 'radio') as [[string, string], [string, string]];
-    expect(sensorTopic).toBe('homeassistant/sensor/svc_my_radio/now_playing/config');
-    expect(imageTopic).toBe('homeassistant/image/svc_my_radio/cover/config');
-    expect(JSON.parse(sensor)).toMatchObject({
-      state_topic: 'radio/now_playing',
-      availability_topic: 'radio/status',
-      device: { identifiers: ['svc_my_radio'] },
-    });
-    expect(JSON.parse(image)).toMatchObject({ image_topic: 'radio/cover', device: { identifiers: ['svc_my_radio'] } });
   });
 });
