@@ -38,7 +38,7 @@ export function similarity(a: string, b: string): number {
   return longest === 0 ? 0 : 1 - levenshtein(x, y) / longest;
 }
 
-export function titleSimilarity(wanted: string, candidate: string): number {
+function titleSimilarity(wanted: string, candidate: string): number {
   const strip = (text: string) => text.replace(BRACKETED_FEATURING, ' ').replace(BRACKETED, ' ').replace(DASH_SUFFIX, '');
   return Math.max(similarity(wanted, candidate), BRACKETS_REMOVED_WEIGHT * similarity(strip(wanted), strip(candidate)));
 }
@@ -51,7 +51,7 @@ export function creditText(credit: readonly MbArtistCredit[] | undefined): strin
     .trim();
 }
 
-export function artistSimilarity(wanted: string, credit: readonly MbArtistCredit[] | undefined): number {
+function artistSimilarity(wanted: string, credit: readonly MbArtistCredit[] | undefined): number {
   if (!credit || credit.length === 0) return 0;
   const forms = [creditText(credit), credit.map((part) => part.name).join(' & '), ...credit.map((part) => part.name)];
   return Math.max(...forms.map((form) => similarity(wanted, form)));
@@ -85,7 +85,7 @@ function isVariousArtists(release: MbRelease): boolean {
  * singles, and compilations, live albums and "Various Artists" releases come last. When an
  * album name was submitted, only releases of that name count (undefined otherwise).
  */
-export function rankRelease(release: MbRelease, wantedAlbum?: string): number | undefined {
+function rankRelease(release: MbRelease, wantedAlbum?: string): number | undefined {
   let rank = 0;
   if (wantedAlbum !== undefined) {
     const albumSimilarity = titleSimilarity(wantedAlbum, release.title);
