@@ -84,7 +84,7 @@ function parseIPv4(text: string): number | null {
 }
 
 /** Eight 16-bit groups, or null. Accepts `::` compression, an IPv4 tail and a `%zone` suffix. */
-export function parseIPv6(text: string): number[] | null {
+function parseIPv6(text: string): number[] | null {
   const withoutZone = text.includes('%') ? text.slice(0, text.indexOf('%')) : text;
   if (withoutZone === '' || withoutZone.split('::').length > 2) return null;
   const [headText, tailText] = withoutZone.split('::') as [string, string | undefined];

@@ -129,7 +129,7 @@ function checkLiteralHost(url: URL, allowed: AddressCheck): void {
 }
 
 /** A `lookup` for net.connect that resolves, refuses the host if ANY address is not allowed, then connects. */
-export function guardedLookup(resolve: Resolver, allowed: AddressCheck): net.LookupFunction {
+function guardedLookup(resolve: Resolver, allowed: AddressCheck): net.LookupFunction {
   return (hostname, lookupOptions, callback) => {
     resolve(hostname).then(
       (addresses) => {

@@ -1,5 +1,5 @@
 import type { LookupAddress } from 'node:dns';
-import { ImageFetchError, createImageFetcher, guardedLookup, type FetchFailure, type ImageFetcherOptions } from '../../../src/images/fetch-image';
+import { ImageFetchError, createImageFetcher, type FetchFailure, type ImageFetcherOptions } from '../../../src/images/fetch-image';
 import { MAGIC, makePng } from '../../helpers/images';
 import { afterDelay, redirectTo, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 
@@ -160,37 +160,5 @@ describe('fetch-image', () => {
       expect(standIn.requests).toEqual(['/fine.png', '/to-loopback.png', '/to-localhost.png']);
       expect(host.requests).toEqual([]);
     });
-  });
-});
-
-describe('guardedLookup (no connection is made)', () => {
-  const lookupWith = (addresses: LookupAddress[], all: boolean, family = 0) =>
-    new Promise<{ error: Error | null; result: unknown }>((resolve) => {
-      const lookup = guardedLookup(
-        async () => addresses,
-        (address) => !address.startsWith('127.'),
-      );
-      lookup('host.test', { all, family }, (error, address, fam) => resolve({ error, result: all ? address : [address, fam] }));
-    });
-
-  it('When every address is allowed, then they are handed to the connection, by family when asked', async () => {
-    const addresses = [
-      { address: '2606:4700:4700::1111', family: 6 },
-      { address: '93.184.216.34', family: 4 },
-    ];
-    expect(await lookupWith(addresses, true)).toEqual({ error: null, result: addresses });
-    expect(await lookupWith(addresses, false, 4)).toEqual({ error: null, result: ['93.184.216.34', 4] });
-  });
-
-  it('When one address of several is refused, then the lookup fails', async () => {
-    const { error } = await lookupWith(
-      [
-        { address: '93.184.216.34', family: 4 },
-        { address: '127.0.0.1', family: 4 },
-      ],
-      true,
-    );
-    expect(error).toBeInstanceOf(ImageFetchError);
-    expect((error as ImageFetchError).reason).toBe('refused-address');
   });
 });
