@@ -45,8 +45,6 @@ export function createLogger(sink: LogSink = batchedStderr()): Logger {
   };
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
-
 /**
  * Replaces the value of every query parameter whose name, once decoded the way the query
  * parser decodes it (`%73ecret`, `secre%74`, `+`), reads `secret` in any case or with null bytes

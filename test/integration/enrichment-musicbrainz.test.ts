@@ -1,6 +1,6 @@
 import type { TrackFields } from '../../src/domain/track';
 import { runEnrichers } from '../../src/enrich/run-enrichers';
-import { silentLogger } from '../../src/log';
+import { silentLogger } from '../helpers/silent-logger';
 import { VERSION } from '../../src/version';
 import { FINGERPRINTS } from '../fakes/artist-services';
 import { startFakeServices, type FakeServices } from '../fakes/services';

@@ -1,6 +1,6 @@
 import { ImageCollector } from '../../../src/images/collector';
 import { ImageFetchError, type ImageFetcher } from '../../../src/images/fetch-image';
-import { silentLogger } from '../../../src/log';
+import { silentLogger } from '../../helpers/silent-logger';
 import { NowPlaying } from '../../../src/domain/current-track';
 import { openSqliteStore } from '../../../src/store/open-store';
 

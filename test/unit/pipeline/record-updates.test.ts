@@ -1,4 +1,4 @@
-import { silentLogger } from '../../../src/log';
+import { silentLogger } from '../../helpers/silent-logger';
 import { RecordUpdates } from '../../../src/pipeline/record-updates';
 import { NowPlaying } from '../../../src/domain/current-track';
 import { openSqliteStore } from '../../../src/store/open-store';
