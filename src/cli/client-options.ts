@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SvcClient } from './client';
 import { CliError, EXIT } from './exit-codes';
 import { DEFAULT_PORT } from '../config/defaults';
+import { hasHttpScheme } from '../domain/http-url';
 
 // The options every client command shares, and how they become a client:
 // flag > environment (SVC_URL, SVC_SECRET) > config file (client.url, client.secret) > the
@@ -71,7 +72,7 @@ function parseBaseUrl(raw: string): URL {
   }
   // Never echo credentials or a query string: either may hold a secret.
   const shown = `${url.protocol}//${url.host}${url.pathname}`;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('expected http:// or https://', shown);
+  if (!hasHttpScheme(url)) throw invalid('expected http:// or https://', shown);
   if (url.username || url.password) throw invalid('no user or password in the URL; use --secret', shown);
   if (url.search || url.hash) throw invalid('no query string or fragment', shown);
   if (!url.pathname.endsWith('/')) url.pathname += '/';

@@ -7,3 +7,8 @@ const HTTP_URL = /^https?:\/\/\S+$/i;
 export function isHttpUrl(text: string): boolean {
   return HTTP_URL.test(text);
 }
+
+/** A parsed URL whose scheme is http or https (the URL parser has lower-cased it). */
+export function hasHttpScheme(url: URL): boolean {
+  return url.protocol === 'http:' || url.protocol === 'https:';
+}

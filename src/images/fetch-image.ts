@@ -6,6 +6,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
 import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
+import { hasHttpScheme } from '../domain/http-url';
 import { Slots } from './download-slots';
 
 // The one image downloader: submitted cover URLs and enrichment images alike (docs/streams.md
@@ -68,7 +69,7 @@ export function parseFetchableUrl(text: string): URL | null {
   } catch {
     return null;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (!hasHttpScheme(url)) return null;
   if (url.username !== '' || url.password !== '' || url.hostname === '') return null;
   return url;
 }

@@ -1,4 +1,4 @@
-import { isHttpUrl } from '../../../src/domain/http-url';
+import { hasHttpScheme, isHttpUrl } from '../../../src/domain/http-url';
 
 describe('isHttpUrl', () => {
   it('When the text is an http or https URL, in either case, then it is one', () => {
@@ -28,5 +28,17 @@ describe('isHttpUrl', () => {
     ]) {
       expect(isHttpUrl(text)).toBe(false);
     }
+  });
+});
+
+describe('hasHttpScheme', () => {
+  it('When a parsed URL is http or https, then it has the scheme; any other scheme has not', () => {
+    expect(['http://example.org', 'HTTPS://example.org/x'].map((url) => hasHttpScheme(new URL(url)))).toEqual([true, true]);
+    expect(['ftp://example.org', 'file:///etc/passwd', 'data:,x', 'ws://127.0.0.1/'].map((url) => hasHttpScheme(new URL(url)))).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
