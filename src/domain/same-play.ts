@@ -1,4 +1,4 @@
-import type { TrackFields, TrackRecord } from './track';
+import { fieldText, type TrackFields, type TrackRecord } from './track';
 
 // Some DJ software sends the same track twice in a row (docs/title-first.md "The same track
 // twice"): the same artist and title as the current track, soon after it, is the same play. Pure.
@@ -9,15 +9,13 @@ export function isSamePlay(current: TrackRecord | null, fields: Readonly<TrackFi
   const age = nowMs - Date.parse(current.receivedAt);
   // A little clock skew between instances (a negative age) still counts as soon after.
   if (!(age <= windowSeconds * 1000)) return false;
-  const artist = comparable(fields.artist);
-  const title = comparable(fields.title);
+  const artist = comparable(fields, 'artist');
+  const title = comparable(fields, 'title');
   // Both names are needed: two submissions carrying only an ISRC are not compared here.
   if (artist === undefined || title === undefined) return false;
-  return artist === comparable(current.metadata.artist) && title === comparable(current.metadata.title);
+  return artist === comparable(current.metadata, 'artist') && title === comparable(current.metadata, 'title');
 }
 
-function comparable(value: TrackFields[string] | undefined): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const text = value.trim().toLowerCase();
-  return text === '' ? undefined : text;
+function comparable(track: Readonly<TrackFields>, key: string): string | undefined {
+  return fieldText(track, key)?.toLowerCase();
 }

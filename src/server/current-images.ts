@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { ImageCategory, TrackImage, TrackRecord } from '../domain/track';
+import { fieldText, type ImageCategory, type TrackImage, type TrackRecord } from '../domain/track';
 import { keyOfCoverUrl } from '../domain/image';
 import type { NowPlaying } from '../domain/current-track';
 import type { ImageStore, StoredImage } from '../store/images';
@@ -71,8 +71,7 @@ export class CurrentImages extends EventEmitter<CurrentImagesEvents> {
     for (const image of await this.deps.store.imagesOf(record.dbid)) {
       if (image.category !== 'cover') found[image.category] ??= image;
     }
-    const coverurl = record.metadata.coverurl;
-    const coverKey = typeof coverurl === 'string' ? keyOfCoverUrl(coverurl) : null;
+    const coverKey = keyOfCoverUrl(fieldText(record.metadata, 'coverurl') ?? '');
     const cover = coverKey === null ? null : await this.deps.store.meta(coverKey);
     if (cover) found.cover = cover;
     return found;
