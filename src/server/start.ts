@@ -69,7 +69,6 @@ export interface RunningServer {
   url: string;
   port: number;
   tracks: TrackStore;
-  nowPlaying: NowPlaying;
   hub: ImageHub;
   images: ImageCollector;
   imageStore: ImageStore;
@@ -105,7 +104,6 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     url: serverUrl(config.host, port),
     port,
     tracks: storage.plainTracks,
-    nowPlaying: storage.nowPlaying,
     hub: sockets.hub,
     images: work.images,
     imageStore: storage.plainImageStore,

@@ -258,8 +258,8 @@ describe('DELETE of the current track on /wsstream', () => {
       try {
         // Connected after both submissions: the first frame is the current track.
         expect(await frames(1)).toEqual(['Mistake']);
-        const current = t.server.nowPlaying.current()?.dbid;
-        expect((await request(`${t.url}/v1/history/${current}`, { method: 'DELETE' })).status).toBe(204);
+        const current = asObject((await request(`${t.url}/v1/last`)).json).dbid;
+        expect((await request(`${t.url}/v1/history/${String(current)}`, { method: 'DELETE' })).status).toBe(204);
         expect(await frames(2)).toEqual(['Mistake', 'Previous']);
       } finally {
         socket.terminate();
