@@ -1,5 +1,6 @@
-// What svc takes for an http(s) URL wherever it reads one as text: a configured base URL, a
-// provider's image link, a redirect location. Pure; imports nothing.
+// What svc takes for an http(s) URL: read as text (a configured base URL, a provider's image
+// link, a redirect location) or once parsed (a cover to fetch, the CLI's server). Pure; imports
+// nothing.
 
 const HTTP_URL = /^https?:\/\/\S+$/i;
 
