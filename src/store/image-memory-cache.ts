@@ -93,6 +93,5 @@ function bindAll(store: ImageStore): ImageStore {
     find: (query) => store.find(query),
     keyForUrl: (url) => store.keyForUrl(url),
     rememberUrl: (url, key) => store.rememberUrl(url, key),
-    totalBytes: () => store.totalBytes(),
   };
 }

@@ -72,7 +72,6 @@ export interface ImageStore {
   /** The image a provider URL was downloaded into earlier, if it is still stored. */
   keyForUrl(url: string): Promise<string | null>;
   rememberUrl(url: string, key: string): Promise<void>;
-  totalBytes(): Promise<number>;
 }
 
 export interface ImageStoreOptions {
@@ -137,9 +136,6 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
     },
     async rememberUrl(url, key) {
       sql.rememberUrl.run(sha256(url), key, now());
-    },
-    async totalBytes() {
-      return sql.total.get()?.total ?? 0;
     },
   };
 }

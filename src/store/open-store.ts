@@ -18,7 +18,6 @@ export async function openStore(database: string, options: StoreOptions): Promis
 export function openSqliteStore(file: string, options: StoreOptions): Store {
   const db = openDatabase(file);
   return {
-    backend: 'sqlite',
     tracks: createTrackStore(db),
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),

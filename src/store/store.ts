@@ -47,7 +47,6 @@ export interface RequestSlots {
 }
 
 export interface Store {
-  readonly backend: 'sqlite' | 'postgres';
   readonly tracks: TrackStore;
   readonly images: ImageStore;
   readonly lookupCache: LookupCacheStore;

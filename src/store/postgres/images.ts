@@ -95,10 +95,6 @@ export function createPostgresImageStore(context: PostgresContext, maxImageBytes
         [sha256(url), key, now()],
       );
     },
-    async totalBytes() {
-      const result = await pool.query<{ total: string | null }>('SELECT sum(size) AS total FROM images');
-      return Number(result.rows[0]?.total ?? 0);
-    },
   };
 }
 

@@ -39,7 +39,6 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   let closing: Promise<void> | undefined;
 
   return {
-    backend: 'postgres',
     tracks: tracks.store,
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
