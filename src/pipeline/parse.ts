@@ -4,11 +4,8 @@ import { AppError } from '../errors';
 // Stage 1: turn the HTTP request (query string, JSON or form body) into raw fields plus
 // the credential carriers. Pure: no Koa, no I/O.
 
-export type AuthCarrier = 'header' | 'body' | 'query';
-
-/** Where a secret came from and its bytes (header bytes are latin1 as they came off the wire). */
+/** The bytes of the secret a request carries (header bytes are latin1 as they came off the wire). */
 export interface Credential {
-  carrier: AuthCarrier;
   /** null: a secret that is not text (a number, a list, ...), given but never matching. */
   bytes: Buffer | null;
 }
@@ -61,17 +58,17 @@ export function parseSubmission(request: RawRequest, options: ParseOptions): Par
  * field `secret` (POST); otherwise the query parameter `secret` (any method).
  */
 function pickCredential(request: RawRequest, fields: Record<string, unknown>, query: Record<string, string>): Credential | null {
-  if (request.authHeader !== '') return { carrier: 'header', bytes: Buffer.from(request.authHeader, 'latin1') };
+  if (request.authHeader !== '') return { bytes: Buffer.from(request.authHeader, 'latin1') };
   if (request.method === 'POST' && Object.hasOwn(fields, 'secret')) {
     const value = fields.secret;
     // A non-string secret can never match; it still counts as "given", so the answer is "Invalid secret".
     // Never serialized: a secret nested thousands of levels deep would overflow the stack.
     if (value !== '' && value !== null && value !== undefined) {
-      return { carrier: 'body', bytes: typeof value === 'string' ? Buffer.from(value, 'utf8') : null };
+      return { bytes: typeof value === 'string' ? Buffer.from(value, 'utf8') : null };
     }
   }
   if (Object.hasOwn(query, 'secret') && query.secret !== '') {
-    return { carrier: 'query', bytes: Buffer.from(query.secret, 'utf8') };
+    return { bytes: Buffer.from(query.secret, 'utf8') };
   }
   return null;
 }

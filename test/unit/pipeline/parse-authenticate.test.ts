@@ -38,17 +38,17 @@ describe('parseSubmission', () => {
 
   it('When an auth header is present, then it decides alone', () => {
     const parsed = parseSubmission(raw({ method: 'POST', body: { secret: 'b' }, query: { secret: 'q' }, authHeader: 'h' }));
-    expect(parsed.credential).toEqual({ carrier: 'header', bytes: Buffer.from('h') });
+    expect(parsed.credential).toEqual({ bytes: Buffer.from('h') });
   });
 
   it('When there is no header, then the body secret comes before the query secret', () => {
     const parsed = parseSubmission(raw({ method: 'POST', body: { secret: 'b' }, query: { secret: 'q' } }));
-    expect(parsed.credential).toEqual({ carrier: 'body', bytes: Buffer.from('b') });
+    expect(parsed.credential).toEqual({ bytes: Buffer.from('b') });
   });
 
   it('When only the query carries a secret, then it is used for any method', () => {
-    expect(parseSubmission(raw({ method: 'POST', body: {}, query: { secret: 'q' } })).credential?.carrier).toBe('query');
-    expect(parseSubmission(raw({ query: { secret: 'q' } })).credential?.carrier).toBe('query');
+    expect(parseSubmission(raw({ method: 'POST', body: {}, query: { secret: 'q' } })).credential).toEqual({ bytes: Buffer.from('q') });
+    expect(parseSubmission(raw({ query: { secret: 'q' } })).credential).toEqual({ bytes: Buffer.from('q') });
   });
 
   it('When no carrier holds a secret, then there is no credential', () => {
@@ -59,7 +59,7 @@ describe('parseSubmission', () => {
     let secret: unknown = 's3cret';
     for (let depth = 0; depth < 100_000; depth += 1) secret = [secret];
     const parsed = parseSubmission(raw({ method: 'POST', body: { artist: 'A', secret } }));
-    expect(parsed.credential).toEqual({ carrier: 'body', bytes: null });
+    expect(parsed.credential).toEqual({ bytes: null });
     expect(codeOf(() => authenticate(parsed.credential, 's3cret'))).toBe('INVALID_SECRET');
   });
 
@@ -72,7 +72,7 @@ describe('parseSubmission', () => {
 });
 
 describe('authenticate', () => {
-  const credential = (value: string) => ({ carrier: 'body' as const, bytes: Buffer.from(value, 'utf8') });
+  const credential = (value: string) => ({ bytes: Buffer.from(value, 'utf8') });
 
   it('When no secret is configured, then anything passes', () => {
     expect(codeOf(() => authenticate(null, ''))).toBeUndefined();
@@ -88,7 +88,7 @@ describe('authenticate', () => {
   it('When the secret is not ASCII, then its UTF-8 bytes are compared (a header arrives as latin1 bytes)', () => {
     const secret = 'pässwörd-🎧';
     const headerAsNodeSeesIt = Buffer.from(secret, 'utf8').toString('latin1');
-    expect(codeOf(() => authenticate({ carrier: 'header', bytes: Buffer.from(headerAsNodeSeesIt, 'latin1') }, secret))).toBeUndefined();
+    expect(codeOf(() => authenticate({ bytes: Buffer.from(headerAsNodeSeesIt, 'latin1') }, secret))).toBeUndefined();
     expect(secretMatches(Buffer.from('passwort'), Buffer.from(secret))).toBe(false);
   });
 
