@@ -113,7 +113,7 @@ export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool
   };
 }
 
-export function busy(): AppError {
+function busy(): AppError {
   return new AppError('SERVER_BUSY', undefined, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
 }
 
