@@ -74,12 +74,16 @@ export class OutputDispatcher {
     // Awaited by the submission: its message is in the store before the POST is answered.
     const stopSettled = deps.nowPlaying.onSettled((record) => this.enqueueAll('settled', record.dbid, recordPayload(record)));
     const onDeleted = (dbid: number) => void this.enqueueAll('deleted', dbid, JSON.stringify({ dbid }));
+    // Keyed by the deleted dbid: the record current again was sent before, under its own dbid.
+    const onRetracted = (dbid: number, current: TrackRecord | null) => void this.enqueueAll('restored', dbid, current ? recordPayload(current) : '{}');
     deps.nowPlaying.on('track-changed', onChanged);
     deps.nowPlaying.on('track-deleted', onDeleted);
+    deps.nowPlaying.on('track-retracted', onRetracted);
     this.unsubscribe = () => {
       deps.nowPlaying.off('track-changed', onChanged);
       stopSettled();
       deps.nowPlaying.off('track-deleted', onDeleted);
+      deps.nowPlaying.off('track-retracted', onRetracted);
     };
     for (const output of deps.outputs) this.workers.set(output.name, this.startWorker(output));
     this.pruneTimer = setInterval(() => {
