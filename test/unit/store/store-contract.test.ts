@@ -111,14 +111,17 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(window).toEqual({ records: [expect.objectContaining({ dbid: dbids[0] })], more: false });
     });
 
-    it('When a record is removed, then it is gone, the version moves, and removing it again says so', async () => {
+    it('When a record is removed, then it is gone, the version and the removals count move, and removing it again says so', async () => {
       await open();
       const first = await addTrack('A');
       const second = await addTrack('B');
       const version = opened().tracks.version();
+      const removals = opened().tracks.removals();
       expect(await opened().tracks.remove(second.dbid)).toBe(true);
       expect(opened().tracks.version()).not.toBe(version);
+      expect(opened().tracks.removals()).toBe(removals + 1);
       expect(await opened().tracks.remove(second.dbid)).toBe(false);
+      expect(opened().tracks.removals()).toBe(removals + 1);
       expect(await opened().tracks.byDbid(second.dbid)).toBeNull();
       expect((await opened().tracks.current())?.dbid).toBe(first.dbid);
       // A deleted dbid is never given again.
