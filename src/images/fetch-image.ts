@@ -7,7 +7,7 @@ import net from 'node:net';
 import { classifyAddress, isAllowedAddress, type GuardPolicy } from './address-guard';
 import { MAX_IMAGE_BYTES, SNIFF_BYTES, sniffImageType, type ImageMimeType } from '../domain/image';
 import { hasHttpScheme } from '../domain/http-url';
-import { Slots } from './download-slots';
+import { HostSlots, Slots, crawling } from './download-slots';
 
 // The one image downloader: submitted cover URLs and enrichment images alike (docs/streams.md
 // "Submitted cover URLs"). Every address a host name resolves to is checked before a socket is
@@ -18,6 +18,13 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_REDIRECTS = 3;
 /** docs/decisions.md "Hostile clients and browsers": `images.maxConcurrentDownloads`. */
 const DEFAULT_MAX_CONCURRENT_DOWNLOADS = 4;
+/**
+ * While others wait for a slot, a download that has held one for a second with less than 8 KiB/s
+ * on average gives it up (docs/limits-and-load.md "Cover downloads"): a cover is 50 to 500 KB,
+ * so a healthy host is far above it, and a stalled one frees its slot in about a second, not 10.
+ */
+const CRAWLING = { graceMs: 1000, minBytesPerSecond: 8 * 1024 };
+const CRAWL_CHECK_EVERY_MS = 250;
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 export type FetchFailure = 'bad-url' | 'refused-address' | 'too-many-redirects' | 'http-status' | 'too-large' | 'not-an-image' | 'timeout' | 'network';
@@ -81,15 +88,23 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
   const lookup = guardedLookup(options.resolve ?? systemResolver, allowed);
   const headers = { 'User-Agent': options.userAgent, Accept: 'image/jpeg, image/png, image/webp, image/gif' };
 
-  const slots = new Slots(options.maxConcurrentDownloads ?? DEFAULT_MAX_CONCURRENT_DOWNLOADS);
+  const slotCount = options.maxConcurrentDownloads ?? DEFAULT_MAX_CONCURRENT_DOWNLOADS;
+  const slots = new Slots(slotCount);
+  const perHost = new HostSlots(Math.ceil(slotCount / 2));
   // Keyed by the URL as given: concurrent callers of one URL share one download, every hop included.
   const downloads = new SharedFlights<FetchedImage>();
   const download = async (text: string, signal: AbortSignal): Promise<FetchedImage> => {
-    const release = await slots.acquire(signal);
+    // A host's own turn first: downloads queued behind a slow host hold no shared slot.
+    const releaseHost = await perHost.acquire(parseFetchableUrl(text)?.host ?? '', signal);
     try {
-      return await downloadOnce(text, signal);
+      const release = await slots.acquire(signal);
+      try {
+        return await downloadOnce(text, signal);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      releaseHost();
     }
   };
 
@@ -98,12 +113,14 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
   async function downloadOnce(text: string, signal: AbortSignal): Promise<FetchedImage> {
     let url = parseFetchableUrl(text);
     if (!url) throw new ImageFetchError('bad-url', 'only http(s) URLs without credentials are fetched');
-    const deadline = deadlineSignal(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, [signal]);
+    const progress = { bytes: 0 };
+    const crawl = watchCrawl(progress, () => slots.contended());
+    const deadline = deadlineSignal(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, [signal, crawl.signal]);
     const combined = deadline.signal;
     try {
       for (let hop = 0; ; hop += 1) {
         checkLiteralHost(url, allowed);
-        const outcome = await requestOnce(url, { headers, lookup, maxBytes, signal: combined });
+        const outcome = await requestOnce(url, { headers, lookup, maxBytes, signal: combined, progress });
         if ('image' in outcome) return outcome.image;
         if (hop === maxRedirects) throw new ImageFetchError('too-many-redirects', `more than ${maxRedirects} redirects`);
         const next = parseFetchableUrl(new URL(outcome.location, url).href);
@@ -112,13 +129,30 @@ export function createImageFetcher(options: ImageFetcherOptions): ImageFetcher {
       }
     } catch (error) {
       if (error instanceof ImageFetchError) throw error;
+      if (crawl.signal.aborted) throw crawl.signal.reason;
       if (deadline.timedOut()) throw new ImageFetchError('timeout', `no complete image within ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
       if (signal.aborted) throw signal.reason;
       throw new ImageFetchError('network', `${url.host}: ${errorMessage(error)}`);
     } finally {
+      crawl.stop();
       deadline.dispose();
     }
   }
+}
+
+/** Aborts (with a 'timeout' ImageFetchError) once the download crawls while `contended()`. */
+function watchCrawl(progress: { bytes: number }, contended: () => boolean): { signal: AbortSignal; stop: () => void } {
+  const controller = new AbortController();
+  const started = performance.now();
+  const timer = setInterval(() => {
+    const heldMs = performance.now() - started;
+    if (!contended() || !crawling(heldMs, progress.bytes, CRAWLING)) return;
+    const rate = Math.round(progress.bytes / 1024 / (heldMs / 1000));
+    controller.abort(new ImageFetchError('timeout', `too slow (${rate} KiB/s) while other downloads waited`));
+    clearInterval(timer);
+  }, CRAWL_CHECK_EVERY_MS);
+  timer.unref();
+  return { signal: controller.signal, stop: () => clearInterval(timer) };
 }
 
 /** An IP literal never reaches `lookup` (net connects to it directly), so it is checked here. */
@@ -166,6 +200,8 @@ interface RequestSettings {
   lookup: net.LookupFunction;
   maxBytes: number;
   signal: AbortSignal;
+  /** Body bytes received so far, every hop together (the crawl watch reads it). */
+  progress: { bytes: number };
 }
 
 type HopOutcome = { image: FetchedImage } | { location: string };
@@ -193,14 +229,14 @@ function requestOnce(url: URL, settings: RequestSettings): Promise<HopOutcome> {
       if (Number.isFinite(declared) && declared > settings.maxBytes) {
         return fail(new ImageFetchError('too-large', `image is ${declared} bytes, over the ${settings.maxBytes} byte limit`));
       }
-      collectBody(response, settings.maxBytes).then((image) => resolve({ image }), reject);
+      collectBody(response, settings.maxBytes, settings.progress).then((image) => resolve({ image }), reject);
     });
     request.end();
   });
 }
 
 /** Reads the body up to `maxBytes`, giving up early when the first bytes are not an image. */
-function collectBody(response: http.IncomingMessage, maxBytes: number): Promise<FetchedImage> {
+function collectBody(response: http.IncomingMessage, maxBytes: number, progress: { bytes: number }): Promise<FetchedImage> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -211,6 +247,7 @@ function collectBody(response: http.IncomingMessage, maxBytes: number): Promise<
     };
     response.on('data', (chunk: Buffer) => {
       total += chunk.length;
+      progress.bytes += chunk.length;
       if (total > maxBytes) return fail(new ImageFetchError('too-large', `image is over the ${maxBytes} byte limit`));
       chunks.push(chunk);
       if (!sniffed && total >= SNIFF_BYTES) {
