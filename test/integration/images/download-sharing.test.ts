@@ -68,12 +68,15 @@ describe('shared image downloads', () => {
   });
 
   it('When more distinct images are asked than maxConcurrentDownloads, then at most that many requests are open at once', async () => {
+    // Two hosts: one host alone gets at most half the slots (docs/limits-and-load.md "Cover downloads").
+    const other = await startImageHost('127.0.0.2');
+    const hostOf = (index: number) => (index % 2 === 0 ? host : other);
     const held: http.ServerResponse[] = [];
     const openAtArrival: number[] = [];
     let onArrival: (() => void) | undefined;
     const paths = Array.from({ length: 6 }, (_, index) => `/image-${index}.png`);
-    for (const path of paths) {
-      host.route(path, (_request, response) => {
+    for (const [index, path] of paths.entries()) {
+      hostOf(index).route(path, (_request, response) => {
         held.push(response);
         openAtArrival.push(held.filter((candidate) => !candidate.writableEnded).length);
         onArrival?.();
@@ -88,17 +91,17 @@ describe('shared image downloads', () => {
         check();
       });
     const fetchImage = createImageFetcher({ userAgent: 'svc-test', allowPrivateAddresses: true, maxConcurrentDownloads: 2 });
-    const results = paths.map((path) => fetchImage(`${host.url}${path}`, new AbortController().signal));
+    const results = paths.map((path, index) => fetchImage(`${hostOf(index).url}${path}`, new AbortController().signal));
 
     await arrivals(2);
     // Answer one at a time: each answer frees a slot, and only then does the next request arrive.
     for (let answered = 0; answered < paths.length; answered += 1) {
       held[answered]?.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': png.length }).end(png);
-      await results[answered];
       if (answered + 2 < paths.length) await arrivals(answered + 3);
     }
     await Promise.all(results);
     expect(openAtArrival).toHaveLength(6);
     expect(Math.max(...openAtArrival)).toBe(2);
+    await other.close();
   });
 });
