@@ -10,7 +10,7 @@ import { SharedBlobs, streamReply } from '../stream-reply';
 // GET /cover/<key> (docs/decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.
 
-const IMMUTABLE = 'public, max-age=31536000, immutable';
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** One in-memory copy per image being served, shared by /cover/<key> and the current-image routes. */
 export function imageBlobs(store: Pick<ImageStore, 'get'>, budget: QueueBudget): SharedBlobs {
