@@ -437,11 +437,19 @@ function closeAfterAnswerWhen(closing: () => boolean, handle: http.RequestListen
   };
 }
 
+/**
+ * Connections the kernel may hold for svc before it accepts them (the system's own cap,
+ * net.core.somaxconn, still applies). Node's default of 511 is smaller than a cover burst of
+ * 1,000 overlays connecting at once: past it the kernel drops the connection attempt and the
+ * client tries again only after a second (bench/instances.bench.js, cold-connection row).
+ */
+const LISTEN_BACKLOG = 4096;
+
 function listen(server: http.Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => reject(new StartupError(listenErrorMessage(error, host, port)));
     server.once('error', onError);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', onError);
       resolve();
     });
