@@ -6,15 +6,17 @@ import type { CorsPolicy } from './middleware/cors';
 import { logAccess } from './middleware/request-log';
 import { matchesEtag } from './etag';
 import { IMMUTABLE } from './routes/cover';
+import { ONE_WRITE_MAX_BYTES, endWithShared } from './stream-reply';
 
 // GET and HEAD /cover/<key> answered before Koa when the image is in the memory cache
 // (docs/several-instances.md "Covers from memory"). After a track change every overlay asks for
 // the new cover at once, on the connection it already holds: 1,000 requests in one burst. Through
-// Koa each one built a context, ran the middleware chain and streamed its copy chunk by chunk
+// Koa each one built a context, ran the middleware chain and streamed the shared copy in chunks
 // (bench/instances.bench.js, profiled); here it costs a map lookup, headers prepared once per
 // image, and one write of the shared bytes. A miss joins the cache's one store read for that key.
 // Same status, headers, body and access-log line as the Koa route (routes/cover.ts), which still
-// answers everything else: a key not in memory, a query string, another method, an unknown Host.
+// answers everything else: a key not in memory, an image over 1 MiB (streamed), a query string,
+// another method, an unknown Host.
 
 export interface CoverFastPathDeps {
   images: MemoryCachedImages;
@@ -28,12 +30,6 @@ export interface CoverFastPathDeps {
 export type FallBack = (request: IncomingMessage, response: ServerResponse) => void;
 
 const PREFIX = '/cover/';
-
-/**
- * A reply whose reader takes nothing for this long is dropped, as stream-reply.ts does: its
- * socket holds the shared bytes (not a copy), and no connection should hold them forever.
- */
-const STALLED_READER_MS = 60_000;
 
 interface Prepared {
   etag: string;
@@ -76,13 +72,8 @@ export function createCoverFastPath(deps: CoverFastPathDeps): (request: Incoming
       return;
     }
     response.writeHead(200, { ...common, ...headers });
-    if (request.method === 'HEAD') {
-      response.end();
-    } else {
-      // A connection closed before the reply left keeps this timer (and nothing else) until it fires.
-      const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
-      response.end(image.bytes, () => clearTimeout(stalled));
-    }
+    if (request.method === 'HEAD') response.end();
+    else endWithShared(response, image.bytes);
     logAccess(deps.logger, request.method ?? 'GET', request.url ?? '', 200, started, requestId);
   };
 
@@ -94,6 +85,8 @@ export function createCoverFastPath(deps: CoverFastPathDeps): (request: Incoming
     if (deps.hostAllowed && !deps.hostAllowed(request.headers.host)) return false;
     const started = process.hrtime.bigint();
     const image = deps.images.cached(key);
+    // An image over 1 MiB is streamed by the Koa route, chunk by chunk (stream-reply.ts).
+    if (image && image.size > ONE_WRITE_MAX_BYTES) return false;
     if (image) {
       answer(request, response, image, started);
       return true;
@@ -103,7 +96,7 @@ export function createCoverFastPath(deps: CoverFastPathDeps): (request: Incoming
     deps.images.load(key).then(
       (loaded) => {
         if (response.destroyed) return;
-        if (loaded) answer(request, response, loaded, started);
+        if (loaded && loaded.size <= ONE_WRITE_MAX_BYTES) answer(request, response, loaded, started);
         else fallBack(request, response);
       },
       () => {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { makePng } from '../helpers/images';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -56,6 +57,21 @@ describe('GET /cover/<key>: the fast path and the Koa route', () => {
     expect(fast.status).toBe(200);
     expect(fast.bytes.length).toBe(0);
     expect(comparable(fast.headers)).toEqual(comparable(routed.headers));
+  });
+
+  it('When ten readers pipeline 8 requests each for a cover in memory and stop reading, then a reader that reads still gets it', async () => {
+    const { hostname, port } = new URL(t.url);
+    const stuck = Array.from({ length: 10 }, () => {
+      const socket = net.connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      socket.pause();
+      socket.write(`GET /cover/${key} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(8));
+      return socket;
+    });
+    const res = await get(`/cover/${key}`);
+    expect(res.status).toBe(200);
+    expect(res.bytes.equals(cover)).toBe(true);
+    await Promise.all(stuck.map((socket) => new Promise((resolve) => socket.once('close', resolve).destroy())));
   });
 
   it('When the key is not stored, then the Koa route answers its JSON 404', async () => {
