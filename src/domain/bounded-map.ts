@@ -56,6 +56,11 @@ export class BoundedMap<K, V> {
   }
 
   /** Sets the value, then forgets the oldest other entries until both bounds hold. */
+  clear(): void {
+    this.slots.clear();
+    this.total = 0;
+  }
+
   set(key: K, value: V): this {
     const weight = this.weigh(value);
     const old = this.slots.get(key);

@@ -24,6 +24,8 @@ interface NowPlayingEvents {
   'track-settled': [TrackRecord];
   /** A record was deleted (current or not). */
   'track-deleted': [number];
+  /** The current record `dbid` was deleted; the second is current again (null: nothing is). */
+  'track-retracted': [number, TrackRecord | null];
 }
 
 export class NowPlaying extends EventEmitter<NowPlayingEvents> {
@@ -61,6 +63,7 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     if (this.snapshotValue.record?.dbid !== dbid) return false;
     this.snapshotValue = serialize(previous);
     if (previous) this.emit('track-changed', previous);
+    this.emit('track-retracted', dbid, previous);
     return true;
   }
 

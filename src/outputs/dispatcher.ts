@@ -4,14 +4,14 @@ import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
 import { deadlineSignal } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
-import type { OutputMessage, OutputMessageKind, OutputStore } from '../store/outputs';
+import type { NewOutputMessage, OutputMessage, OutputMessageKind, OutputStore } from '../store/outputs';
 import { nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
 
 // Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
 // Each output has its own worker: a slow or dead target holds up only its own queue, never a
-// submission (enqueueing is one insert, not awaited by it), a stream or another output.
+// submission (a change is queued for every output in one store write), a stream or another output.
 
 export interface DispatcherDeps {
   outputs: readonly Output[];
@@ -74,12 +74,16 @@ export class OutputDispatcher {
     // Awaited by the submission: its message is in the store before the POST is answered.
     const stopSettled = deps.nowPlaying.onSettled((record) => this.enqueueAll('settled', record.dbid, recordPayload(record)));
     const onDeleted = (dbid: number) => void this.enqueueAll('deleted', dbid, JSON.stringify({ dbid }));
+    // Keyed by the deleted dbid: the record current again was sent before, under its own dbid.
+    const onRetracted = (dbid: number, current: TrackRecord | null) => void this.enqueueAll('restored', dbid, current ? recordPayload(current) : '{}');
     deps.nowPlaying.on('track-changed', onChanged);
     deps.nowPlaying.on('track-deleted', onDeleted);
+    deps.nowPlaying.on('track-retracted', onRetracted);
     this.unsubscribe = () => {
       deps.nowPlaying.off('track-changed', onChanged);
       stopSettled();
       deps.nowPlaying.off('track-deleted', onDeleted);
+      deps.nowPlaying.off('track-retracted', onRetracted);
     };
     for (const output of deps.outputs) this.workers.set(output.name, this.startWorker(output));
     this.pruneTimer = setInterval(() => {
@@ -135,25 +139,28 @@ export class OutputDispatcher {
     await Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
   }
 
-  /** Queues the record event for every output that takes it; settles when the store has them (never rejects). */
+  /** Queues the record event for every output that takes it, in one store write; settles when the store has them (never rejects). */
   private async enqueueAll(event: keyof Output['feeds'], dbid: number, payload: string): Promise<void> {
     const createdAt = this.now();
-    const queued: Promise<void>[] = [];
+    const targets: Worker[] = [];
+    const messages: NewOutputMessage[] = [];
     for (const worker of this.workers.values()) {
       const kind: OutputMessageKind | undefined = worker.output.feeds[event];
       if (!kind) continue;
-      const message = { output: worker.output.name, dbid, kind, messageId: newMessageId(), payload, createdAt };
-      queued.push(
-        this.deps.store.enqueue(message).then(
-          (added) => {
-            // After the submission's answer has been written: deliveries never go ahead of it.
-            if (added) setImmediate(worker.wake);
-          },
-          (error: unknown) => this.report(`enqueue ${worker.output.name}`, `output ${worker.output.name}: track ${dbid} not queued: ${errorMessage(error)}`),
-        ),
-      );
+      targets.push(worker);
+      messages.push({ output: worker.output.name, dbid, kind, messageId: newMessageId(), payload, createdAt });
     }
-    await Promise.all(queued);
+    if (messages.length === 0) return;
+    try {
+      const added = await this.deps.store.enqueue(messages);
+      // After the submission's answer has been written: deliveries never go ahead of it.
+      targets.forEach((worker, index) => {
+        if (added[index]) setImmediate(worker.wake);
+      });
+    } catch (error) {
+      const names = targets.map((worker) => worker.output.name).join(', ');
+      this.report('enqueue', `outputs ${names}: track ${dbid} not queued: ${errorMessage(error)}`);
+    }
   }
 
   private startWorker(output: Output): Worker {

@@ -22,7 +22,7 @@ export function createIcecastOutput(config: IcecastConfig): Output {
   return {
     name: config.name,
     type: 'icecast',
-    feeds: { changed: 'track.changed' },
+    feeds: { changed: 'track.changed', restored: 'track.deleted' },
     latestOnly: true,
     target: redactedTarget(config.url, true),
     async send(message, signal) {

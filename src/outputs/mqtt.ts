@@ -38,9 +38,12 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
     connectTimeout: 10_000,
   });
   let reported = false;
+  // Home Assistant's image entity takes one content_type from its config: it is announced again
+  // when a cover of another type comes.
+  let coverType = 'image/jpeg';
   client.on('connect', () => {
     reported = false;
-    const announcements: [string, string][] = [[statusTopic, 'online'], ...(config.homeAssistant ? discoveryConfigs(config.name, topic) : [])];
+    const announcements: [string, string][] = [[statusTopic, 'online'], ...(config.homeAssistant ? discoveryConfigs(config.name, topic, coverType) : [])];
     for (const [name, payload] of announcements) client.publish(name, payload, { qos: 1, retain: true });
   });
   // The broker's own words only: an error never carries the password.
@@ -54,7 +57,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
   return {
     name: config.name,
     type: 'mqtt',
-    feeds: { changed: 'track.changed', settled: 'track.settled' },
+    feeds: { changed: 'track.changed', settled: 'track.settled', restored: 'track.deleted' },
     latestOnly: true,
     target: redactedTarget(config.url),
     async send(message, signal) {
@@ -64,6 +67,11 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
       if (config.homeAssistant) {
         const key = keyOfCoverUrl(fieldText(trackDataOf(message), 'coverurl') ?? '');
         const cover = key ? await images.get(key) : null;
+        if (cover && cover.mimeType !== coverType) {
+          coverType = cover.mimeType;
+          const [, image] = discoveryConfigs(config.name, topic, coverType);
+          publishes.push(client.publishAsync(image[0], image[1], { qos: 1, retain: true }));
+        }
         // An empty retained message clears the previous track's cover.
         publishes.push(client.publishAsync(`${topic}/cover`, cover?.bytes ?? Buffer.alloc(0), { qos: 1, retain: true }));
       }
@@ -89,7 +97,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
 }
 
 /** Home Assistant MQTT discovery: `homeassistant/<component>/<node>/<object>/config`, retained. */
-function discoveryConfigs(name: string, topic: string): [string, string][] {
+function discoveryConfigs(name: string, topic: string, coverType: string): [[string, string], [string, string]] {
   const node = `svc_${name.replaceAll('-', '_')}`;
   const device = { identifiers: [node], name: `svc ${name}`, manufacturer: 'svc' };
   const availability = { availability_topic: `${topic}/status`, payload_available: 'online', payload_not_available: 'offline' };
@@ -104,7 +112,7 @@ function discoveryConfigs(name: string, topic: string): [string, string][] {
     device,
     ...availability,
   };
-  const image = { name: 'Cover', unique_id: `${node}_cover`, image_topic: `${topic}/cover`, content_type: 'image/jpeg', device, ...availability };
+  const image = { name: 'Cover', unique_id: `${node}_cover`, image_topic: `${topic}/cover`, content_type: coverType, device, ...availability };
   return [
     [`homeassistant/sensor/${node}/now_playing/config`, JSON.stringify(sensor)],
     [`homeassistant/image/${node}/cover/config`, JSON.stringify(image)],

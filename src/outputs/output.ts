@@ -21,6 +21,11 @@ export interface Output {
     settled?: OutputMessageKind;
     /** A record was deleted. */
     deleted?: OutputMessageKind;
+    /**
+     * The current record was deleted: the message (keyed by the deleted dbid) carries the record
+     * that is current again, or `{}` when none is left, so what shows the current track follows.
+     */
+    restored?: OutputMessageKind;
   };
   /** When behind, only the newest pending message is sent. */
   readonly latestOnly: boolean;

@@ -20,7 +20,7 @@ export function createShoutcastOutput(config: ShoutcastConfig): Output {
   return {
     name: config.name,
     type: 'shoutcast',
-    feeds: { changed: 'track.changed' },
+    feeds: { changed: 'track.changed', restored: 'track.deleted' },
     latestOnly: true,
     target: redactedTarget(config.url),
     async send(message, signal) {

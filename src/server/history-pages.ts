@@ -1,10 +1,14 @@
 import type { TrackRecord } from '../domain/track';
 import type { HistoryQuery, TrackStore } from '../store/tracks';
 import { etagOf } from '../domain/etag';
+import { BoundedMap } from '../domain/bounded-map';
 
 // GET /v1/history bodies, serialized once per change of the store, like /v1/last's snapshot:
 // setlist pages and pollers ask for the same page again and again, and a page of 100 costs about
 // 100 times the JSON of one track. Bounded: past MAX_ENTRIES pages or MAX_BYTES the copies go.
+// A `before=` page of old records can no longer change but by a deletion: it is kept across
+// writes (SETTLED_BYTES, least recently used first), until any record is deleted
+// (docs/limits-and-load.md "Expensive requests").
 
 export interface HistoryAnswer {
   body: string;
@@ -15,6 +19,12 @@ export interface HistoryAnswer {
 
 const MAX_ENTRIES = 64;
 const MAX_BYTES = 4 * 1024 * 1024;
+/**
+ * A record this old is settled: enrichment, a late cover and the same-play rule (dedupeSeconds,
+ * 600 by default) only ever change younger ones.
+ */
+export const SETTLED_AFTER_MS = 15 * 60 * 1000;
+const SETTLED_BYTES = 16 * 1024 * 1024;
 
 export interface HistoryPages {
   /** The kept copy of this page, if it is still current (cheap: no pool needed). */
@@ -31,18 +41,25 @@ export const HISTORY_PAGE_MAX_BYTES = 1024 * 1024;
 /** Records read per store call; the event loop serves cheap requests between calls. */
 const READ_CHUNK = 50;
 
-export function createHistoryPages(tracks: TrackStore): HistoryPages {
+export function createHistoryPages(tracks: TrackStore, now: () => number = Date.now): HistoryPages {
   const copies = new Map<string, HistoryAnswer>();
   let copiedAt = tracks.version();
   let bytes = 0;
+  const settled = new BoundedMap<string, HistoryAnswer>({ maxWeight: SETTLED_BYTES, weigh: (answer) => answer.bytes.length, order: 'use' });
+  let settledAt = tracks.removals();
   const keyOf = (query: HistoryQuery) => `${query.limit}|${query.before ?? ''}|${query.since ?? ''}|${query.until ?? ''}`;
   const cached = (query: HistoryQuery) => {
+    if (tracks.removals() !== settledAt) {
+      settled.clear();
+      settledAt = tracks.removals();
+    }
     if (tracks.version() !== copiedAt) {
       copies.clear();
       bytes = 0;
       copiedAt = tracks.version();
     }
-    return copies.get(keyOf(query));
+    const key = keyOf(query);
+    return copies.get(key) ?? settled.get(key);
   };
   return {
     cached,
@@ -50,8 +67,14 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
       const copy = cached(query);
       if (copy) return copy;
       const readAt = tracks.version();
-      const body = await readPage(tracks, query);
+      const removalsAt = tracks.removals();
+      const { body, newestAt } = await readPage(tracks, query);
       const answer = { body, bytes: Buffer.from(body), etag: etagOf(body) };
+      const old = newestAt !== undefined && Date.parse(newestAt) < now() - SETTLED_AFTER_MS;
+      if (query.before !== undefined && old && tracks.removals() === removalsAt && removalsAt === settledAt) {
+        settled.set(keyOf(query), answer);
+        return answer;
+      }
       // A write while the page was read: the page is answered but not kept as current.
       if (tracks.version() !== readAt || readAt !== copiedAt) return answer;
       if (copies.size >= MAX_ENTRIES || bytes + body.length > MAX_BYTES) {
@@ -70,18 +93,20 @@ export function createHistoryPages(tracks: TrackStore): HistoryPages {
  * the /v1/last shape of its record plus `received_at`. Serialized entry by entry, so the page
  * can stop at HISTORY_PAGE_MAX_BYTES (always with at least one entry) and say where to go on.
  */
-async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<string> {
+async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<{ body: string; newestAt?: string }> {
   const entries: string[] = [];
   let size = 100; // the braces, "tracks" and the next link
   let before = query.before;
   let more = false;
+  let newestAt: string | undefined;
   while (entries.length < query.limit) {
     if (entries.length > 0) await new Promise((resolve) => setImmediate(resolve));
     const page = await tracks.history({ ...query, before, limit: Math.min(READ_CHUNK, query.limit - entries.length) });
     for (const record of page.records) {
+      newestAt ??= record.receivedAt;
       const entry = JSON.stringify(historyEntry(record));
       const entryBytes = Buffer.byteLength(entry) + 1;
-      if (entries.length > 0 && size + entryBytes > HISTORY_PAGE_MAX_BYTES) return pageBody(entries, before, query, true);
+      if (entries.length > 0 && size + entryBytes > HISTORY_PAGE_MAX_BYTES) return { body: pageBody(entries, before, query, true), newestAt };
       entries.push(entry);
       size += entryBytes;
       before = record.dbid;
@@ -89,7 +114,7 @@ async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<string
     more = page.more;
     if (!more) break;
   }
-  return pageBody(entries, before, query, more);
+  return { body: pageBody(entries, before, query, more), newestAt };
 }
 
 function pageBody(entries: readonly string[], lastDbid: number | undefined, query: HistoryQuery, more: boolean): string {

@@ -332,7 +332,7 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
     budget: work.queueBudget,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
-  const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, logger });
+  const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, pool: work.expensiveWork, logger });
   return { hub, wsStream, events };
 }
 

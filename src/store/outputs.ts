@@ -60,8 +60,11 @@ export interface OutputHealth {
 }
 
 export interface OutputStore {
-  /** Adds the message unless the output already has one for this record and kind; true when added. */
-  enqueue(message: NewOutputMessage): Promise<boolean>;
+  /**
+   * Adds each message unless its output already has one for that record and kind, all in one
+   * write (a change reaches every output in one transaction); per message, true when added.
+   */
+  enqueue(messages: readonly NewOutputMessage[]): Promise<boolean[]>;
   claim(output: string, options: ClaimOptions): Promise<ClaimAnswer>;
   /** Records the attempt and moves the message on; the claim is released. */
   finish(messageId: number, result: AttemptResult): Promise<void>;
@@ -163,6 +166,11 @@ export function createOutputStore(db: Db): OutputStore {
     if (take.run(options.owner, options.now + options.leaseMs, row.id as number, options.now).changes === 0) return { waitMs: 0 };
     return { message: messageOf(row) };
   });
+  const enqueueAll = db.transaction((messages: readonly NewOutputMessage[]) =>
+    messages.map(
+      ({ output, dbid, kind, messageId, payload, createdAt }) => insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0,
+    ),
+  );
   const finish = db.transaction((id: number, result: AttemptResult) => {
     addAttempt.run(id, result.at, result.durationMs, result.outcome, result.status ?? null, result.error ?? null);
     const done = result.outcome !== 'retry';
@@ -170,9 +178,8 @@ export function createOutputStore(db: Db): OutputStore {
   });
 
   return {
-    async enqueue(message) {
-      const { output, dbid, kind, messageId, payload, createdAt } = message;
-      return insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0;
+    async enqueue(messages) {
+      return messages.length === 0 ? [] : enqueueAll(messages);
     },
     async claim(output, options) {
       return claim(output, options);

@@ -52,6 +52,11 @@ export interface TrackStore {
    * announces): a copy of a page made at one version is current while it stays.
    */
   version(): number;
+  /**
+   * Bumped by every deletion (on PostgreSQL also by one another instance announces, and by a
+   * reconnect, after which one may have been missed): the one change an old record still sees.
+   */
+  removals(): number;
   /** Next arrival number; continues after a restart (and, on PostgreSQL, across instances). */
   nextReceivedSeq(): Promise<number>;
 }
@@ -81,6 +86,7 @@ export function createTrackStore(db: Db): TrackStore {
 
   let lastSeq = maxSeq.get()?.seq ?? 0;
   let writes = 0;
+  let deletions = 0;
 
   return {
     async insert(track) {
@@ -112,11 +118,17 @@ export function createTrackStore(db: Db): TrackStore {
     },
     async remove(dbid) {
       const removed = remove.run(dbid).changes > 0;
-      if (removed) writes += 1;
+      if (removed) {
+        writes += 1;
+        deletions += 1;
+      }
       return removed;
     },
     version() {
       return writes;
+    },
+    removals() {
+      return deletions;
     },
     async nextReceivedSeq() {
       lastSeq += 1;

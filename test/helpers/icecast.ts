@@ -1,15 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { startReceiver } from './receiver';
 import { makeTempDir } from './temp-dir';
 
 // A real Icecast 2 server (Debian's icecast2) on its own config and a free loopback port, and a
-// source streaming to one of its mounts with a PUT (Icecast 2.4's source protocol).
+// source streaming to one of its mounts with a PUT (Icecast 2.4's source protocol) or, on the
+// Shoutcast-compatible socket, as a SHOUTcast 1 source does.
 
 export interface IcecastServer {
   url: string;
+  /** With `shoutcastCompat`: the port SHOUTcast 1 sources connect to (Icecast's is the next one up). */
+  shoutcastSourcePort?: number;
   sourcePassword: string;
   /** Icecast's own view of its mounts: /status-json.xsl, `source` as an array. */
   sources(): Promise<Record<string, unknown>[]>;
@@ -26,9 +30,21 @@ async function freePort(): Promise<number> {
   return probe.port;
 }
 
-export async function startIcecast(): Promise<IcecastServer> {
+/** Two free ports in a row: a SHOUTcast 1 source connects to the listen port + 1. */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const next = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer().once('error', () => resolve(false));
+      probe.listen(port + 1, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (next) return port;
+  }
+}
+
+export async function startIcecast(options: { shoutcastCompat?: boolean } = {}): Promise<IcecastServer> {
   const temp = makeTempDir('svc-icecast-');
-  const port = await freePort();
+  const port = options.shoutcastCompat ? await freePortPair() : await freePort();
   const sourcePassword = `src-${Math.random().toString(36).slice(2)}`;
   const logDir = path.join(temp.dir, 'log');
   fs.mkdirSync(logDir);
@@ -43,6 +59,7 @@ export async function startIcecast(): Promise<IcecastServer> {
   <authentication><source-password>${sourcePassword}</source-password><admin-user>admin</admin-user><admin-password>admin-${sourcePassword}</admin-password></authentication>
   <hostname>127.0.0.1</hostname>
   <listen-socket><port>${port}</port><bind-address>127.0.0.1</bind-address></listen-socket>
+  ${options.shoutcastCompat ? `<listen-socket><port>${port + 1}</port><bind-address>127.0.0.1</bind-address><shoutcast-compat>1</shoutcast-compat></listen-socket>` : ''}
   <fileserve>1</fileserve>
   <paths><basedir>/usr/share/icecast2</basedir><logdir>${logDir}</logdir><webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
   <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
@@ -73,6 +90,7 @@ export async function startIcecast(): Promise<IcecastServer> {
   }
   return {
     url,
+    ...(options.shoutcastCompat ? { shoutcastSourcePort: port + 1 } : {}),
     sourcePassword,
     sources: status,
     close: async () => {
@@ -112,6 +130,45 @@ export async function startSource(server: IcecastServer, mount: string): Promise
     stop: () => {
       clearInterval(timer);
       request.destroy();
+    },
+  };
+}
+
+/**
+ * Streams to Icecast's Shoutcast mount (`/stream`) as a SHOUTcast 1 source does: the password
+ * line, Icecast's `OK2`, the icy headers, then MP3 frames. Only such a source takes titles
+ * through `/admin.cgi` (Icecast answers 400 "illegal metadata call" for others).
+ */
+export async function startShoutcastSource(server: IcecastServer): Promise<IcecastSource> {
+  if (!server.shoutcastSourcePort) throw new Error('start Icecast with shoutcastCompat');
+  const socket = net.connect(server.shoutcastSourcePort, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    let answer = '';
+    socket.once('connect', () => socket.write(`${server.sourcePassword}\r\n`));
+    const onData = (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      if (!answer.includes('\r\n')) return;
+      socket.off('data', onData);
+      if (!answer.startsWith('OK2')) return reject(new Error(`Icecast refused the SHOUTcast source: ${answer}`));
+      socket.write('icy-name:svc test\r\nicy-pub:0\r\ncontent-type:audio/mpeg\r\n\r\n');
+      resolve();
+    };
+    socket.on('data', onData);
+  });
+  const frame = Buffer.alloc(417);
+  frame.set([0xff, 0xfb, 0x90, 0x64]);
+  const timer = setInterval(() => socket.write(Buffer.concat(Array(8).fill(frame) as Buffer[])), 100);
+  socket.write(frame);
+  const deadline = Date.now() + 10_000;
+  while (!(await server.sources()).some((source) => typeof source.listenurl === 'string' && source.listenurl.endsWith('/stream'))) {
+    if (Date.now() > deadline) throw new Error('the SHOUTcast source did not appear');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    stop: () => {
+      clearInterval(timer);
+      socket.destroy();
     },
   };
 }

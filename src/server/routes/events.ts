@@ -30,7 +30,7 @@ export function eventRoutes(stream: EventStream): Router<AppState> {
     }
     // No Nagle delay between an event and the next: each goes out as it is written.
     ctx.req.socket.setNoDelay(true);
-    stream.attach(response, since);
+    stream.attach(response, since, ctx.ip);
   });
   return router;
 }

@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { TrackRecord } from '../../domain/track';
-import { errorMessage } from '../../errors';
+import { AppError, errorMessage } from '../../errors';
 import { throttledLog, type Logger } from '../../log';
 import type { NowPlaying } from '../../domain/current-track';
 import type { TrackStore } from '../../store/tracks';
 import type { QueueBudget } from '../queue-budget';
 import { createFanOut } from '../fan-out';
+import { requestGone, type WorkPool } from '../work-pool';
 import { budgetedQueuedBytes } from '../ws/budgeted-queue';
 import type { QueuedBytes } from '../ws/outbox';
 import { HEARTBEAT, MAX_REPLAY, OPENING, recordEvent, trackEvent } from './frames';
@@ -25,13 +26,15 @@ export interface EventStreamOptions {
   nowPlaying: NowPlaying;
   tracks: Pick<TrackStore, 'since' | 'history'>;
   budget: QueueBudget;
+  /** A replay reads up to MAX_REPLAY records: it waits its turn with the history pages. */
+  pool: WorkPool;
   logger: Logger;
   heartbeatMs?: number;
 }
 
 export interface EventStream {
-  /** Takes over the response: headers are set by the caller; the stream writes the rest. */
-  attach(response: ServerResponse, since: number | undefined): void;
+  /** Takes over the response: headers are set by the caller; the stream writes the rest. `client`: whose turn in the pool a replay takes. */
+  attach(response: ServerResponse, since: number | undefined, client: string): void;
   readerCount(): number;
   /** Bytes written to readers that their sockets have not taken yet (what a slow reader costs). */
   unsentBytes(): number;
@@ -85,14 +88,27 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   }, options.heartbeatMs ?? HEARTBEAT_MS);
   heartbeat.unref();
 
-  const replay = async (reader: Reader, since: number) => {
+  const replay = async (reader: Reader, since: number, client: string) => {
     try {
-      const missed = await missedRecords(options.tracks, since);
+      // Past the pool's queue the reader is still made current, without the records it missed.
+      const missed = await options.pool
+        .run(
+          client,
+          () => missedRecords(options.tracks, since),
+          () => requestGone(reader.response),
+        )
+        .catch((error: unknown) => {
+          if (!(error instanceof AppError) || error.code !== 'SERVER_BUSY') throw error;
+          report('busy', 'events: replays skipped while the server is busy (the readers got the current track)');
+          return [];
+        });
       const current = options.nowPlaying.current();
       // The current track comes last, once, whatever its place among the missed ones.
       for (const record of missed) if (record.dbid !== current?.dbid && readers.has(reader)) write(reader, recordEvent(record));
       if (current && current.dbid !== since && readers.has(reader)) write(reader, trackEvent(current.dbid, options.nowPlaying.snapshot().body));
     } catch (error) {
+      // A reader that hung up while its replay waited: nothing went wrong.
+      if (!readers.has(reader)) return;
       options.logger.warn(`events: replay after ${since} failed: ${errorMessage(error)}`);
       drop(reader);
       return;
@@ -101,14 +117,14 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   };
 
   return {
-    attach(response, since) {
+    attach(response, since, client) {
       const reader: Reader = { response, queued: budgetedQueuedBytes(MAX_UNSENT_BYTES_PER_READER, options.budget), replaying: since !== undefined };
       readers.add(reader);
       response.on('close', () => drop(reader));
       response.on('error', () => drop(reader));
       write(reader, OPENING);
       if (since !== undefined) {
-        void replay(reader, since);
+        void replay(reader, since, client);
         return;
       }
       const current = options.nowPlaying.current();

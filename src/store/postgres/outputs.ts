@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { headWait, messageOf, stateAfter, type MessageRow, type OutputStore } from '../outputs';
+import { headWait, messageOf, stateAfter, type MessageRow, type NewOutputMessage, type OutputStore } from '../outputs';
 
 // The outputs' delivery log on PostgreSQL (docs/outputs.md "Delivery"; SQLite in store/outputs.ts).
 // Instances race for the head of an output's queue with one conditional UPDATE: exactly one
@@ -7,14 +7,7 @@ import { headWait, messageOf, stateAfter, type MessageRow, type OutputStore } fr
 
 export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
   return {
-    async enqueue(message) {
-      const result = await pool.query(
-        `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
-         ON CONFLICT (output, dbid, kind) DO NOTHING`,
-        [message.output, message.dbid, message.kind, message.messageId, message.payload, message.createdAt],
-      );
-      return (result.rowCount ?? 0) > 0;
-    },
+    enqueue: (messages) => enqueueMessages(pool, messages),
     async claim(output, options) {
       if (options.latestOnly) {
         // The newest takes over the output's wait and attempt count (a rate limit holds the
@@ -99,4 +92,26 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
       return result.rowCount ?? 0;
     },
   };
+}
+
+/** One statement for every output of a change; RETURNING names the rows that were new. */
+async function enqueueMessages(pool: pg.Pool, messages: readonly NewOutputMessage[]): Promise<boolean[]> {
+  if (messages.length === 0) return [];
+  const result = await pool.query<{ output: string; dbid: string; kind: string }>(
+    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at)
+     SELECT output, dbid, kind, message_id, payload, created_at, created_at
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS m (output, dbid, kind, message_id, payload, created_at)
+     ON CONFLICT (output, dbid, kind) DO NOTHING
+     RETURNING output, dbid, kind`,
+    [
+      messages.map((message) => message.output),
+      messages.map((message) => message.dbid),
+      messages.map((message) => message.kind),
+      messages.map((message) => message.messageId),
+      messages.map((message) => message.payload),
+      messages.map((message) => message.createdAt),
+    ],
+  );
+  const added = new Set(result.rows.map((row) => `${row.output} ${row.dbid} ${row.kind}`));
+  return messages.map((message) => added.has(`${message.output} ${message.dbid} ${message.kind}`));
 }

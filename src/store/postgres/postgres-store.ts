@@ -28,7 +28,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   events.setMaxListeners(0);
   // Another instance's change, or changes missed while disconnected, make cached pages stale.
   events.on('change', tracks.markStale);
-  events.on('reconnected', tracks.markStale);
+  events.on('reconnected', () => tracks.markStale());
   const listener = listenForChanges({ url, instanceId, events, pool, report: options.onConnectionProblem });
   try {
     await listener.ready;

@@ -1,4 +1,5 @@
 import type { TrackFields, TrackRecord } from '../../domain/track';
+import type { StoreChange } from '../store';
 import { historyUpperBound, type TrackStore } from '../tracks';
 import type { PostgresContext } from './connection';
 import { announced } from './notifications';
@@ -16,12 +17,14 @@ interface TrackRow {
 export interface PostgresTracks {
   store: TrackStore;
   /** Another instance's change, or changes missed while disconnected: cached pages are stale. */
-  markStale: () => void;
+  /** Another instance changed something (a reconnect: anything may have changed). */
+  markStale: (change?: StoreChange) => void;
 }
 
 export function createPostgresTrackStore({ pool, instanceId }: PostgresContext): PostgresTracks {
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
+  let deletions = 0;
   const store: TrackStore = {
     async insert(track) {
       const result = await pool.query<{ dbid: string }>(announced('track', 'INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($2, $3, $4)'), [
@@ -73,10 +76,14 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
     },
     async remove(dbid) {
       const removed = Boolean((await pool.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid])).rowCount);
-      if (removed) writes += 1;
+      if (removed) {
+        writes += 1;
+        deletions += 1;
+      }
       return removed;
     },
     version: () => writes,
+    removals: () => deletions,
     async nextReceivedSeq() {
       const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");
       return Number(result.rows[0]?.seq);
@@ -84,8 +91,10 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
   };
   return {
     store,
-    markStale: () => {
+    markStale: (change?: StoreChange) => {
       writes += 1;
+      // No change given: a reconnect, after which a deletion may have been missed.
+      if (!change || change.kind === 'deleted') deletions += 1;
     },
   };
 }

@@ -85,4 +85,12 @@ describe('icecast output on a real Icecast 2', () => {
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'Röyksopp', title: 'Eple & Friends' });
     expect(await eventuallyTitle('Eple & Friends by Röyksopp')).toBe('Eple & Friends by Röyksopp');
   });
+
+  it('When the current track is deleted, then the mount title goes back to the track current again', async () => {
+    await postJson(`${server.url}/v1/remoteinput`, { artist: 'Múm', title: 'Green Grass Of Tunnel' });
+    expect(await eventuallyTitle('Green Grass Of Tunnel by Múm')).toBe('Green Grass Of Tunnel by Múm');
+    const last = (await (await fetch(`${server.url}/v1/last`)).json()) as { dbid: number };
+    expect((await fetch(`${server.url}/v1/history/${last.dbid}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await eventuallyTitle('Eple & Friends by Röyksopp')).toBe('Eple & Friends by Röyksopp');
+  });
 });

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
+import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
+import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // The mqtt output (docs/outputs.md "mqtt") on the real Mosquitto broker at 127.0.0.1:1883, under
@@ -92,13 +96,61 @@ describe('mqtt output on the real Mosquitto', () => {
       device: { identifiers: [node] },
     });
     expect(String(sensor.value_template)).toContain('value_json.title');
-    const image = JSON.parse((await retained(`homeassistant/image/${node}/cover/config`))?.toString('utf8') ?? '{}') as Record<string, unknown>;
-    expect(image).toMatchObject({ unique_id: `${node}_cover`, image_topic: `${prefix}/cover`, device: { identifiers: [node] } });
+    // The cover is a PNG: the image entity is told so (Home Assistant reads content_type from its config).
+    const image = JSON.parse(
+      (await retained(`homeassistant/image/${node}/cover/config`, (payload) => payload.toString('utf8').includes('image/png')))?.toString('utf8') ?? '{}',
+    ) as Record<string, unknown>;
+    expect(image).toMatchObject({ unique_id: `${node}_cover`, image_topic: `${prefix}/cover`, content_type: 'image/png', device: { identifiers: [node] } });
     expect(image).not.toHaveProperty('url_topic');
+  });
+
+  it('When the current track is deleted, then now_playing goes back to the track current again', async () => {
+    const second = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Portishead', title: 'Roads' });
+    const dbid = Number((second.json as { dbid: number }).dbid);
+    expect((await retained(`${prefix}/now_playing`, (payload) => payload.toString('utf8').includes('Roads')))?.toString('utf8')).toContain('Roads');
+    expect((await fetch(`${server.url}/v1/history/${dbid}`, { method: 'DELETE' })).status).toBe(204);
+    const back = await retained(`${prefix}/now_playing`, (payload) => payload.toString('utf8').includes('Teardrop'));
+    expect(JSON.parse(back?.toString('utf8') ?? '{}')).toMatchObject({ artist: 'Massive Attack', title: 'Teardrop' });
   });
 
   it('When svc stops, then the status reads offline', async () => {
     await server.close();
     expect((await retained(`${prefix}/status`, (payload) => payload.toString('utf8') === 'offline'))?.toString('utf8')).toBe('offline');
+  });
+});
+
+describe('mqtt output: the last will', () => {
+  const prefix = `svc-test-will-${process.pid}-${randomBytes(4).toString('hex')}`;
+  let temp: ReturnType<typeof makeTempDir>;
+  let instance: ServeProcess | undefined;
+  beforeAll(() => {
+    temp = makeTempDir();
+    fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ outputs: [{ name: 'home', type: 'mqtt', url: BROKER, topic: prefix }] }));
+  });
+  afterAll(async () => {
+    if (instance) {
+      instance.child.kill('SIGKILL');
+      await instance.exited;
+    }
+    const cleaner = await connectAsync(BROKER);
+    for (const topic of [`${prefix}/now_playing`, `${prefix}/status`]) await cleaner.publishAsync(topic, '', { retain: true, qos: 1 });
+    await cleaner.endAsync();
+    temp.cleanup();
+  });
+
+  const start = () => startServeProcess(['--port', '0', '--db', path.join(temp.dir, 'svc.db'), '--offline'], {}, temp.dir);
+  const statusIs = async (expected: string) => (await retained(`${prefix}/status`, (payload) => payload.toString('utf8') === expected))?.toString('utf8');
+
+  it('When svc is killed with -9, then the broker says offline for it (the will), and online again after a restart', async () => {
+    instance = await start();
+    expect(await statusIs('online')).toBe('online');
+    instance.child.kill('SIGKILL');
+    await instance.exited;
+    // The kernel closes the dead process's socket; the broker then publishes the will.
+    expect(await statusIs('offline')).toBe('offline');
+    instance = await start();
+    expect(await statusIs('online')).toBe('online');
+    await postJson(`${instance.url}/v1/remoteinput`, { artist: 'Air', title: "La Femme d'Argent" });
+    expect((await retained(`${prefix}/now_playing`, (payload) => payload.toString('utf8').includes('Argent')))?.toString('utf8')).toContain('Air');
   });
 });

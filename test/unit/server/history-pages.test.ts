@@ -1,8 +1,9 @@
 import { openDatabase } from '../../../src/store/database';
 import { createTrackStore } from '../../../src/store/tracks';
-import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../../../src/server/history-pages';
+import { HISTORY_PAGE_MAX_BYTES, SETTLED_AFTER_MS, createHistoryPages } from '../../../src/server/history-pages';
 
-// The copies of /v1/history pages: reused while the store is unchanged, remade after any write.
+// The copies of /v1/history pages: reused while the store is unchanged, remade after any write;
+// a before= page of settled records is kept across writes until a deletion.
 
 const titles = (body: string) => (JSON.parse(body) as { tracks: { title: string }[] }).tracks.map((track) => track.title);
 
@@ -36,6 +37,31 @@ describe('createHistoryPages', () => {
     expect(updated.body).toContain('One (edit)');
     await tracks.remove(one.dbid);
     expect(titles((await pages.answer({ limit: 10 })).body)).toEqual(['Two']);
+    db.close();
+  });
+
+  it('When a before= page holds only settled records, then writes keep it and a deletion drops it; a page of young records is made again', async () => {
+    const db = openDatabase(':memory:');
+    const tracks = createTrackStore(db);
+    let clock = Date.UTC(2026, 0, 1);
+    const pages = createHistoryPages(tracks, () => clock);
+    const add = async (title: string) =>
+      tracks.insert({ receivedSeq: await tracks.nextReceivedSeq(), receivedAt: new Date(clock).toISOString(), metadata: { title } });
+    const old = [await add('Old 1'), await add('Old 2'), await add('Old 3')];
+    const cursor = { limit: 10, before: (old[2]?.dbid ?? 0) + 1 };
+    // Young: not kept past a write.
+    await pages.answer(cursor);
+    await add('Young');
+    expect(pages.cached(cursor)).toBeUndefined();
+    clock += SETTLED_AFTER_MS + 1;
+    const settled = await pages.answer(cursor);
+    expect(titles(settled.body)).toEqual(['Old 3', 'Old 2', 'Old 1']);
+    await add('New');
+    expect(pages.cached(cursor)).toBe(settled);
+    expect(await pages.answer(cursor)).toBe(settled);
+    await tracks.remove(old[1]?.dbid ?? 0);
+    expect(pages.cached(cursor)).toBeUndefined();
+    expect(titles((await pages.answer(cursor)).body)).toEqual(['Old 3', 'Old 1']);
     db.close();
   });
 

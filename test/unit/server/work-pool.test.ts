@@ -73,7 +73,11 @@ describe('createWorkPool', () => {
     const hold = gate();
     const running = pool.run('a', () => hold.promise);
     const gone = new AbortController();
-    const waiting = pool.run('b', async () => 'ran', gone.signal);
+    const waiting = pool.run(
+      'b',
+      async () => 'ran',
+      () => gone.signal,
+    );
     gone.abort(new Error('gone'));
     await expect(waiting).rejects.toThrow('gone');
     // Its place in the queue is free again.

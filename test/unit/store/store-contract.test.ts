@@ -111,14 +111,17 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(window).toEqual({ records: [expect.objectContaining({ dbid: dbids[0] })], more: false });
     });
 
-    it('When a record is removed, then it is gone, the version moves, and removing it again says so', async () => {
+    it('When a record is removed, then it is gone, the version and the removals count move, and removing it again says so', async () => {
       await open();
       const first = await addTrack('A');
       const second = await addTrack('B');
       const version = opened().tracks.version();
+      const removals = opened().tracks.removals();
       expect(await opened().tracks.remove(second.dbid)).toBe(true);
       expect(opened().tracks.version()).not.toBe(version);
+      expect(opened().tracks.removals()).toBe(removals + 1);
       expect(await opened().tracks.remove(second.dbid)).toBe(false);
+      expect(opened().tracks.removals()).toBe(removals + 1);
       expect(await opened().tracks.byDbid(second.dbid)).toBeNull();
       expect((await opened().tracks.current())?.dbid).toBe(first.dbid);
       // A deleted dbid is never given again.
@@ -265,10 +268,9 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     it('When one change is enqueued twice (two instances), then it is stored once; messages are claimed oldest first, by one owner at a time', async () => {
       await open();
       const outputs = opened().outputs;
-      expect(await outputs.enqueue(message(1))).toBe(true);
-      expect(await outputs.enqueue(message(1, { messageId: 'msg_other' }))).toBe(false);
-      expect(await outputs.enqueue(message(1, { kind: 'track.deleted' }))).toBe(true);
-      expect(await outputs.enqueue(message(2))).toBe(true);
+      expect(await outputs.enqueue([message(1)])).toEqual([true]);
+      // One write for several messages: each says whether it was new.
+      expect(await outputs.enqueue([message(1, { messageId: 'msg_other' }), message(1, { kind: 'track.deleted' }), message(2)])).toEqual([false, true, true]);
       const first = await outputs.claim('hook', claimOptions('a'));
       expect(first).toMatchObject({ message: { dbid: 1, kind: 'track.changed', messageId: 'msg_1_c', payload: '{"dbid":1}', attempts: 0 } });
       // The head is claimed: nobody else may take it, nor anything behind it (order per output).
@@ -298,7 +300,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
 
     it('When an owner dies holding a claim, then the message is claimed again once its lease ran out', async () => {
       await open();
-      await opened().outputs.enqueue(message(1));
+      await opened().outputs.enqueue([message(1)]);
       expect(await opened().outputs.claim('hook', claimOptions('dead'))).toHaveProperty('message');
       clock += 30_001;
       expect(await opened().outputs.claim('hook', claimOptions('alive'))).toMatchObject({ message: { dbid: 1 } });
@@ -307,12 +309,12 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     it('When only the newest counts (latestOnly), then older pending messages are superseded and the newest keeps the output waiting as long as they did', async () => {
       await open();
       const outputs = opened().outputs;
-      await outputs.enqueue(message(1));
+      await outputs.enqueue([message(1)]);
       const first = await outputs.claim('hook', claimOptions('a', true));
       const id = first && 'message' in first ? first.message.id : 0;
       await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'retry', status: 429, error: 'HTTP 429', nextAttemptAt: clock + 2000 });
-      await outputs.enqueue(message(2));
-      await outputs.enqueue(message(3));
+      await outputs.enqueue([message(2)]);
+      await outputs.enqueue([message(3)]);
       expect(await outputs.claim('hook', claimOptions('a', true))).toEqual({ waitMs: 2000 });
       expect(await outputs.health('hook')).toMatchObject({ pending: 1, retrying: true });
       clock += 2000;
@@ -322,7 +324,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     it('When a message fails for good, then the output reads failing until one is delivered; finished messages are pruned', async () => {
       await open();
       const outputs = opened().outputs;
-      await outputs.enqueue(message(1));
+      await outputs.enqueue([message(1)]);
       const first = await outputs.claim('hook', claimOptions('a'));
       await outputs.finish(first && 'message' in first ? first.message.id : 0, { at: clock, durationMs: 1, outcome: 'failed', status: 400, error: 'HTTP 400' });
       expect(await outputs.health('hook')).toMatchObject({ pending: 0, lastFinishedFailed: true, lastError: { message: 'HTTP 400' } });
