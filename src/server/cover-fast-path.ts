@@ -60,7 +60,17 @@ export function createCoverFastPath(deps: CoverFastPathDeps): (request: Incoming
     return entry;
   };
 
+  /** This path's own error boundary, since Koa's error middleware never sees it: logged, and the connection dropped. */
   const answer = (request: IncomingMessage, response: ServerResponse, image: CachedImage, started: bigint): void => {
+    try {
+      reply(request, response, image, started);
+    } catch (error) {
+      deps.logger.error(`GET ${request.url} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      response.destroy();
+    }
+  };
+
+  const reply = (request: IncomingMessage, response: ServerResponse, image: CachedImage, started: bigint): void => {
     const requestId = deps.nextRequestId();
     const origin = request.headers.origin;
     const { etag, headers } = headersOf(image);
