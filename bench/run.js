@@ -31,7 +31,7 @@ const EXPECTED = [
   { file: 'outputs.bench.js', budget: 90, what: 'issue 21: webhook receipts with one black-holed target; submission latency with vs without outputs' },
   { file: 'title-first.bench.js', budget: 90, what: 'title first: POST to the first and to the enriched frame on 100 /v1/images/ws clients' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
-  { file: 'instances.bench.js', budget: 180, what: 'issue 25: cover burst cache on/off, POST latency with 3,000 sockets, connections per instance' },
+  { file: 'instances.bench.js', budget: 180, what: 'issue 25: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;
 /** Every file's budget fits: by default the whole run may take the sum of EXPECTED's budgets. */

@@ -30,6 +30,8 @@ export class BoundedMap<K, V> {
   private readonly maxWeight: number;
   private readonly weigh: (value: V) => number;
   private readonly byUse: boolean;
+  /** The key set or read last: reading it again moves nothing (a burst reads one key a thousand times). */
+  private newest: K | undefined;
 
   constructor(limits: BoundedMapLimits<V>) {
     this.maxEntries = limits.maxEntries ?? Infinity;
@@ -45,9 +47,10 @@ export class BoundedMap<K, V> {
   /** The value; in 'use' order it becomes the newest entry. */
   get(key: K): V | undefined {
     const slot = this.slots.get(key);
-    if (slot && this.byUse) {
+    if (slot && this.byUse && key !== this.newest) {
       this.slots.delete(key);
       this.slots.set(key, slot);
+      this.newest = key;
     }
     return slot?.value;
   }
@@ -66,6 +69,7 @@ export class BoundedMap<K, V> {
       if (this.byUse) this.slots.delete(key);
     }
     this.slots.set(key, { value, weight });
+    this.newest = key;
     this.total += weight;
     this.forgetOldest(key);
     return this;

@@ -23,21 +23,28 @@ export interface AppDeps {
 }
 
 /**
- * The server's request listener. `GET`/`HEAD /v1/last` in its plain form is the ONE request that
- * bypasses Koa (server/last-fast-path.ts: overlays poll it every second, and the Koa chain cost
- * as much as the answer). It has its own error boundary, and a parity test
- * (test/integration/status-last.test.ts) holds its headers to the Koa route's: a header added to
- * the Koa chain must be added there too. Everything else goes through `createApp`.
+ * The server's request listener. Two requests bypass Koa: `GET`/`HEAD /v1/last` in its plain form
+ * (server/last-fast-path.ts: overlays poll it every second, and the Koa chain cost as much as the
+ * answer) and `GET`/`HEAD /cover/<key>` of an image in memory (server/cover-fast-path.ts: every
+ * overlay fetches a new cover at once). Each has its own error boundary or falls back to Koa, and
+ * parity tests (test/integration/status-last.test.ts, test/integration/cover-fast-path.test.ts)
+ * hold their headers to the Koa routes': a header added to the Koa chain must be added there too.
+ * Everything else goes through `createApp`.
  */
 export function createRequestListener(
   app: Koa<AppState>,
   answerLastFast: (request: IncomingMessage, response: ServerResponse) => boolean,
+  answerCoverFast: FastPath = () => false,
 ): (request: IncomingMessage, response: ServerResponse) => void {
   const handleWithKoa = app.callback();
+  const koa = (request: IncomingMessage, response: ServerResponse): void => void handleWithKoa(request, response);
   return function handleRequest(request, response) {
-    if (!answerLastFast(request, response)) void handleWithKoa(request, response);
+    if (!answerLastFast(request, response) && !answerCoverFast(request, response, koa)) koa(request, response);
   };
 }
+
+/** A path answered before Koa; `fallBack` hands the request to Koa after all. True when it took the request. */
+export type FastPath = (request: IncomingMessage, response: ServerResponse, fallBack: (request: IncomingMessage, response: ServerResponse) => void) => boolean;
 
 /** Builds the Koa app; never listens (start.ts does). Middleware order is the request's path. */
 export function createApp(deps: AppDeps): Koa<AppState> {

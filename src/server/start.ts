@@ -17,7 +17,7 @@ import type { ImageStore } from '../store/images';
 import { openStore } from '../store/open-store';
 import type { Store } from '../store/store';
 import { createStorageHealth, guardStore, isStorageUnavailable, type StorageHealth } from '../store/health';
-import { withMemoryCache } from '../store/image-memory-cache';
+import { withMemoryCache, type MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
 import { sleep } from '../signals';
 import { VERSION } from '../version';
@@ -25,6 +25,7 @@ import { RecordsInProgress } from '../pipeline/record-updates';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
+import { createCoverFastPath } from './cover-fast-path';
 import { corsPolicy } from './middleware/cors';
 import { hostCheck } from './request-guards';
 import { limitConnections } from './connection-limits';
@@ -119,7 +120,7 @@ interface Storage {
   health: StorageHealth;
   /** Guarded: a failing database marks the health and answers 503. */
   tracks: TrackStore;
-  imageStore: ImageStore;
+  imageStore: MemoryCachedImageStore;
   /** The plain stores, handed out by RunningServer. */
   plainTracks: TrackStore;
   plainImageStore: ImageStore;
@@ -247,6 +248,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
 interface HttpApp {
   app: ReturnType<typeof createApp>;
   answerLast: ReturnType<typeof createLastFastPath>;
+  answerCover: ReturnType<typeof createCoverFastPath>;
   hostAllowed: ReturnType<typeof hostCheck>;
 }
 
@@ -293,7 +295,8 @@ function createHttpApp(
     ],
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
-  return { app, answerLast, hostAllowed };
+  const answerCover = createCoverFastPath({ images: imageStore.memory, cors, logger, nextRequestId, hostAllowed });
+  return { app, answerLast, answerCover, hostAllowed };
 }
 
 /** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events. */
@@ -336,7 +339,7 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(
   config: FrozenConfig,
-  { app, answerLast, hostAllowed }: HttpApp,
+  { app, answerLast, answerCover, hostAllowed }: HttpApp,
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
@@ -352,7 +355,7 @@ function createHttpServer(
     },
     closeAfterAnswerWhen(
       () => shutdown.started,
-      limitRequestsInFlight(createRequestListener(app, answerLast), {
+      limitRequestsInFlight(createRequestListener(app, answerLast, answerCover), {
         maxQueuedBytes: config.limits.maxQueuedBytes,
         onFlood: (address) =>
           reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
@@ -434,11 +437,19 @@ function closeAfterAnswerWhen(closing: () => boolean, handle: http.RequestListen
   };
 }
 
+/**
+ * Connections the kernel may hold for svc before it accepts them (the system's own cap,
+ * net.core.somaxconn, still applies). Node's default of 511 is smaller than a cover burst of
+ * 1,000 overlays connecting at once: past it the kernel drops the connection attempt and the
+ * client tries again only after a second (bench/instances.bench.js, cold-connection row).
+ */
+const LISTEN_BACKLOG = 4096;
+
 function listen(server: http.Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => reject(new StartupError(listenErrorMessage(error, host, port)));
     server.once('error', onError);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', onError);
       resolve();
     });

@@ -25,6 +25,8 @@ export class SharedBlobs {
   constructor(
     private readonly load: (key: string) => Promise<Buffer | null>,
     private readonly budget: QueueBudget,
+    /** The bytes of an image already held in memory elsewhere (the image memory cache), if any. */
+    readonly inMemory: (key: string) => Buffer | undefined = () => undefined,
   ) {}
 
   async acquire(key: string, size: number): Promise<Lease | null> {
@@ -70,6 +72,24 @@ export async function streamReply(response: ServerResponse, acquire: () => Promi
   } finally {
     lease.release();
   }
+}
+
+/**
+ * Replies up to this size may go out in one write (endWithShared): within STALLED_READER_MS, a
+ * reader as slow as 17 KB/s still takes all of it. Larger ones are streamed chunk by chunk, where
+ * the stall timer restarts with every chunk.
+ */
+export const ONE_WRITE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Ends the response with bytes shared with the rest of the process (the image memory cache, at
+ * most ONE_WRITE_MAX_BYTES): handed to the socket in one write, never copied. A reply not taken
+ * within STALLED_READER_MS is dropped, as a stalled streamed reply is; a closed connection keeps
+ * only this timer until it fires.
+ */
+export function endWithShared(response: ServerResponse, bytes: Buffer): void {
+  const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
+  response.end(bytes, () => clearTimeout(stalled));
 }
 
 function settled(response: ServerResponse, event: 'socket'): Promise<void> {

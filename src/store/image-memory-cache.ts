@@ -14,11 +14,27 @@ interface Entry extends StoredImage {
   touchedAt: number;
 }
 
+/** An image whose bytes are in memory. */
+export type CachedImage = StoredImage & { readonly bytes: Buffer };
+
+/**
+ * The cache's own reads, for the /cover/<key> fast path (server/cover-fast-path.ts): `cached` is
+ * a map lookup (null when the cache is off or does not hold the key), `load` the shared store read
+ * of a miss; both mark the image as used in the store as `use` does.
+ */
+export interface MemoryCachedImages {
+  readonly enabled: boolean;
+  cached(key: string): CachedImage | undefined;
+  load(key: string): Promise<CachedImage | null>;
+}
+
+export type MemoryCachedImageStore = ImageStore & { readonly memory: MemoryCachedImages };
+
 /**
  * The image store with reads of image bytes served from memory. `maxBytes` 0 turns it off. An
  * image larger than the whole budget is never kept; its readers go to the store as before.
  */
-export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => number = Date.now): ImageStore {
+export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => number = Date.now): MemoryCachedImageStore {
   const entries = new BoundedMap<string, Entry>({ maxWeight: maxBytes, weigh: (entry) => entry.size, order: 'use' });
 
   const hit = (key: string): Entry | undefined => {
@@ -56,9 +72,11 @@ export function withMemoryCache(store: ImageStore, maxBytes: number, now: () => 
   const metaReads = new SharedFlights<StoredImage | null>();
   const readMeta = (key: string) => metaReads.run(key, () => store.meta(key));
 
-  if (maxBytes <= 0) return bindAll(store);
+  if (maxBytes <= 0) return { ...bindAll(store), memory: { enabled: false, cached: () => undefined, load: () => Promise.resolve(null) } };
   return {
     ...bindAll(store),
+    // An image the cache did not keep (larger than all of it) is not handed out from memory.
+    memory: { enabled: true, cached: hit, load: async (key) => ((await load(key)) && entries.get(key)) ?? null },
     async get(key) {
       const entry = hit(key) ?? (await load(key));
       return entry ? { ...metaOf(entry), bytes: entry.bytes } : null;

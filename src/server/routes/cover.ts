@@ -2,19 +2,24 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import { isImageKey } from '../../domain/image';
 import type { ImageStore, StoredImage } from '../../store/images';
+import type { MemoryCachedImages } from '../../store/image-memory-cache';
 import type { AppContext, AppState } from '../context';
 import { matchesEtag } from '../etag';
 import type { QueueBudget } from '../queue-budget';
-import { SharedBlobs, streamReply } from '../stream-reply';
+import { ONE_WRITE_MAX_BYTES, SharedBlobs, endWithShared, streamReply } from '../stream-reply';
 
 // GET /cover/<key> (docs/decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.
 
-const IMMUTABLE = 'public, max-age=31536000, immutable';
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** One in-memory copy per image being served, shared by /cover/<key> and the current-image routes. */
-export function imageBlobs(store: Pick<ImageStore, 'get'>, budget: QueueBudget): SharedBlobs {
-  return new SharedBlobs(async (key) => (await store.get(key))?.bytes ?? null, budget);
+/**
+ * One in-memory copy per image being served, shared by /cover/<key> and the current-image routes.
+ * An image the memory cache holds is answered from the cache's own copy.
+ */
+export function imageBlobs(store: Pick<ImageStore, 'get'> & { memory?: MemoryCachedImages }, budget: QueueBudget): SharedBlobs {
+  const memory = store.memory;
+  return new SharedBlobs(async (key) => (await store.get(key))?.bytes ?? null, budget, memory ? (key) => memory.cached(key)?.bytes : undefined);
 }
 
 export function coverRoutes(store: Pick<ImageStore, 'use'>, blobs: SharedBlobs): Router<AppState> {
@@ -48,13 +53,16 @@ export function sendImage(ctx: AppContext, image: StoredImage, blobs: SharedBlob
   ctx.type = image.mimeType;
   ctx.length = image.size;
   ctx.status = 200;
-  // The body goes out chunk by chunk as the reader takes it (stream-reply.ts), not as one
-  // 10 MiB buffer per request; Koa only sends what is set above.
+  // Koa only sends what is set above. An image in the memory cache, up to 1 MiB, goes out as the
+  // cache's own bytes in one write (no copy, nothing to count: the cache's bound holds them); any
+  // other chunk by chunk as the reader takes it (stream-reply.ts), not as one 10 MiB buffer per request.
   ctx.respond = false;
   const response = ctx.res;
   if (ctx.method === 'HEAD') {
     response.end();
     return;
   }
-  streamReply(response, () => blobs.acquire(image.key, image.size)).catch(() => response.destroy());
+  const inMemory = image.size <= ONE_WRITE_MAX_BYTES ? blobs.inMemory(image.key) : undefined;
+  if (inMemory?.length === image.size) endWithShared(response, inMemory);
+  else streamReply(response, () => blobs.acquire(image.key, image.size)).catch(() => response.destroy());
 }

@@ -33,6 +33,19 @@ describe('BoundedMap', () => {
     expect(written.get('a')).toBe(10);
   });
 
+  it('When the newest entry is read again and again in use order, then the least recently used is still the one forgotten', () => {
+    const map = new BoundedMap<string, number>({ maxEntries: 3, order: 'use' });
+    map.set('a', 1).set('b', 2).set('c', 3);
+    for (let i = 0; i < 5; i += 1) expect(map.get('c')).toBe(3);
+    map.get('a');
+    map.get('a');
+    map.set('d', 4);
+    expect(keysOf(map, ['a', 'b', 'c', 'd'])).toEqual(['a', 'c', 'd']);
+    map.get('c');
+    map.set('e', 5);
+    expect(keysOf(map, ['a', 'c', 'd', 'e'])).toEqual(['c', 'd', 'e']);
+  });
+
   it('When the total weight goes past maxWeight, then the oldest go until it fits, counting a replaced value at its new weight', () => {
     const map = new BoundedMap<string, Buffer>({ maxWeight: 10, weigh: (bytes) => bytes.length, order: 'use' });
     map.set('a', Buffer.alloc(4)).set('b', Buffer.alloc(4));

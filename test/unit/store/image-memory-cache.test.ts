@@ -102,4 +102,25 @@ describe.each(backends)('image memory cache on %s', (_name, openBackend) => {
     expect(await on.get('0'.repeat(64))).toBeNull();
     expect(reads()).toBe(5);
   });
+  it('When the /cover/<key> fast path asks the cache itself, then a miss is one shared read, a hit no read, and an image the cache cannot keep is not handed out', async () => {
+    const small = png(120);
+    const { key } = await opened.store.images.put(small);
+    const { store, reads } = counted(opened.store.images);
+    const cache = withMemoryCache(store, small.length);
+    expect(cache.memory.enabled).toBe(true);
+    expect(cache.memory.cached(key)).toBeUndefined();
+    const loaded = await Promise.all(Array.from({ length: 50 }, () => cache.memory.load(key)));
+    expect(reads()).toBe(1);
+    expect(loaded.every((image) => image?.bytes.equals(small))).toBe(true);
+    expect(cache.memory.cached(key)?.bytes).toBe(loaded[0]?.bytes);
+    expect(reads()).toBe(1);
+
+    const { key: bigger } = await opened.store.images.put(Buffer.concat([png(121), Buffer.alloc(small.length)]));
+    expect(await cache.memory.load(bigger)).toBeNull();
+    expect(await cache.memory.load('0'.repeat(64))).toBeNull();
+    const off = withMemoryCache(store, 0);
+    expect(off.memory.enabled).toBe(false);
+    expect(off.memory.cached(key)).toBeUndefined();
+    expect(await off.memory.load(key)).toBeNull();
+  });
 });
