@@ -34,7 +34,11 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     // Room for the body is taken before the page is made: a page waiting for room holds nothing.
     const reservation = await reserveReply(ctx.req, ctx.res, deps.budget, kept ? kept.bytes.length : HISTORY_PAGE_RESERVE_BYTES);
     // A kept page goes through the pool too: sending a 1 MiB body is work the event loop does.
-    const { bytes, etag } = await deps.pool.run(ctx.ip, () => pages.answer(query), () => requestGone(ctx.res));
+    const { bytes, etag } = await deps.pool.run(
+      ctx.ip,
+      () => pages.answer(query),
+      () => requestGone(ctx.res),
+    );
     if (!kept) reservation.resize(bytes.length);
     ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
     ctx.type = 'application/json';
