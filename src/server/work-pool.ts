@@ -17,9 +17,14 @@ export interface WorkPoolOptions {
   maxQueuedPerClient: number;
   /** A job still waiting after this long is answered 503. */
   maxWaitMs: number;
+  /**
+   * A client that asks again while its own queue is full (it ignored Retry-After) gets its 503
+   * this much later: a flood of instant refusals would take the CPU the cheap answers need.
+   */
+  floodRefusalDelayMs: number;
 }
 
-const WORK_POOL_DEFAULTS: WorkPoolOptions = { concurrency: 1, maxQueued: 64, maxQueuedPerClient: 4, maxWaitMs: 5000 };
+const WORK_POOL_DEFAULTS: WorkPoolOptions = { concurrency: 1, maxQueued: 64, maxQueuedPerClient: 4, maxWaitMs: 5000, floodRefusalDelayMs: 250 };
 
 /** Seconds a refused client is told to wait. */
 const RETRY_AFTER_SECONDS = 1;
@@ -39,7 +44,7 @@ export interface WorkPool {
 }
 
 export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool {
-  const { concurrency, maxQueued, maxQueuedPerClient, maxWaitMs } = { ...WORK_POOL_DEFAULTS, ...options };
+  const { concurrency, maxQueued, maxQueuedPerClient, maxWaitMs, floodRefusalDelayMs } = { ...WORK_POOL_DEFAULTS, ...options };
   // Insertion order is the round: a client that had its turn goes to the back.
   const queues = new Map<string, Job[]>();
   let queued = 0;
@@ -75,7 +80,10 @@ export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool
         return result;
       }
       const jobs = queues.get(client) ?? [];
-      if (queued >= maxQueued || jobs.length >= maxQueuedPerClient) return Promise.reject(busy());
+      if (jobs.length >= maxQueuedPerClient) {
+        return new Promise<T>((_resolve, reject) => setTimeout(() => reject(busy()), floodRefusalDelayMs).unref());
+      }
+      if (queued >= maxQueued) return Promise.reject(busy());
       // Made only for a job that waits: under a flood most are refused at once.
       const signal = abandoned?.();
       return new Promise<T>((resolve, reject) => {

@@ -44,7 +44,7 @@ describe('createWorkPool', () => {
   });
 
   it('When the queue is full, then the next job is refused with 503 and Retry-After', async () => {
-    const pool = createWorkPool({ concurrency: 1, maxQueued: 1, maxQueuedPerClient: 1 });
+    const pool = createWorkPool({ concurrency: 1, maxQueued: 1, maxQueuedPerClient: 1, floodRefusalDelayMs: 0 });
     const hold = gate();
     const running = pool.run('a', () => hold.promise);
     const waiting = pool.run('b', async () => 'b');
@@ -53,6 +53,34 @@ describe('createWorkPool', () => {
     hold.open();
     await running;
     expect(await waiting).toBe('b');
+  });
+
+  it('When a client asks again while its own queue is full, then its 503 comes only after floodRefusalDelayMs; another client is told at once', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const pool = createWorkPool({ concurrency: 1, maxQueued: 1, maxQueuedPerClient: 1, floodRefusalDelayMs: 250 });
+      const hold = gate();
+      const running = pool.run('a', () => hold.promise);
+      const waiting = pool.run('flood', async () => 'first');
+      let refused = false;
+      const again = pool
+        .run('flood', async () => 'again')
+        .catch((error: unknown) => {
+          refused = true;
+          throw error;
+        });
+      // The global queue is full too: a newcomer hears so at once.
+      await expect(pool.run('newcomer', async () => 'n')).rejects.toMatchObject({ status: 503 });
+      await jest.advanceTimersByTimeAsync(249);
+      expect(refused).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      await expect(again).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+      hold.open();
+      await running;
+      expect(await waiting).toBe('first');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('When a job waits longer than maxWaitMs, then it is refused with 503, never runs and leaves its place in the queue', async () => {
