@@ -5,7 +5,8 @@
 //   - history flood: 100 clients reading GET /v1/history?limit=1000 (in their own process, pinned
 //     to the load CPU); figure: /v1/last p99 (ms)
 //   - fat records: 600 submissions of a 1 MB list, then four 250-row pages; figure: peak RSS (MiB)
-//   - slow headers: 2,000 connections from 20 loopback addresses that never finish their head;
+//   - slow headers: 10,000 connections (BENCH_SLOW_CONNECTIONS) from 20 loopback addresses that
+//     never finish their head;
 //     figure: /v1/status probes answered within 1 s (%)
 // Goals: p99 < 100 ms; RSS < 300 MiB; 100 % answered.
 
@@ -18,6 +19,8 @@ const { emitRow, emitFailure, log, envInt } = require('./lib/report');
 const { procMemory, MiB } = require('./lib/rss');
 
 const SECONDS = envInt('BENCH_ATTACK_SECONDS', 10);
+// The probe that found the hole used 10,000; the test suite's own check uses 2,000.
+const SLOW_CONNECTIONS = envInt('BENCH_SLOW_CONNECTIONS', 10_000);
 const BEFORE = process.env.BENCH_BEFORE_ROOT ? path.join(process.env.BENCH_BEFORE_ROOT, 'bin', 'svc.js') : null;
 
 async function timed(url, timeoutMs = 10_000) {
@@ -87,7 +90,7 @@ async function fatRecords(bin) {
 
 async function slowHeaders(bin) {
   const svc = await startSvc({ bin });
-  const attack = slowloris(svc.url, 2000, { localAddresses: loopbackAddresses(20), intervalMs: 60_000 });
+  const attack = slowloris(svc.url, SLOW_CONNECTIONS, { localAddresses: loopbackAddresses(20), intervalMs: 60_000 });
   try {
     let answered = 0;
     let probes = 0;
@@ -108,7 +111,7 @@ async function main() {
   const rows = [
     ['history flood: /v1/last p99 under 100 limit=1000 readers', 'ms', historyFlood, 'svc < 100 ms'],
     ['fat records: peak RSS, 600 x 1 MB list + four 250-row pages', 'MiB', fatRecords, 'svc < 300 MiB'],
-    ['slow headers: /v1/status answered within 1 s under 2,000 connections', '%', slowHeaders, 'svc >= 100 percent'],
+    [`slow headers: /v1/status answered within 1 s under ${SLOW_CONNECTIONS} connections`, '%', slowHeaders, 'svc >= 100 percent'],
   ];
   for (const [row, unit, measure, goal] of rows.filter(([name]) => !process.env.BENCH_ATTACK_ONLY || name.includes(process.env.BENCH_ATTACK_ONLY))) {
     try {
