@@ -9,14 +9,16 @@
 //      both servers alike. This is what the outputs add to one submission's answer.
 //   c) the same with submissions back to back (no goal): a flood of track changes, where the
 //      deliveries of one share the CPU with the next submissions. It shows the delivery cost.
-// The receivers run in this process; every request and delivery stays on loopback.
+// The receivers run in their own process on the load CPU (bench/lib/webhook-receivers.js): in
+// this one they would delay the reading of the very answers it times. Times are on the shared
+// clock (performance.timeOrigin + now). Every request and delivery stays on loopback.
 
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { startSvc } = require('./lib/svc-process');
+const { CPU, spawnPinned } = require('./lib/processes');
 const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
 const { median } = require('./lib/stats');
 
@@ -36,42 +38,29 @@ function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** A receiver that notes when each dbid arrived. */
-function startReceiver(arrivals) {
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      const at = performance.now();
-      try {
-        const dbid = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.dbid;
-        if (!arrivals.has(dbid)) arrivals.set(dbid, []);
-        arrivals.get(dbid).push(at);
-      } catch {
-        // Not ours: ignored.
+/** The receivers' process; `arrivals` fills with dbid -> arrival times. */
+function startReceivers(arrivals) {
+  const child = spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'webhook-receivers.js'), '9'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('message', (message) => {
+      if (message.type === 'arrival') {
+        if (!arrivals.has(message.dbid)) arrivals.set(message.dbid, []);
+        arrivals.get(message.dbid).push(message.at);
+      } else if (message.type === 'ready') {
+        resolve({ ports: message.ports, holePort: message.holePort, stop: () => child.connected && child.send({ type: 'stop' }) });
       }
-      res.writeHead(204).end();
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-function startBlackHole() {
-  const sockets = new Set();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  server.closeAll = () => sockets.forEach((socket) => socket.destroy());
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function submit(url, title) {
   const body = JSON.stringify({ artist: 'Bench Artist', title });
   return new Promise((resolve, reject) => {
-    const started = performance.now();
+    const started = performance.timeOrigin + performance.now();
     const req = http.request(
       `${url}/v1/remoteinput`,
       { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
@@ -80,7 +69,7 @@ function submit(url, title) {
         res.on('data', (chunk) => chunks.push(chunk));
         res.on('end', () => {
           if (res.statusCode !== 200) return reject(new Error(`POST answered ${res.statusCode}`));
-          resolve({ started, ms: performance.now() - started, dbid: JSON.parse(Buffer.concat(chunks).toString('utf8')).dbid });
+          resolve({ started, ms: performance.timeOrigin + performance.now() - started, dbid: JSON.parse(Buffer.concat(chunks).toString('utf8')).dbid });
         });
       },
     );
@@ -91,17 +80,11 @@ function submit(url, title) {
 
 async function main() {
   const arrivals = new Map();
-  const receivers = await Promise.all(Array.from({ length: 9 }, () => startReceiver(arrivals)));
-  const hole = await startBlackHole();
+  const receivers = await startReceivers(arrivals);
   const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-outputs-'));
   const configFile = path.join(configDir, 'outputs.json');
-  const outputs = receivers.map((server, index) => ({
-    name: `hook-${index}`,
-    type: 'webhook',
-    url: `http://127.0.0.1:${server.address().port}/in`,
-    secret: SECRET,
-  }));
-  outputs.push({ name: 'black-hole', type: 'webhook', url: `http://127.0.0.1:${hole.address().port}/in`, secret: SECRET });
+  const outputs = receivers.ports.map((port, index) => ({ name: `hook-${index}`, type: 'webhook', url: `http://127.0.0.1:${port}/in`, secret: SECRET }));
+  outputs.push({ name: 'black-hole', type: 'webhook', url: `http://127.0.0.1:${receivers.holePort}/in`, secret: SECRET });
   fs.writeFileSync(configFile, JSON.stringify({ outputs }));
   const emptyConfig = path.join(configDir, 'none.json');
   fs.writeFileSync(emptyConfig, '{}');
@@ -158,9 +141,8 @@ async function main() {
     emitFailure(ROW_SUBMIT, error, 'ms');
   }
   agent.destroy();
-  hole.closeAll();
+  receivers.stop();
   await Promise.all([withOutputs.stop(), without.stop()]);
-  for (const server of [...receivers, hole]) server.close();
   fs.rmSync(configDir, { recursive: true, force: true });
 }
 
