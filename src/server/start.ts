@@ -265,7 +265,7 @@ function createHttpApp(
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
   const nextRequestId = createRequestIds();
   const textAnswers = createTextAnswers(config.pages.idleText);
-  const blobs = imageBlobs(imageStore, work.queueBudget);
+  const blobs = imageBlobs(imageStore, work.queueBudget, work.expensiveWork);
   const app = createApp({
     logger,
     cors,

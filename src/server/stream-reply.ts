@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { AppError } from '../errors';
 import type { QueueBudget } from './queue-budget';
 
 // A large reply produced only as the reader takes it (docs/decisions.md "Hostile clients and
@@ -18,6 +19,9 @@ export interface Lease {
   release(): void;
 }
 
+/** Runs a store load in its client's turn (the expensive-work pool); may refuse with a 503 AppError. */
+export type LoadScheduler = <T>(client: string, load: () => Promise<T>) => Promise<T>;
+
 /** One in-memory copy per image being served, shared by its replies and counted in the budget. */
 export class SharedBlobs {
   private readonly open = new Map<string, { bytes: Promise<Buffer | null>; users: number; size: number }>();
@@ -27,12 +31,18 @@ export class SharedBlobs {
     private readonly budget: QueueBudget,
     /** The bytes of an image already held in memory elsewhere (the image memory cache), if any. */
     readonly inMemory: (key: string) => Buffer | undefined = () => undefined,
+    private readonly schedule: LoadScheduler = (_client, load) => load(),
   ) {}
 
-  async acquire(key: string, size: number): Promise<Lease | null> {
+  /**
+   * A lease on the image's bytes, loaded once for all its replies: null when the store no longer
+   * has them. Rejects when the pool refuses the load (a 503 before any header is sent).
+   */
+  async acquire(key: string, size: number, client: string): Promise<Lease | null> {
     let entry = this.open.get(key);
     if (!entry) {
-      const loading = this.budget.reserve(size).then(() => this.load(key));
+      // Room in the budget first, outside the pool: a pool slot never waits for slow readers.
+      const loading = this.budget.reserve(size).then(() => this.schedule(client, () => this.load(key)));
       entry = { bytes: loading, users: 0, size };
       this.open.set(key, entry);
     }
@@ -44,7 +54,14 @@ export class SharedBlobs {
       this.open.delete(key);
       this.budget.release(held.size);
     };
-    const bytes = await held.bytes.catch(() => null);
+    let bytes: Buffer | null;
+    try {
+      bytes = await held.bytes;
+    } catch (error) {
+      release();
+      if (error instanceof AppError) throw error;
+      return null;
+    }
     if (!bytes) {
       release();
       return null;
@@ -53,18 +70,10 @@ export class SharedBlobs {
   }
 }
 
-/** Streams the leased bytes to the response as the reader drains; waits its turn behind earlier pipelined replies. */
-export async function streamReply(response: ServerResponse, acquire: () => Promise<Lease | null>): Promise<void> {
-  // A pipelined reply waits for the ones before it: it holds nothing until it owns the socket.
-  if (!response.socket) await settled(response, 'socket');
-  if (response.destroyed) return;
-  const lease = await acquire();
-  if (!lease) {
-    // The declared Content-Length cannot be met (the image was evicted): a visibly broken reply.
-    response.destroy();
-    return;
-  }
+/** Streams the leased bytes to the response as the reader drains (after earlier pipelined replies); releases the lease. */
+export async function streamReply(response: ServerResponse, lease: Lease): Promise<void> {
   try {
+    if (!response.socket) await settled(response, 'socket');
     for (let offset = 0; offset < lease.bytes.length && !response.destroyed; offset += REPLY_CHUNK_BYTES) {
       await written(response, lease.bytes.subarray(offset, offset + REPLY_CHUNK_BYTES));
     }

@@ -6,6 +6,7 @@ import type { MemoryCachedImages } from '../../store/image-memory-cache';
 import type { AppContext, AppState } from '../context';
 import { matchesEtag } from '../etag';
 import type { QueueBudget } from '../queue-budget';
+import type { WorkPool } from '../work-pool';
 import { ONE_WRITE_MAX_BYTES, SharedBlobs, endWithShared, streamReply } from '../stream-reply';
 
 // GET /cover/<key> (docs/decisions.md): the stored bytes with their sniffed Content-Type. The key is
@@ -17,9 +18,16 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
  * One in-memory copy per image being served, shared by /cover/<key> and the current-image routes.
  * An image the memory cache holds is answered from the cache's own copy.
  */
-export function imageBlobs(store: Pick<ImageStore, 'get'> & { memory?: MemoryCachedImages }, budget: QueueBudget): SharedBlobs {
+export function imageBlobs(store: Pick<ImageStore, 'get'> & { memory?: MemoryCachedImages }, budget: QueueBudget, pool: WorkPool): SharedBlobs {
   const memory = store.memory;
-  return new SharedBlobs(async (key) => (await store.get(key))?.bytes ?? null, budget, memory ? (key) => memory.cached(key)?.bytes : undefined);
+  // A store load (up to 10 MiB out of the database) is expensive work: it waits its turn with the
+  // history pages, fairly between clients (docs/limits-and-load.md "Expensive requests").
+  return new SharedBlobs(
+    async (key) => (await store.get(key))?.bytes ?? null,
+    budget,
+    memory ? (key) => memory.cached(key)?.bytes : undefined,
+    (client, load) => pool.run(client, load),
+  );
 }
 
 export function coverRoutes(store: Pick<ImageStore, 'use'>, blobs: SharedBlobs): Router<AppState> {
@@ -38,14 +46,22 @@ export function coverRoutes(store: Pick<ImageStore, 'use'>, blobs: SharedBlobs):
     }
     const image = await store.use(key);
     if (!image) throw new AppError('NOT_FOUND', 'No image with this key');
-    sendImage(ctx, image, blobs, IMMUTABLE);
+    if (!(await sendImage(ctx, image, blobs, IMMUTABLE))) throw new AppError('NOT_FOUND', 'No image with this key');
   });
 
   return router;
 }
 
-/** Answers with a stored image, streamed as the reader takes it. */
-export function sendImage(ctx: AppContext, image: StoredImage, blobs: SharedBlobs, cacheControl: string): void {
+/**
+ * Answers with a stored image, streamed as the reader takes it; false (nothing sent) when the
+ * store lost its bytes in the meantime. Throws a 503 when the pool refuses its load.
+ */
+export async function sendImage(ctx: AppContext, image: StoredImage, blobs: SharedBlobs, cacheControl: string): Promise<boolean> {
+  const inMemory = image.size <= ONE_WRITE_MAX_BYTES ? blobs.inMemory(image.key) : undefined;
+  const fromMemory = inMemory?.length === image.size ? inMemory : undefined;
+  // The bytes are had before any header goes out, so a refused load can still be a 503.
+  const lease = fromMemory || ctx.method === 'HEAD' ? null : await blobs.acquire(image.key, image.size, ctx.ip);
+  if (!fromMemory && ctx.method !== 'HEAD' && !lease) return false;
   ctx.set('ETag', `"${image.key}"`);
   ctx.set('Cache-Control', cacheControl);
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -60,9 +76,9 @@ export function sendImage(ctx: AppContext, image: StoredImage, blobs: SharedBlob
   const response = ctx.res;
   if (ctx.method === 'HEAD') {
     response.end();
-    return;
+    return true;
   }
-  const inMemory = image.size <= ONE_WRITE_MAX_BYTES ? blobs.inMemory(image.key) : undefined;
-  if (inMemory?.length === image.size) endWithShared(response, inMemory);
-  else streamReply(response, () => blobs.acquire(image.key, image.size)).catch(() => response.destroy());
+  if (fromMemory) endWithShared(response, fromMemory);
+  else if (lease) streamReply(response, lease).catch(() => response.destroy());
+  return true;
 }

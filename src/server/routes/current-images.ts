@@ -47,8 +47,7 @@ export function currentImageRoutes(deps: CurrentImageDeps): Router<AppState> {
       }
       // Marks the image as used, and finds out whether it was evicted since.
       const image = known ? await deps.store.use(known.key) : null;
-      if (image) sendImage(ctx, image, deps.blobs, REVALIDATE);
-      else sendTransparent(ctx);
+      if (!image || !(await sendImage(ctx, image, deps.blobs, REVALIDATE))) sendTransparent(ctx);
     });
   }
   return router;
