@@ -1,3 +1,4 @@
+import { eventually } from '../../helpers/eventually';
 import { postJson } from '../../helpers/http';
 import { startIcecast, startSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -37,15 +38,7 @@ describe('icecast output on a real Icecast 2', () => {
 
   const titleOnIcecast = async (): Promise<unknown> =>
     (await icecast.sources()).find((one) => typeof one.listenurl === 'string' && one.listenurl.endsWith('/live'))?.title;
-  async function eventuallyTitle(expected: string): Promise<unknown> {
-    const deadline = Date.now() + 15_000;
-    let title = await titleOnIcecast();
-    while (title !== expected && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      title = await titleOnIcecast();
-    }
-    return title;
-  }
+  const eventuallyTitle = (expected: string): Promise<unknown> => eventually(titleOnIcecast, (title) => title === expected);
 
   it('When tracks change, then the mount title follows at once ("artist - title", or the title alone), and a wrong password fails (401) without showing it', async () => {
     server = await startTestServer({

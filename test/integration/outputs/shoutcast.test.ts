@@ -1,3 +1,4 @@
+import { eventually } from '../../helpers/eventually';
 import { postJson } from '../../helpers/http';
 import { startIcecast, startShoutcastSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -26,15 +27,6 @@ describe('shoutcast output on a real server (Icecast 2 /admin.cgi)', () => {
 
   const titleOnServer = async (): Promise<unknown> =>
     (await icecast.sources()).find((one) => typeof one.listenurl === 'string' && one.listenurl.endsWith('/stream'))?.title;
-  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    const deadline = Date.now() + 15_000;
-    let value = await read();
-    while (!done(value) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      value = await read();
-    }
-    return value;
-  }
 
   it('When tracks change, then the stream title follows; a wrong password fails the output without showing it', async () => {
     server = await startTestServer({
