@@ -53,6 +53,7 @@ describeWithPostgres('SIGTERM on PostgreSQL under write load', () => {
     const code = await serve.exited;
     const exitMs = Date.now() - signalledAt;
     await Promise.all(clients);
+    process.stderr.write(`shutdown on PostgreSQL under write load: exit ${exitMs} ms after SIGTERM\n`);
 
     const stored = new Set((await db.query<{ title: string }>(`SELECT metadata->>'title' AS title FROM tracks`)).map((row) => row.title));
     const acknowledged = [...fates].filter(([, fate]) => fate === '200').map(([title]) => title);
