@@ -64,9 +64,9 @@ export class SvcClient {
    * POSTs a submission that may be retried (docs/limits-and-load.md "Idempotency"): one
    * Idempotency-Key for all attempts, so a retry never stores the play twice. Retries after
    * 502, 503, 504 and connection failures, with growing pauses (a 503's Retry-After if longer),
-   * for as long as `timeoutMs` allows in all.
+   * for as long as `timeoutMs` allows in all. `onRetry` hears of each failure that is tried again.
    */
-  async postJsonOnce(path: string, body: unknown): Promise<Answer> {
+  async postJsonOnce(path: string, body: unknown, onRetry?: (error: CliError, giveUpAt: number) => void): Promise<Answer> {
     const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() };
     if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
     const init = { method: 'POST', headers, body: JSON.stringify(body) };
@@ -75,8 +75,10 @@ export class SvcClient {
       try {
         return await this.requestJson(this.endpoint(path), init, Math.max(1, giveUpAt - Date.now()));
       } catch (error) {
-        const pauseMs = error instanceof RetryableError ? Math.max(backoffMs(attempt), error.retryAfterMs) : Infinity;
+        if (!(error instanceof RetryableError)) throw error;
+        const pauseMs = Math.max(backoffMs(attempt), error.retryAfterMs);
         if (Date.now() + pauseMs >= giveUpAt) throw error;
+        onRetry?.(error, giveUpAt);
         await sleep(pauseMs);
       }
     }

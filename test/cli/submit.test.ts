@@ -1,8 +1,9 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Enricher } from '../../src/enrich/enricher';
 import { request } from '../helpers/http';
-import { runCli } from '../helpers/run-cli';
+import { cleanEnv, runCli, SVC_BIN } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { unusedPort } from './cli-process';
@@ -132,10 +133,30 @@ describe('svc submit', () => {
       }
     });
 
-    test('When the server cannot be reached, then it retries until --timeout and exits 4', async () => {
+    test('When the server cannot be reached, then it retries until --timeout and exits 4, saying nothing more on a pipe', async () => {
       const port = await unusedPort();
       const result = await runCli(['submit', '--artist', 'A', '--title', 'B', '--timeout', '1'], { env: { SVC_URL: `http://127.0.0.1:${port}` } });
       expect(result).toMatchObject({ code: 4, stdout: '' });
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^svc: cannot reach .*connection refused/)]);
+    });
+
+    test('When the server cannot be reached from a terminal, then it says once that it is trying again', async () => {
+      const port = await unusedPort();
+      // script(1) gives the command a pseudo-terminal, as a person's shell does.
+      const command = [process.execPath, SVC_BIN, 'submit', '--artist', 'A', '--title', 'B', '--timeout', '2'].map((word) => `'${word}'`).join(' ');
+      const output = await new Promise<string>((resolve) =>
+        execFile(
+          'script',
+          ['-qec', command, '/dev/null'],
+          { env: { ...cleanEnv(), SVC_URL: `http://127.0.0.1:${port}`, NO_COLOR: '1' }, timeout: 20_000 },
+          (_error, stdout) => resolve(stdout),
+        ),
+      );
+      const lines = output.split(/\r?\n/).filter((line) => line !== '');
+      expect(lines.filter((line) => line.includes('trying again'))).toEqual([
+        expect.stringMatching(/^svc: trying again for up to [12] s \(--timeout\): cannot reach .*connection refused/),
+      ]);
+      expect(lines.at(-1)).toMatch(/^svc: cannot reach .*connection refused/);
     });
   });
 

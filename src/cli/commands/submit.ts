@@ -78,7 +78,7 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
   const client = await createClient(options);
 
   if (input === undefined) {
-    const result = await submit(client, flagFields);
+    const result = await submit(client, flagFields, ctx);
     report(result, ctx, paint, 'svc: ');
     return EXIT.OK;
   }
@@ -95,7 +95,7 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
       continue;
     }
     try {
-      report(await submit(client, { ...item.fields, ...flagFields }), ctx, paint, prefix);
+      report(await submit(client, { ...item.fields, ...flagFields }, ctx), ctx, paint, prefix);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
       ctx.io.err(prefix + error.message);
@@ -122,8 +122,15 @@ interface Submitted {
   warnings: string[];
 }
 
-async function submit(client: SvcClient, fields: Record<string, unknown>): Promise<Submitted> {
-  const { json } = await client.postJsonOnce('v1/remoteinput', fields);
+async function submit(client: SvcClient, fields: Record<string, unknown>, ctx: CliContext): Promise<Submitted> {
+  // A person at a terminal hears once why nothing happens yet; a script's stderr stays quiet.
+  let told = !ctx.io.stderrIsTTY;
+  const onRetry = (error: CliError, giveUpAt: number) => {
+    if (told) return;
+    told = true;
+    ctx.io.err(`svc: trying again for up to ${Math.ceil((giveUpAt - Date.now()) / 1000)} s (--timeout): ${error.message}`);
+  };
+  const { json } = await client.postJsonOnce('v1/remoteinput', fields, onRetry);
   if (!isPlainObject(json) || typeof json.dbid !== 'number' || !isPlainObject(json.processed_metadata)) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/remoteinput').href}: no dbid and processed_metadata`, EXIT.SERVER_ERROR);
   }
