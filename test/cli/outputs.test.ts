@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { postJson } from '../helpers/http';
+import { eventually } from '../helpers/eventually';
+import { postJson, request } from '../helpers/http';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { runCli } from '../helpers/run-cli';
 import { startTestServer, type TestServer } from '../helpers/test-server';
@@ -29,6 +30,11 @@ describe('svc outputs', () => {
     });
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'Artist', title: 'Song' }, { 'X-SVC-Client-Auth': SECRET });
     await receiver.waitFor(1);
+    // The refused target has been tried once (its error is what the table shows).
+    await eventually(
+      () => request(`${server.url}/v1/outputs`, { headers: { 'X-SVC-Client-Auth': SECRET } }),
+      (answer) => JSON.stringify(answer.json).includes('connection refused'),
+    );
   });
   afterAll(async () => {
     await server.close();
@@ -40,7 +46,7 @@ describe('svc outputs', () => {
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+TYPE\s+STATE\s+PENDING\s+LAST SUCCESS\s+LAST ERROR$/);
     expect(lines[1]).toMatch(/^hook\s+webhook\s+ok\s+0\s+\S+Z \(dbid 1\)\s+-$/);
-    expect(lines[2]).toMatch(/^down\s+webhook\s+(retrying|ok)\s+/);
+    expect(lines[2]).toMatch(/^down\s+webhook\s+retrying\s+1\s+-\s+\S+Z connection refused$/);
     for (const secret of [SIGNING, SIGNING.slice(6), 'xyz', SECRET]) expect(result.stdout).not.toContain(secret);
   });
 

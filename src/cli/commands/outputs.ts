@@ -13,9 +13,9 @@ import { createPainter, jsonLine, type Painter } from '../output';
 const EXAMPLES = `
 Examples:
   $ svc outputs
-  NAME     TYPE     STATE     PENDING  LAST SUCCESS                   LAST ERROR
-  discord  discord  ok        0        2026-11-23T21:04:11Z (dbid 41) -
-  stream   icecast  retrying  1        2026-11-23T21:00:02Z (dbid 40) connection refused
+  NAME     TYPE     STATE     PENDING  LAST SUCCESS                    LAST ERROR
+  discord  discord  ok        0        2026-11-23T21:04:11Z (dbid 41)  -
+  stream   icecast  retrying  1        2026-11-23T21:00:02Z (dbid 40)  2026-11-23T21:05:09Z connection refused
   $ svc outputs --json
   $ svc outputs test discord
   discord: delivered (HTTP 200, receipt 1176350000000000000) in 412 ms`;
@@ -71,7 +71,8 @@ async function runOutputs(options: ClientOptions, ctx: CliContext): Promise<numb
 function outputRow(output: Record<string, unknown>): string[] {
   const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? oneLine(String(value)) : '-');
   const success = isPlainObject(output.lastSuccess) ? `${text(output.lastSuccess.at)} (dbid ${text(output.lastSuccess.dbid)})` : '-';
-  const error = isPlainObject(output.lastError) ? text(output.lastError.message) : '-';
+  // Its time tells an error that ended before the last success from one still going on.
+  const error = isPlainObject(output.lastError) ? `${text(output.lastError.at)} ${text(output.lastError.message)}` : '-';
   return [text(output.name), text(output.type), text(output.state), text(output.pending), success, error];
 }
 
