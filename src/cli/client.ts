@@ -129,15 +129,15 @@ async function readBody<T>(url: URL, read: () => Promise<T>, signal: AbortSignal
   }
 }
 
-/** The server's own `{"error": "..."}` message, else the status text. */
-function errorText(body: string, fallback: string): string {
+/** The server's own `{"error": "..."}` message; undefined when the body is not one (another server). */
+function svcErrorText(body: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(body);
     if (typeof parsed === 'object' && parsed !== null && 'error' in parsed && typeof parsed.error === 'string') return parsed.error;
   } catch {
-    // Not our JSON error record: fall back to the status text.
+    // Not our JSON error record.
   }
-  return fallback || 'no message';
+  return undefined;
 }
 
 /** A failure worth another attempt with the same Idempotency-Key: 502, 503, 504, or no connection. */
@@ -169,7 +169,9 @@ function describeStatus(url: URL, response: Response, body: string): CliError {
   const { status } = response;
   const code = exitCodeForStatus(status);
   const location = response.headers.get('location');
-  const message = status >= 300 && status < 400 && location ? `redirected to ${location}; use that address as --url` : errorText(body, response.statusText);
+  const svcMessage = svcErrorText(body);
+  const message =
+    status >= 300 && status < 400 && location ? `redirected to ${location}; use that address as --url` : (svcMessage ?? (response.statusText || 'no message'));
   const what =
     code === EXIT.AUTH_REFUSED
       ? `authentication refused (${status}): ${message} (check --secret, SVC_SECRET or client.secret)`
@@ -177,7 +179,7 @@ function describeStatus(url: URL, response: Response, body: string): CliError {
         ? `input rejected (${status}): ${message}`
         : status === 408 || status >= 500
           ? `server error (${status}): ${message}`
-          : `unexpected answer from ${url.href} (${status}): ${message} (is this an svc server?)`;
+          : `unexpected answer from ${url.href} (${status}): ${message}${svcMessage === undefined ? ' (is this an svc server?)' : ''}`;
   return new CliError(what, code);
 }
 

@@ -111,6 +111,11 @@ export class OutputDispatcher {
     );
   }
 
+  /** Whether an output of that name is configured. */
+  has(name: string): boolean {
+    return this.workers.has(name);
+  }
+
   /** Sends `record` to one output now, outside its queue (`svc outputs test`); undefined: no such output. */
   async test(name: string, record: TrackRecord): Promise<TestResult | undefined> {
     const output = this.workers.get(name)?.output;

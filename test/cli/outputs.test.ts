@@ -76,5 +76,6 @@ describe('svc outputs', () => {
     const missing = await runCli(['outputs', 'test', 'nope', '--url', server.url, '--secret', SECRET]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("No output named 'nope'");
+    expect(missing.stderr).not.toContain('is this an svc server');
   });
 });

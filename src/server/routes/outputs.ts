@@ -11,7 +11,7 @@ import type { AppContext, AppState } from '../context';
 
 export interface OutputRoutesDeps {
   secret: string;
-  outputs: Pick<OutputDispatcher, 'status' | 'test'>;
+  outputs: Pick<OutputDispatcher, 'status' | 'has' | 'test'>;
   nowPlaying: Pick<NowPlaying, 'current'>;
 }
 
@@ -32,10 +32,12 @@ export function outputRoutes(deps: OutputRoutesDeps): Router<AppState> {
   router.post('/outputs/:name/test', async (ctx) => {
     check(ctx);
     const name = ctx.params.name ?? '';
+    const unknown = new AppError('NOT_FOUND', `No output named '${shortName(name)}'`);
+    if (!deps.outputs.has(name)) throw unknown;
     const current = deps.nowPlaying.current();
     if (!current) throw new AppError('NOT_FOUND', 'No current track to send');
     const result = await deps.outputs.test(name, current);
-    if (!result) throw new AppError('NOT_FOUND', `No output named '${shortName(name)}'`);
+    if (!result) throw unknown;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = result;
   });

@@ -4,6 +4,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import yaml from 'js-yaml';
 import { request, type JsonResponse } from '../../helpers/http';
+import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // docs/openapi.yaml is the machine-readable API reference. Every exchange below is a real request
@@ -69,10 +70,24 @@ describe('docs/openapi.yaml against real answers', () => {
   const exercised = new Set<string>();
   const secret = 'openapi-secret';
 
+  let receiver: Receiver;
+  let refused: Receiver;
+
   beforeAll(async () => {
-    server = await startTestServer({ config: { secret } });
+    receiver = await startReceiver();
+    refused = await startReceiver();
+    await refused.close();
+    const signing = `whsec_${Buffer.from('openapi test signing secret').toString('base64')}`;
+    const outputs = [
+      { name: 'hook', type: 'webhook', url: `${receiver.url}/in`, secret: signing },
+      { name: 'down', type: 'webhook', url: refused.url, secret: signing },
+    ];
+    server = await startTestServer({ config: { secret, outputs } as never });
   });
-  afterAll(() => server.close());
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+  });
 
   async function exchange(method: string, pathAndQuery: string, init: RequestInit = {}): Promise<JsonResponse> {
     const url = `${server.url}${pathAndQuery}`;
@@ -87,6 +102,10 @@ describe('docs/openapi.yaml against real answers', () => {
     await exchange('GET', '/v1/status');
     expect((await exchange('GET', '/v1/last')).json).toEqual({});
     await exchange('GET', '/v1/history');
+    await exchange('GET', '/v1/outputs', { headers: auth });
+    await exchange('GET', '/v1/outputs');
+    expect((await exchange('POST', '/v1/outputs/hook/test', { headers: auth })).json).toEqual({ error: 'No current track to send' });
+    expect((await exchange('POST', '/v1/outputs/nope/test', { headers: auth })).json).toEqual({ error: "No output named 'nope'" });
   });
 
   test('When tracks are submitted, then every answer of the write and read endpoints is documented', async () => {
@@ -121,6 +140,10 @@ describe('docs/openapi.yaml against real answers', () => {
       const answer = await exchange('GET', image);
       await exchange('GET', image, { headers: { 'If-None-Match': answer.headers.get('etag') ?? '' } });
     }
+    expect((await exchange('POST', '/v1/outputs/hook/test', { headers: auth })).json).toMatchObject({ name: 'hook', outcome: 'delivered', status: 200 });
+    expect((await exchange('POST', '/v1/outputs/down/test', { headers: auth })).json).toMatchObject({ name: 'down', outcome: 'retry' });
+    const outputs = await exchange('GET', '/v1/outputs', { headers: auth });
+    expect(outputs.json).toMatchObject({ outputs: [{ name: 'hook', state: 'ok' }, { name: 'down' }] });
     // The stream never ends, so its 200 is exercised with HEAD (headers only).
     await exchange('HEAD', '/v1/events');
     await exchange('GET', '/v1/events?since=x');
