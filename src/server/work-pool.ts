@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors';
+import { sleep } from '../signals';
 import type { QueueBudget } from './queue-budget';
 
 // Expensive answers (history pages, SSE replays, ...) run here, a few at a time, so cheap ones
@@ -81,7 +82,7 @@ export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool
       }
       const jobs = queues.get(client) ?? [];
       if (jobs.length >= maxQueuedPerClient) {
-        return new Promise<T>((_resolve, reject) => setTimeout(() => reject(busy()), floodRefusalDelayMs).unref());
+        return sleep(floodRefusalDelayMs, undefined, { unref: true }).then(() => Promise.reject(busy()));
       }
       if (queued >= maxQueued) return Promise.reject(busy());
       // Made only for a job that waits: under a flood most are refused at once.
