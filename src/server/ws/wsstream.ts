@@ -61,7 +61,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   const frameNow = async (): Promise<string | AsyncIterable<string>> => {
     const record = options.nowPlaying.current();
     if (!record) return '{}';
-    return trackFrame(record, await options.current.of(record), options.images);
+    return wsStreamFrame(record, await options.current.of(record), options.images);
   };
 
   const send = (reader: Reader) => {
@@ -131,7 +131,7 @@ const FRAME_IMAGE_FIELDS: readonly (readonly [ImageCategory, string])[] = [
 ];
 
 /** `{...the /v1/last fields without dbid, "coverimagebase64": "...", "artist...base64": "..."}`, the images read lazily. */
-function trackFrame(record: TrackRecord, images: CurrentImageSet, store: Pick<ImageLookup, 'slice'>): string | AsyncIterable<string> {
+function wsStreamFrame(record: TrackRecord, images: CurrentImageSet, store: Pick<ImageLookup, 'slice'>): string | AsyncIterable<string> {
   const head: Record<string, unknown> = { ...record.metadata };
   const stored = [];
   for (const [category, field] of FRAME_IMAGE_FIELDS) {
