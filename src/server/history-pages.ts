@@ -23,7 +23,7 @@ const MAX_BYTES = 4 * 1024 * 1024;
  * A record this old is settled: enrichment, a late cover and the same-play rule (dedupeSeconds,
  * 600 by default) only ever change younger ones.
  */
-export const SETTLED_AFTER_MS = 15 * 60 * 1000;
+const SETTLED_AFTER_MS = 15 * 60 * 1000;
 const SETTLED_BYTES = 16 * 1024 * 1024;
 
 export interface HistoryPages {
