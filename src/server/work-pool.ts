@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors';
 import { sleep } from '../signals';
 import type { QueueBudget } from './queue-budget';
+import { STALLED_READER_MS } from './stream-reply';
 
 // Expensive answers (history pages, SSE replays, ...) run here, a few at a time, so cheap ones
 // (/v1/status, /v1/last, the streams) never wait behind them (docs/limits-and-load.md "Expensive
@@ -143,9 +144,6 @@ export function requestGone(response: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-/** A reader that takes nothing of a budgeted reply for this long is dropped (as stream-reply.ts does). */
-const STALLED_REPLY_MS = 60_000;
-
 export interface ReplyReservation {
   /** Sets the reservation to the body's real size, once it is known. */
   resize(bytes: number): void;
@@ -160,7 +158,7 @@ export interface ReplyReservation {
 export async function reserveReply(request: IncomingMessage, response: ServerResponse, budget: QueueBudget, bytes: number): Promise<ReplyReservation> {
   if (!(await budget.reserveWithin(bytes, WORK_POOL_DEFAULTS.maxWaitMs))) throw busy();
   let held = bytes;
-  const stalled = setTimeout(() => response.destroy(), STALLED_REPLY_MS);
+  const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
   stalled.unref();
   const release = () => {
     clearTimeout(stalled);
