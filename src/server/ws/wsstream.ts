@@ -11,7 +11,7 @@ import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
-import { acceptUpgrade, closeServer } from './socket-server';
+import { CLOSE_GOING_AWAY, acceptUpgrade, closeServer } from './socket-server';
 import { base64FieldFragments, type ImageLookup } from './requests';
 
 // /wsstream (docs/decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
@@ -26,7 +26,6 @@ import { base64FieldFragments, type ImageLookup } from './requests';
 
 export const WSSTREAM_PATH = '/wsstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
-const CLOSE_GOING_AWAY = 1001;
 
 export interface WsStreamOptions {
   nowPlaying: NowPlaying;
