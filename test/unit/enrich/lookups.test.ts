@@ -4,7 +4,7 @@ import { Lookups, type LookupSpec } from '../../../src/enrich/lookups';
 import { openDatabase, type Db } from '../../../src/store/database';
 import { createLookupCacheStore } from '../../../src/store/lookup-cache';
 
-// The times to live of docs/enrichment.md ("Cache."): found for 7 days, "not found" for 1 day.
+// The times to live of docs/enrichment.md (its "Cache" paragraph): found for 7 days, "not found" for 1 day.
 const FOUND_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const NOT_FOUND_TTL_MS = 24 * 60 * 60 * 1000;
 
