@@ -1,10 +1,10 @@
 'use strict';
-// Issue 13 rows: resident memory (VmRSS) of svc under three resource attacks, each for 20 s
-// against a fresh idle server, compared with that server's own idle RSS:
+// Hostile clients (docs/security.md): resident memory (VmRSS) of svc under three resource
+// attacks, each for 20 s against a fresh idle server, compared with that server's own idle RSS:
 //   - 60 connections pipelining GET /v1/status without reading the answers
 //   - 50 connections asking 8 times each for a 9.9 MB cover and never reading
 //   - 5,000 slowloris connections (one header byte every 5 s), from 10 loopback addresses
-// Goal (docs/decisions.md limits): growth <= limits.maxQueuedBytes (64 MiB) + 64 MiB.
+// Goal (docs/limits-and-load.md "Memory"): growth <= limits.maxQueuedBytes (64 MiB) + 64 MiB.
 // The attackers run in this process; svc is pinned to its own CPU when possible.
 
 const crypto = require('node:crypto');

@@ -1,7 +1,8 @@
 'use strict';
-// Issue 20: GET /v1/last.txt (the plain-text line chat bots and OBS text sources poll) against
-// GET /v1/last on the same svc process in the same run, alternating rounds (goal >= 0.9: the
-// default line is built once per change, like /v1/last's body, and answered before Koa).
+// Plain text (docs/chat-bots-and-obs.md "Plain text"): GET /v1/last.txt (the plain-text line
+// chat bots and OBS text sources poll) against GET /v1/last on the same svc process in the same
+// run, alternating rounds (goal >= 0.9: the default line is built once per change, like
+// /v1/last's body, and answered before Koa).
 
 const { startSvc } = require('./lib/svc-process');
 const { runLoad, assertCleanRun } = require('./lib/load');

@@ -1,5 +1,5 @@
 'use strict';
-// Issue 25: several instances, round two. Four rows:
+// Several instances, round two (docs/several-instances.md "Covers from memory"). Four rows:
 // 1. A cover burst on PostgreSQL: 1,000 keep-alive connections (opened and warmed beforehand, as
 //    overlays that poll or stream hold theirs) ask at once for a cover no instance has served
 //    yet; p99 per round. svc with the in-memory image cache (images.memoryCacheBytes default)

@@ -1,5 +1,5 @@
 'use strict';
-// Issue 15: several instances on one PostgreSQL database. Three rows, in one run:
+// Several instances on one PostgreSQL database (docs/several-instances.md). Three rows, in one run:
 // 1. POST /v1/remoteinput throughput with PostgreSQL against SQLite (same load, alternating
 //    rounds); afterwards every 2xx must be a stored row on both.
 // 2. Fan-out through 3 instances with 1,000 WebSocket clients each: from the 200 of a submission

@@ -14,24 +14,24 @@ const { clockTicks } = require('./lib/cpu');
 const BENCH_DIR = __dirname;
 const ROOT = path.resolve(BENCH_DIR, '..');
 
-/** The rows of docs/decisions.md, in table order, with each file's time budget in seconds. */
+/** The bench files in the order of bench/README.md "What each row measures", with each file's time budget in seconds. */
 const EXPECTED = [
   { file: 'http-last.bench.js', budget: 85, what: 'row 1: GET /v1/last against bare node:http' },
   { file: 'http-submit.bench.js', budget: 85, what: 'row 2: POST /v1/remoteinput, stored' },
-  { file: 'ws-fanout.bench.js', budget: 130, what: 'row 3: WebSocket fan-out and memory (images issue)' },
-  { file: 'cli-startup.bench.js', budget: 70, what: 'row 4: CLI start-up (client issue)' },
-  { file: 'enrich-cached.bench.js', budget: 70, what: 'row 5: cached enrichment (enrichment issue)' },
+  { file: 'ws-fanout.bench.js', budget: 130, what: 'row 3: /v1/images/ws fan-out and memory' },
+  { file: 'cli-startup.bench.js', budget: 70, what: 'row 4: CLI start-up (svc last --json)' },
+  { file: 'enrich-cached.bench.js', budget: 70, what: 'row 5: cached enrichment against none' },
   { file: 'memory.bench.js', budget: 60, what: 'row 6: resident memory' },
-  { file: 'postgres.bench.js', budget: 150, what: 'issue 15: PostgreSQL submissions, fan-out over 3 instances, nginx' },
-  { file: 'history.bench.js', budget: 60, what: 'issue 11: GET /v1/history against /v1/last; the page query at 100k vs 1k records' },
-  { file: 'images-ws-paused.bench.js', budget: 60, what: 'issue 9: RSS with 40 paused /v1/images/ws image readers' },
-  { file: 'attack-memory.bench.js', budget: 90, what: 'issue 13: RSS under resource attacks' },
-  { file: 'http-text.bench.js', budget: 60, what: 'issue 20: GET /v1/last.txt against /v1/last' },
-  { file: 'sse-fanout.bench.js', budget: 90, what: 'issue 20: /v1/events fan-out to 1,000 readers and RSS' },
-  { file: 'outputs.bench.js', budget: 90, what: 'issue 21: webhook receipts with one black-holed target; submission latency with vs without outputs' },
+  { file: 'postgres.bench.js', budget: 150, what: 'several instances on PostgreSQL: submissions against SQLite, fan-out over 3 instances, nginx' },
+  { file: 'history.bench.js', budget: 60, what: 'history: GET /v1/history against /v1/last; the page query at 100k vs 1k records' },
+  { file: 'images-ws-paused.bench.js', budget: 60, what: "What's Now Playing image clients: RSS with 40 paused /v1/images/ws image readers" },
+  { file: 'attack-memory.bench.js', budget: 90, what: 'hostile clients: RSS under resource attacks' },
+  { file: 'http-text.bench.js', budget: 60, what: 'plain text: GET /v1/last.txt against /v1/last' },
+  { file: 'sse-fanout.bench.js', budget: 90, what: 'Server-Sent Events: /v1/events fan-out to 1,000 readers and RSS' },
+  { file: 'outputs.bench.js', budget: 90, what: 'outputs: webhook receipts with one black-holed target; submission latency with vs without outputs' },
   { file: 'title-first.bench.js', budget: 90, what: 'title first: POST to the first and to the enriched frame on 100 /v1/images/ws clients' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
-  { file: 'instances.bench.js', budget: 180, what: 'issue 25: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
+  { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;
 /** Every file's budget fits: by default the whole run may take the sum of EXPECTED's budgets. */

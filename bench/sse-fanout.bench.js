@@ -1,9 +1,10 @@
 'use strict';
-// Issue 20: GET /v1/events fan-out. 1,000 Server-Sent Events readers connected (their own
-// process, bench/lib/sse-clients.js, from four loopback addresses); time from sending a
-// submission to the LAST reader receiving its `track` event, p99 over 50 changes per round
-// (goal < 100 ms), shown beside the submission's own round trip; and svc's resident memory with
-// the 1,000 readers (goal < 150 MiB), shown beside the same process before they connected.
+// Server-Sent Events (docs/chat-bots-and-obs.md "Server-Sent Events"): GET /v1/events fan-out.
+// 1,000 readers connected (their own process, bench/lib/sse-clients.js, from four loopback
+// addresses); time from sending a submission to the LAST reader receiving its `track` event,
+// p99 over 50 changes per round (goal < 100 ms), shown beside the submission's own round trip;
+// and svc's resident memory with the 1,000 readers (goal < 150 MiB), shown beside the same
+// process before they connected.
 
 const { performance } = require('node:perf_hooks');
 const http = require('node:http');

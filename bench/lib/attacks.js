@@ -1,6 +1,7 @@
 'use strict';
-// The resource attacks of docs/decisions.md, as plain sockets against a running svc: each opens its
-// connections from loopback and holds them until stop(). Used by bench/attack-memory.bench.js.
+// The resource attacks of docs/security.md "Limits, and why these numbers", as plain sockets
+// against a running svc: each opens its connections from loopback and holds them until stop().
+// Used by bench/attack-memory.bench.js.
 
 const net = require('node:net');
 

@@ -1,6 +1,6 @@
 'use strict';
-// Benchmarks send traffic only to loopback (DEVELOPERS.md): every URL a helper is given is
-// checked here before a single byte leaves the process.
+// Benchmarks send traffic only to loopback (bench/README.md "The convention for bench files"):
+// every URL a helper is given is checked here before a single byte leaves the process.
 
 const net = require('node:net');
 

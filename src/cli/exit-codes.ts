@@ -33,7 +33,7 @@ export class CliError extends Error {
   }
 }
 
-/** The exit code for an HTTP answer: the table, in one place. */
+/** The exit code for an HTTP answer: the table of docs/cli.md "Exit codes", in one place. */
 export function exitCodeForStatus(status: number): ExitCode {
   if (status >= 200 && status < 300) return EXIT.OK;
   if (status === 401 || status === 403) return EXIT.AUTH_REFUSED;

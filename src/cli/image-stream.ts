@@ -17,11 +17,13 @@ export interface FollowOptions {
   onFrame(frame: unknown, raw: string): void | Promise<void>;
   /** A diagnostic line for stderr. */
   note(message: string): void;
-  /** The server pings every 30 s; silence this long means the connection is dead. */
-  idleTimeoutMs?: number;
-  initialBackoffMs?: number;
-  maxBackoffMs?: number;
 }
+
+/** The server pings every 30 s; silence this long means the connection is dead. */
+const IDLE_TIMEOUT_MS = 75_000;
+/** The first wait before reconnecting; it doubles after each failed attempt, up to MAX_BACKOFF_MS. */
+const INITIAL_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 5000;
 
 interface Outcome {
   opened: boolean;
@@ -34,9 +36,7 @@ interface Outcome {
 export async function followImageStream(options: FollowOptions): Promise<void> {
   // Only the streaming commands need ws: required here, not at start-up.
   const WebSocketClass = require('ws') as typeof import('ws');
-  const initialBackoff = options.initialBackoffMs ?? 250;
-  const maxBackoff = options.maxBackoffMs ?? 5000;
-  let backoff = initialBackoff;
+  let backoff = INITIAL_BACKOFF_MS;
   let connectedBefore = false;
   let queue: Promise<void> = Promise.resolve();
   const enqueue = (raw: string) => {
@@ -51,7 +51,7 @@ export async function followImageStream(options: FollowOptions): Promise<void> {
     if (!outcome.opened && !connectedBefore) throw firstConnectionError(options.url, outcome);
     if (outcome.opened) {
       connectedBefore = true;
-      backoff = initialBackoff;
+      backoff = INITIAL_BACKOFF_MS;
     }
     options.note(`${outcome.reason}; reconnecting in ${formatSeconds(backoff)}`);
     try {
@@ -59,7 +59,7 @@ export async function followImageStream(options: FollowOptions): Promise<void> {
     } catch {
       break; // stopped while waiting
     }
-    backoff = Math.min(backoff * 2, maxBackoff);
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
   }
 }
 
@@ -93,9 +93,9 @@ function connectOnce(WebSocketClass: typeof WebSocket, options: FollowOptions, e
     const armIdleTimer = () => {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => {
-        failure = `no heartbeat from the server for ${formatSeconds(options.idleTimeoutMs ?? 75_000)}`;
+        failure = `no heartbeat from the server for ${formatSeconds(IDLE_TIMEOUT_MS)}`;
         socket.terminate();
-      }, options.idleTimeoutMs ?? 75_000);
+      }, IDLE_TIMEOUT_MS);
     };
     const onStop = () => socket.terminate();
     options.stop.addEventListener('abort', onStop, { once: true });

@@ -55,12 +55,13 @@ export class BoundedMap<K, V> {
     return slot?.value;
   }
 
-  /** Sets the value, then forgets the oldest other entries until both bounds hold. */
+  /** Forgets every entry. */
   clear(): void {
     this.slots.clear();
     this.total = 0;
   }
 
+  /** Sets the value, then forgets the oldest other entries until both bounds hold. */
   set(key: K, value: V): this {
     const weight = this.weigh(value);
     const old = this.slots.get(key);

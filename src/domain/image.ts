@@ -3,8 +3,7 @@
 // the key that names it (the SHA-256 of its bytes), the `cover/<key>` reference that `coverurl`
 // holds, and the per-image size limit. Pure.
 
-export const IMAGE_MIME_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/gif'] as const;
-export type ImageMimeType = (typeof IMAGE_MIME_TYPES)[number];
+export type ImageMimeType = 'image/jpeg' | 'image/png' | 'image/webp' | 'image/gif';
 
 /** One image may not be larger than this, whatever the store's total budget. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;

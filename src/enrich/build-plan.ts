@@ -30,8 +30,6 @@ export interface PlanDeps {
   logger: Logger;
   /** Services that failed lately (the negative cache); GET /v1/status names them. */
   serviceHealth?: ServiceHealth;
-  /** Longest wait for one answer (the whole enrichment is bounded by `deadlineSeconds` too). */
-  requestTimeoutMs?: number;
 }
 
 /**
@@ -42,7 +40,8 @@ export interface PlanDeps {
 const MUSICBRAINZ_INTERVAL_MS = 1000 + 100;
 /** AcoustID allows three requests per second. */
 const ACOUSTID_INTERVAL_MS = Math.ceil(1000 / 3) + 10;
-const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+/** Longest wait for one answer (the whole enrichment is bounded by `deadlineSeconds` too). */
+const REQUEST_TIMEOUT_MS = 5000;
 
 type EnrichmentSettings = FrozenConfig['enrichment'];
 type Stage = 'recognition' | 'identification' | 'cover' | 'artist';
@@ -121,7 +120,7 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
   const lookups = new Lookups(deps.lookupCache, Date.now, deps.serviceHealth ?? new ServiceHealth());
   const userAgent = settings.contact.trim() === '' ? `svc/${VERSION}` : `svc/${VERSION} ( ${settings.contact.trim()} )`;
   const serviceDeps = (service: string, extra: Partial<ServiceClientOptions> = {}): ServiceDeps => ({
-    client: new ServiceClient({ service, userAgent, timeoutMs: deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, ...extra }),
+    client: new ServiceClient({ service, userAgent, timeoutMs: REQUEST_TIMEOUT_MS, ...extra }),
     lookups,
     logger: deps.logger,
   });

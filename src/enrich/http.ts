@@ -2,7 +2,7 @@ import { deadlineSignal, sleep, type Deadline } from '../signals';
 import { errorMessage } from '../errors';
 import type { Limiter } from './rate-limit';
 
-// The one outbound HTTP wrapper of svc (style.md): User-Agent, a timeout per request combined
+// The one outbound HTTP wrapper of svc (docs/architecture.md): User-Agent, a timeout per request combined
 // with the enrichment signal, the host's rate limiter, 429/503 + Retry-After with backoff,
 // JSON parsing with a size cap, and every failure wrapped in an UpstreamError naming the service.
 

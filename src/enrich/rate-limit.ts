@@ -71,11 +71,6 @@ export class RateLimiter implements Limiter {
     this.pump();
   }
 
-  /** Callers waiting for their turn (for tests and diagnostics). */
-  get waiting(): number {
-    return this.queue.length;
-  }
-
   private pump(): void {
     if (this.cancelTimer) return;
     const waiter = this.queue[0];

@@ -1,7 +1,7 @@
 import type { Comments } from './comment-packet';
 
 // Comment names (Vorbis I spec section 5.2.2 and the names taggers write in practice) to the
-// submission fields of docs/dj-software.md "What svc reads from the stream". Pure.
+// submission fields of docs/dj-software.md "How the titles arrive". Pure.
 
 const FIELD_OF_NAME: Readonly<Record<string, string>> = {
   ARTIST: 'artist',

@@ -48,11 +48,11 @@ export class OggTrackReader {
   /** The comment headers this piece completes. Throws OggStreamError on a stream svc refuses. */
   push(piece: Buffer): TrackComments[] {
     const found: TrackComments[] = [];
-    for (const page of this.pages.push(piece)) this.readPage(page, found);
+    for (const page of this.pages.push(piece)) this.takePage(page, found);
     return found;
   }
 
-  private readPage(page: OggPage, found: TrackComments[]): void {
+  private takePage(page: OggPage, found: TrackComments[]): void {
     if (page.headerType & BEGINNING_OF_STREAM) {
       if (!this.streams.has(page.serial) && this.streams.size >= this.maxOpenStreams) {
         throw new OggStreamError(`more than ${this.maxOpenStreams} logical streams at once`);

@@ -3,7 +3,7 @@ import type { Delivery } from './output';
 // Retry timing and HTTP outcomes (docs/outputs.md "Delivery"). Pure.
 
 const FIRST_RETRY_MS = 1000;
-export const MAX_RETRY_MS = 5 * 60 * 1000;
+const MAX_RETRY_MS = 5 * 60 * 1000;
 
 /** Exponential from 1 s, doubling per failed attempt, capped at 5 min; jitter in [half, whole]. */
 function backoffMs(failedAttempts: number, random: number = Math.random()): number {

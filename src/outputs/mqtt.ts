@@ -3,6 +3,7 @@ import type { MqttClient } from 'mqtt';
 import { keyOfCoverUrl } from '../domain/image';
 import { fieldText } from '../domain/track';
 import type { Logger } from '../log';
+import { sleep } from '../signals';
 import type { ImageStore } from '../store/images';
 import { redactedTarget, trackDataOf, type Output } from './output';
 
@@ -77,13 +78,11 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
       }
       const outcome = await Promise.race([
         Promise.all(publishes).then(() => 'published' as const),
-        new Promise<'timeout'>((resolve) => {
-          const timer = setTimeout(() => resolve('timeout'), PUBLISH_TIMEOUT_MS);
-          signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            resolve('timeout');
-          });
-        }),
+        // Out of time, or the delivery is cut short: either way no PUBACK came.
+        sleep(PUBLISH_TIMEOUT_MS, signal).then(
+          () => 'timeout' as const,
+          () => 'timeout' as const,
+        ),
       ]).catch(() => 'refused' as const);
       if (outcome === 'published') return { outcome: 'delivered' };
       return { outcome: 'retry', error: outcome === 'timeout' ? 'no PUBACK within 10 s' : 'publish refused by the broker' };

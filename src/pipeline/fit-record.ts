@@ -6,8 +6,8 @@ import { AppError } from '../errors';
 // and no single field can crowd the others out. Pure.
 
 /**
- * The record cut to at most `maxBytes` of JSON, one warning per cut field (in the spec's
- * `Field '<field>' truncated from ...` style). Throws 413 when even its field names and numbers,
+ * The record cut to at most `maxBytes` of JSON, one warning per cut field (in the
+ * `Field '<field>' truncated from ...` style of docs/limits-and-load.md "Records"). Throws 413 when even its field names and numbers,
  * with every text value gone, are over the limit.
  */
 export function fitRecord(fields: TrackFields, maxBytes: number, warnings: string[], uncut: ReadonlySet<string> = NOTHING): TrackFields {

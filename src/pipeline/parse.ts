@@ -11,7 +11,7 @@ export interface Credential {
 }
 
 export interface ParseOptions {
-  /** docs/decisions.md `limits.maxFields`: more fields in one submission is a 400. */
+  /** docs/configuration.md `limits.maxFields`: more fields in one submission is a 400. */
   maxFields: number;
 }
 

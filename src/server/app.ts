@@ -16,7 +16,7 @@ export interface AppDeps {
   routers: readonly Router<AppState>[];
   /** The Host check of a loopback listener (null: any Host). */
   hostAllowed?: ReturnType<typeof hostCheck>;
-  /** Origins whose pages may write (docs/decisions.md `writeOrigins`); same origin always may. */
+  /** Origins whose pages may write (docs/configuration.md `writeOrigins`); same origin always may. */
   writeOrigins?: readonly string[];
   /** Shared with the /v1/last fast path, so ids stay unique across both. */
   nextRequestId?: () => string;

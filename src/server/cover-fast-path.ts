@@ -4,9 +4,9 @@ import { isImageKey } from '../domain/image';
 import type { CachedImage, MemoryCachedImages } from '../store/image-memory-cache';
 import type { CorsPolicy } from './middleware/cors';
 import { logAccess } from './middleware/request-log';
-import { matchesEtag } from './etag';
 import { IMMUTABLE } from './routes/cover';
 import { ONE_WRITE_MAX_BYTES, endWithShared } from './stream-reply';
+import { matchesEtag } from '../domain/etag';
 
 // GET and HEAD /cover/<key> answered before Koa when the image is in the memory cache
 // (docs/several-instances.md "Covers from memory"). After a track change every overlay asks for

@@ -17,8 +17,6 @@ interface Job<T> {
 export interface FanOut<T> {
   /** Delivers to each of `targets` (copied now), after the current turn, in slices. */
   send(targets: Iterable<T>, deliver: (target: T) => void): void;
-  /** Deliveries not yet made (tests, shutdown). */
-  pending(): number;
   /** Drops the deliveries not yet made. */
   clear(): void;
 }
@@ -47,7 +45,6 @@ export function createFanOut<T>(sliceSize = FAN_OUT_SLICE): FanOut<T> {
       jobs.push({ targets: copy, next: 0, deliver });
       scheduled ??= setImmediate(runSlice);
     },
-    pending: () => jobs.reduce((sum, job) => sum + job.targets.length - job.next, 0),
     clear() {
       jobs.length = 0;
       if (scheduled) clearImmediate(scheduled);

@@ -23,7 +23,7 @@ const MAX_BYTES = 4 * 1024 * 1024;
  * A record this old is settled: enrichment, a late cover and the same-play rule (dedupeSeconds,
  * 600 by default) only ever change younger ones.
  */
-export const SETTLED_AFTER_MS = 15 * 60 * 1000;
+const SETTLED_AFTER_MS = 15 * 60 * 1000;
 const SETTLED_BYTES = 16 * 1024 * 1024;
 
 export interface HistoryPages {
@@ -68,7 +68,7 @@ export function createHistoryPages(tracks: TrackStore, now: () => number = Date.
       if (copy) return copy;
       const readAt = tracks.version();
       const removalsAt = tracks.removals();
-      const { body, newestAt } = await readPage(tracks, query);
+      const { body, newestAt } = await readHistoryPage(tracks, query);
       const answer = { body, bytes: Buffer.from(body), etag: etagOf(body) };
       const old = newestAt !== undefined && Date.parse(newestAt) < now() - SETTLED_AFTER_MS;
       if (query.before !== undefined && old && tracks.removals() === removalsAt && removalsAt === settledAt) {
@@ -93,7 +93,7 @@ export function createHistoryPages(tracks: TrackStore, now: () => number = Date.
  * the /v1/last shape of its record plus `received_at`. Serialized entry by entry, so the page
  * can stop at HISTORY_PAGE_MAX_BYTES (always with at least one entry) and say where to go on.
  */
-async function readPage(tracks: TrackStore, query: HistoryQuery): Promise<{ body: string; newestAt?: string }> {
+async function readHistoryPage(tracks: TrackStore, query: HistoryQuery): Promise<{ body: string; newestAt?: string }> {
   const entries: string[] = [];
   let size = 100; // the braces, "tracks" and the next link
   let before = query.before;

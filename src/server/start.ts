@@ -56,8 +56,6 @@ export interface StartOptions {
   logger?: Logger;
   /** Replaces the configured enrichers (tests use slow or failing ones). */
   plan?: EnrichmentPlan;
-  /** How long a shutdown waits for in-flight submissions before closing connections. */
-  shutdownGraceMs?: number;
   /** Image downloads: tests inject a resolver (names to loopback) or shorter limits. */
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
   /** Outputs: tests poll their queues more often. */
@@ -110,7 +108,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     imageStore: storage.plainImageStore,
     events: sockets.events,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
-    close: closeInOrder(server.http, sockets, storage, work, shutdown, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS),
+    close: closeInOrder(server.http, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
 }
 

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors';
+import { sleep } from '../signals';
 import type { QueueBudget } from './queue-budget';
+import { STALLED_READER_MS } from './stream-reply';
 
 // Expensive answers (history pages, SSE replays, ...) run here, a few at a time, so cheap ones
 // (/v1/status, /v1/last, the streams) never wait behind them (docs/limits-and-load.md "Expensive
@@ -81,7 +83,7 @@ export function createWorkPool(options: Partial<WorkPoolOptions> = {}): WorkPool
       }
       const jobs = queues.get(client) ?? [];
       if (jobs.length >= maxQueuedPerClient) {
-        return new Promise<T>((_resolve, reject) => setTimeout(() => reject(busy()), floodRefusalDelayMs).unref());
+        return sleep(floodRefusalDelayMs, undefined, { unref: true }).then(() => Promise.reject(busy()));
       }
       if (queued >= maxQueued) return Promise.reject(busy());
       // Made only for a job that waits: under a flood most are refused at once.
@@ -142,9 +144,6 @@ export function requestGone(response: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-/** A reader that takes nothing of a budgeted reply for this long is dropped (as stream-reply.ts does). */
-const STALLED_REPLY_MS = 60_000;
-
 export interface ReplyReservation {
   /** Sets the reservation to the body's real size, once it is known. */
   resize(bytes: number): void;
@@ -159,7 +158,7 @@ export interface ReplyReservation {
 export async function reserveReply(request: IncomingMessage, response: ServerResponse, budget: QueueBudget, bytes: number): Promise<ReplyReservation> {
   if (!(await budget.reserveWithin(bytes, WORK_POOL_DEFAULTS.maxWaitMs))) throw busy();
   let held = bytes;
-  const stalled = setTimeout(() => response.destroy(), STALLED_REPLY_MS);
+  const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
   stalled.unref();
   const release = () => {
     clearTimeout(stalled);

@@ -4,8 +4,8 @@ import type { Db } from './database';
 // Answers of outside services, kept in SQLite with a time to live (docs/enrichment.md).
 // Statements are prepared once, when the store opens.
 
-export const FOUND_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-export const NOT_FOUND_TTL_MS = 24 * 60 * 60 * 1000;
+const FOUND_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+const NOT_FOUND_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** A cached answer: the JSON text of what the service said, or "not found". */
 export type CachedAnswer = { found: true; answer: string } | { found: false };

@@ -7,10 +7,11 @@ import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type DeepPartial, type TestServer } from '../helpers/test-server';
 import { connectClient, type Frame } from '../helpers/ws-client';
 
-// Issue 10 "The cover in the answer": a front cover that enrichment found (release, else release
-// group, else a provider's album cover) is downloaded within the enrichment deadline, so the 200's
-// processed_metadata.coverurl, /v1/last and the first track frame carry it. A cover that cannot
-// be had in time costs the cover (it arrives later through the stream), never the submission.
+// The cover in the answer (docs/streams.md "The image store"): a front cover that enrichment
+// found (release, else release group, else a provider's album cover) is downloaded within the
+// enrichment deadline, so the 200's processed_metadata.coverurl, /v1/last and the first track
+// frame carry it. A cover that cannot be had in time costs the cover (it arrives later through
+// the stream), never the submission.
 
 const PNG_KEY = createHash('sha256').update(PNG).digest('hex');
 const COVER_URL = `cover/${PNG_KEY}`;

@@ -5,10 +5,10 @@ import { startTestServer, type TestServer } from '../helpers/test-server';
 import { connectClient, type Frame } from '../helpers/ws-client';
 import { createHash } from 'node:crypto';
 
-// Issue 5 "Images go to the image store and reach the WebSocket stream as they arrive":
-// enrichment finds image URLs (Cover Art Archive, Wikidata/Commons, TheAudioDB, fanart.tv), the
-// image store downloads them from the (local) image host after the response, and every viewer
-// gets a frame per image, cover first. A track seen before gets its cover without a download.
+// Images go to the image store and reach the WebSocket stream as they arrive (docs/streams.md
+// "The image store", docs/enrichment.md): enrichment finds image URLs (Cover Art Archive,
+// Wikidata/Commons, TheAudioDB, fanart.tv), the image store downloads them from the (local)
+// image host after the response, and every viewer gets a frame per image, cover first. A track seen before gets its cover without a download.
 
 describe('enrichment images', () => {
   let fakes: FakeServices;

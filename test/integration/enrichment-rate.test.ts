@@ -2,8 +2,9 @@ import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes
 import { postJson } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
-// Issue 5 "Courtesy": at most one MusicBrainz request per second for the whole process, through
-// one queue shared by all concurrent submissions. Real 1 s interval; the deadline bounds the run.
+// Courtesy (docs/enrichment.md, its "Courtesy" paragraph): at most one MusicBrainz request per
+// second for the whole process, through one queue shared by all concurrent submissions. Real 1 s
+// interval; the deadline bounds the run.
 
 describe('MusicBrainz rate limit', () => {
   let fakes: FakeServices;

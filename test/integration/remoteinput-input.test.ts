@@ -48,7 +48,7 @@ describe('/v1/remoteinput input handling', () => {
     expect(res.status).toBe(413);
   });
 
-  it('When a field has 100,000 characters, then it is truncated to 1,000 with the spec warning', async () => {
+  it('When a field has 100,000 characters, then it is truncated to 1,000 with the warning of docs/limits-and-load.md', async () => {
     const res = await postJson(url(), { artist: 'A', title: 't'.repeat(100_000) });
     expect(res.status).toBe(200);
     const body = asObject(res.json);

@@ -10,7 +10,7 @@ import { storedCount } from '../helpers/stored-count';
 // Title first, details after (docs/title-first.md): a submission is on every stream before any
 // outside service answers, and enrichment fills the same record in afterwards.
 
-/** Every fake answers this much later, as the issue measured. */
+/** Every fake answers this much later, as docs/title-first.md "How a track fills in" measured. */
 const FAKE_LATENCY_MS = 400;
 
 const wsBase = (url: string) => url.replace(/^http/, 'ws');

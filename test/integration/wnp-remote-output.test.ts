@@ -97,7 +97,7 @@ describe("What's Now Playing Remote Output on /v1/remoteinput", () => {
     expect(await storedCount(t.server.tracks)).toBe(before);
   });
 
-  it('When a list element is too long or the list holds a non-string, then the element is cut with the spec warning, the bad list dropped with one', async () => {
+  it('When a list element is too long or the list holds a non-string, then the element is cut with the documented warning, the bad list dropped with one', async () => {
     const res = await postJson(url(), { artist: 'A', isrc: ['x'.repeat(1200)], genres: ['house', 7] }, auth);
     expect(res.status).toBe(200);
     const body = asObject(res.json);

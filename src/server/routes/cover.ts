@@ -4,10 +4,10 @@ import { isImageKey } from '../../domain/image';
 import type { ImageStore, StoredImage } from '../../store/images';
 import type { MemoryCachedImages } from '../../store/image-memory-cache';
 import type { AppContext, AppState } from '../context';
-import { matchesEtag } from '../etag';
 import type { QueueBudget } from '../queue-budget';
 import type { WorkPool } from '../work-pool';
 import { ONE_WRITE_MAX_BYTES, SharedBlobs, endWithShared, streamReply } from '../stream-reply';
+import { matchesEtag } from '../../domain/etag';
 
 // GET /cover/<key> (docs/decisions.md): the stored bytes with their sniffed Content-Type. The key is
 // the SHA-256 of the bytes, so the ETag is the key itself and the answer never changes.

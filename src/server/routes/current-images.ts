@@ -1,12 +1,11 @@
 import Router from '@koa/router';
-import { etagOf } from '../../domain/etag';
+import { etagOf, matchesEtag } from '../../domain/etag';
 import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import type { ImageCategory } from '../../domain/track';
 import type { NowPlaying } from '../../domain/current-track';
 import type { ImageStore } from '../../store/images';
 import type { AppContext, AppState } from '../context';
 import type { CurrentImages } from '../current-images';
-import { matchesEtag } from '../etag';
 import type { SharedBlobs } from '../stream-reply';
 import { sendImage } from './cover';
 

@@ -6,10 +6,10 @@ import { shortName } from '../../pipeline/parse';
 import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppMiddleware, AppState } from '../context';
 import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../history-pages';
-import { matchesEtag } from '../etag';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 import { reserveReply, requestGone, type WorkPool } from '../work-pool';
 import type { QueueBudget } from '../queue-budget';
+import { matchesEtag } from '../../domain/etag';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (docs/decisions.md "History"; docs/http-api.md).
 

@@ -1,10 +1,9 @@
 import Router from '@koa/router';
-import { etagOf } from '../../domain/etag';
+import { etagOf, matchesEtag } from '../../domain/etag';
 import { TemplateError, compileTemplate, oneLine, trackLineParts, type TrackObject } from '../../domain/template';
 import { AppError } from '../../errors';
 import type { NowPlaying, NowPlayingSnapshot } from '../../domain/current-track';
 import type { AppState } from '../context';
-import { matchesEtag } from '../etag';
 import type { LastResponse } from './last';
 
 // GET /v1/last.txt and /index.txt (docs/chat-bots-and-obs.md "Plain text"): the current track

@@ -1,5 +1,5 @@
 import type { NowPlayingSnapshot } from '../../domain/current-track';
-import { matchesEtag } from '../etag';
+import { matchesEtag } from '../../domain/etag';
 
 // GET /v1/last (docs/http-api.md; docs/decisions.md): the current track from a copy serialized once per
 // change, with an ETag, and 304 for a matching If-None-Match (overlays poll every second).

@@ -3,8 +3,7 @@ import path from 'node:path';
 import Router, { type RouterContext } from '@koa/router';
 import { AppError, StartupError, errorMessage } from '../../errors';
 import type { AppState } from '../context';
-import { etagOf } from '../../domain/etag';
-import { matchesEtag } from '../etag';
+import { etagOf, matchesEtag } from '../../domain/etag';
 
 // The overlay pages shipped in the package (public/, plain HTML/CSS/JS, no build step):
 //   GET /           now-playing overlay for an OBS browser source

@@ -29,7 +29,6 @@ export interface EventStreamOptions {
   /** A replay reads up to MAX_REPLAY records: it waits its turn with the history pages. */
   pool: WorkPool;
   logger: Logger;
-  heartbeatMs?: number;
 }
 
 export interface EventStream {
@@ -85,7 +84,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
 
   const heartbeat = setInterval(() => {
     for (const reader of readers) write(reader, HEARTBEAT);
-  }, options.heartbeatMs ?? HEARTBEAT_MS);
+  }, HEARTBEAT_MS);
   heartbeat.unref();
 
   const replay = async (reader: Reader, since: number, client: string) => {

@@ -11,7 +11,7 @@ import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
-import { acceptUpgrade, closeServer } from './socket-server';
+import { CLOSE_GOING_AWAY, acceptUpgrade, closeServer } from './socket-server';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
 
 // /v1/images/ws (docs/decisions.md "/v1/images/ws"). A client that
@@ -56,8 +56,6 @@ export interface ImageHub {
   /** Closes every socket with 1001 (going away). */
   close(): Promise<void>;
 }
-
-const CLOSE_GOING_AWAY = 1001;
 
 interface Client {
   outbox: Outbox;

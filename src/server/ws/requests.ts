@@ -27,7 +27,7 @@ export interface ImageDataAnswer {
 export type Answer = Exclude<ReplyFrame, ImageDataFrame> | ImageDataAnswer;
 
 /** Raw bytes per fragment of a streamed image: a multiple of 3, so the base64 pieces join up. */
-export const IMAGE_FRAGMENT_BYTES = 3 * 32 * 1024;
+const IMAGE_FRAGMENT_BYTES = 3 * 32 * 1024;
 
 export interface RequestContext {
   images: ImageLookup;

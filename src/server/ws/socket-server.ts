@@ -5,6 +5,9 @@ import type { WebSocketServer } from 'ws';
 // What /v1/images/ws and /wsstream do alike with their WebSocketServer (noServer: start.ts routes
 // the upgrade by path): accept an upgrade, and finish the shutdown once each has sent its close frames.
 
+/** The close code both send their sockets when the server shuts down (RFC 6455 7.4.1: going away). */
+export const CLOSE_GOING_AWAY = 1001;
+
 /** How long peers have to answer the close frame before they are cut. */
 const CLOSE_GRACE_MS = 1000;
 

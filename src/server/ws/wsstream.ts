@@ -11,7 +11,7 @@ import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
-import { acceptUpgrade, closeServer } from './socket-server';
+import { CLOSE_GOING_AWAY, acceptUpgrade, closeServer } from './socket-server';
 import { base64FieldFragments, type ImageLookup } from './requests';
 
 // /wsstream (docs/decisions.md "/wsstream"): the socket What's Now Playing's stock overlay templates
@@ -26,7 +26,6 @@ import { base64FieldFragments, type ImageLookup } from './requests';
 
 export const WSSTREAM_PATH = '/wsstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
-const CLOSE_GOING_AWAY = 1001;
 
 export interface WsStreamOptions {
   nowPlaying: NowPlaying;
@@ -61,7 +60,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   const frameNow = async (): Promise<string | AsyncIterable<string>> => {
     const record = options.nowPlaying.current();
     if (!record) return '{}';
-    return trackFrame(record, await options.current.of(record), options.images);
+    return wsStreamFrame(record, await options.current.of(record), options.images);
   };
 
   const send = (reader: Reader) => {
@@ -131,7 +130,7 @@ const FRAME_IMAGE_FIELDS: readonly (readonly [ImageCategory, string])[] = [
 ];
 
 /** `{...the /v1/last fields without dbid, "coverimagebase64": "...", "artist...base64": "..."}`, the images read lazily. */
-function trackFrame(record: TrackRecord, images: CurrentImageSet, store: Pick<ImageLookup, 'slice'>): string | AsyncIterable<string> {
+function wsStreamFrame(record: TrackRecord, images: CurrentImageSet, store: Pick<ImageLookup, 'slice'>): string | AsyncIterable<string> {
   const head: Record<string, unknown> = { ...record.metadata };
   const stored = [];
   for (const [category, field] of FRAME_IMAGE_FIELDS) {

@@ -6,8 +6,8 @@ import { peakDuring, pipelineWithoutReading, residentBytes, type Attack } from '
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// The real `svc serve` process under the docs/decisions.md attacks, its memory read from
-// /proc/<pid>/status: growth must stay within limits.maxQueuedBytes (64 MiB) plus a generous
+// The real `svc serve` process under the resource attacks of docs/security.md, its memory read
+// from /proc/<pid>/status: growth must stay within limits.maxQueuedBytes (64 MiB) plus a generous
 // 128 MiB (a process busy answering a flood keeps garbage around for a while, and this machine
 // is shared: samples of the same run ranged from 5 to 149 MiB; bench/attack-memory.bench.js
 // holds the strict goal, budget + 64 MiB, on a pinned CPU) whether 10 or 6 times as many attack,

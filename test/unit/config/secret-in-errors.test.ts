@@ -3,7 +3,8 @@ import path from 'node:path';
 import { loadConfig } from '../../../src/config/load';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// docs/first-hour.md "Config errors": a config error never prints the secret, in any shape.
+// docs/configuration.md (a line that sets a secret is shown with its value masked): a config
+// error never prints the secret, in any shape.
 
 const SECRET = 'hunter2-s3cret';
 

@@ -2,7 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { UpstreamError } from '../../../src/enrich/http';
 import { Lookups, type LookupSpec } from '../../../src/enrich/lookups';
 import { openDatabase, type Db } from '../../../src/store/database';
-import { FOUND_TTL_MS, NOT_FOUND_TTL_MS, createLookupCacheStore } from '../../../src/store/lookup-cache';
+import { createLookupCacheStore } from '../../../src/store/lookup-cache';
+
+// The times to live of docs/enrichment.md (its "Cache" paragraph): found for 7 days, "not found" for 1 day.
+const FOUND_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+const NOT_FOUND_TTL_MS = 24 * 60 * 60 * 1000;
 
 interface Answer {
   name: string;

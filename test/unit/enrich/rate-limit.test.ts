@@ -66,15 +66,21 @@ describe('RateLimiter', () => {
     await limiter.take(never);
     const leaving = new AbortController();
     const left = limiter.take(leaving.signal);
-    let stayed = false;
-    const staying = limiter.take(never).then(() => (stayed = true));
+    let stayedAt: number | undefined;
+    const staying = limiter.take(never).then(() => (stayedAt = clock.now()));
     leaving.abort(new Error('deadline'));
     await expect(left).rejects.toThrow('deadline');
-    expect(limiter.waiting).toBe(1);
-    await clock.advance(1000);
+    await clock.advance(999);
+    expect(stayedAt).toBeUndefined();
+    await clock.advance(1);
     await staying;
-    expect(stayed).toBe(true);
-    expect(limiter.waiting).toBe(0);
+    // The turn the leaver gave up went to the next caller, and nobody is left queued before a new one.
+    expect(stayedAt).toBe(1000);
+    let nextAt: number | undefined;
+    const next = limiter.take(never).then(() => (nextAt = clock.now()));
+    await clock.advance(1000);
+    await next;
+    expect(nextAt).toBe(2000);
   });
 
   it('When the service asks to pause, then nobody starts before the pause ends', async () => {

@@ -1,6 +1,6 @@
 import { classifyAddress, isAllowedAddress, type AddressClass } from '../../../src/images/address-guard';
 
-// The SSRF guard as a pure function: every range the issue names, both families, every
+// The SSRF guard as a pure function: every range docs/streams.md "Submitted cover URLs" names, both families, every
 // IPv6 form that embeds an IPv4 address. No address here is ever contacted.
 
 const cases: Record<Exclude<AddressClass, 'public'>, string[]> = {

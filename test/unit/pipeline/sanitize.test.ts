@@ -12,7 +12,7 @@ describe('sanitize', () => {
     expect(fields).toEqual({ artist: 'Daft Punk', title: 'OneMore' });
   });
 
-  it('When a field is longer than the limit, then it is cut to the limit with the exact warning of the spec', () => {
+  it('When a field is longer than the limit, then it is cut to the limit with the exact warning of docs/limits-and-load.md', () => {
     const { fields, warnings } = sanitize({ title: 'x'.repeat(100_000) }, limits);
     expect(fields.title).toBe('x'.repeat(1000));
     expect(warnings).toEqual(["Field 'title' truncated from 100000 to 1000 characters"]);

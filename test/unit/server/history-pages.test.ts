@@ -1,6 +1,6 @@
 import { openDatabase } from '../../../src/store/database';
 import { createTrackStore } from '../../../src/store/tracks';
-import { HISTORY_PAGE_MAX_BYTES, SETTLED_AFTER_MS, createHistoryPages } from '../../../src/server/history-pages';
+import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../../../src/server/history-pages';
 
 // The copies of /v1/history pages: reused while the store is unchanged, remade after any write;
 // a before= page of settled records is kept across writes until a deletion.
@@ -53,7 +53,8 @@ describe('createHistoryPages', () => {
     await pages.answer(cursor);
     await add('Young');
     expect(pages.cached(cursor)).toBeUndefined();
-    clock += SETTLED_AFTER_MS + 1;
+    // Settled: older than 15 minutes (docs/limits-and-load.md "Expensive requests").
+    clock += 15 * 60 * 1000 + 1;
     const settled = await pages.answer(cursor);
     expect(titles(settled.body)).toEqual(['Old 3', 'Old 2', 'Old 1']);
     await add('New');

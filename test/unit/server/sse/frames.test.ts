@@ -1,4 +1,4 @@
-import { HEARTBEAT, OPENING, parseEventId, recordEvent, trackEvent } from '../../../src/server/sse/frames';
+import { HEARTBEAT, OPENING, parseEventId, recordEvent, trackEvent } from '../../../../src/server/sse/frames';
 
 describe('the /v1/events text', () => {
   test('An event is `event`, `id`, one `data` line and an empty line; the stream opens with retry 3000', () => {

@@ -1,4 +1,3 @@
-import { nameKey } from '../../../src/images/names';
 import { sniffImageType } from '../../../src/domain/image';
 import { MAGIC, makePng } from '../../helpers/images';
 
@@ -24,20 +23,5 @@ describe('sniffImageType', () => {
       Buffer.from('GIF90a\x00\x00\x00\x00\x00\x00', 'latin1'),
     ];
     for (const bytes of refused) expect(sniffImageType(bytes)).toBeNull();
-  });
-});
-
-describe('nameKey', () => {
-  it('When names differ only in case, accents, spaces or punctuation, then their keys match', () => {
-    expect(nameKey('Björk')).toBe(nameKey('bjork'));
-    expect(nameKey('  BJÖRK ')).toBe('bjork');
-    expect(nameKey('AC/DC')).toBe(nameKey('ac dc'));
-    expect(nameKey('Sigur Rós')).toBe('sigurros');
-    expect(nameKey('Daft Punk')).not.toBe(nameKey('Daft Punks'));
-  });
-
-  it('When a name is only symbols, then it still has a key of its own', () => {
-    expect(nameKey('!!!')).toBe('!!!');
-    expect(nameKey('')).toBe('');
   });
 });

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NowPlaying } from '../../../src/domain/current-track';
-import type { TrackRecord } from '../../../src/domain/track';
-import { QueueBudget } from '../../../src/server/queue-budget';
-import { createEventStream } from '../../../src/server/sse/event-stream';
-import { createWorkPool } from '../../../src/server/work-pool';
-import { openSse } from '../../helpers/sse-client';
-import { silentLogger } from '../../helpers/silent-logger';
+import { NowPlaying } from '../../../../src/domain/current-track';
+import type { TrackRecord } from '../../../../src/domain/track';
+import { QueueBudget } from '../../../../src/server/queue-budget';
+import { createEventStream } from '../../../../src/server/sse/event-stream';
+import { createWorkPool } from '../../../../src/server/work-pool';
+import { openSse } from '../../../helpers/sse-client';
+import { silentLogger } from '../../../helpers/silent-logger';
 
 // A reconnecting /v1/events reader's replay waits its turn in the expensive-work pool
 // (docs/limits-and-load.md "Expensive requests"); when the pool is full it still gets the
