@@ -1,6 +1,6 @@
-import net from 'node:net';
 import { makePng } from '../helpers/images';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { pipelineWithoutReading } from '../helpers/attackers';
 
 // GET and HEAD /cover/<key> of an image in memory are answered before Koa (server/cover-fast-path.ts);
 // any other spelling of the path (a query string) still goes through the Koa route. Both must
@@ -60,18 +60,11 @@ describe('GET /cover/<key>: the fast path and the Koa route', () => {
   });
 
   it('When ten readers pipeline 8 requests each for a cover in memory and stop reading, then a reader that reads still gets it', async () => {
-    const { hostname, port } = new URL(t.url);
-    const stuck = Array.from({ length: 10 }, () => {
-      const socket = net.connect(Number(port), hostname);
-      socket.on('error', () => undefined);
-      socket.pause();
-      socket.write(`GET /cover/${key} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(8));
-      return socket;
-    });
+    const stuck = pipelineWithoutReading(t.url, 10, `/cover/${key}`, true);
     const res = await get(`/cover/${key}`);
     expect(res.status).toBe(200);
     expect(res.bytes.equals(cover)).toBe(true);
-    await Promise.all(stuck.map((socket) => new Promise((resolve) => socket.once('close', resolve).destroy())));
+    await stuck.stop();
   });
 
   it('When the key is not stored, then the Koa route answers its JSON 404', async () => {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { pipelineWithoutReading } from '../../helpers/attackers';
 
 // GET /cover/<key> goes out in 64 KiB chunks read from the store as the reader takes them
 // (docs/decisions.md "Hostile clients and browsers": a streamed HTTP body, within
@@ -43,17 +44,10 @@ describe('streamed cover replies', () => {
   });
 
   it('When ten readers pipeline 8 requests each and stop reading, then a reader that reads still gets the whole image', async () => {
-    const { hostname, port } = new URL(t.url);
-    const stuck = Array.from({ length: 10 }, () => {
-      const socket = net.connect(Number(port), hostname);
-      socket.on('error', () => undefined);
-      socket.pause();
-      socket.write(`GET /cover/${key} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(8));
-      return socket;
-    });
+    const stuck = pipelineWithoutReading(t.url, 10, `/cover/${key}`, true);
     const res = await rawRequest(`${t.url}/cover/${key}`);
     expect(res.status).toBe(200);
-    await Promise.all(stuck.map((socket) => new Promise((resolve) => socket.once('close', resolve).destroy())));
+    await stuck.stop();
   });
 
   it('When HEAD asks for a cover, then the headers come without a body', async () => {
