@@ -8,7 +8,8 @@ import { runCli } from '../../helpers/run-cli';
 // The docs in the repository are pinned to the code, both ways where both can be read:
 // docs/http-api.md's error table against the error catalogue (src/errors.ts), docs/cli.md
 // against `svc --help` and each command's help, docs/configuration.md against the config schema,
-// and every relative link of README.md and docs/ against the files and headings it points at.
+// every relative link of README.md and docs/ against the files and headings it points at, and
+// every path of the tree they name in code against the tree.
 
 const ROOT = path.join(__dirname, '../../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -75,14 +76,15 @@ describe('docs/ against the code', () => {
     expect(keys.filter((key) => !configDoc.includes(`\`${key}\``))).toEqual([]);
   });
 
+  const pages = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
+
   test('When README.md or a docs/ page links to a file or a heading, then it exists', () => {
-    const pages = [
-      'README.md',
-      ...fs
-        .readdirSync(path.join(ROOT, 'docs'))
-        .filter((name) => name.endsWith('.md'))
-        .map((name) => `docs/${name}`),
-    ];
     const broken: string[] = [];
     for (const page of pages) {
       const markdown = read(page).replace(/```[\s\S]*?```/g, '');
@@ -95,5 +97,15 @@ describe('docs/ against the code', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  test('When README.md or a docs/ page names a path of src/, test/, bench/ or examples/ in code, then it exists', () => {
+    const missing: string[] = [];
+    for (const page of pages) {
+      for (const [, file] of read(page).matchAll(/`((?:src|test|bench|examples)\/[\w./-]*)`/g)) {
+        if (file && !fs.existsSync(path.join(ROOT, file))) missing.push(`${page}: ${file}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
