@@ -25,9 +25,9 @@ const { median } = require('./lib/stats');
 const ROUNDS = envInt('BENCH_ROUNDS', 5);
 const PER_ROUND = 20;
 const LATENCY_SUBMISSIONS = envInt('BENCH_OUTPUT_SUBMISSIONS', 100);
-const ROW_RECEIPT = 'submission -> receipt, 9 live webhooks + 1 black-holed, p99 (ms)';
-const ROW_SUBMIT = 'POST /v1/remoteinput p50 with 10 outputs vs none, paced like track changes (ms)';
-const ROW_FLOOD = 'POST /v1/remoteinput p50 with 10 outputs vs none, back to back (ms)';
+const ROW_RECEIPT = 'submission -> receipt, 9 live webhooks + 1 black-holed, p99';
+const ROW_SUBMIT = 'POST /v1/remoteinput p50 with 10 outputs vs none, paced like track changes';
+const ROW_FLOOD = 'POST /v1/remoteinput p50 with 10 outputs vs none, back to back';
 const QUIET_MS = 20;
 const SECRET = `whsec_${Buffer.from('svc bench outputs signing secret').toString('base64')}`;
 
