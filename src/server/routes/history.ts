@@ -33,12 +33,17 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     const kept = pages.cached(query);
     // Room for the body is taken before the page is made: a page waiting for room holds nothing.
     const reservation = await reserveReply(ctx.req, ctx.res, deps.budget, kept ? kept.bytes.length : HISTORY_PAGE_RESERVE_BYTES);
-    // A kept page goes through the pool too: sending a 1 MiB body is work the event loop does.
-    const { bytes, etag } = await deps.pool.run(
-      ctx.ip,
-      () => pages.answer(query),
-      () => requestGone(ctx.res),
-    );
+    // A small kept page costs what /v1/last costs and is answered at once. A larger one waits its
+    // turn in the pool like a page still to be read: sending a 1 MiB body is work the event loop
+    // does, and the pool's queue is what turns a flood of them into 503s.
+    const { bytes, etag } =
+      kept && kept.bytes.length <= SMALL_KEPT_PAGE_BYTES
+        ? kept
+        : await deps.pool.run(
+            ctx.ip,
+            () => pages.answer(query),
+            () => requestGone(ctx.res),
+          );
     if (!kept) reservation.resize(bytes.length);
     ctx.set({ ETag: etag, 'Cache-Control': 'no-cache' });
     ctx.type = 'application/json';
@@ -58,6 +63,9 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
   });
   return router;
 }
+
+/** A kept page up to this size skips the expensive-work pool; a 100-track page of ordinary records is well under it. */
+const SMALL_KEPT_PAGE_BYTES = 64 * 1024;
 
 /** A page's body stays within HISTORY_PAGE_MAX_BYTES, plus its first record when that alone is larger. */
 const HISTORY_PAGE_RESERVE_BYTES = HISTORY_PAGE_MAX_BYTES + 128 * 1024;

@@ -27,7 +27,10 @@ describe('100 parallel history readers', () => {
     temp.cleanup();
   });
 
-  it('When 100 clients read limit=1000 pages over and over, then /v1/last and /v1/status answer every probe and readers get 200 or 503 with Retry-After', async () => {
+  it('When 100 clients read limit=1000 pages over and over, then /v1/last, /v1/status and a small kept history page answer every probe and readers get 200 or 503 with Retry-After', async () => {
+    // A page the history page's own viewer reads: small, and kept once read (nothing is written during the flood).
+    const smallPage = '/v1/history?limit=5';
+    expect((await request(`${serve.url}${smallPage}`)).status).toBe(200);
     const until = Date.now() + FLOOD_MS;
     const readerAnswers: string[] = [];
     const reader = async (index: number) => {
@@ -40,7 +43,7 @@ describe('100 parallel history readers', () => {
     const probeAnswers: string[] = [];
     const prober = async () => {
       while (Date.now() < until) {
-        for (const probe of ['/v1/last', '/v1/status']) {
+        for (const probe of ['/v1/last', '/v1/status', smallPage]) {
           const status = await request(`${serve.url}${probe}`, { signal: AbortSignal.timeout(10_000) }).then(
             (response) => response.status,
             (error: Error) => error.name,
@@ -50,7 +53,7 @@ describe('100 parallel history readers', () => {
       }
     };
     await Promise.all([...Array.from({ length: READERS }, (_, index) => reader(index)), prober()]);
-    expect(probeAnswers).toEqual(expect.arrayContaining(['/v1/last 200', '/v1/status 200']));
+    expect(probeAnswers).toEqual(expect.arrayContaining(['/v1/last 200', '/v1/status 200', `${smallPage} 200`]));
     expect(probeAnswers.filter((answer) => !answer.endsWith(' 200'))).toEqual([]);
     expect(readerAnswers.filter((answer) => answer !== '200' && answer !== '503 retry-after=1')).toEqual([]);
     expect(readerAnswers).toContain('200');
