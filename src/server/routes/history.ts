@@ -64,7 +64,7 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
   return router;
 }
 
-/** A kept page up to this size skips the expensive-work pool; a 100-track page of ordinary records is well under it. */
+/** A kept page up to this size skips the expensive-work pool: about 100 tracks without long artist biographies. */
 const SMALL_KEPT_PAGE_BYTES = 64 * 1024;
 
 /** A page's body stays within HISTORY_PAGE_MAX_BYTES, plus its first record when that alone is larger. */
