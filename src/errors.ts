@@ -23,7 +23,7 @@ export const ERRORS = {
   CROSS_SITE_REFUSED: { status: 403, message: 'Cross-site request refused', expose: true },
   NOT_FOUND: { status: 404, message: 'Not found', expose: true },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
-  // docs/limits-and-load.md "Idempotency" (the IETF httpapi draft's 409 and 422).
+  // docs/limits-and-load.md "Idempotency and retries" (the IETF httpapi draft's 409 and 422).
   IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed', expose: true },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'Idempotency-Key reused with a different request', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },

@@ -3,7 +3,7 @@ import { reachableHost, serverUrl } from '../config/client-target';
 import { CONFIG_SEARCH_PLACES } from '../config/defaults';
 import { withoutPassword } from '../store/postgres/connection';
 
-// What `svc serve` prints on start (docs/first-hour.md "What svc serve prints"): the URL, the
+// What `svc serve` prints on start (docs/first-hour.md "What `svc serve` prints"): the URL, the
 // pages with one line each, the database and the config file. The first line keeps its
 // "svc listening on URL" shape: scripts and tests wait for it. Pure.
 

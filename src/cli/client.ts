@@ -61,7 +61,7 @@ export class SvcClient {
   }
 
   /**
-   * POSTs a submission that may be retried (docs/limits-and-load.md "Idempotency"): one
+   * POSTs a submission that may be retried (docs/limits-and-load.md "Idempotency and retries"): one
    * Idempotency-Key for all attempts, so a retry never stores the play twice. Retries after
    * 502, 503, 504 and connection failures, with growing pauses (a 503's Retry-After if longer),
    * for as long as `timeoutMs` allows in all. `onRetry` hears of each failure that is tried again.

@@ -7,7 +7,7 @@ import { sleep } from '../signals';
 import type { ImageStore } from '../store/images';
 import { redactedTarget, trackDataOf, type Output } from './output';
 
-// `mqtt` (docs/outputs.md "mqtt"): the current track as retained JSON on `<topic>/now_playing`
+// `mqtt` (docs/outputs.md "mqtt (and Home Assistant)"): the current track as retained JSON on `<topic>/now_playing`
 // (QoS 1), at once on a change and again once enrichment ended; `online`/`offline` on
 // `<topic>/status` (the last will, so a dead svc reads offline); and, with `homeAssistant`,
 // Home Assistant MQTT discovery configs: a sensor with the title and an image entity fed the

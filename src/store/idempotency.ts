@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { Db } from './database';
 
-// Idempotency-Key (docs/limits-and-load.md "Idempotency"; the IETF httpapi draft "The
+// Idempotency-Key (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"): the first answer to a key, kept 24 h in the store so a
 // repeat gets it on any instance. SQLite here, PostgreSQL in store/postgres/idempotency.ts.
 

@@ -147,7 +147,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'idempotency keys',
     sql: `
-      -- Idempotency-Key (docs/limits-and-load.md "Idempotency"): the first answer to a key, kept
+      -- Idempotency-Key (docs/limits-and-load.md "Idempotency and retries"): the first answer to a key, kept
       -- 24 h. status and body are NULL while the first request is still being processed.
       -- Times are ms since the epoch.
       CREATE TABLE idempotency_keys (

@@ -52,7 +52,7 @@ export interface Store {
   readonly lookupCache: LookupCacheStore;
   /** The outputs' delivery log (docs/outputs.md). */
   readonly outputs: OutputStore;
-  /** First answers to Idempotency-Keys (docs/limits-and-load.md "Idempotency"). */
+  /** First answers to Idempotency-Keys (docs/limits-and-load.md "Idempotency and retries"). */
   readonly idempotency: IdempotencyStore;
   /** Shared request spacing; absent with SQLite, where one process's limiter is the whole story. */
   readonly requestSlots?: RequestSlots;

@@ -1,7 +1,7 @@
 import { runCli } from '../helpers/run-cli';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
-// `svc history` output that a spreadsheet or a terminal opens (docs/first-hour.md "History"):
+// `svc history` output that a spreadsheet or a terminal opens (docs/first-hour.md "History across days"):
 // formula cells neutralised in --csv, no control characters, and dates once the list spans days.
 
 describe('svc history: downloads that cannot attack, and dates across days', () => {

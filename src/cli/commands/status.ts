@@ -33,7 +33,7 @@ async function runStatus(options: ClientOptions, ctx: CliContext): Promise<numbe
   if (status === undefined) {
     throw new CliError(`unexpected answer from ${client.endpoint('v1/status').href}: no status field (is this an svc server?)`, EXIT.SERVER_ERROR);
   }
-  // The process answers "ok" while its database is gone (docs/first-hour.md "svc status"):
+  // The process answers "ok" while its database is gone (docs/first-hour.md "`svc status`"):
   // submissions fail then, so a script checking health must hear about it.
   const database = isPlainObject(json) && typeof json.database === 'string' ? oneLine(json.database) : undefined;
   const databaseDown = database !== undefined && database !== 'ok';

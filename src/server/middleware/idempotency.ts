@@ -4,7 +4,7 @@ import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
 import type { AppMiddleware } from '../context';
 
-// Idempotency-Key on writes (docs/limits-and-load.md "Idempotency"; the IETF httpapi draft "The
+// Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is
 // kept 24 h and a repeat gets it back, from any instance, without storing again. A repeat that
 // comes while the first still runs waits for its answer. A repeat with another request is 422.

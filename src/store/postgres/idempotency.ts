@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
 
-// Idempotency keys on PostgreSQL (docs/limits-and-load.md "Idempotency"; SQLite in
+// Idempotency keys on PostgreSQL (docs/limits-and-load.md "Idempotency and retries"; SQLite in
 // store/idempotency.ts): the primary key decides which of several instances' concurrent
 // requests goes ahead; the others read its row.
 

@@ -126,7 +126,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'idempotency keys',
     sql: `
-      -- Idempotency-Key (docs/limits-and-load.md "Idempotency"): the first answer to a key, kept
+      -- Idempotency-Key (docs/limits-and-load.md "Idempotency and retries"): the first answer to a key, kept
       -- 24 h, shared by every instance. status and body are NULL while the first request runs.
       CREATE TABLE idempotency_keys (
         key text PRIMARY KEY,

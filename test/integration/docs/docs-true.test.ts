@@ -108,4 +108,23 @@ describe('docs/ against the code', () => {
     }
     expect(missing).toEqual([]);
   });
+
+  test('When code, a test or a benchmark cites docs/<page>.md "Heading", then that page has that heading', () => {
+    const sourceFiles = (dir: string): string[] =>
+      fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+        const file = `${dir}/${entry.name}`;
+        if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'results' ? [] : sourceFiles(file);
+        return /\.(ts|js)$/.test(entry.name) ? [file] : [];
+      });
+    const headings = (page: string) => new Set([...read(page).matchAll(/^#{1,6} (.+)$/gm)].map((match) => match[1]?.trim()));
+    const wrong: string[] = [];
+    for (const file of [...sourceFiles('src'), ...sourceFiles('test'), ...sourceFiles('bench'), '.ci/run']) {
+      for (const [, page, quoted] of read(file).matchAll(/(docs\/[a-z-]+\.md) "([^"]+)"/g)) {
+        // A heading may wrap onto the next comment line (`//`, ` * ` or SQL's `--`).
+        const heading = quoted?.replace(/\s*\n\s*(?:\/\/|\*|--)?\s*/g, ' ');
+        if (!page || !fs.existsSync(path.join(ROOT, page)) || !headings(page).has(heading)) wrong.push(`${file}: ${page} "${heading}"`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
 });

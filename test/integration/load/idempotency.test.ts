@@ -3,7 +3,7 @@ import { asObject, postJson, request } from '../../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// Idempotency-Key (docs/limits-and-load.md "Idempotency"): before, a client that retried after
+// Idempotency-Key (docs/limits-and-load.md "Idempotency and retries"): before, a client that retried after
 // a 502, as it should, stored the play twice. Enrichment is slowed so a repeat arrives while
 // the first request still runs.
 

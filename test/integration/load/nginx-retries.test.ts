@@ -7,7 +7,7 @@ import { runCli } from '../../helpers/run-cli';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// Retries never double a play (docs/limits-and-load.md "Idempotency"): before, killing one
+// Retries never double a play (docs/limits-and-load.md "Idempotency and retries"): before, killing one
 // instance behind nginx made 5 writes fail with 502, 3 of which had been stored, and svc submit
 // did not retry. Now svc submit sends one Idempotency-Key per submission and retries the 502 on
 // the instance nginx moves on to. A short processing budget lets a key left unanswered by the

@@ -9,7 +9,7 @@ import { startServeProcess, type ServeProcess } from '../../helpers/serve-proces
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// The mqtt output (docs/outputs.md "mqtt") on the real Mosquitto broker at 127.0.0.1:1883, under
+// The mqtt output (docs/outputs.md "mqtt (and Home Assistant)") on the real Mosquitto broker at 127.0.0.1:1883, under
 // a topic prefix of its own per run: the retained now_playing, the status and its last will,
 // and Home Assistant's discovery configs (home-assistant.io "MQTT Sensor", "MQTT Image").
 
