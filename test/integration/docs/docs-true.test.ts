@@ -41,9 +41,14 @@ function anchorOf(heading: string): string {
     .replace(/ /g, '-');
 }
 
-function headingsOf(markdown: string): Set<string> {
+/** A page's headings as written, outside code blocks (a `# comment` in a YAML example is none). */
+function headingTexts(markdown: string): string[] {
   const withoutCode = markdown.replace(/```[\s\S]*?```/g, '');
-  return new Set([...withoutCode.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1] ?? '')));
+  return [...withoutCode.matchAll(/^#{1,6} (.+)$/gm)].map((match) => (match[1] ?? '').trim());
+}
+
+function headingsOf(markdown: string): Set<string> {
+  return new Set(headingTexts(markdown).map(anchorOf));
 }
 
 describe('docs/ against the code', () => {
@@ -116,7 +121,11 @@ describe('docs/ against the code', () => {
         if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'results' ? [] : sourceFiles(file);
         return /\.(ts|js)$/.test(entry.name) ? [file] : [];
       });
-    const headings = (page: string) => new Set([...read(page).matchAll(/^#{1,6} (.+)$/gm)].map((match) => match[1]?.trim()));
+    const headingsByPage = new Map<string, Set<string>>();
+    const headings = (page: string) => {
+      if (!headingsByPage.has(page)) headingsByPage.set(page, new Set(headingTexts(read(page))));
+      return headingsByPage.get(page) ?? new Set<string>();
+    };
     const wrong: string[] = [];
     for (const file of [...sourceFiles('src'), ...sourceFiles('test'), ...sourceFiles('bench'), '.ci/run']) {
       for (const [, page, quoted] of read(file).matchAll(/(docs\/[a-z-]+\.md) "([^"]+)"/g)) {
