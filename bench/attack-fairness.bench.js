@@ -94,13 +94,18 @@ async function fatRecords(bin) {
 /** GET /v1/status on a connection of its own, as a new client would: true when a 200 came within 1 s. */
 function freshStatus(url) {
   return new Promise((resolve) => {
-    const request = http.get(`${url}/v1/status`, { agent: false, headers: { connection: 'close' }, timeout: 1000 }, (response) => {
+    let ok = false;
+    const request = http.get(`${url}/v1/status`, { agent: false, headers: { connection: 'close' } }, (response) => {
       response.resume();
-      response.on('end', () => resolve(response.statusCode === 200));
+      response.on('end', () => (ok = response.statusCode === 200));
     });
+    // Cut at 1 s wherever it is (connecting, waiting, mid-body); 'close' comes in every case.
     const timer = setTimeout(() => request.destroy(), 1000);
-    request.on('close', () => clearTimeout(timer));
-    request.on('error', () => resolve(false));
+    request.on('error', () => undefined);
+    request.on('close', () => {
+      clearTimeout(timer);
+      resolve(ok);
+    });
   });
 }
 
