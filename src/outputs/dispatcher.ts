@@ -4,14 +4,16 @@ import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
 import { deadlineSignal } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
-import type { NewOutputMessage, OutputMessage, OutputMessageKind, OutputStore } from '../store/outputs';
+import type { MessageOf, OutputEvent, OutputMessage, OutputStore } from '../store/outputs';
 import { nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
 
 // Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
-// Each output has its own worker: a slow or dead target holds up only its own queue, never a
-// submission (a change is queued for every output in one store write), a stream or another output.
+// A submission waits only for its change row; the changes are moved into the outputs' queues
+// after the answer (and at start and every poll, for those a dead instance left). Each output has
+// its own worker: a slow or dead target holds up only its own queue, never a submission, a
+// stream or another output.
 
 export interface DispatcherDeps {
   outputs: readonly Output[];
@@ -47,6 +49,7 @@ export interface TestResult {
 }
 
 const DEFAULT_RETRY_FOR_SECONDS = 86_400;
+const DEFAULT_POLL_MS = 1000;
 /** A claim outlives the longest attempt; a dead owner's message is picked up after it. */
 const LEASE_MS = HTTP_TIMEOUT_MS * 3;
 const KEEP_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
@@ -65,17 +68,24 @@ export class OutputDispatcher {
   private readonly now: () => number;
   private readonly report: (kind: string, message: string) => void;
   private readonly unsubscribe: () => void;
-  private readonly pruneTimer: NodeJS.Timeout;
+  private readonly timers: NodeJS.Timeout[];
+  /** The cursors exist: no change is recorded before, so a new output misses none of ours. */
+  private readonly ready: Promise<void>;
+  private readonly names: string[];
+  private cursorsStarted = false;
+  private expansion: { running: Promise<void>; again: boolean } | undefined;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.now = deps.now ?? Date.now;
     this.report = throttledLog((message) => deps.logger.warn(message));
-    const onChanged = (record: TrackRecord) => void this.enqueueAll('changed', record.dbid, recordPayload(record));
-    // Awaited by the submission: its message is in the store before the POST is answered.
-    const stopSettled = deps.nowPlaying.onSettled((record) => this.enqueueAll('settled', record.dbid, recordPayload(record)));
-    const onDeleted = (dbid: number) => void this.enqueueAll('deleted', dbid, JSON.stringify({ dbid }));
+    this.names = deps.outputs.map((output) => output.name);
+    this.ready = this.startCursors();
+    const onChanged = (record: TrackRecord) => void this.record('changed', record.dbid, recordPayload(record));
+    // Awaited by the submission: its change is in the store before the POST is answered.
+    const stopSettled = deps.nowPlaying.onSettled((record) => this.record('settled', record.dbid, recordPayload(record)));
+    const onDeleted = (dbid: number) => void this.record('deleted', dbid, JSON.stringify({ dbid }));
     // Keyed by the deleted dbid: the record current again was sent before, under its own dbid.
-    const onRetracted = (dbid: number, current: TrackRecord | null) => void this.enqueueAll('restored', dbid, current ? recordPayload(current) : '{}');
+    const onRetracted = (dbid: number, current: TrackRecord | null) => void this.record('restored', dbid, current ? recordPayload(current) : '{}');
     deps.nowPlaying.on('track-changed', onChanged);
     deps.nowPlaying.on('track-deleted', onDeleted);
     deps.nowPlaying.on('track-retracted', onRetracted);
@@ -86,11 +96,15 @@ export class OutputDispatcher {
       deps.nowPlaying.off('track-retracted', onRetracted);
     };
     for (const output of deps.outputs) this.workers.set(output.name, this.startWorker(output));
-    this.pruneTimer = setInterval(() => {
+    const pruneTimer = setInterval(() => {
       deps.store
         .prune(this.now() - KEEP_FINISHED_MS)
         .catch((error: unknown) => this.report('prune', `outputs: old deliveries not pruned: ${errorMessage(error)}`));
     }, PRUNE_EVERY_MS).unref();
+    // Changes another instance recorded and did not queue (it died), or that this one recorded before a kill -9.
+    const expandTimer = setInterval(() => this.expandSoon(), deps.pollMs ?? DEFAULT_POLL_MS).unref();
+    this.timers = [pruneTimer, expandTimer];
+    this.expandSoon();
   }
 
   async status(): Promise<OutputStatus[]> {
@@ -138,36 +152,71 @@ export class OutputDispatcher {
 
   async close(): Promise<void> {
     this.unsubscribe();
-    clearInterval(this.pruneTimer);
+    this.timers.forEach(clearInterval);
     this.stop.abort();
+    await this.expansion?.running;
     for (const worker of this.workers.values()) worker.wake();
     await Promise.all([...this.workers.values()].map((worker) => worker.done));
     await Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
   }
 
-  /** Queues the record event for every output that takes it, in one store write; settles when the store has them (never rejects). */
-  private async enqueueAll(event: keyof Output['feeds'], dbid: number, payload: string): Promise<void> {
-    const createdAt = this.now();
-    const targets: Worker[] = [];
-    const messages: NewOutputMessage[] = [];
-    for (const worker of this.workers.values()) {
-      const kind: OutputMessageKind | undefined = worker.output.feeds[event];
-      if (!kind) continue;
-      targets.push(worker);
-      messages.push({ output: worker.output.name, dbid, kind, messageId: newMessageId(createdAt), payload, createdAt });
-    }
-    if (messages.length === 0) return;
+  /** Never rejects: with the database down at start, each expansion tries again (a new output may then miss what came before). */
+  private async startCursors(): Promise<void> {
+    if (this.cursorsStarted || this.names.length === 0) return;
     try {
-      const added = await this.deps.store.enqueue(messages);
-      // After the submission's answer has been written: deliveries never go ahead of it.
-      targets.forEach((worker, index) => {
-        if (added[index]) setImmediate(worker.wake);
-      });
+      await this.deps.store.startCursors(this.names);
+      this.cursorsStarted = true;
     } catch (error) {
-      const names = targets.map((worker) => worker.output.name).join(', ');
-      this.report('enqueue', `outputs ${names}: track ${dbid} not queued: ${errorMessage(error)}`);
+      this.report('cursors', `outputs: delivery queue unavailable: ${errorMessage(error)}`);
     }
   }
+
+  /** Records the event once for every output (one row); settles when the store has it (never rejects). */
+  private async record(event: OutputEvent, dbid: number, payload: string): Promise<void> {
+    if (this.names.length === 0) return;
+    await this.ready;
+    try {
+      await this.deps.store.record({ event, dbid, payload, createdAt: this.now() });
+      // After the submission's answer has been written: nothing goes ahead of it.
+      setImmediate(() => this.expandSoon());
+    } catch (error) {
+      this.report('record', `outputs: track ${dbid} not queued: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Moves recorded changes into the queues and wakes the outputs that got messages; one run at a time. */
+  private expandSoon(): void {
+    if (this.stop.signal.aborted || this.names.length === 0) return;
+    if (this.expansion) {
+      this.expansion.again = true;
+      return;
+    }
+    const expansion = { again: false, running: Promise.resolve() };
+    this.expansion = expansion;
+    expansion.running = (async () => {
+      await this.ready;
+      await this.startCursors();
+      try {
+        let more = true;
+        while (more && !this.stop.signal.aborted) {
+          expansion.again = false;
+          const answer = await this.deps.store.expand(this.names, this.messageOf);
+          answer.added.forEach((name) => this.workers.get(name)?.wake());
+          more = answer.more || expansion.again;
+        }
+      } catch (error) {
+        this.report('expand', `outputs: changes not queued yet: ${errorMessage(error)}`);
+      } finally {
+        this.expansion = undefined;
+      }
+    })();
+  }
+
+  private readonly messageOf: MessageOf = (change, name) => {
+    const kind = this.workers.get(name)?.output.feeds[change.event];
+    if (!kind) return undefined;
+    return { output: name, dbid: change.dbid, kind, messageId: newMessageId(change.createdAt), payload: change.payload, createdAt: change.createdAt };
+  };
 
   private startWorker(output: Output): Worker {
     let wakeUp: (() => void) | undefined;
@@ -197,7 +246,8 @@ export class OutputDispatcher {
   }
 
   private async runWorker(output: Output, pause: (ms: number) => Promise<void>): Promise<void> {
-    const pollMs = this.deps.pollMs ?? 1000;
+    const pollMs = this.deps.pollMs ?? DEFAULT_POLL_MS;
+    await this.ready;
     while (!this.stop.signal.aborted) {
       try {
         const answer = await this.deps.store.claim(output.name, { owner: this.owner, now: this.now(), leaseMs: LEASE_MS, latestOnly: output.latestOnly });

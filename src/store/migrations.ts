@@ -160,4 +160,30 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     `,
   },
+  {
+    version: 7,
+    name: 'output changes',
+    sql: `
+      -- A record event is one row, whatever the number of outputs: the write a submission waits
+      -- for. Each output's cursor moves the changes after it into its queue (docs/outputs.md
+      -- "Delivery"). Times are ms since the epoch.
+      CREATE TABLE output_changes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        event TEXT NOT NULL CHECK (event IN ('changed', 'settled', 'deleted', 'restored')),
+        dbid INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE output_cursors (
+        output TEXT PRIMARY KEY,
+        change_id INTEGER NOT NULL
+      );
+      -- Only the pending messages, per output in queue order: a few pages, whatever the history,
+      -- so queueing a change touches few pages. Finished ones are looked up per output by time.
+      DROP INDEX output_messages_queue;
+      DROP INDEX output_messages_finished;
+      CREATE INDEX output_messages_pending ON output_messages (output, id) WHERE state = 'pending';
+      CREATE INDEX output_messages_finished ON output_messages (output, finished_at) WHERE state <> 'pending';
+    `,
+  },
 ];

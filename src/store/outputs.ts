@@ -1,13 +1,34 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { Db } from './database';
 
-// The durable delivery log of the outputs (docs/outputs.md "Delivery"): every message and every
-// attempt is a row, so a pending delivery survives a restart or kill -9. A message is unique per
-// output, record and kind, so several instances that see one change enqueue it once; a delivery
-// is claimed in the database (a lease), so exactly one instance sends it at a time.
+// The durable delivery log of the outputs (docs/outputs.md "Delivery"). A record event is one
+// change row, however many outputs there are (the only write a submission waits for); each
+// output's cursor then moves the changes after it into that output's queue as messages. Every
+// message and every attempt is a row, so a pending delivery survives a restart or kill -9. A
+// message is unique per output, record and kind, so several instances that see one change queue
+// it once; a delivery is claimed in the database (a lease), so exactly one instance sends it.
 
 export type OutputMessageKind = 'track.changed' | 'track.settled' | 'track.deleted';
 export type OutputMessageState = 'pending' | 'delivered' | 'failed' | 'superseded';
+
+/** The record events outputs are told of (see Output['feeds']). */
+export type OutputEvent = 'changed' | 'settled' | 'deleted' | 'restored';
+
+export interface NewOutputChange {
+  event: OutputEvent;
+  dbid: number;
+  /** What the outputs send, built once from the stored record. */
+  payload: string;
+  /** ms since the epoch. */
+  createdAt: number;
+}
+
+export interface OutputChange extends NewOutputChange {
+  id: number;
+}
+
+/** The message one output makes of a change, or undefined when it is not told of that event. */
+export type MessageOf = (change: OutputChange, output: string) => NewOutputMessage | undefined;
 
 export interface NewOutputMessage {
   output: string;
@@ -60,17 +81,61 @@ export interface OutputHealth {
 }
 
 export interface OutputStore {
+  /** Adds one change: one row, whatever the number of outputs. */
+  record(change: NewOutputChange): Promise<void>;
+  /** Outputs without a cursor start after the newest change: a new output is sent no history. */
+  startCursors(outputs: readonly string[]): Promise<void>;
   /**
-   * Adds each message unless its output already has one for that record and kind, all in one
-   * write (a change reaches every output in one transaction); per message, true when added.
+   * Moves up to EXPAND_BATCH changes after each output's cursor into its queue, in one
+   * transaction, one output at a time across instances; a message already queued for that output,
+   * record and kind is not added again. Answers the outputs that got messages, and whether changes
+   * are left.
    */
-  enqueue(messages: readonly NewOutputMessage[]): Promise<boolean[]>;
+  expand(outputs: readonly string[], messageOf: MessageOf): Promise<{ added: Set<string>; more: boolean }>;
   claim(output: string, options: ClaimOptions): Promise<ClaimAnswer>;
   /** Records the attempt and moves the message on; the claim is released. */
   finish(messageId: number, result: AttemptResult): Promise<void>;
   health(output: string): Promise<OutputHealth>;
-  /** Deletes finished messages (and their attempts) finished before `before`; returns how many. */
+  /** Deletes finished messages (and their attempts) finished before `before`, and older changes; returns how many messages. */
   prune(before: number): Promise<number>;
+}
+
+/** Changes moved into queues per expand(): bounds the transaction and its memory. */
+export const EXPAND_BATCH = 500;
+
+export interface ChangeRow {
+  id: number | string;
+  event: OutputEvent;
+  dbid: number | string;
+  payload: string;
+  created_at: number | string;
+}
+
+export function changeOf(row: ChangeRow): OutputChange {
+  return { id: Number(row.id), event: row.event, dbid: Number(row.dbid), payload: row.payload, createdAt: Number(row.created_at) };
+}
+
+/**
+ * The messages `changes` (in id order) make for outputs whose cursors are behind them, and where
+ * each cursor goes: both backends queue exactly these.
+ */
+export function expansionOf(
+  changes: readonly OutputChange[],
+  cursors: ReadonlyMap<string, number>,
+  messageOf: MessageOf,
+): { messages: NewOutputMessage[]; cursors: Map<string, number> } {
+  const messages: NewOutputMessage[] = [];
+  const moved = new Map<string, number>();
+  const last = changes.at(-1)?.id;
+  for (const change of changes) {
+    for (const [output, cursor] of cursors) {
+      if (change.id <= cursor) continue;
+      const message = messageOf(change, output);
+      if (message) messages.push(message);
+    }
+  }
+  if (last !== undefined) for (const [output, cursor] of cursors) if (cursor < last) moved.set(output, last);
+  return { messages, cursors: moved };
 }
 
 export interface MessageRow {
@@ -143,10 +208,10 @@ export function createOutputStore(db: Db): OutputStore {
     "SELECT count(*) AS pending, coalesce(max(attempts > 0), 0) AS retrying FROM output_messages WHERE output = ? AND state = 'pending'",
   );
   const lastFinished = db.prepare<[string], { state: string }>(
-    "SELECT state FROM output_messages WHERE output = ? AND state IN ('delivered', 'failed') ORDER BY finished_at DESC, id DESC LIMIT 1",
+    "SELECT state FROM output_messages WHERE output = ? AND state IN ('delivered', 'failed') AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
   );
   const lastSuccess = db.prepare<[string], { finished_at: number; dbid: number }>(
-    "SELECT finished_at, dbid FROM output_messages WHERE output = ? AND state = 'delivered' ORDER BY finished_at DESC, id DESC LIMIT 1",
+    "SELECT finished_at, dbid FROM output_messages WHERE output = ? AND state = 'delivered' AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
   );
   const lastError = db.prepare<[string], { at: number; error: string }>(
     `SELECT a.at, a.error FROM output_attempts a JOIN output_messages m ON m.id = a.message
@@ -166,11 +231,11 @@ export function createOutputStore(db: Db): OutputStore {
     if (take.run(options.owner, options.now + options.leaseMs, row.id as number, options.now).changes === 0) return { waitMs: 0 };
     return { message: messageOf(row) };
   });
-  const enqueueAll = db.transaction((messages: readonly NewOutputMessage[]) =>
-    messages.map(
+  const insertAll = (messages: readonly NewOutputMessage[]) =>
+    messages.filter(
       ({ output, dbid, kind, messageId, payload, createdAt }) => insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0,
-    ),
-  );
+    );
+  const changeLog = createChangeLog(db, insertAll);
   const finish = db.transaction((id: number, result: AttemptResult) => {
     addAttempt.run(id, result.at, result.durationMs, result.outcome, result.status ?? null, result.error ?? null);
     const done = result.outcome !== 'retry';
@@ -178,9 +243,9 @@ export function createOutputStore(db: Db): OutputStore {
   });
 
   return {
-    async enqueue(messages) {
-      return messages.length === 0 ? [] : enqueueAll(messages);
-    },
+    record: changeLog.record,
+    startCursors: changeLog.startCursors,
+    expand: changeLog.expand,
     async claim(output, options) {
       return claim(output, options);
     },
@@ -200,7 +265,48 @@ export function createOutputStore(db: Db): OutputStore {
       };
     },
     async prune(before) {
+      changeLog.pruneChanges(before);
       return prune.run(before).changes;
+    },
+  };
+}
+
+/** The change rows and the cursors that move them into the queues (SQLite is one writer: a transaction is the lock). */
+function createChangeLog(db: Db, insertAll: (messages: readonly NewOutputMessage[]) => NewOutputMessage[]) {
+  const addChange = db.prepare<[string, number, string, number], never>('INSERT INTO output_changes (event, dbid, payload, created_at) VALUES (?, ?, ?, ?)');
+  const startCursor = db.prepare<[string], never>(
+    'INSERT OR IGNORE INTO output_cursors (output, change_id) SELECT ?, coalesce(max(id), 0) FROM output_changes',
+  );
+  const cursorOf = db.prepare<[string], { change_id: number }>('SELECT change_id FROM output_cursors WHERE output = ?');
+  const changesAfter = db.prepare<[number, number], ChangeRow>('SELECT * FROM output_changes WHERE id > ? ORDER BY id LIMIT ?');
+  const moveCursor = db.prepare<[number, string], never>('UPDATE output_cursors SET change_id = ? WHERE output = ?');
+  const pruneChanges = db.prepare<[number], never>('DELETE FROM output_changes WHERE created_at < ?');
+
+  const startCursors = db.transaction((outputs: readonly string[]) => outputs.forEach((output) => startCursor.run(output)));
+  const expand = db.transaction((outputs: readonly string[], messageOf: MessageOf) => {
+    const cursors = new Map(
+      outputs.flatMap((output) => {
+        const row = cursorOf.get(output);
+        return row ? [[output, row.change_id] as const] : [];
+      }),
+    );
+    if (cursors.size === 0) return { added: new Set<string>(), more: false };
+    const rows = changesAfter.all(Math.min(...cursors.values()), EXPAND_BATCH);
+    const expansion = expansionOf(rows.map(changeOf), cursors, messageOf);
+    const added = new Set(insertAll(expansion.messages).map((message) => message.output));
+    for (const [output, changeId] of expansion.cursors) moveCursor.run(changeId, output);
+    return { added, more: rows.length === EXPAND_BATCH };
+  });
+  return {
+    record: async (change: NewOutputChange): Promise<void> => {
+      addChange.run(change.event, change.dbid, change.payload, change.createdAt);
+    },
+    startCursors: async (outputs: readonly string[]): Promise<void> => {
+      startCursors(outputs);
+    },
+    expand: async (outputs: readonly string[], messageOf: MessageOf) => expand(outputs, messageOf),
+    pruneChanges: (before: number): void => {
+      pruneChanges.run(before);
     },
   };
 }

@@ -138,6 +138,30 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     `,
   },
+  {
+    version: 4,
+    name: 'output changes',
+    sql: `
+      -- A record event is one row, whatever the number of outputs: the write a submission waits
+      -- for. Each output's cursor moves the changes after it into its queue (docs/outputs.md
+      -- "Delivery"); instances take turns with an advisory lock.
+      CREATE TABLE output_changes (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        event text NOT NULL CHECK (event IN ('changed', 'settled', 'deleted', 'restored')),
+        dbid bigint NOT NULL,
+        payload text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE output_cursors (
+        output text PRIMARY KEY,
+        change_id bigint NOT NULL
+      );
+      DROP INDEX output_messages_queue;
+      DROP INDEX output_messages_finished;
+      CREATE INDEX output_messages_pending ON output_messages (output, id) WHERE state = 'pending';
+      CREATE INDEX output_messages_finished ON output_messages (output, finished_at) WHERE state <> 'pending';
+    `,
+  },
 ];
 
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {

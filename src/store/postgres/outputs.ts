@@ -1,13 +1,46 @@
 import type pg from 'pg';
-import { headWait, messageOf, stateAfter, type MessageRow, type NewOutputMessage, type OutputStore } from '../outputs';
+import {
+  changeOf,
+  EXPAND_BATCH,
+  expansionOf,
+  headWait,
+  messageOf,
+  stateAfter,
+  type ChangeRow,
+  type MessageOf,
+  type MessageRow,
+  type NewOutputMessage,
+  type OutputStore,
+} from '../outputs';
+import { inTransaction } from './connection';
 
 // The outputs' delivery log on PostgreSQL (docs/outputs.md "Delivery"; SQLite in store/outputs.ts).
 // Instances race for the head of an output's queue with one conditional UPDATE: exactly one
-// wins the claim, the others see no row and wait.
+// wins the claim, the others see no row and wait. They move changes into queues in turns (an
+// advisory lock), so each output's messages keep the order of its changes.
+
+/** Held by expand() alone, and shared by every record() (the other svc locks are 0x5356_43xx too). */
+const EXPAND_LOCK = 0x5356_4303;
 
 export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
   return {
-    enqueue: (messages) => enqueueMessages(pool, messages),
+    async record(change) {
+      // Under the lock's shared side: an id is taken and committed while expand() cannot read, so
+      // it never moves a cursor past a change still being written (ids commit out of order).
+      await pool.query(
+        `INSERT INTO output_changes (event, dbid, payload, created_at)
+         SELECT $1, $2, $3, $4 FROM (SELECT pg_advisory_xact_lock_shared($5)) AS locked`,
+        [change.event, change.dbid, change.payload, change.createdAt, EXPAND_LOCK],
+      );
+    },
+    async startCursors(outputs) {
+      await pool.query(
+        `INSERT INTO output_cursors (output, change_id)
+         SELECT o, (SELECT coalesce(max(id), 0) FROM output_changes) FROM unnest($1::text[]) AS o ON CONFLICT (output) DO NOTHING`,
+        [outputs],
+      );
+    },
+    expand: (outputs, messageOf) => inTransaction(pool, (client) => expandChanges(client, outputs, messageOf)),
     async claim(output, options) {
       if (options.latestOnly) {
         // The newest takes over the output's wait and attempt count (a rate limit holds the
@@ -88,21 +121,44 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
       };
     },
     async prune(before) {
+      await pool.query('DELETE FROM output_changes WHERE created_at < $1', [before]);
       const result = await pool.query("DELETE FROM output_messages WHERE state <> 'pending' AND finished_at < $1", [before]);
       return result.rowCount ?? 0;
     },
   };
 }
 
-/** One statement for every output of a change; RETURNING names the rows that were new. */
-async function enqueueMessages(pool: pg.Pool, messages: readonly NewOutputMessage[]): Promise<boolean[]> {
-  if (messages.length === 0) return [];
-  const result = await pool.query<{ output: string; dbid: string; kind: string }>(
+async function expandChanges(client: pg.PoolClient, outputs: readonly string[], messageOf: MessageOf): Promise<{ added: Set<string>; more: boolean }> {
+  await client.query('SELECT pg_advisory_xact_lock($1)', [EXPAND_LOCK]);
+  const cursorRows = await client.query<{ output: string; change_id: string }>('SELECT output, change_id FROM output_cursors WHERE output = ANY($1::text[])', [
+    outputs,
+  ]);
+  const cursors = new Map(cursorRows.rows.map((row) => [row.output, Number(row.change_id)]));
+  if (cursors.size === 0) return { added: new Set(), more: false };
+  const changes = await client.query<ChangeRow>('SELECT * FROM output_changes WHERE id > $1 ORDER BY id LIMIT $2', [
+    Math.min(...cursors.values()),
+    EXPAND_BATCH,
+  ]);
+  const expansion = expansionOf(changes.rows.map(changeOf), cursors, messageOf);
+  const added = await insertMessages(client, expansion.messages);
+  if (expansion.cursors.size > 0) {
+    await client.query(
+      'UPDATE output_cursors c SET change_id = m.change_id FROM unnest($1::text[], $2::bigint[]) AS m (output, change_id) WHERE c.output = m.output',
+      [[...expansion.cursors.keys()], [...expansion.cursors.values()]],
+    );
+  }
+  return { added, more: changes.rows.length === EXPAND_BATCH };
+}
+
+/** One statement for all the messages; answers the outputs that got a new one. */
+async function insertMessages(client: pg.PoolClient, messages: readonly NewOutputMessage[]): Promise<Set<string>> {
+  if (messages.length === 0) return new Set();
+  const result = await client.query<{ output: string }>(
     `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at)
      SELECT output, dbid, kind, message_id, payload, created_at, created_at
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS m (output, dbid, kind, message_id, payload, created_at)
      ON CONFLICT (output, dbid, kind) DO NOTHING
-     RETURNING output, dbid, kind`,
+     RETURNING output`,
     [
       messages.map((message) => message.output),
       messages.map((message) => message.dbid),
@@ -112,6 +168,5 @@ async function enqueueMessages(pool: pg.Pool, messages: readonly NewOutputMessag
       messages.map((message) => message.createdAt),
     ],
   );
-  const added = new Set(result.rows.map((row) => `${row.output} ${row.dbid} ${row.kind}`));
-  return messages.map((message) => added.has(`${message.output} ${message.dbid} ${message.kind}`));
+  return new Set(result.rows.map((row) => row.output));
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { openDatabase } from '../../../src/store/database';
 import { ImageRejected } from '../../../src/store/images';
 import { openStore } from '../../../src/store/open-store';
-import type { NewOutputMessage } from '../../../src/store/outputs';
+import { EXPAND_BATCH, type MessageOf, type NewOutputChange, type OutputEvent } from '../../../src/store/outputs';
 import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations';
 import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
@@ -256,25 +256,31 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
   });
 
   describe('output deliveries', () => {
-    const message = (dbid: number, overrides: Partial<NewOutputMessage> = {}): NewOutputMessage => ({
-      output: 'hook',
-      dbid,
-      kind: 'track.changed',
-      messageId: `msg_${dbid}_${overrides.kind ?? 'c'}`,
-      payload: JSON.stringify({ dbid }),
-      createdAt: clock,
-      ...overrides,
+    // Test outputs take every event; a change's message id names its output, record and event.
+    const messageOf: MessageOf = (change, output) => ({
+      output,
+      dbid: change.dbid,
+      kind: change.event === 'deleted' ? 'track.deleted' : 'track.changed',
+      messageId: `msg_${output}_${change.dbid}_${change.event}`,
+      payload: change.payload,
+      createdAt: change.createdAt,
     });
+    const change = (dbid: number, event: OutputEvent = 'changed'): NewOutputChange => ({ event, dbid, payload: JSON.stringify({ dbid }), createdAt: clock });
+    /** Records the changes, then moves them into the queues of `outputs` (as the dispatcher does after the answer). */
+    const queue = async (changes: NewOutputChange[], outputs = ['hook']) => {
+      for (const one of changes) await opened().outputs.record(one);
+      return opened().outputs.expand(outputs, messageOf);
+    };
     const claimOptions = (owner: string, latestOnly = false) => ({ owner, now: clock, leaseMs: 30_000, latestOnly });
-
-    it('When one change is enqueued twice (two instances), then it is stored once; messages are claimed oldest first, by one owner at a time', async () => {
+    it('When one change is recorded twice (two instances), then it is queued once; messages are claimed oldest first, by one owner at a time', async () => {
       await open();
       const outputs = opened().outputs;
-      expect(await outputs.enqueue([message(1)])).toEqual([true]);
-      // One write for several messages: each says whether it was new.
-      expect(await outputs.enqueue([message(1, { messageId: 'msg_other' }), message(1, { kind: 'track.deleted' }), message(2)])).toEqual([false, true, true]);
+      await outputs.startCursors(['hook', 'other']);
+      expect(await queue([change(1)])).toEqual({ added: new Set(['hook']), more: false });
+      // One change row for every output; each output's message is added once.
+      expect(await queue([change(1), change(1, 'deleted'), change(2)])).toEqual({ added: new Set(['hook']), more: false });
       const first = await outputs.claim('hook', claimOptions('a'));
-      expect(first).toMatchObject({ message: { dbid: 1, kind: 'track.changed', messageId: 'msg_1_c', payload: '{"dbid":1}', attempts: 0 } });
+      expect(first).toMatchObject({ message: { dbid: 1, kind: 'track.changed', messageId: 'msg_hook_1_changed', payload: '{"dbid":1}', attempts: 0 } });
       // The head is claimed: nobody else may take it, nor anything behind it (order per output).
       expect(await outputs.claim('hook', claimOptions('b'))).toEqual({ waitMs: 30_000 });
       expect(await outputs.claim('other', claimOptions('b'))).toBeNull();
@@ -290,7 +296,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       });
       clock += 1000;
       const again = await outputs.claim('hook', claimOptions('b'));
-      expect(again).toMatchObject({ message: { id, messageId: 'msg_1_c', attempts: 1 } });
+      expect(again).toMatchObject({ message: { id, messageId: 'msg_hook_1_changed', attempts: 1 } });
       await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'delivered', status: 200, receipt: 'r1' });
       expect(await outputs.health('hook')).toMatchObject({ pending: 2, retrying: false, lastSuccess: { at: clock, dbid: 1 } });
       const rows = await harness.backend().rows('SELECT outcome, status FROM output_attempts ORDER BY id');
@@ -302,7 +308,8 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
 
     it('When an owner dies holding a claim, then the message is claimed again once its lease ran out', async () => {
       await open();
-      await opened().outputs.enqueue([message(1)]);
+      await opened().outputs.startCursors(['hook']);
+      await queue([change(1)]);
       expect(await opened().outputs.claim('hook', claimOptions('dead'))).toHaveProperty('message');
       clock += 30_001;
       expect(await opened().outputs.claim('hook', claimOptions('alive'))).toMatchObject({ message: { dbid: 1 } });
@@ -311,12 +318,13 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     it('When only the newest counts (latestOnly), then older pending messages are superseded and the newest keeps the output waiting as long as they did', async () => {
       await open();
       const outputs = opened().outputs;
-      await outputs.enqueue([message(1)]);
+      await outputs.startCursors(['hook']);
+      await queue([change(1)]);
       const first = await outputs.claim('hook', claimOptions('a', true));
       const id = first && 'message' in first ? first.message.id : 0;
       await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'retry', status: 429, error: 'HTTP 429', nextAttemptAt: clock + 2000 });
-      await outputs.enqueue([message(2)]);
-      await outputs.enqueue([message(3)]);
+      await queue([change(2)]);
+      await queue([change(3)]);
       expect(await outputs.claim('hook', claimOptions('a', true))).toEqual({ waitMs: 2000 });
       expect(await outputs.health('hook')).toMatchObject({ pending: 1, retrying: true });
       clock += 2000;
@@ -326,7 +334,8 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     it('When a message fails for good, then the output reads failing until one is delivered; finished messages are pruned', async () => {
       await open();
       const outputs = opened().outputs;
-      await outputs.enqueue([message(1)]);
+      await outputs.startCursors(['hook']);
+      await queue([change(1)]);
       const first = await outputs.claim('hook', claimOptions('a'));
       await outputs.finish(first && 'message' in first ? first.message.id : 0, { at: clock, durationMs: 1, outcome: 'failed', status: 400, error: 'HTTP 400' });
       expect(await outputs.health('hook')).toMatchObject({ pending: 0, lastFinishedFailed: true, lastError: { message: 'HTTP 400' } });
@@ -334,6 +343,44 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       clock += 10;
       expect(await outputs.prune(clock)).toBe(1);
       expect(await outputs.health('hook')).toMatchObject({ pending: 0, lastFinishedFailed: false, lastError: null });
+    });
+
+    it('When an output is added, then it starts after the newest change; a change recorded but not yet queued (kill -9) is queued by the next expand', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['hook']);
+      await queue([change(1)]);
+      await outputs.record(change(2));
+      // A new output gets no history; starting it again moves nothing back.
+      await outputs.startCursors(['hook', 'late']);
+      await outputs.record(change(3));
+      await outputs.startCursors(['hook', 'late']);
+      expect(await outputs.expand(['hook', 'late'], messageOf)).toEqual({ added: new Set(['hook', 'late']), more: false });
+      const queued = await harness.backend().rows('SELECT output, dbid FROM output_messages ORDER BY id');
+      expect(queued.map((row) => `${String(row.output)} ${Number(row.dbid)}`)).toEqual(['hook 1', 'hook 2', 'hook 3', 'late 3']);
+      expect(await outputs.expand(['hook', 'late'], messageOf)).toEqual({ added: new Set(), more: false });
+    });
+
+    it('When many changes wait, then they are queued in batches, in the order they were recorded, each once, even with records and expands at once', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['hook']);
+      for (let dbid = 1; dbid <= EXPAND_BATCH + 1; dbid++) await outputs.record(change(dbid));
+      expect(await outputs.expand(['hook'], messageOf)).toEqual({ added: new Set(['hook']), more: true });
+      expect(await outputs.expand(['hook'], messageOf)).toEqual({ added: new Set(['hook']), more: false });
+      // Writers and expanders interleaved (several instances, or one with a pool of connections).
+      const first = EXPAND_BATCH + 2;
+      await Promise.all(
+        Array.from({ length: 40 }, async (_, index) => {
+          await outputs.record(change(first + index));
+          await outputs.expand(['hook'], messageOf);
+        }),
+      );
+      await outputs.expand(['hook'], messageOf);
+      const dbids = (await harness.backend().rows('SELECT dbid FROM output_messages ORDER BY id')).map((row) => Number(row.dbid));
+      const recorded = (await harness.backend().rows('SELECT dbid FROM output_changes ORDER BY id')).map((row) => Number(row.dbid));
+      expect(dbids).toEqual(recorded);
+      expect(new Set(dbids).size).toBe(EXPAND_BATCH + 41);
     });
   });
 
@@ -429,7 +476,7 @@ describeWithPostgres('store contract: PostgreSQL', () => {
         const tables = await database.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'tracks'");
         if (Number(tables[0]?.n) === 0) return;
         await database.query(
-          'TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots, output_messages, output_attempts CASCADE',
+          'TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots, output_messages, output_attempts, output_changes, output_cursors CASCADE',
         );
       },
     }),
