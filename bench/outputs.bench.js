@@ -10,15 +10,19 @@
 //   c) the same with submissions back to back (no goal): a flood of track changes, where the
 //      deliveries of one share the CPU with the next submissions. It shows the delivery cost.
 // The receivers run in their own process on the load CPU (bench/lib/webhook-receivers.js): in
-// this one they would delay the reading of the very answers it times. Times are on the shared
-// clock (performance.timeOrigin + now). Every request and delivery stays on loopback.
+// this one they would delay the reading of the very answers it times. This process, the client
+// that times the answers, is pinned to the load CPU too, as every load generator is
+// (bench/lib/processes.js): left to float, it was often woken on the server's CPU, where it
+// waited behind svc's own work after the answer, and the row measured where the scheduler put
+// it (1.1 to 1.3 times apart with the same build). Times are on the shared clock
+// (performance.timeOrigin + now). Every request and delivery stays on loopback.
 
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { startSvc } = require('./lib/svc-process');
-const { CPU, spawnPinned } = require('./lib/processes');
+const { CPU, pinSelf, spawnPinned } = require('./lib/processes');
 const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
 const { median } = require('./lib/stats');
 
@@ -79,6 +83,7 @@ function submit(url, title) {
 }
 
 async function main() {
+  pinSelf(CPU.load);
   const arrivals = new Map();
   const receivers = await startReceivers(arrivals);
   const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-outputs-'));
