@@ -87,8 +87,8 @@ export interface OutputStore {
   startCursors(outputs: readonly string[]): Promise<void>;
   /**
    * Moves up to EXPAND_BATCH changes after each output's cursor into its queue, in one
-   * transaction, one output at a time across instances; a message already queued for that output,
-   * record and kind is not added again. Answers the outputs that got messages, and whether changes
+   * transaction, one instance at a time; a message already queued for that output, record and
+   * kind is not added again. Answers the outputs that got messages, and whether changes
    * are left.
    */
   expand(outputs: readonly string[], messageOf: MessageOf): Promise<{ added: Set<string>; more: boolean }>;
@@ -207,6 +207,8 @@ export function createOutputStore(db: Db): OutputStore {
   const counts = db.prepare<[string], { pending: number; retrying: number }>(
     "SELECT count(*) AS pending, coalesce(max(attempts > 0), 0) AS retrying FROM output_messages WHERE output = ? AND state = 'pending'",
   );
+  // `state <> 'pending'` is the finished index's own condition: SQLite uses a partial index only
+  // when the query states it.
   const lastFinished = db.prepare<[string], { state: string }>(
     "SELECT state FROM output_messages WHERE output = ? AND state IN ('delivered', 'failed') AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
   );

@@ -73,6 +73,41 @@ describe('a pending delivery and kill -9', () => {
     expect(receiver.received).toHaveLength(1);
     expect(readMessage()).toMatchObject({ state: 'delivered' });
   });
+
+  it('When svc was killed after writing a change and before queueing it, then the next start queues it and the message arrives', async () => {
+    receiver = await startReceiver();
+    const db = path.join(temp.dir, 'svc.db');
+    fs.writeFileSync(
+      path.join(temp.dir, '.svcrc.json'),
+      JSON.stringify({ outputs: [{ name: 'hook', type: 'webhook', url: `${receiver.url}/in`, secret: SIGNING }] }),
+    );
+    instance = await startServeProcess(['--port', '0', '--db', db, '--offline'], {}, temp.dir);
+    const dbid = Number(asObject((await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: 'Before' })).json).dbid);
+    await receiver.waitFor(1, 15_000);
+    // Killed once that delivery is recorded: a claim left open would hold the queue for its lease.
+    const pending = () => {
+      const sqlite = new Database(db, { readonly: true });
+      try {
+        return (sqlite.prepare("SELECT count(*) AS n FROM output_messages WHERE state = 'pending'").get() as { n: number }).n;
+      } finally {
+        sqlite.close();
+      }
+    };
+    const deadline = Date.now() + 5000;
+    while (pending() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await killed(instance);
+    instance = undefined;
+    // What a kill -9 between the answer and the move into the queues leaves: the change row alone.
+    const sqlite = new Database(db);
+    sqlite
+      .prepare("INSERT INTO output_changes (event, dbid, payload, created_at) VALUES ('settled', ?, ?, ?)")
+      .run(dbid + 1, JSON.stringify({ dbid: dbid + 1, artist: 'A', title: 'Acknowledged' }), Date.now());
+    sqlite.close();
+
+    instance = await startServeProcess(['--port', '0', '--db', db, '--offline'], {}, temp.dir);
+    const arrived = await receiver.waitFor(2, 15_000);
+    expect(JSON.parse(arrived[1].body.toString('utf8'))).toMatchObject({ type: 'track.changed', data: { dbid: dbid + 1, title: 'Acknowledged' } });
+  });
 });
 
 describeWithPostgres('outputs with two instances on one PostgreSQL database', () => {
@@ -128,5 +163,18 @@ describeWithPostgres('outputs with two instances on one PostgreSQL database', ()
       [dbids[9]],
     );
     expect(Number(rows[0]?.n)).toBe(1);
+  });
+
+  it('When an instance died after writing a change and before queueing it, then a running instance queues it within seconds, once', async () => {
+    const before = hooks.received.length;
+    // The row a killed instance leaves; both running instances look for such changes every second.
+    await database.query("INSERT INTO output_changes (event, dbid, payload, created_at) VALUES ('settled', 1000, $1, $2)", [
+      JSON.stringify({ dbid: 1000, artist: 'A', title: 'Orphan' }),
+      Date.now(),
+    ]);
+    const arrived = await hooks.waitFor(before + 1, 10_000);
+    expect(JSON.parse(arrived[before].body.toString('utf8'))).toMatchObject({ data: { dbid: 1000, title: 'Orphan' } });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(hooks.received).toHaveLength(before + 1);
   });
 });
