@@ -11,7 +11,7 @@ import type { Db } from './database';
 export type OutputMessageKind = 'track.changed' | 'track.settled' | 'track.deleted';
 export type OutputMessageState = 'pending' | 'delivered' | 'failed' | 'superseded';
 
-/** The record events outputs are told of (see Output['feeds']). */
+/** The record events outputs are told of: the keys of `feeds` in src/outputs/output.ts. */
 export type OutputEvent = 'changed' | 'settled' | 'deleted' | 'restored';
 
 export interface NewOutputChange {
