@@ -3,12 +3,12 @@ import type { MqttClient } from 'mqtt';
 import { keyOfCoverUrl } from '../domain/image';
 import { fieldText } from '../domain/track';
 import type { Logger } from '../log';
-import { sleep } from '../signals';
+import { withDeadline } from '../signals';
 import type { ImageStore } from '../store/images';
 import { redactedTarget, trackDataOf, type Output } from './output';
 
-// `mqtt` (docs/outputs.md "mqtt (and Home Assistant)"): the current track as retained JSON on `<topic>/now_playing`
-// (QoS 1), at once on a change and again once enrichment ended; `online`/`offline` on
+// `mqtt` (docs/outputs.md "mqtt (and Home Assistant)"): the current track as retained JSON on
+// `<topic>/now_playing` (QoS 1), at once on a change and again once enrichment ended; `online`/`offline` on
 // `<topic>/status` (the last will, so a dead svc reads offline); and, with `homeAssistant`,
 // Home Assistant MQTT discovery configs: a sensor with the title and an image entity fed the
 // cover's bytes on `<topic>/cover` (Home Assistant's MQTT image: `image_topic`).
@@ -76,14 +76,19 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
         // An empty retained message clears the previous track's cover.
         publishes.push(client.publishAsync(`${topic}/cover`, cover?.bytes ?? Buffer.alloc(0), { qos: 1, retain: true }));
       }
-      const outcome = await Promise.race([
-        Promise.all(publishes).then(() => 'published' as const),
-        // Out of time, or the delivery is cut short: either way no PUBACK came.
-        sleep(PUBLISH_TIMEOUT_MS, signal).then(
-          () => 'timeout' as const,
-          () => 'timeout' as const,
-        ),
-      ]).catch(() => 'refused' as const);
+      // Out of time, or the delivery cut short: either way no PUBACK came. The timer goes with the answer.
+      const outcome = await withDeadline(
+        PUBLISH_TIMEOUT_MS,
+        [signal],
+        (deadline) =>
+          new Promise<'published' | 'timeout' | 'refused'>((resolve) => {
+            deadline.addEventListener('abort', () => resolve('timeout'), { once: true });
+            Promise.all(publishes).then(
+              () => resolve('published'),
+              () => resolve('refused'),
+            );
+          }),
+      );
       if (outcome === 'published') return { outcome: 'delivered' };
       return { outcome: 'retry', error: outcome === 'timeout' ? 'no PUBACK within 10 s' : 'publish refused by the broker' };
     },
