@@ -130,10 +130,10 @@ export class OutputDispatcher {
     return this.workers.has(name);
   }
 
-  /** Sends `record` to one output now, outside its queue (`svc outputs test`); undefined: no such output. */
-  async test(name: string, record: TrackRecord): Promise<TestResult | undefined> {
+  /** Sends `record` to one output now, outside its queue (`svc outputs test`); `name` is one has() knows. */
+  async test(name: string, record: TrackRecord): Promise<TestResult> {
     const output = this.workers.get(name)?.output;
-    if (!output) return undefined;
+    if (!output) throw new Error(`no output named ${name}`);
     const createdAt = this.now();
     const message: OutputMessage = {
       id: 0,

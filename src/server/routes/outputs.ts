@@ -6,8 +6,8 @@ import { requestCredential, shortName } from '../../pipeline/parse';
 import type { NowPlaying } from '../../domain/current-track';
 import type { AppContext, AppState } from '../context';
 
-// GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status: `GET /v1/outputs`"): the shared secret
-// when one is set, as for writes: the answer names targets. No secret, token or password is in it.
+// GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status: `GET /v1/outputs`"):
+// the shared secret when one is set, as for writes: the answer names targets. No secret, token or password is in it.
 
 export interface OutputRoutesDeps {
   secret: string;
@@ -32,12 +32,10 @@ export function outputRoutes(deps: OutputRoutesDeps): Router<AppState> {
   router.post('/outputs/:name/test', async (ctx) => {
     check(ctx);
     const name = ctx.params.name ?? '';
-    const unknown = new AppError('NOT_FOUND', `No output named '${shortName(name)}'`);
-    if (!deps.outputs.has(name)) throw unknown;
+    if (!deps.outputs.has(name)) throw new AppError('NOT_FOUND', `No output named '${shortName(name)}'`);
     const current = deps.nowPlaying.current();
     if (!current) throw new AppError('NOT_FOUND', 'No current track to send');
     const result = await deps.outputs.test(name, current);
-    if (!result) throw unknown;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = result;
   });
