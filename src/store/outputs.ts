@@ -175,10 +175,6 @@ export function stateAfter(result: AttemptResult): OutputMessageState {
 }
 
 export function createOutputStore(db: Db): OutputStore {
-  const insert = db.prepare<[string, number, string, string, string, number, number], never>(
-    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (output, dbid, kind) DO NOTHING`,
-  );
   const supersede = db.prepare<[number, string, number, string], never>(
     `UPDATE output_messages SET state = 'superseded', finished_at = ?
      WHERE output = ? AND state = 'pending' AND coalesce(claimed_until, 0) < ?
@@ -233,11 +229,7 @@ export function createOutputStore(db: Db): OutputStore {
     if (take.run(options.owner, options.now + options.leaseMs, row.id as number, options.now).changes === 0) return { waitMs: 0 };
     return { message: messageOf(row) };
   });
-  const insertAll = (messages: readonly NewOutputMessage[]) =>
-    messages.filter(
-      ({ output, dbid, kind, messageId, payload, createdAt }) => insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0,
-    );
-  const changeLog = createChangeLog(db, insertAll);
+  const changeLog = createChangeLog(db);
   const finish = db.transaction((id: number, result: AttemptResult) => {
     addAttempt.run(id, result.at, result.durationMs, result.outcome, result.status ?? null, result.error ?? null);
     const done = result.outcome !== 'retry';
@@ -274,7 +266,11 @@ export function createOutputStore(db: Db): OutputStore {
 }
 
 /** The change rows and the cursors that move them into the queues (SQLite is one writer: a transaction is the lock). */
-function createChangeLog(db: Db, insertAll: (messages: readonly NewOutputMessage[]) => NewOutputMessage[]) {
+function createChangeLog(db: Db) {
+  const insert = db.prepare<[string, number, string, string, string, number, number], never>(
+    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (output, dbid, kind) DO NOTHING`,
+  );
   const addChange = db.prepare<[string, number, string, number], never>('INSERT INTO output_changes (event, dbid, payload, created_at) VALUES (?, ?, ?, ?)');
   const startCursor = db.prepare<[string], never>(
     'INSERT OR IGNORE INTO output_cursors (output, change_id) SELECT ?, coalesce(max(id), 0) FROM output_changes',
@@ -295,7 +291,11 @@ function createChangeLog(db: Db, insertAll: (messages: readonly NewOutputMessage
     if (cursors.size === 0) return { added: new Set<string>(), more: false };
     const rows = changesAfter.all(Math.min(...cursors.values()), EXPAND_BATCH);
     const expansion = expansionOf(rows.map(changeOf), cursors, messageOf);
-    const added = new Set(insertAll(expansion.messages).map((message) => message.output));
+    const added = new Set(
+      expansion.messages
+        .filter(({ output, dbid, kind, messageId, payload, createdAt }) => insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0)
+        .map((message) => message.output),
+    );
     for (const [output, changeId] of expansion.cursors) moveCursor.run(changeId, output);
     return { added, more: rows.length === EXPAND_BATCH };
   });
