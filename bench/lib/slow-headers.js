@@ -7,9 +7,10 @@
 // connection attempt has settled (n connected), then holds them until SIGTERM. Loopback only.
 
 const { slowloris, loopbackAddresses } = require('./attacks');
+const { assertLoopbackUrl } = require('./loopback');
 
 const [base, connectionsText, addressesText] = process.argv.slice(2);
-if (!/^(127\.\d+\.\d+\.\d+|\[::1\])$/.test(new URL(base).hostname)) throw new Error(`loopback only, got ${base}`);
+assertLoopbackUrl(base);
 const attack = slowloris(base, Number(connectionsText), { localAddresses: loopbackAddresses(Number(addressesText)), intervalMs: 60_000 });
 
 let connected = 0;
