@@ -20,6 +20,16 @@ async function freePortThenDown(): Promise<number> {
   return probe.port;
 }
 
+/** One row of a query on the SQLite file of a stopped or running svc, read-only. */
+function readRow<T>(file: string, sql: string, ...params: unknown[]): T | undefined {
+  const sqlite = new Database(file, { readonly: true });
+  try {
+    return sqlite.prepare(sql).get(...params) as T | undefined;
+  } finally {
+    sqlite.close();
+  }
+}
+
 const killed = async (instance: ServeProcess) => {
   instance.child.kill('SIGKILL');
   await instance.exited;
@@ -47,15 +57,8 @@ describe('a pending delivery and kill -9', () => {
     );
     instance = await startServeProcess(['--port', '0', '--db', db, '--offline'], {}, temp.dir);
     const dbid = Number(asObject((await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: 'Survivor' })).json).dbid);
-    const readMessage = () => {
-      const sqlite = new Database(db, { readonly: true });
-      try {
-        return sqlite.prepare('SELECT message_id, state, attempts FROM output_messages WHERE dbid = ?').get(dbid) as
-          { message_id: string; state: string; attempts: number } | undefined;
-      } finally {
-        sqlite.close();
-      }
-    };
+    const readMessage = () =>
+      readRow<{ message_id: string; state: string; attempts: number }>(db, 'SELECT message_id, state, attempts FROM output_messages WHERE dbid = ?', dbid);
     const deadline = Date.now() + 15_000;
     while ((readMessage()?.attempts ?? 0) < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const before = readMessage();
@@ -85,14 +88,7 @@ describe('a pending delivery and kill -9', () => {
     const dbid = Number(asObject((await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: 'Before' })).json).dbid);
     await receiver.waitFor(1, 15_000);
     // Killed once that delivery is recorded: a claim left open would hold the queue for its lease.
-    const pending = () => {
-      const sqlite = new Database(db, { readonly: true });
-      try {
-        return (sqlite.prepare("SELECT count(*) AS n FROM output_messages WHERE state = 'pending'").get() as { n: number }).n;
-      } finally {
-        sqlite.close();
-      }
-    };
+    const pending = () => readRow<{ n: number }>(db, "SELECT count(*) AS n FROM output_messages WHERE state = 'pending'")?.n ?? 0;
     const deadline = Date.now() + 5000;
     while (pending() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await killed(instance);
