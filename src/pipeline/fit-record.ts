@@ -7,8 +7,8 @@ import { AppError } from '../errors';
 
 /**
  * The record cut to at most `maxBytes` of JSON, one warning per cut field (in the
- * `Field '<field>' truncated from ...` style of docs/limits-and-load.md "Records"). Throws 413 when even its field names and numbers,
- * with every text value gone, are over the limit.
+ * `Field '<field>' truncated from ...` style of docs/limits-and-load.md "Records"). Throws 413
+ * when even its field names and numbers, with every text value gone, are over the limit.
  */
 export function fitRecord(fields: TrackFields, maxBytes: number, warnings: string[], uncut: ReadonlySet<string> = NOTHING): TrackFields {
   const total = jsonBytes(fields);

@@ -11,7 +11,10 @@ import type { QueueBudget } from './queue-budget';
 
 const REPLY_CHUNK_BYTES = 64 * 1024;
 
-/** A reader that takes nothing of a chunk (or of a budgeted reply) for this long is dropped, like a WebSocket peer that stops answering pings. */
+/**
+ * A reader that takes nothing of a chunk (or of a budgeted reply) for this long is dropped, like a
+ * WebSocket peer that stops answering pings.
+ */
 export const STALLED_READER_MS = 60_000;
 
 export interface Lease {
