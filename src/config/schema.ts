@@ -1,4 +1,4 @@
-import { array, boolean, number, object, string, type InferType } from 'yup';
+import { array, boolean, mixed, number, object, string, type InferType } from 'yup';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
@@ -32,6 +32,12 @@ const OUTPUT_TYPE_KEYS = {
   icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
   shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
   mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant'] },
+  url: { required: ['url'], optional: ['method', 'headers', 'body'] },
+  listenbrainz: { required: ['token'], optional: ['url'] },
+  lastfm: { required: ['apiKey', 'apiSecret', 'sessionKey'], optional: ['url'] },
+  obs: { required: ['url', 'input'], optional: ['password', 'format', 'imageInput', 'imagePath'] },
+  rds: { required: ['url'], optional: ['format', 'ps', 'rtPlus'] },
+  dls: { required: ['path'], optional: ['format'] },
 } as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
 export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
 const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds'];
@@ -43,7 +49,7 @@ const outputSchema = object({
   type: string<OutputType>()
     .required('${path} is required')
     .oneOf(Object.keys(OUTPUT_TYPE_KEYS) as OutputType[], '${path} must be one of: ${values}'),
-  url: string().matches(/^(https?|mqtts?):\/\/\S+$/, '${path} must be an http(s) or mqtt(s) URL'),
+  url: string().matches(/^(https?|mqtts?|wss?|tcp):\/\/\S+$/, '${path} must be an http(s), mqtt(s), ws(s) or tcp URL'),
   secret: string().matches(/^whsec_[A-Za-z0-9+/=]{16,}$/, '${path} must be a Standard Webhooks secret: whsec_ and base64'),
   user: string().min(1),
   password: string().min(1),
@@ -54,6 +60,23 @@ const outputSchema = object({
     .test('template', '${path} must be a template such as "{{artist}} - {{title}}"', (value) => value === undefined || isTemplate(value)),
   topic: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
   homeAssistant: boolean(),
+  method: string<'GET' | 'POST'>().oneOf(['GET', 'POST'], '${path} must be GET or POST'),
+  headers: mixed<Record<string, string>>((value): value is Record<string, string> => isHeaderMap(value)).typeError(
+    '${path} must map header names to text values',
+  ),
+  body: string().test('template', '${path} must be a template such as "artist={{artist}}&title={{title}}"', (value) => value === undefined || isTemplate(value)),
+  token: string().min(1),
+  apiKey: string().min(1),
+  apiSecret: string().min(1),
+  sessionKey: string().min(1),
+  input: string().min(1),
+  imageInput: string().min(1),
+  ps: string()
+    .min(1)
+    .test('template', '${path} must be a template such as "{{title}}"', (value) => value === undefined || isTemplate(value)),
+  rtPlus: boolean(),
+  path: string().min(1),
+  imagePath: string().min(1),
   retryForSeconds: positiveSeconds(),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
   const spec = OUTPUT_TYPE_KEYS[value.type];
@@ -64,10 +87,32 @@ const outputSchema = object({
   if (stray) return this.createError({ message: `${this.path}: a ${value.type} output has no key "${stray}"` });
   const missing = spec.required.find((key) => !present.includes(key));
   if (missing) return this.createError({ message: `${this.path}: a ${value.type} output needs "${missing}"` });
-  const url = value.url ?? '';
-  if ((value.type === 'mqtt') !== /^mqtts?:/.test(url)) return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
+  if (value.url !== undefined && !OUTPUT_URL_SCHEMES[value.type].test(value.url)) {
+    return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
+  }
   return true;
 });
+
+/** The URL schemes each output type talks (docs/outputs.md "Configuration"). */
+const OUTPUT_URL_SCHEMES: Record<OutputType, RegExp> = {
+  webhook: /^https?:/,
+  discord: /^https?:/,
+  icecast: /^https?:/,
+  shoutcast: /^https?:/,
+  mqtt: /^mqtts?:/,
+  url: /^https?:/,
+  listenbrainz: /^https?:/,
+  lastfm: /^https?:/,
+  obs: /^wss?:/,
+  rds: /^tcp:/,
+  dls: /^$/,
+};
+
+/** `headers`: names as HTTP allows them, values on one line. */
+function isHeaderMap(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([name, text]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) && typeof text === 'string' && !/[\r\n]/.test(text));
+}
 
 function isTemplate(source: string): boolean {
   try {

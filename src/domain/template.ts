@@ -51,6 +51,37 @@ export function compileTemplate(source: string): Template {
   return (track) => parts.map((part) => ('text' in part ? part.text : renderField(track, part.field))).join('');
 }
 
+/**
+ * Compiles a template whose field values go through `encode` (the url output's
+ * encodeURIComponent); the template's own text is kept as written.
+ */
+export function compileEncodedTemplate(source: string, encode: (value: string) => string): Template {
+  const parts = parseTemplate(source);
+  return (track) => parts.map((part) => ('text' in part ? part.text : encode(renderField(track, part.field)))).join('');
+}
+
+/** Where one field's value landed in a rendered template, in code points. */
+export interface FieldSpan {
+  field: string;
+  start: number;
+  length: number;
+}
+
+/** Renders parsed template parts and tells where each non-empty field value landed (DL Plus and RT+ tags). */
+export function renderWithSpans(parts: readonly TemplatePart[], track: TrackObject): { text: string; spans: FieldSpan[] } {
+  let text = '';
+  let length = 0;
+  const spans: FieldSpan[] = [];
+  for (const part of parts) {
+    const value = 'text' in part ? part.text : renderField(track, part.field);
+    const size = [...value].length;
+    if ('field' in part && size > 0) spans.push({ field: part.field, start: length, length: size });
+    text += value;
+    length += size;
+  }
+  return { text, spans };
+}
+
 /** The field names a template uses, in order (a field used twice is listed once). */
 function templateFields(source: string): string[] {
   return [...new Set(parseTemplate(source).flatMap((part) => ('field' in part ? [part.field] : [])))];

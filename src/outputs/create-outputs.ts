@@ -2,21 +2,35 @@ import type { FrozenConfig } from '../config/schema';
 import type { Logger } from '../log';
 import type { ImageStore } from '../store/images';
 import { createDiscordOutput } from './discord';
+import { createDlsOutput } from './dls';
 import { createIcecastOutput } from './icecast';
+import { createLastFmOutput } from './lastfm';
+import { createListenBrainzOutput } from './listenbrainz';
 import { createMqttOutput } from './mqtt';
+import { createObsOutput } from './obs';
 import type { Output } from './output';
+import { createRdsOutput } from './rds';
+import type { RecordLookup } from './scrobbler';
 import { createShoutcastOutput } from './shoutcast';
+import { createUrlOutput } from './url';
 import { createWebhookOutput } from './webhook';
 
 // The configured `outputs` list as Output objects, one file per type (docs/outputs.md).
 
 type OutputConfig = FrozenConfig['outputs'][number];
 
-export function createOutputs(configs: readonly OutputConfig[], images: Pick<ImageStore, 'get'>, logger: Logger): Output[] {
-  return configs.map((config) => createOutput(config, images, logger));
+export interface OutputDeps {
+  images: Pick<ImageStore, 'get'>;
+  logger: Logger;
+  /** The scrobblers read an ended play again (its `kind`, its listeners). */
+  records?: RecordLookup;
 }
 
-function createOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, logger: Logger): Output {
+export function createOutputs(configs: readonly OutputConfig[], deps: OutputDeps): Output[] {
+  return configs.map((config) => createOutput(config, deps));
+}
+
+function createOutput(config: OutputConfig, { images, logger, records }: OutputDeps): Output {
   // The schema checked that each type has its required keys (config/schema.ts OUTPUT_TYPE_KEYS).
   const url = config.url ?? '';
   const password = config.password ?? '';
@@ -39,6 +53,41 @@ function createOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, log
         images,
         logger,
       );
+    default:
+      return createReachOutput(config, images, logger, records);
+  }
+}
+
+/** The directory, scrobbler, studio and broadcast types (docs/outputs.md). */
+function createReachOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, logger: Logger, records: RecordLookup | undefined): Output {
+  const name = config.name;
+  switch (config.type) {
+    case 'url':
+      return createUrlOutput({ name, url: config.url ?? '', ...optional({ method: config.method, headers: config.headers, body: config.body }) });
+    case 'listenbrainz':
+      return createListenBrainzOutput({ name, token: config.token ?? '', ...optional({ url: config.url }) }, records);
+    case 'lastfm':
+      return createLastFmOutput(
+        { name, apiKey: config.apiKey ?? '', apiSecret: config.apiSecret ?? '', sessionKey: config.sessionKey ?? '', ...optional({ url: config.url }) },
+        records,
+      );
+    case 'obs':
+      return createObsOutput(
+        {
+          name,
+          url: config.url ?? '',
+          input: config.input ?? '',
+          ...optional({ password: config.password, format: config.format, imageInput: config.imageInput, imagePath: config.imagePath }),
+        },
+        images,
+        logger,
+      );
+    case 'rds':
+      return createRdsOutput({ name, url: config.url ?? '', ...optional({ format: config.format, ps: config.ps, rtPlus: config.rtPlus }) });
+    case 'dls':
+      return createDlsOutput({ name, path: config.path ?? '', ...optional({ format: config.format }) });
+    default:
+      throw new Error(`output ${name}: unknown type ${config.type}`);
   }
 }
 

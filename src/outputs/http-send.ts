@@ -15,6 +15,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export interface HttpAnswer {
   delivery: Delivery;
   body: string;
+  /** The answer's headers (a scrobbler reads its rate-limit headers); empty when none came. */
+  headers: http.IncomingHttpHeaders;
 }
 
 export interface HttpRequest {
@@ -37,10 +39,10 @@ export async function sendHttp(url: string, request: HttpRequest, signal: AbortS
     const headers: Record<string, string> = { 'user-agent': `svc/${VERSION}`, ...(contentType ? { 'content-type': contentType } : {}), ...request.headers };
     if (bytes) headers['content-length'] = String(bytes.length);
     const response = await exchange(new URL(url), request.method ?? 'GET', headers, bytes, signal);
-    return { delivery: deliveryOfStatus(response.status, retryAfterMs(response.retryAfter)), body: response.body };
+    return { delivery: deliveryOfStatus(response.status, retryAfterMs(response.retryAfter)), body: response.body, headers: response.headers };
   } catch (error) {
     const status = (error as { status?: unknown }).status;
-    return { delivery: { outcome: 'retry', ...(typeof status === 'number' ? { status } : {}), error: networkError(error, signal) }, body: '' };
+    return { delivery: { outcome: 'retry', ...(typeof status === 'number' ? { status } : {}), error: networkError(error, signal) }, body: '', headers: {} };
   }
 }
 
@@ -56,6 +58,7 @@ interface RawAnswer {
   status: number;
   retryAfter: string | null;
   body: string;
+  headers: http.IncomingHttpHeaders;
 }
 
 /** One request; never follows a redirect. A failure mid-answer carries the status it had. */
@@ -68,7 +71,7 @@ function exchange(url: URL, method: string, headers: Record<string, string>, byt
       const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null;
       const chunks: Buffer[] = [];
       let size = 0;
-      const done = () => resolve({ status, retryAfter, body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8') });
+      const done = () => resolve({ status, retryAfter, body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8'), headers: res.headers });
       res.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         size += chunk.length;

@@ -191,7 +191,14 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   // Subscribed before anything can change the current track; sends from the plain image store.
   const outputs = new OutputDispatcher({
-    outputs: createOutputs(config.outputs, plainImageStore, logger),
+    outputs: createOutputs(config.outputs, {
+      images: plainImageStore,
+      logger,
+      records: async (dbid) => {
+        const record = await tracks.byDbid(dbid);
+        return record ? { dbid: record.dbid, ...record.metadata } : undefined;
+      },
+    }),
     store: store.outputs,
     nowPlaying,
     logger,

@@ -6,9 +6,11 @@ import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 import { colorEnabled } from '../io';
 import { createPainter, jsonLine, type Painter } from '../output';
+import { OUTPUT_BLOCKS, outputBlock } from './output-blocks';
 
 // `svc outputs [--json]`: GET /v1/outputs as a table; `svc outputs test NAME`: POST
-// /v1/outputs/NAME/test, which sends the current track to that output now (docs/outputs.md).
+// /v1/outputs/NAME/test, which sends the current track to that output now; `svc outputs add
+// TYPE`: a commented config block for that type, no server needed (docs/outputs.md).
 
 const EXAMPLES = `
 Examples:
@@ -18,14 +20,15 @@ Examples:
   stream   icecast  retrying  1        2026-11-23T21:00:02Z (dbid 40)  2026-11-23T21:05:09Z connection refused
   $ svc outputs --json
   $ svc outputs test discord
-  discord: delivered (HTTP 200, receipt 1176350000000000000) in 412 ms`;
+  discord: delivered (HTTP 200, receipt 1176350000000000000) in 412 ms
+  $ svc outputs add url >> .svcrc.yaml`;
 
 const COLUMNS = ['NAME', 'TYPE', 'STATE', 'PENDING', 'LAST SUCCESS', 'LAST ERROR'] as const;
 
 export function registerOutputs(program: Command, ctx: CliContext, setResult: SetResult): void {
   const command = program
     .command('outputs')
-    .description('show each output (webhook, discord, icecast, shoutcast, mqtt): state, pending, last success and error');
+    .description('show each output (webhook, discord, icecast, shoutcast, mqtt, url, listenbrainz, lastfm, obs, rds, dls): state, pending, last success and error');
   addClientOptions(command, 10, 'sent')
     .addHelpText('after', EXAMPLES)
     .action((options: ClientOptions) => setResult(runOutputs(options, ctx)));
@@ -34,6 +37,18 @@ export function registerOutputs(program: Command, ctx: CliContext, setResult: Se
   addClientOptions(test, 30, 'sent').action((name: string, options: ClientOptions) =>
     setResult(runTest(name, { ...definedOnly(command.opts<ClientOptions>()), ...definedOnly(options), timeout: options.timeout }, ctx)),
   );
+  command
+    .command('add')
+    .argument('<type>', `the output type: ${Object.keys(OUTPUT_BLOCKS).join(', ')}`)
+    .description('print a commented config block for one output type, to paste into .svcrc.yaml')
+    .action((type: string) => setResult(Promise.resolve(runAdd(type, ctx))));
+}
+
+function runAdd(type: string, ctx: CliContext): number {
+  const block = outputBlock(type);
+  if (block === undefined) throw new CliError(`unknown output type "${oneLine(type)}": one of ${Object.keys(OUTPUT_BLOCKS).join(', ')}`, EXIT.USAGE);
+  ctx.io.out(block.trimEnd());
+  return EXIT.OK;
 }
 
 function definedOnly(options: ClientOptions): ClientOptions {
