@@ -82,6 +82,19 @@ export function renderWithSpans(parts: readonly TemplatePart[], track: TrackObje
   return { text, spans };
 }
 
+/** A separator left at either end by a missing field goes (as for stream titles), spans moved with the text. */
+export function trimSeparators(text: string, spans: readonly FieldSpan[]): { text: string; spans: FieldSpan[] } {
+  const chars = [...text];
+  const head = /^(\s*[-–—|·:]\s*)+|^\s+/u.exec(text)?.[0] ?? '';
+  const tail = /(\s*[-–—|·:]\s*)+$|\s+$/u.exec(text.slice(head.length))?.[0] ?? '';
+  const start = [...head].length;
+  const end = chars.length - [...tail].length;
+  const kept = spans
+    .map((span) => ({ ...span, start: Math.max(span.start, start) - start, length: Math.min(span.start + span.length, end) - Math.max(span.start, start) }))
+    .filter((span) => span.length > 0);
+  return { text: chars.slice(start, end).join(''), spans: kept };
+}
+
 /** The field names a template uses, in order (a field used twice is listed once). */
 function templateFields(source: string): string[] {
   return [...new Set(parseTemplate(source).flatMap((part) => ('field' in part ? [part.field] : [])))];

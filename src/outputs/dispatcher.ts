@@ -34,7 +34,7 @@ export interface OutputStatus {
   type: string;
   target: string;
   state: OutputState;
-  lastSuccess: { at: string; dbid: number } | null;
+  lastSuccess: { at: string; dbid: number; receipt?: string } | null;
   pending: number;
   lastError: { at: string; message: string } | null;
 }
@@ -117,7 +117,13 @@ export class OutputDispatcher {
           type: output.type,
           target: output.target,
           state,
-          lastSuccess: health.lastSuccess ? { at: new Date(health.lastSuccess.at).toISOString(), dbid: health.lastSuccess.dbid } : null,
+          lastSuccess: health.lastSuccess
+            ? {
+                at: new Date(health.lastSuccess.at).toISOString(),
+                dbid: health.lastSuccess.dbid,
+                ...(health.lastSuccess.receipt ? { receipt: health.lastSuccess.receipt } : {}),
+              }
+            : null,
           pending: health.pending,
           lastError: health.lastError ? { at: new Date(health.lastError.at).toISOString(), message: health.lastError.message } : null,
         };

@@ -1,4 +1,4 @@
-import { parseTemplate, renderWithSpans, type TemplatePart, type TrackObject } from '../domain/template';
+import { parseTemplate, renderWithSpans, trimSeparators, type TemplatePart, type TrackObject } from '../domain/template';
 
 // The DLS file ODR-PadEnc reads (docs/outputs.md "dls: DAB+ through ODR-PadEnc"). Pure.
 // A parameter block between `##### parameters { #####` and `##### parameters } #####` with
@@ -26,15 +26,14 @@ export function dlsTemplate(format = '{{artist}} - {{title}}'): readonly Templat
 
 /** The file's whole text for one track (`{}` when nothing is current: no item running). */
 export function dlsFile(template: readonly TemplatePart[], track: TrackObject, state: DlsState): string {
-  const rendered = renderWithSpans(template, track);
-  const chars = [...rendered.text.replace(/\s+/g, ' ')];
-  const leading = chars.length - [...rendered.text.replace(/\s+/g, ' ').trimStart()].length;
-  const text = chars.slice(leading, leading + DLS_LENGTH).join('').trimEnd();
+  const whole = renderWithSpans(template, track);
+  const rendered = trimSeparators(whole.text, whole.spans);
+  const text = [...rendered.text].slice(0, DLS_LENGTH).join('').trimEnd();
   const length = [...text].length;
   const tags = rendered.spans
     .filter((span) => DL_PLUS_TYPES[span.field] !== undefined)
-    .map((span) => ({ type: DL_PLUS_TYPES[span.field] ?? 0, start: span.start - leading, end: Math.min(span.start - leading + span.length, length) }))
-    .filter((tag) => tag.start >= 0 && tag.end > tag.start)
+    .map((span) => ({ type: DL_PLUS_TYPES[span.field] ?? 0, start: span.start, end: Math.min(span.start + span.length, length) }))
+    .filter((tag) => tag.end > tag.start)
     .slice(0, 4);
   const running = text === '' ? 0 : state.itemRunning;
   return [

@@ -1,4 +1,4 @@
-import { parseTemplate, renderWithSpans, type FieldSpan, type TemplatePart, type TrackObject } from '../domain/template';
+import { parseTemplate, renderWithSpans, trimSeparators, type FieldSpan, type TemplatePart, type TrackObject } from '../domain/template';
 
 // The text an RDS encoder is sent (docs/outputs.md "rds: an FM station's RDS encoder"). Pure.
 // Encoders take ASCII commands, one per line: `TEXT=` (RadioText, 64 characters), `DPS=`
@@ -94,17 +94,4 @@ export function rdsLines(template: RdsLinesTemplate, track: TrackObject): string
     if (text) lines.push(`DPS=${text}`);
   }
   return lines;
-}
-
-/** A separator left at either end by a missing field goes (as for stream titles), spans moved with the text. */
-function trimSeparators(text: string, spans: readonly FieldSpan[]): { text: string; spans: FieldSpan[] } {
-  const chars = [...text];
-  const head = /^(\s*[-–—|·:]\s*)+|^\s+/u.exec(text)?.[0] ?? '';
-  const tail = /(\s*[-–—|·:]\s*)+$|\s+$/u.exec(text.slice(head.length))?.[0] ?? '';
-  const start = [...head].length;
-  const end = chars.length - [...tail].length;
-  const kept = spans
-    .map((span) => ({ ...span, start: Math.max(span.start, start) - start, length: Math.min(span.start + span.length, end) - Math.max(span.start, start) }))
-    .filter((span) => span.length > 0);
-  return { text: chars.slice(start, end).join(''), spans: kept };
 }

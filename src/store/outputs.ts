@@ -76,7 +76,8 @@ export interface OutputHealth {
   retrying: boolean;
   /** The last message that finished was given up. */
   lastFinishedFailed: boolean;
-  lastSuccess: { at: number; dbid: number } | null;
+  /** The newest delivered message, with the target's receipt when it gave one. */
+  lastSuccess: { at: number; dbid: number; receipt?: string } | null;
   lastError: { at: number; message: string } | null;
 }
 
@@ -208,8 +209,8 @@ export function createOutputStore(db: Db): OutputStore {
   const lastFinished = db.prepare<[string], { state: string }>(
     "SELECT state FROM output_messages WHERE output = ? AND state IN ('delivered', 'failed') AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
   );
-  const lastSuccess = db.prepare<[string], { finished_at: number; dbid: number }>(
-    "SELECT finished_at, dbid FROM output_messages WHERE output = ? AND state = 'delivered' AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
+  const lastSuccess = db.prepare<[string], { finished_at: number; dbid: number; receipt: string | null }>(
+    "SELECT finished_at, dbid, receipt FROM output_messages WHERE output = ? AND state = 'delivered' AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
   );
   const lastError = db.prepare<[string], { at: number; error: string }>(
     `SELECT a.at, a.error FROM output_attempts a JOIN output_messages m ON m.id = a.message
@@ -254,7 +255,7 @@ export function createOutputStore(db: Db): OutputStore {
         pending: count?.pending ?? 0,
         retrying: (count?.retrying ?? 0) === 1,
         lastFinishedFailed: lastFinished.get(output)?.state === 'failed',
-        lastSuccess: success ? { at: success.finished_at, dbid: success.dbid } : null,
+        lastSuccess: success ? { at: success.finished_at, dbid: success.dbid, ...(success.receipt ? { receipt: success.receipt } : {}) } : null,
         lastError: error ? { at: error.at, message: error.error } : null,
       };
     },

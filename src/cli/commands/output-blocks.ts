@@ -9,7 +9,7 @@ export const OUTPUT_BLOCKS: Readonly<Record<string, string>> = {
   - name: my-webhook
     type: webhook
     url: https://example.org/hooks/svc
-    secret: whsec_REPLACE_WITH_BASE64_SECRET   # make one: echo "whsec_$(openssl rand -base64 32)"
+    secret: whsec_REPLACEwithYOURbase64SECRET   # make one: echo "whsec_$(openssl rand -base64 32)"
 ${COMMON}`,
   discord: `  # One Discord message per track, with the cover attached.
   - name: discord

@@ -85,10 +85,17 @@ async function runOutputs(options: ClientOptions, ctx: CliContext): Promise<numb
 
 function outputRow(output: Record<string, unknown>): string[] {
   const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? oneLine(String(value)) : '-');
-  const success = isPlainObject(output.lastSuccess) ? `${text(output.lastSuccess.at)} (dbid ${text(output.lastSuccess.dbid)})` : '-';
+  const receipt = isPlainObject(output.lastSuccess) && typeof output.lastSuccess.receipt === 'string' ? ` ${shortened(oneLine(output.lastSuccess.receipt))}` : '';
+  const success = isPlainObject(output.lastSuccess) ? `${text(output.lastSuccess.at)} (dbid ${text(output.lastSuccess.dbid)})${receipt}` : '-';
   // Its time tells an error that ended before the last success from one still going on.
   const error = isPlainObject(output.lastError) ? `${text(output.lastError.at)} ${text(output.lastError.message)}` : '-';
   return [text(output.name), text(output.type), text(output.state), text(output.pending), success, error];
+}
+
+/** A receipt in the table: its start, so that the row stays readable. */
+function shortened(receipt: string, length = 48): string {
+  const chars = [...receipt];
+  return chars.length > length ? `${chars.slice(0, length - 1).join('')}…` : receipt;
 }
 
 async function runTest(name: string, options: ClientOptions, ctx: CliContext): Promise<number> {

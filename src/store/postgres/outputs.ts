@@ -100,8 +100,8 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
           "SELECT state FROM output_messages WHERE output = $1 AND state IN ('delivered', 'failed') ORDER BY finished_at DESC, id DESC LIMIT 1",
           [output],
         ),
-        pool.query<{ finished_at: string; dbid: string }>(
-          "SELECT finished_at, dbid FROM output_messages WHERE output = $1 AND state = 'delivered' ORDER BY finished_at DESC, id DESC LIMIT 1",
+        pool.query<{ finished_at: string; dbid: string; receipt: string | null }>(
+          "SELECT finished_at, dbid, receipt FROM output_messages WHERE output = $1 AND state = 'delivered' ORDER BY finished_at DESC, id DESC LIMIT 1",
           [output],
         ),
         pool.query<{ at: string; error: string }>(
@@ -116,7 +116,9 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
         pending: Number(counts.rows[0]?.pending ?? 0),
         retrying: counts.rows[0]?.retrying === true,
         lastFinishedFailed: finished.rows[0]?.state === 'failed',
-        lastSuccess: successRow ? { at: Number(successRow.finished_at), dbid: Number(successRow.dbid) } : null,
+        lastSuccess: successRow
+          ? { at: Number(successRow.finished_at), dbid: Number(successRow.dbid), ...(successRow.receipt ? { receipt: successRow.receipt } : {}) }
+          : null,
         lastError: errorRow ? { at: Number(errorRow.at), message: errorRow.error } : null,
       };
     },
