@@ -37,8 +37,9 @@ export function createLastFmOutput(config: LastFmConfig, lookup?: RecordLookup):
     const signed = { ...params, method, api_key: config.apiKey, sk: config.sessionKey };
     const body = new URLSearchParams({ ...signed, api_sig: lastFmSignature(signed, config.apiSecret), format: 'json' }).toString();
     const answer = await sendHttp(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }, signal);
+    spacing.answered();
     const refusal = lastFmError(answer.body);
-    if (refusal) return refusalDelivery(refusal, answer.delivery.status, spacing);
+    if (refusal) return refusalDelivery(refusal, answer.delivery.status);
     if (answer.delivery.outcome !== 'delivered') return answer.delivery;
     return { ...answer.delivery, receipt: method === 'track.scrobble' ? scrobbleReceipt(answer.body) : 'now playing' };
   }
@@ -79,13 +80,11 @@ function lastFmError(body: string): { code: number; message: string } | undefine
   }
 }
 
-function refusalDelivery(refusal: { code: number; message: string }, status: number | undefined, spacing: RequestSpacing): Delivery {
+/** Error 29 holds the message (and those behind it, in order) a minute; 2, 8, 11 and 16 retry as usual; the rest fail. */
+function refusalDelivery(refusal: { code: number; message: string }, status: number | undefined): Delivery {
   const error = `Last.fm error ${refusal.code}${refusal.message ? `: ${refusal.message}` : ''}`;
   const withStatus = status === undefined ? {} : { status };
-  if (refusal.code === 29) {
-    spacing.holdFor(RATE_LIMIT_WAIT_MS);
-    return { outcome: 'retry', ...withStatus, error, retryAfterMs: RATE_LIMIT_WAIT_MS };
-  }
+  if (refusal.code === 29) return { outcome: 'retry', ...withStatus, error, retryAfterMs: RATE_LIMIT_WAIT_MS };
   if (RETRYABLE_ERRORS.has(refusal.code)) return { outcome: 'retry', ...withStatus, error };
   return { outcome: 'failed', ...withStatus, error };
 }

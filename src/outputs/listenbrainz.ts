@@ -34,6 +34,7 @@ export function createListenBrainzOutput(config: ListenBrainzConfig, lookup?: Re
     if (wait !== undefined) return { outcome: 'retry', error: 'waiting for the rate limit window', retryAfterMs: wait };
     const body = JSON.stringify({ listen_type: listenType, payload: [listenOf(play, listenType === 'single')] });
     const answer = await sendHttp(`${root}/1/submit-listens`, { method: 'POST', headers, body }, signal);
+    spacing.answered();
     const resetInMs = rateLimitResetMs(answer.headers);
     if (resetInMs !== undefined && (answer.delivery.status === 429 || answer.headers['x-ratelimit-remaining'] === '0')) spacing.holdFor(resetInMs);
     const delivery = answer.delivery;

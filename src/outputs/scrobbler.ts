@@ -116,6 +116,11 @@ export class RequestSpacing {
     return undefined;
   }
 
+  /** An answer came: the gap counts from here, so calls arrive at least the gap apart. */
+  answered(): void {
+    this.notBefore = Math.max(this.notBefore, this.now() + this.gapMs);
+  }
+
   /** The service said when its window opens again. */
   holdFor(ms: number): void {
     this.notBefore = Math.max(this.notBefore, this.now() + ms);
