@@ -45,7 +45,7 @@ ${COMMON}`,
   # TuneIn AIR (partner id and key from TuneIn, station id s123456):
   - name: tunein
     type: url
-    url: "http://air.radiotime.com/Playing.ashx?partnerId=PARTNER_ID&partnerKey=PARTNER_KEY&id=s123456&title={{title}}&artist={{artist}}&album={{album}}"
+    url: "https://air.radiotime.com/Playing.ashx?partnerId=PARTNER_ID&partnerKey=PARTNER_KEY&id=s123456&title={{title}}&artist={{artist}}&album={{album}}"
     # method: POST               # GET by default; POST sends body as a form
     # body: "artist={{artist}}&title={{title}}"
     # headers: { X-Api-Key: "KEY" }
