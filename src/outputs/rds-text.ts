@@ -58,16 +58,20 @@ export function cutTo(text: string, spans: readonly FieldSpan[], length: number)
  */
 export function rtPlusValue(spans: readonly FieldSpan[]): string {
   const tagged = spans.filter((span) => RT_PLUS_TYPES[span.field] !== undefined).slice(0, 2);
-  const tags = [0, 1].map((index) => {
-    const span = tagged[index];
-    const maxLength = index === 0 ? 64 : 32;
-    if (!span || span.start > 63 || span.length > maxLength) return [0, 0, 0];
-    return [RT_PLUS_TYPES[span.field] ?? 0, span.start, span.length - 1];
-  });
-  return tags
+  // Tag 2 is shorter: the longer of the two goes first when only that order fits both.
+  const orders = [tagged, [...tagged].reverse()].map((order) => [0, 1].map((index) => tagOf(order[index], index)));
+  const fitting = (tags: number[][]) => tags.filter((tag) => tag[0] !== 0).length;
+  const best = orders.reduce((chosen, order) => (fitting(order) > fitting(chosen) ? order : chosen));
+  return best
     .flat()
     .map((value) => String(value).padStart(2, '0'))
     .join(',');
+}
+
+function tagOf(span: FieldSpan | undefined, index: number): number[] {
+  const maxLength = index === 0 ? 64 : 32;
+  if (!span || span.start > 63 || span.length > maxLength) return [0, 0, 0];
+  return [RT_PLUS_TYPES[span.field] ?? 0, span.start, span.length - 1];
 }
 
 export interface RdsLinesTemplate {

@@ -33,7 +33,8 @@ describe('rds text', () => {
   });
 
   it('When a tag would not fit the RT+ fields, then it is zeroed; spans follow the transliteration', () => {
-    expect(rtPlusValue([{ field: 'artist', start: 0, length: 10 }, { field: 'title', start: 13, length: 40 }])).toBe('04,00,09,00,00,00');
+    expect(rtPlusValue([{ field: 'artist', start: 0, length: 10 }, { field: 'title', start: 13, length: 40 }])).toBe('01,13,39,04,00,09');
+    expect(rtPlusValue([{ field: 'artist', start: 0, length: 40 }, { field: 'title', start: 43, length: 40 }])).toBe('04,00,39,00,00,00');
     expect(toRdsAscii('Æon – Ø', [{ field: 'title', start: 6, length: 1 }])).toEqual({ text: 'AEon - O', spans: [{ field: 'title', start: 7, length: 1 }] });
   });
 });
