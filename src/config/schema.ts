@@ -64,7 +64,11 @@ const outputSchema = object({
   headers: mixed<Record<string, string>>((value): value is Record<string, string> => isHeaderMap(value)).typeError(
     '${path} must map header names to text values',
   ),
-  body: string().test('template', '${path} must be a template such as "artist={{artist}}&title={{title}}"', (value) => value === undefined || isTemplate(value)),
+  body: string().test(
+    'template',
+    '${path} must be a template such as "artist={{artist}}&title={{title}}"',
+    (value) => value === undefined || isTemplate(value),
+  ),
   token: string().min(1),
   apiKey: string().min(1),
   apiSecret: string().min(1),

@@ -47,7 +47,8 @@ export function createLastFmOutput(config: LastFmConfig, lookup?: RecordLookup):
   const service: ScrobbleService = {
     nowPlaying: (play, signal) => call('track.updateNowPlaying', trackParams(play), signal),
     // chosenByUser=0: the station chose the track, not a listener.
-    scrobble: (play, signal) => call('track.scrobble', { ...trackParams(play), timestamp: String(Math.floor(play.startedAtMs / 1000)), chosenByUser: '0' }, signal),
+    scrobble: (play, signal) =>
+      call('track.scrobble', { ...trackParams(play), timestamp: String(Math.floor(play.startedAtMs / 1000)), chosenByUser: '0' }, signal),
   };
   return createScrobblerOutput({ name: config.name, type: 'lastfm', target: redactedTarget(endpoint, true), service, ...(lookup ? { lookup } : {}) });
 }
@@ -92,10 +93,14 @@ function refusalDelivery(refusal: { code: number; message: string }, status: num
 /** `accepted 1` or why Last.fm ignored it (`ignoredMessage`, e.g. a timestamp too old). */
 function scrobbleReceipt(body: string): string {
   try {
-    const parsed = JSON.parse(body) as { scrobbles?: { '@attr'?: { accepted?: unknown }; scrobble?: { ignoredMessage?: { code?: unknown; '#text'?: unknown } } } };
+    const parsed = JSON.parse(body) as {
+      scrobbles?: { '@attr'?: { accepted?: unknown }; scrobble?: { ignoredMessage?: { code?: unknown; '#text'?: unknown } } };
+    };
     const ignored = parsed.scrobbles?.scrobble?.ignoredMessage;
-    if (ignored && String(ignored.code) !== '0') return `ignored by Last.fm (code ${String(ignored.code)}${typeof ignored['#text'] === 'string' && ignored['#text'] ? `: ${ignored['#text']}` : ''})`;
-    return `accepted ${String(parsed.scrobbles?.['@attr']?.accepted ?? '?')}`;
+    if (ignored && String(ignored.code) !== '0')
+      return `ignored by Last.fm (code ${String(ignored.code)}${typeof ignored['#text'] === 'string' && ignored['#text'] ? `: ${ignored['#text']}` : ''})`;
+    const accepted = parsed.scrobbles?.['@attr']?.accepted;
+    return `accepted ${typeof accepted === 'number' || typeof accepted === 'string' ? accepted : '?'}`;
   } catch {
     return 'accepted';
   }

@@ -39,7 +39,8 @@ export function createListenBrainzOutput(config: ListenBrainzConfig, lookup?: Re
     if (resetInMs !== undefined && (answer.delivery.status === 429 || answer.headers['x-ratelimit-remaining'] === '0')) spacing.holdFor(resetInMs);
     const delivery = answer.delivery;
     if (delivery.outcome === 'delivered') return { ...delivery, receipt: listenType === 'single' ? 'listen accepted' : 'playing now' };
-    if (delivery.status === 429) return { outcome: 'retry', status: 429, error: 'rate limited (HTTP 429)', ...(resetInMs === undefined ? {} : { retryAfterMs: resetInMs }) };
+    if (delivery.status === 429)
+      return { outcome: 'retry', status: 429, error: 'rate limited (HTTP 429)', ...(resetInMs === undefined ? {} : { retryAfterMs: resetInMs }) };
     if (delivery.status === 401) return { ...delivery, outcome: 'failed', error: 'HTTP 401: the user token was refused' };
     return { ...delivery, error: `${delivery.error}${serviceError(answer.body)}` };
   }

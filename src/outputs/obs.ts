@@ -45,8 +45,12 @@ type Settings = Record<string, string>;
 
 /** The Identify answer to a Hello's challenge (obs-websocket's protocol, "Creating an authentication string"). */
 export function obsAuthentication(password: string, salt: string, challenge: string): string {
-  const secret = createHash('sha256').update(password + salt).digest('base64');
-  return createHash('sha256').update(secret + challenge).digest('base64');
+  const secret = createHash('sha256')
+    .update(password + salt)
+    .digest('base64');
+  return createHash('sha256')
+    .update(secret + challenge)
+    .digest('base64');
 }
 
 export function createObsOutput(config: ObsConfig, images: Pick<ImageStore, 'get'>, logger: Logger): Output {
@@ -134,11 +138,12 @@ class ObsConnection {
     return { outcome: answer.comment === 'not connected' || answer.comment === 'timed out' ? 'retry' : 'failed', error: `OBS: ${answer.comment}` };
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     this.socket?.close(1000);
     this.socket?.terminate();
+    return Promise.resolve();
   }
 
   private request(requestType: string, requestData: Record<string, unknown>, signal: AbortSignal): Promise<{ ok: boolean; comment: string }> {
@@ -172,7 +177,9 @@ class ObsConnection {
   private onMessage(socket: WebSocket, data: WebSocket.RawData): void {
     let message: { op?: unknown; d?: Record<string, unknown> };
     try {
-      message = JSON.parse(data.toString()) as typeof message;
+      message = JSON.parse(
+        Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'),
+      ) as typeof message;
     } catch {
       return;
     }
@@ -203,7 +210,12 @@ class ObsConnection {
     if (wasDown) this.logger.info(`output ${this.config.name}: connected to OBS`);
     // A restarted OBS may show an old text: what it should show goes again.
     for (const [inputName, settings] of this.lastSettings) {
-      this.socket?.send(JSON.stringify({ op: 6, d: { requestType: 'SetInputSettings', requestId: randomUUID(), requestData: { inputName, inputSettings: settings, overlay: true } } }));
+      this.socket?.send(
+        JSON.stringify({
+          op: 6,
+          d: { requestType: 'SetInputSettings', requestId: randomUUID(), requestData: { inputName, inputSettings: settings, overlay: true } },
+        }),
+      );
     }
     for (const wake of [...this.waiting]) wake();
   }

@@ -15,7 +15,28 @@ export const DPS_LENGTH = 128;
 /** RT+ content types (ITEM.TITLE, ITEM.ARTIST). */
 const RT_PLUS_TYPES: Readonly<Record<string, number>> = { title: 1, artist: 4 };
 
-const SPELLED: Readonly<Record<string, string>> = { ß: 'ss', Æ: 'AE', æ: 'ae', Œ: 'OE', œ: 'oe', Ø: 'O', ø: 'o', Ł: 'L', ł: 'l', Đ: 'D', đ: 'd', Þ: 'Th', þ: 'th', '’': "'", '‘': "'", '“': '"', '”': '"', '–': '-', '—': '-', '…': '...' };
+const SPELLED: Readonly<Record<string, string>> = {
+  ß: 'ss',
+  Æ: 'AE',
+  æ: 'ae',
+  Œ: 'OE',
+  œ: 'oe',
+  Ø: 'O',
+  ø: 'o',
+  Ł: 'L',
+  ł: 'l',
+  Đ: 'D',
+  đ: 'd',
+  Þ: 'Th',
+  þ: 'th',
+  '’': "'",
+  '‘': "'",
+  '“': '"',
+  '”': '"',
+  '–': '-',
+  '—': '-',
+  '…': '...',
+};
 
 /** One character as the encoder's ASCII takes it ('' when it has no spelling there). */
 function asciiOf(char: string): string {
@@ -46,9 +67,7 @@ export function toRdsAscii(text: string, spans: readonly FieldSpan[] = []): { te
 /** A line's text cut to `length` characters, spans cut with it. */
 export function cutTo(text: string, spans: readonly FieldSpan[], length: number): { text: string; spans: FieldSpan[] } {
   const cut = text.length > length ? text.slice(0, length).trimEnd() : text;
-  const kept = spans
-    .filter((span) => span.start < cut.length)
-    .map((span) => ({ ...span, length: Math.min(span.length, cut.length - span.start) }));
+  const kept = spans.filter((span) => span.start < cut.length).map((span) => ({ ...span, length: Math.min(span.length, cut.length - span.start) }));
   return { text: cut, spans: kept };
 }
 

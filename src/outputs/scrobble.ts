@@ -39,7 +39,8 @@ export function isMusic(data: TrackData): boolean {
 export function listenerCount(data: TrackData): number | undefined {
   const listeners = data.listeners;
   if (typeof listeners === 'number') return listeners;
-  if (typeof listeners === 'object' && listeners !== null && typeof (listeners as { atp?: unknown }).atp === 'number') return (listeners as { atp: number }).atp;
+  if (typeof listeners === 'object' && listeners !== null && typeof (listeners as { atp?: unknown }).atp === 'number')
+    return (listeners as { atp: number }).atp;
   return undefined;
 }
 

@@ -69,7 +69,12 @@ export async function startLastFmFake(): Promise<LastFmFake> {
     accepted.push({ method: params.method ?? '', params, at: request.at });
     const body =
       params.method === 'track.scrobble'
-        ? { scrobbles: { scrobble: { artist: { '#text': params.artist }, track: { '#text': params.track }, ignoredMessage: { code: '0', '#text': '' } }, '@attr': { accepted: 1, ignored: 0 } } }
+        ? {
+            scrobbles: {
+              scrobble: { artist: { '#text': params.artist }, track: { '#text': params.track }, ignoredMessage: { code: '0', '#text': '' } },
+              '@attr': { accepted: 1, ignored: 0 },
+            },
+          }
         : { nowplaying: { artist: { '#text': params.artist }, track: { '#text': params.track }, ignoredMessage: { code: '0', '#text': '' } } };
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
   });

@@ -18,7 +18,10 @@ export const LISTENBRAINZ_LIMITS = { maxListenBytes: 10_240, maxListensPerReques
 
 export interface SubmittedListen {
   listenType: 'single' | 'playing_now' | 'import';
-  listen: { listened_at?: number; track_metadata: { artist_name: string; track_name: string; release_name?: string; additional_info?: Record<string, unknown> } };
+  listen: {
+    listened_at?: number;
+    track_metadata: { artist_name: string; track_name: string; release_name?: string; additional_info?: Record<string, unknown> };
+  };
   at: number;
 }
 

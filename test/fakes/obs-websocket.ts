@@ -95,7 +95,7 @@ function session(socket: WebSocket, fake: FakeState): void {
   socket.on('message', (data) => {
     let message: { op?: number; d?: Record<string, unknown> };
     try {
-      message = JSON.parse(String(data)) as typeof message;
+      message = JSON.parse((data as Buffer).toString('utf8')) as typeof message;
     } catch {
       return socket.close(4002, 'Unable to decode message');
     }
@@ -103,8 +103,12 @@ function session(socket: WebSocket, fake: FakeState): void {
     if (message.op === 1) {
       if (identified) return socket.close(4008, 'Already identified');
       if (typeof d.rpcVersion !== 'number' || d.rpcVersion > 1) return socket.close(4010, 'Unsupported RPC version');
-      const secret = createHash('sha256').update(fake.password + salt).digest('base64');
-      const expected = createHash('sha256').update(secret + challenge).digest('base64');
+      const secret = createHash('sha256')
+        .update(fake.password + salt)
+        .digest('base64');
+      const expected = createHash('sha256')
+        .update(secret + challenge)
+        .digest('base64');
       if (d.authentication !== expected) {
         fake.refusedPasswords += 1;
         return socket.close(4009, 'Authentication failed.');
@@ -126,7 +130,8 @@ function answerRequest(request: Record<string, unknown>, fake: FakeState): Recor
   const input = typeof name === 'string' ? fake.inputs.get(name) : undefined;
   switch (request.requestType) {
     case 'SetInputSettings': {
-      if (typeof name !== 'string' || typeof data.inputSettings !== 'object') return { ...base, requestStatus: status(300, 'Your request is missing the `inputName` or `inputSettings` field.') };
+      if (typeof name !== 'string' || typeof data.inputSettings !== 'object')
+        return { ...base, requestStatus: status(300, 'Your request is missing the `inputName` or `inputSettings` field.') };
       if (!input) return { ...base, requestStatus: status(600, `No source was found by the name of \`${name}\`.`) };
       const settings = data.inputSettings as Record<string, unknown>;
       input.settings = data.overlay === false ? settings : { ...input.settings, ...settings };

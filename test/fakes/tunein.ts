@@ -29,9 +29,12 @@ export async function startTuneInFake(): Promise<TuneInFake> {
     const query = url.searchParams;
     if (req.method !== 'GET' || url.pathname !== '/Playing.ashx') return res.writeHead(404).end();
     if (query.get('partnerId') !== fake.partnerId || query.get('partnerKey') !== fake.partnerKey || query.get('id') !== fake.stationId) {
-      return res.writeHead(403, { 'content-type': 'text/xml' }).end(`<opml><head><status>403</status><fault>Invalid partner credentials for partnerKey=${query.get('partnerKey') ?? ''}</fault></head></opml>`);
+      return res
+        .writeHead(403, { 'content-type': 'text/xml' })
+        .end(`<opml><head><status>403</status><fault>Invalid partner credentials for partnerKey=${query.get('partnerKey') ?? ''}</fault></head></opml>`);
     }
-    if (!query.get('title')) return res.writeHead(400, { 'content-type': 'text/xml' }).end('<opml><head><status>400</status><fault>Missing title</fault></head></opml>');
+    if (!query.get('title'))
+      return res.writeHead(400, { 'content-type': 'text/xml' }).end('<opml><head><status>400</status><fault>Missing title</fault></head></opml>');
     fake.playing.push({ title: query.get('title') ?? '', artist: query.get('artist') ?? '', album: query.get('album') ?? '' });
     res.writeHead(200, { 'content-type': 'text/xml' }).end('<opml version="1"><head><status>200</status></head></opml>');
   });

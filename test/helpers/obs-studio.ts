@@ -23,7 +23,8 @@ export function obsStudioMissing(): string | undefined {
   for (const program of ['obs', 'Xvfb']) {
     if (spawnSync('sh', ['-c', `command -v ${program}`]).status !== 0) return `${program} is not installed`;
   }
-  if (!fs.existsSync('/usr/lib/x86_64-linux-gnu/obs-plugins/obs-websocket.so') && !fs.existsSync('/usr/lib/obs-plugins/obs-websocket.so')) return 'the obs-websocket plugin is not installed';
+  if (!fs.existsSync('/usr/lib/x86_64-linux-gnu/obs-plugins/obs-websocket.so') && !fs.existsSync('/usr/lib/obs-plugins/obs-websocket.so'))
+    return 'the obs-websocket plugin is not installed';
   return undefined;
 }
 
@@ -113,9 +114,32 @@ function writeConfig(home: string, port: number, password: string): void {
 function writeSceneCollection(home: string, textInput: string): void {
   const scenes = path.join(home, '.config', 'obs-studio', 'basic', 'scenes');
   fs.mkdirSync(scenes, { recursive: true });
-  const text = { id: 'text_ft2_source', versioned_id: 'text_ft2_source_v2', name: textInput, uuid: '6b7a0d4e-2f1c-4c3e-9a55-0e2b4c1d7a10', settings: { text: '' } };
-  const sceneItem = { name: textInput, source_uuid: text.uuid, visible: true, locked: false, id: 1, pos: { x: 0, y: 0 }, scale: { x: 1, y: 1 }, rot: 0, align: 5, bounds_type: 0 };
-  const scene = { id: 'scene', versioned_id: 'scene', name: 'Scene', uuid: '1d0f3f6e-8a2b-4d7c-b1e0-5c9a2e3f4b21', settings: { items: [sceneItem], id_counter: 1, custom_size: false } };
+  const text = {
+    id: 'text_ft2_source',
+    versioned_id: 'text_ft2_source_v2',
+    name: textInput,
+    uuid: '6b7a0d4e-2f1c-4c3e-9a55-0e2b4c1d7a10',
+    settings: { text: '' },
+  };
+  const sceneItem = {
+    name: textInput,
+    source_uuid: text.uuid,
+    visible: true,
+    locked: false,
+    id: 1,
+    pos: { x: 0, y: 0 },
+    scale: { x: 1, y: 1 },
+    rot: 0,
+    align: 5,
+    bounds_type: 0,
+  };
+  const scene = {
+    id: 'scene',
+    versioned_id: 'scene',
+    name: 'Scene',
+    uuid: '1d0f3f6e-8a2b-4d7c-b1e0-5c9a2e3f4b21',
+    settings: { items: [sceneItem], id_counter: 1, custom_size: false },
+  };
   const collection = {
     name: 'Untitled',
     current_scene: 'Scene',

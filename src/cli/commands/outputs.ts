@@ -28,7 +28,9 @@ const COLUMNS = ['NAME', 'TYPE', 'STATE', 'PENDING', 'LAST SUCCESS', 'LAST ERROR
 export function registerOutputs(program: Command, ctx: CliContext, setResult: SetResult): void {
   const command = program
     .command('outputs')
-    .description('show each output (webhook, discord, icecast, shoutcast, mqtt, url, listenbrainz, lastfm, obs, rds, dls): state, pending, last success and error');
+    .description(
+      'show each output (webhook, discord, icecast, shoutcast, mqtt, url, listenbrainz, lastfm, obs, rds, dls): state, pending, last success and error',
+    );
   addClientOptions(command, 10, 'sent')
     .addHelpText('after', EXAMPLES)
     .action((options: ClientOptions) => setResult(runOutputs(options, ctx)));
@@ -85,7 +87,8 @@ async function runOutputs(options: ClientOptions, ctx: CliContext): Promise<numb
 
 function outputRow(output: Record<string, unknown>): string[] {
   const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? oneLine(String(value)) : '-');
-  const receipt = isPlainObject(output.lastSuccess) && typeof output.lastSuccess.receipt === 'string' ? ` ${shortened(oneLine(output.lastSuccess.receipt))}` : '';
+  const receipt =
+    isPlainObject(output.lastSuccess) && typeof output.lastSuccess.receipt === 'string' ? ` ${shortened(oneLine(output.lastSuccess.receipt))}` : '';
   const success = isPlainObject(output.lastSuccess) ? `${text(output.lastSuccess.at)} (dbid ${text(output.lastSuccess.dbid)})${receipt}` : '-';
   // Its time tells an error that ended before the last success from one still going on.
   const error = isPlainObject(output.lastError) ? `${text(output.lastError.at)} ${text(output.lastError.message)}` : '-';

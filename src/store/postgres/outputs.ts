@@ -10,6 +10,7 @@ import {
   type MessageOf,
   type MessageRow,
   type NewOutputMessage,
+  type OutputHealth,
   type OutputStore,
 } from '../outputs';
 import { inTransaction } from './connection';
@@ -116,9 +117,7 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
         pending: Number(counts.rows[0]?.pending ?? 0),
         retrying: counts.rows[0]?.retrying === true,
         lastFinishedFailed: finished.rows[0]?.state === 'failed',
-        lastSuccess: successRow
-          ? { at: Number(successRow.finished_at), dbid: Number(successRow.dbid), ...(successRow.receipt ? { receipt: successRow.receipt } : {}) }
-          : null,
+        lastSuccess: successRow ? lastSuccessOf(successRow) : null,
         lastError: errorRow ? { at: Number(errorRow.at), message: errorRow.error } : null,
       };
     },
@@ -171,4 +170,8 @@ async function insertMessages(client: pg.PoolClient, messages: readonly NewOutpu
     ],
   );
   return new Set(result.rows.map((row) => row.output));
+}
+
+function lastSuccessOf(row: { finished_at: string; dbid: string; receipt: string | null }): NonNullable<OutputHealth['lastSuccess']> {
+  return { at: Number(row.finished_at), dbid: Number(row.dbid), ...(row.receipt ? { receipt: row.receipt } : {}) };
 }

@@ -32,7 +32,7 @@ describeWithObs('obs output on the real OBS Studio', () => {
     try {
       await client.connect(obs.url, obs.password);
       const { inputSettings } = await client.call('GetInputSettings', { inputName: 'Now Playing' });
-      return String(inputSettings.text);
+      return typeof inputSettings.text === 'string' ? inputSettings.text : JSON.stringify(inputSettings.text);
     } catch (error) {
       return `(OBS: ${String((error as Error).message)})`;
     } finally {
@@ -66,8 +66,15 @@ describeWithObs('obs output on the real OBS Studio', () => {
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'Air', title: 'Alone in Kyoto' });
     expect(await eventually(textOnObs, (text) => text === 'Air - Alone in Kyoto', 60_000)).toBe('Air - Alone in Kyoto');
 
-    const outputs = asObject((await request(`${server.url}/v1/outputs`)).json).outputs as { name: string; state: string; lastError: { message: string } | null }[];
+    const outputs = asObject((await request(`${server.url}/v1/outputs`)).json).outputs as {
+      name: string;
+      state: string;
+      lastError: { message: string } | null;
+    }[];
     expect(outputs.find((one) => one.name === 'obs')).toMatchObject({ state: 'ok' });
-    expect(outputs.find((one) => one.name === 'obs-wrong')).toMatchObject({ state: 'failing', lastError: { message: expect.stringMatching(/^OBS refused the password/) as unknown } });
+    expect(outputs.find((one) => one.name === 'obs-wrong')).toMatchObject({
+      state: 'failing',
+      lastError: { message: expect.stringMatching(/^OBS refused the password/) as unknown },
+    });
   });
 });

@@ -60,9 +60,10 @@ describe('obs output', () => {
   });
 
   const textShown = () => Promise.resolve(String(obs.inputs.get('Now Playing')?.settings.text));
-  const outputs = async () => asObject((await request(`${server.url}/v1/outputs`)).json).outputs as { name: string; state: string; lastError: { message: string } | null }[];
+  const outputs = async () =>
+    asObject((await request(`${server.url}/v1/outputs`)).json).outputs as { name: string; state: string; lastError: { message: string } | null }[];
 
-  it('When three tracks change and OBS restarts, then the Text source follows each, the cover is the Image source\'s file, and a wrong password shows in svc outputs', async () => {
+  it("When three tracks change and OBS restarts, then the Text source follows each, the cover is the Image source's file, and a wrong password shows in svc outputs", async () => {
     coverPath = path.join(temp.dir, 'cover-for-obs');
     server = await startTestServer({
       config: {

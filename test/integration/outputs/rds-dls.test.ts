@@ -109,9 +109,15 @@ describe('dls output', () => {
       }
       reads += 1;
       const lines = text.split('\n');
-      const whole = lines[0] === '##### parameters { #####' && lines.at(-3) === '##### parameters } #####' && text.endsWith('\n') && /^DL_PLUS_ITEM_TOGGLE=[01]$/m.test(text);
+      const whole =
+        lines[0] === '##### parameters { #####' &&
+        lines.at(-3) === '##### parameters } #####' &&
+        text.endsWith('\n') &&
+        /^DL_PLUS_ITEM_TOGGLE=[01]$/m.test(text);
       const label = lines.at(-2) ?? '';
-      const tags = [...text.matchAll(/^DL_PLUS_TAG=(\d+) (\d+) (\d+)$/gm)].map((match) => [...label].slice(Number(match[2]), Number(match[2]) + Number(match[3]) + 1).join(''));
+      const tags = [...text.matchAll(/^DL_PLUS_TAG=(\d+) (\d+) (\d+)$/gm)].map((match) =>
+        [...label].slice(Number(match[2]), Number(match[2]) + Number(match[3]) + 1).join(''),
+      );
       if (!whole || !/^Artist \d+ - Title \d+ ½$/.test(label) || tags.join('|') !== label.split(' - ').join('|')) bad.push(text);
       labels.add(label);
     }, 10);

@@ -14,7 +14,16 @@ import { startListenBrainzFake, type ListenBrainzFake } from '../../fakes/listen
 let nextId = 1;
 function change(track: Record<string, unknown> & { dbid: number }): OutputMessage {
   const id = nextId++;
-  return { id, output: 'scrobbler', dbid: track.dbid, kind: 'track.changed', messageId: `msg_${id}`, payload: JSON.stringify(track), createdAt: Date.now(), attempts: 0 };
+  return {
+    id,
+    output: 'scrobbler',
+    dbid: track.dbid,
+    kind: 'track.changed',
+    messageId: `msg_${id}`,
+    payload: JSON.stringify(track),
+    createdAt: Date.now(),
+    attempts: 0,
+  };
 }
 
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
@@ -22,7 +31,15 @@ const signal = () => AbortSignal.timeout(10_000);
 
 /** A station's hour in four changes: a song that played through, a jingle, a song nobody heard, the next song. */
 function stationChanges(stored: Map<number, TrackData>) {
-  const song = { dbid: 1, artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine', duration: 330, started_at: iso(331_000), musicbrainzrecordingid: 'e0a9b5b4-6a1b-4f5d-8e1d-2a6d1f0e8c11' };
+  const song = {
+    dbid: 1,
+    artist: 'Massive Attack',
+    title: 'Teardrop',
+    album: 'Mezzanine',
+    duration: 330,
+    started_at: iso(331_000),
+    musicbrainzrecordingid: 'e0a9b5b4-6a1b-4f5d-8e1d-2a6d1f0e8c11',
+  };
   const jingle = { dbid: 2, artist: 'Radio Svc', title: 'Station ID', kind: 'jingle', started_at: iso(1000) };
   const unheard = { dbid: 3, artist: 'Portishead', title: 'Roads', duration: 305, started_at: iso(0) };
   const next = { dbid: 4, artist: 'Björk', title: 'Jóga', duration: 305 };
@@ -46,7 +63,10 @@ describe('listenbrainz output', () => {
     output = createListenBrainzOutput({ name: 'lb', token: fake.token, url: fake.url }, (dbid) => Promise.resolve(stored.get(dbid)));
     const { song, jingle, unheard, next } = stationChanges(stored);
     expect(await output.send(change(song), signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 1' });
-    expect(await output.send(change(jingle), signal())).toMatchObject({ outcome: 'delivered', receipt: 'scrobbled 1 (listen accepted); 2 skipped: not music (jingle)' });
+    expect(await output.send(change(jingle), signal())).toMatchObject({
+      outcome: 'delivered',
+      receipt: 'scrobbled 1 (listen accepted); 2 skipped: not music (jingle)',
+    });
     expect(await output.send(change(unheard), signal())).toMatchObject({ outcome: 'delivered', receipt: '2 not scrobbled: not music (jingle); now playing 3' });
     // The play log wrote its listeners once it ended: nobody.
     stored.set(3, { ...unheard, listeners: { atp: 0, listener_seconds: 0, peak: 0 } });
@@ -69,7 +89,11 @@ describe('listenbrainz output', () => {
     ]);
     const single = fake.accepted[1]?.listen;
     expect(single?.listened_at).toBe(Math.floor(Date.parse(song.started_at) / 1000));
-    expect(single?.track_metadata).toMatchObject({ artist_name: 'Massive Attack', release_name: 'Mezzanine', additional_info: { duration_ms: 330_000, recording_mbid: song.musicbrainzrecordingid } });
+    expect(single?.track_metadata).toMatchObject({
+      artist_name: 'Massive Attack',
+      release_name: 'Mezzanine',
+      additional_info: { duration_ms: 330_000, recording_mbid: song.musicbrainzrecordingid },
+    });
     const gaps = fake.answers.slice(1).map((answer, index) => answer.at - (fake.answers[index]?.at ?? 0));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(990);
   });
@@ -103,13 +127,23 @@ describe('lastfm output', () => {
   });
 
   it('When the station changes tracks, then every call is signed right, error 29 is a retry after a minute, a jingle and an unheard play are never scrobbled', async () => {
-    output = createLastFmOutput({ name: 'fm', apiKey: fake.apiKey, apiSecret: fake.apiSecret, sessionKey: fake.sessionKey, url: fake.url }, (dbid) => Promise.resolve(stored.get(dbid)));
+    output = createLastFmOutput({ name: 'fm', apiKey: fake.apiKey, apiSecret: fake.apiSecret, sessionKey: fake.sessionKey, url: fake.url }, (dbid) =>
+      Promise.resolve(stored.get(dbid)),
+    );
     const { song, jingle, unheard, next } = stationChanges(stored);
     fake.rateLimitOnce();
     const message = change(song);
-    expect(await output.send(message, signal())).toMatchObject({ outcome: 'retry', status: 429, retryAfterMs: 60_000, error: expect.stringContaining('Last.fm error 29') as unknown });
+    expect(await output.send(message, signal())).toMatchObject({
+      outcome: 'retry',
+      status: 429,
+      retryAfterMs: 60_000,
+      error: expect.stringContaining('Last.fm error 29') as unknown,
+    });
     expect(await output.send({ ...message, attempts: 1 }, signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 1' });
-    expect(await output.send(change(jingle), signal())).toMatchObject({ outcome: 'delivered', receipt: 'scrobbled 1 (accepted 1); 2 skipped: not music (jingle)' });
+    expect(await output.send(change(jingle), signal())).toMatchObject({
+      outcome: 'delivered',
+      receipt: 'scrobbled 1 (accepted 1); 2 skipped: not music (jingle)',
+    });
     expect(await output.send(change(unheard), signal())).toMatchObject({ outcome: 'delivered' });
     stored.set(3, { ...unheard, listeners: { atp: 0, listener_seconds: 0, peak: 0 } });
     expect(await output.send(change(next), signal())).toMatchObject({ outcome: 'delivered', receipt: '3 not scrobbled: nobody listening; now playing 4' });
@@ -121,14 +155,26 @@ describe('lastfm output', () => {
       ['track.updateNowPlaying', 'Roads'],
       ['track.updateNowPlaying', 'Jóga'],
     ]);
-    expect(fake.accepted[1]?.params).toMatchObject({ artist: 'Massive Attack', album: 'Mezzanine', duration: '330', chosenByUser: '0', timestamp: String(Math.floor(Date.parse(song.started_at) / 1000)) });
+    expect(fake.accepted[1]?.params).toMatchObject({
+      artist: 'Massive Attack',
+      album: 'Mezzanine',
+      duration: '330',
+      chosenByUser: '0',
+      timestamp: String(Math.floor(Date.parse(song.started_at) / 1000)),
+    });
   });
 
-  it('When the secret or the session key is wrong, then the message fails at once with Last.fm\'s reason (13, 9)', async () => {
+  it("When the secret or the session key is wrong, then the message fails at once with Last.fm's reason (13, 9)", async () => {
     output = createLastFmOutput({ name: 'fm', apiKey: fake.apiKey, apiSecret: 'wrong', sessionKey: fake.sessionKey, url: fake.url });
-    expect(await output.send(change({ dbid: 1, artist: 'A', title: 'T' }), signal())).toMatchObject({ outcome: 'failed', error: 'now playing: Last.fm error 13: Invalid method signature supplied' });
+    expect(await output.send(change({ dbid: 1, artist: 'A', title: 'T' }), signal())).toMatchObject({
+      outcome: 'failed',
+      error: 'now playing: Last.fm error 13: Invalid method signature supplied',
+    });
     const other = createLastFmOutput({ name: 'fm2', apiKey: fake.apiKey, apiSecret: fake.apiSecret, sessionKey: 'expired', url: fake.url });
-    expect(await other.send(change({ dbid: 1, artist: 'A', title: 'T' }), signal())).toMatchObject({ outcome: 'failed', error: expect.stringContaining('Last.fm error 9') as unknown });
+    expect(await other.send(change({ dbid: 1, artist: 'A', title: 'T' }), signal())).toMatchObject({
+      outcome: 'failed',
+      error: expect.stringContaining('Last.fm error 9') as unknown,
+    });
     await other.close();
   });
 });

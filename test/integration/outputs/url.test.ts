@@ -61,10 +61,13 @@ describe('url output', () => {
       () => statuses(server),
       (list) => list.find((one) => one.name === 'tunein')?.lastSuccess !== null,
     );
-    expect(status.find((one) => one.name === 'tunein')).toMatchObject({ state: 'ok', lastSuccess: { receipt: '<opml version="1"><head><status>200</status></head></opml>' } });
+    expect(status.find((one) => one.name === 'tunein')).toMatchObject({
+      state: 'ok',
+      lastSuccess: { receipt: '<opml version="1"><head><status>200</status></head></opml>' },
+    });
   });
 
-  it('When the template names a field the track lacks, then it is sent empty; a refusal fails with the target\'s words and no key', async () => {
+  it("When the template names a field the track lacks, then it is sent empty; a refusal fails with the target's words and no key", async () => {
     tunein.targets.length = 0;
     await postJson(`${server.url}/v1/remoteinput`, { title: 'Untitled Jam' });
     await eventually(

@@ -33,8 +33,18 @@ describe('rds text', () => {
   });
 
   it('When a tag would not fit the RT+ fields, then it is zeroed; spans follow the transliteration', () => {
-    expect(rtPlusValue([{ field: 'artist', start: 0, length: 10 }, { field: 'title', start: 13, length: 40 }])).toBe('01,13,39,04,00,09');
-    expect(rtPlusValue([{ field: 'artist', start: 0, length: 40 }, { field: 'title', start: 43, length: 40 }])).toBe('04,00,39,00,00,00');
+    expect(
+      rtPlusValue([
+        { field: 'artist', start: 0, length: 10 },
+        { field: 'title', start: 13, length: 40 },
+      ]),
+    ).toBe('01,13,39,04,00,09');
+    expect(
+      rtPlusValue([
+        { field: 'artist', start: 0, length: 40 },
+        { field: 'title', start: 43, length: 40 },
+      ]),
+    ).toBe('04,00,39,00,00,00');
     expect(toRdsAscii('Æon – Ø', [{ field: 'title', start: 6, length: 1 }])).toEqual({ text: 'AEon - O', spans: [{ field: 'title', start: 7, length: 1 }] });
   });
 });
@@ -63,7 +73,7 @@ describe('dls file', () => {
     const label = file.split('\n').at(-2) ?? '';
     expect([...label]).toHaveLength(128);
     expect(file).toContain('DL_PLUS_TAG=4 0 99\nDL_PLUS_TAG=1 103 24\n');
-    expect(dlsFile(dlsTemplate(), { dbid: 0 } as never, { itemToggle: 0, itemRunning: 1 })).toContain('DL_PLUS_ITEM_RUNNING=0\n##### parameters } #####\n\n');
+    expect(dlsFile(dlsTemplate(), { dbid: 0 }, { itemToggle: 0, itemRunning: 1 })).toContain('DL_PLUS_ITEM_RUNNING=0\n##### parameters } #####\n\n');
   });
 });
 
@@ -103,10 +113,16 @@ describe('signatures', () => {
     expect(lastFmSignature(params, 'YOUR_SECRET')).toBe('94539006DE89B3C6B3C030BB1E52B9C4'.toLowerCase());
   });
 
-  it("When OBS sends a challenge and salt, then the answer is base64(sha256(base64(sha256(password + salt)) + challenge))", () => {
-    const secret = createHash('sha256').update('supersecretpassword' + 'lM1GncleQOaCu9lT1yeUZhFYnqhsLLP1G5lAGo3ixaI=').digest('base64');
-    const expected = createHash('sha256').update(secret + '+IxH4CnCiqpX1rM9scsNynZzbOe4KhDeYcTNS3PDaeY=').digest('base64');
-    expect(obsAuthentication('supersecretpassword', 'lM1GncleQOaCu9lT1yeUZhFYnqhsLLP1G5lAGo3ixaI=', '+IxH4CnCiqpX1rM9scsNynZzbOe4KhDeYcTNS3PDaeY=')).toBe(expected);
+  it('When OBS sends a challenge and salt, then the answer is base64(sha256(base64(sha256(password + salt)) + challenge))', () => {
+    const secret = createHash('sha256')
+      .update('supersecretpassword' + 'lM1GncleQOaCu9lT1yeUZhFYnqhsLLP1G5lAGo3ixaI=')
+      .digest('base64');
+    const expected = createHash('sha256')
+      .update(secret + '+IxH4CnCiqpX1rM9scsNynZzbOe4KhDeYcTNS3PDaeY=')
+      .digest('base64');
+    expect(obsAuthentication('supersecretpassword', 'lM1GncleQOaCu9lT1yeUZhFYnqhsLLP1G5lAGo3ixaI=', '+IxH4CnCiqpX1rM9scsNynZzbOe4KhDeYcTNS3PDaeY=')).toBe(
+      expected,
+    );
   });
 });
 
