@@ -71,7 +71,8 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
         if (finished.delivery) return withContext(finished.delivery, `scrobble of ${previous?.data.dbid ?? '?'}`);
         previous = { play, data, done: false, note: finished.note };
       }
-      const notes = [previous.note];
+      // What happened to this track first (the table shows the receipt's start), then to the one before.
+      const notes: string[] = [];
       const why = neverScrobbled(data);
       if (why) notes.push(`${data.dbid} skipped: ${why}`);
       else if (play && stillPlaying(play, message.createdAt, now())) {
@@ -79,6 +80,7 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
         if (delivery.outcome !== 'delivered') return withContext(delivery, 'now playing');
         notes.push(`now playing ${data.dbid}`);
       }
+      notes.push(previous.note);
       return { outcome: 'delivered', receipt: notes.filter(Boolean).join('; ') || `${data.dbid} remembered` };
     },
     close: () => Promise.resolve(),

@@ -65,9 +65,9 @@ describe('listenbrainz output', () => {
     expect(await output.send(change(song), signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 1' });
     expect(await output.send(change(jingle), signal())).toMatchObject({
       outcome: 'delivered',
-      receipt: 'scrobbled 1 (listen accepted); 2 skipped: not music (jingle)',
+      receipt: '2 skipped: not music (jingle); scrobbled 1 (listen accepted)',
     });
-    expect(await output.send(change(unheard), signal())).toMatchObject({ outcome: 'delivered', receipt: '2 not scrobbled: not music (jingle); now playing 3' });
+    expect(await output.send(change(unheard), signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 3; 2 not scrobbled: not music (jingle)' });
     // The play log wrote its listeners once it ended: nobody.
     stored.set(3, { ...unheard, listeners: { atp: 0, listener_seconds: 0, peak: 0 } });
     fake.rateLimitOnce(2);
@@ -76,7 +76,7 @@ describe('listenbrainz output', () => {
     expect(limited).toMatchObject({ outcome: 'retry', status: 429, retryAfterMs: 2000 });
     // Sent again as the dispatcher would: the wait X-RateLimit-Reset-In named is kept by the output itself.
     const again = await output.send({ ...message, attempts: 1 }, signal());
-    expect(again).toMatchObject({ outcome: 'delivered', receipt: '3 not scrobbled: nobody listening; now playing 4' });
+    expect(again).toMatchObject({ outcome: 'delivered', receipt: 'now playing 4; 3 not scrobbled: nobody listening' });
     const [limitedAnswer, acceptedAnswer] = fake.answers.slice(-2);
     expect(limitedAnswer?.status).toBe(429);
     expect((acceptedAnswer?.at ?? 0) - (limitedAnswer?.at ?? 0)).toBeGreaterThanOrEqual(1990);
@@ -142,11 +142,11 @@ describe('lastfm output', () => {
     expect(await output.send({ ...message, attempts: 1 }, signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 1' });
     expect(await output.send(change(jingle), signal())).toMatchObject({
       outcome: 'delivered',
-      receipt: 'scrobbled 1 (accepted 1); 2 skipped: not music (jingle)',
+      receipt: '2 skipped: not music (jingle); scrobbled 1 (accepted 1)',
     });
     expect(await output.send(change(unheard), signal())).toMatchObject({ outcome: 'delivered' });
     stored.set(3, { ...unheard, listeners: { atp: 0, listener_seconds: 0, peak: 0 } });
-    expect(await output.send(change(next), signal())).toMatchObject({ outcome: 'delivered', receipt: '3 not scrobbled: nobody listening; now playing 4' });
+    expect(await output.send(change(next), signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 4; 3 not scrobbled: nobody listening' });
 
     expect(fake.errors).toEqual([29]);
     expect(fake.accepted.map((call) => [call.method, call.params.track])).toEqual([
