@@ -112,6 +112,11 @@ class ObsConnection {
 
   /** 'identified', or the delivery that says why not (after a short wait for a connection under way). */
   async ready(signal: AbortSignal): Promise<'identified' | Delivery> {
+    // A message waiting is a reason to try now rather than at the end of the backoff.
+    if (!this.identified && !this.authFailed && this.socket?.readyState === WebSocket.CLOSED && !this.closed) {
+      clearTimeout(this.reconnectTimer);
+      this.connect();
+    }
     if (!this.identified && !this.authFailed) {
       await new Promise<void>((resolve) => {
         const done = () => {
