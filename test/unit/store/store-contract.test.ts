@@ -298,7 +298,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       const again = await outputs.claim('hook', claimOptions('b'));
       expect(again).toMatchObject({ message: { id, messageId: 'msg_hook_1_changed', attempts: 1 } });
       await outputs.finish(id, { at: clock, durationMs: 5, outcome: 'delivered', status: 200, receipt: 'r1' });
-      expect(await outputs.health('hook')).toMatchObject({ pending: 2, retrying: false, lastSuccess: { at: clock, dbid: 1 } });
+      expect(await outputs.health('hook')).toMatchObject({ pending: 2, retrying: false, lastSuccess: { at: clock, dbid: 1, receipt: 'r1' } });
       const rows = await harness.backend().rows('SELECT outcome, status FROM output_attempts ORDER BY id');
       expect(rows.map((row) => [row.outcome, Number(row.status)])).toEqual([
         ['retry', 503],
