@@ -4,6 +4,9 @@ import type { Output, TrackData } from '../../../src/outputs/output';
 import type { OutputMessage } from '../../../src/store/outputs';
 import { startLastFmFake, type LastFmFake } from '../../fakes/lastfm';
 import { startListenBrainzFake, type ListenBrainzFake } from '../../fakes/listenbrainz';
+import { eventually } from '../../helpers/eventually';
+import { postJson } from '../../helpers/http';
+import { startTestServer } from '../../helpers/test-server';
 
 // The scrobblers (docs/outputs.md "Scrobbling: what counts as a listen") against fakes built
 // from ListenBrainz's and Last.fm's own API documents (test/fakes/listenbrainz.ts,
@@ -176,5 +179,33 @@ describe('lastfm output', () => {
       error: expect.stringContaining('Last.fm error 9') as unknown,
     });
     await other.close();
+  });
+});
+
+describe('lastfm output through svc', () => {
+  it('When a song, a jingle, a song nobody heard and a next song are submitted, then only the first song is scrobbled', async () => {
+    const fake = await startLastFmFake();
+    const server = await startTestServer({
+      config: {
+        outputs: [{ name: 'fm', type: 'lastfm', apiKey: fake.apiKey, apiSecret: fake.apiSecret, sessionKey: fake.sessionKey, url: fake.url }],
+      } as never,
+      outputPollMs: 50,
+    });
+    try {
+      // Start times a few minutes back, inside the window a submitted start is believed.
+      await postJson(`${server.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Angel', duration: 120, started_at: iso(9 * 60_000) });
+      await postJson(`${server.url}/v1/remoteinput`, { artist: 'Radio Svc', title: 'Station ID', kind: 'jingle', started_at: iso(6 * 60_000) });
+      await postJson(`${server.url}/v1/remoteinput`, { artist: 'Portishead', title: 'Roads', duration: 120, listeners: 0, started_at: iso(5 * 60_000) });
+      await postJson(`${server.url}/v1/remoteinput`, { artist: 'Air', title: 'Alone in Kyoto', duration: 120, started_at: iso(60_000) });
+      const calls = await eventually(
+        () => Promise.resolve(fake.accepted.map((call) => `${call.method} ${call.params.track}`)),
+        (list) => list.includes('track.updateNowPlaying Alone in Kyoto'),
+      );
+      // Roads says nobody listens from the start: not even "now playing".
+      expect(calls).toEqual(['track.updateNowPlaying Angel', 'track.scrobble Angel', 'track.updateNowPlaying Alone in Kyoto']);
+    } finally {
+      await server.close();
+      await fake.close();
+    }
   });
 });
