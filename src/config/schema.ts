@@ -94,6 +94,10 @@ const outputSchema = object({
   if (value.url !== undefined && !OUTPUT_URL_SCHEMES[value.type].test(value.url)) {
     return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
   }
+  if (value.body !== undefined && value.method !== 'POST') return this.createError({ message: `${this.path}.body: a body is sent with method: POST only` });
+  if ((value.imageInput === undefined) !== (value.imagePath === undefined)) {
+    return this.createError({ message: `${this.path}: imageInput and imagePath go together (the Image source, and the file it shows)` });
+  }
   return true;
 });
 

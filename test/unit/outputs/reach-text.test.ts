@@ -126,6 +126,20 @@ describe('signatures', () => {
   });
 });
 
+describe('reach output config', () => {
+  const check = (output: Record<string, unknown>) => () => configSchema.validateSync({ outputs: [{ name: 'one', ...output }] });
+  it('When a key does not fit its type, then the config is refused with the key named', () => {
+    expect(check({ type: 'url', url: 'https://example.org/?t={{title}}', body: 'a={{artist}}' })).toThrow(
+      'outputs[0].body: a body is sent with method: POST only',
+    );
+    expect(check({ type: 'obs', url: 'ws://127.0.0.1:4455', input: 'Text', imageInput: 'Cover' })).toThrow('imageInput and imagePath go together');
+    expect(check({ type: 'rds', url: 'http://127.0.0.1:1' })).toThrow('outputs[0].url: the wrong scheme for a rds output');
+    expect(check({ type: 'url', url: 'https://example.org/', headers: { 'X-Key': 'a\nb' } })).toThrow('must map header names to text values');
+    expect(check({ type: 'dls', path: '/tmp/dls.txt', format: '{{artist' })).toThrow('must be a template');
+    expect(check({ type: 'url', url: 'https://example.org/?t={{title}}', method: 'POST', body: 'a={{artist}}', headers: { 'X-Key': 'k' } })).not.toThrow();
+  });
+});
+
 describe('svc outputs add', () => {
   it.each(Object.keys(OUTPUT_BLOCKS))('When the %s block is pasted as it is, then the config schema takes it', (type) => {
     const parsed = yaml.load(outputBlock(type) ?? '') as { outputs: { type: string }[] };
