@@ -7,7 +7,9 @@ import { listenVerdict, neverScrobbled, playOf, stillPlaying, type Play } from '
 // each track change is one message, in dbid order, never superseded. Its delivery scrobbles the
 // play that just ended (when it counts as a listen) and then announces the new one as "now
 // playing". A play is remembered in memory from its own change; the store's copy is read again
-// when it ends, so a `kind` or listener count written meanwhile is seen.
+// when it ends, so a `kind` or listener count written meanwhile is seen. After a restart the
+// play before the first message is the record before it in the store, if it began within the
+// hour before (a longer gap is svc having been down, not a play).
 
 /** One scrobbling service: ListenBrainz or Last.fm. */
 export interface ScrobbleService {
@@ -15,8 +17,16 @@ export interface ScrobbleService {
   scrobble(play: Play, signal: AbortSignal): Promise<Delivery>;
 }
 
-/** The record as it is stored now (undefined: deleted); absent, the copy from its change is used. */
-export type RecordLookup = (dbid: number) => Promise<TrackData | undefined>;
+/** The store's records, for the scrobblers; absent, the copy from each change is used and a restart forgets the play on air. */
+export interface RecordLookup {
+  /** The record as it is stored now (undefined: deleted). */
+  byDbid(dbid: number): Promise<TrackData | undefined>;
+  /** The record stored before `dbid` (history order) and when it arrived, ms since the epoch. */
+  before(dbid: number): Promise<{ data: TrackData; receivedAtMs: number } | undefined>;
+}
+
+/** A record before the first message after a restart is the play it ended only if it began this recently. */
+const RECOVERED_PLAY_MS = 60 * 60 * 1000;
 
 export interface ScrobblerOptions {
   name: string;
@@ -45,7 +55,7 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
     // The play that just ended; undefined after a restart (documented: that one play is not scrobbled).
     const ended = previous;
     if (!ended || ended.done) return { note: '' };
-    const stored = options.lookup ? await options.lookup(ended.data.dbid) : ended.data;
+    const stored = options.lookup ? await options.lookup.byDbid(ended.data.dbid) : ended.data;
     const why = !stored ? 'deleted' : (neverScrobbled(stored) ?? (ended.play ? verdictWhy(ended.play, endedAtMs) : 'no artist or title'));
     if (why !== undefined || !ended.play) {
       ended.done = true;
@@ -57,6 +67,15 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
     return { note: `scrobbled ${ended.data.dbid}${delivery.receipt ? ` (${delivery.receipt})` : ''}` };
   }
 
+  /** The play that ended when `dbid` began, from the store (the first message after a start). */
+  async function recovered(dbid: number, startedAtMs: number): Promise<Remembered | undefined> {
+    const before = await options.lookup?.before(dbid);
+    if (!before) return undefined;
+    const play = playOf(before.data, before.receivedAtMs);
+    if (!play || startedAtMs - play.startedAtMs > RECOVERED_PLAY_MS) return undefined;
+    return { play, data: before.data, done: false, note: '' };
+  }
+
   return {
     name: options.name,
     type: options.type,
@@ -66,6 +85,7 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
     async send(message, signal) {
       const data = trackDataOf(message);
       const play = playOf(data, message.createdAt);
+      previous ??= await recovered(data.dbid, play?.startedAtMs ?? message.createdAt);
       if (previous?.data.dbid !== data.dbid) {
         const finished = await finishPrevious(play?.startedAtMs ?? message.createdAt, signal);
         if (finished.delivery) return withContext(finished.delivery, `scrobble of ${previous?.data.dbid ?? '?'}`);

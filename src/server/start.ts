@@ -194,9 +194,15 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     outputs: createOutputs(config.outputs, {
       images: plainImageStore,
       logger,
-      records: async (dbid) => {
-        const record = await tracks.byDbid(dbid);
-        return record ? { dbid: record.dbid, ...record.metadata } : undefined;
+      records: {
+        byDbid: async (dbid) => {
+          const record = await tracks.byDbid(dbid);
+          return record ? { dbid: record.dbid, ...record.metadata } : undefined;
+        },
+        before: async (dbid) => {
+          const [record] = (await tracks.history({ limit: 1, before: dbid })).records;
+          return record ? { data: { dbid: record.dbid, ...record.metadata }, receivedAtMs: Date.parse(record.receivedAt) } : undefined;
+        },
       },
     }),
     store: store.outputs,

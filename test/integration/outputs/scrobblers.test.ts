@@ -1,6 +1,7 @@
 import { createLastFmOutput } from '../../../src/outputs/lastfm';
 import { createListenBrainzOutput } from '../../../src/outputs/listenbrainz';
 import type { Output, TrackData } from '../../../src/outputs/output';
+import type { RecordLookup } from '../../../src/outputs/scrobbler';
 import type { OutputMessage } from '../../../src/store/outputs';
 import { startLastFmFake, type LastFmFake } from '../../fakes/lastfm';
 import { startListenBrainzFake, type ListenBrainzFake } from '../../fakes/listenbrainz';
@@ -30,6 +31,18 @@ function change(track: Record<string, unknown> & { dbid: number }): OutputMessag
 }
 
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+
+/** The store as the scrobblers see it: records by dbid, and the one before a dbid. */
+function lookupOf(stored: Map<number, TrackData>): RecordLookup {
+  return {
+    byDbid: (dbid) => Promise.resolve(stored.get(dbid)),
+    before: (dbid) => {
+      const earlier = [...stored.keys()].filter((one) => one < dbid).sort((a, b) => b - a)[0];
+      const data = earlier === undefined ? undefined : stored.get(earlier);
+      return Promise.resolve(data ? { data, receivedAtMs: Date.now() } : undefined);
+    },
+  };
+}
 const signal = () => AbortSignal.timeout(10_000);
 
 /** A station's hour in four changes: a song that played through, a jingle, a song nobody heard, the next song. */
@@ -63,7 +76,7 @@ describe('listenbrainz output', () => {
   });
 
   it('When a song, a jingle and a song nobody heard change, then playing_now goes at once, the song that played through is one single listen, the others none; calls are a second apart', async () => {
-    output = createListenBrainzOutput({ name: 'lb', token: fake.token, url: fake.url }, (dbid) => Promise.resolve(stored.get(dbid)));
+    output = createListenBrainzOutput({ name: 'lb', token: fake.token, url: fake.url }, lookupOf(stored));
     const { song, jingle, unheard, next } = stationChanges(stored);
     expect(await output.send(change(song), signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 1' });
     expect(await output.send(change(jingle), signal())).toMatchObject({
@@ -102,6 +115,31 @@ describe('listenbrainz output', () => {
   });
 });
 
+describe('scrobbling across a restart', () => {
+  it('When svc restarts during a song, then the first change after it scrobbles that song from the store; a record from hours before is not a play', async () => {
+    const fake = await startListenBrainzFake();
+    const stored = new Map<number, TrackData>([[7, { dbid: 7, artist: 'Massive Attack', title: 'Angel', duration: 380, started_at: iso(400_000) }]]);
+    const output = createListenBrainzOutput({ name: 'lb', token: fake.token, url: fake.url }, lookupOf(stored));
+    const stale = createListenBrainzOutput(
+      { name: 'lb2', token: fake.token, url: fake.url },
+      lookupOf(new Map([[3, { dbid: 3, artist: 'A', title: 'Old', started_at: iso(5 * 3600_000) }]])),
+    );
+    try {
+      stored.set(8, { dbid: 8, artist: 'Air', title: 'Alone in Kyoto' });
+      expect(await output.send(change({ dbid: 8, artist: 'Air', title: 'Alone in Kyoto' }), signal())).toMatchObject({
+        outcome: 'delivered',
+        receipt: 'now playing 8; scrobbled 7 (listen accepted)',
+      });
+      expect(await stale.send(change({ dbid: 4, artist: 'Air', title: 'Venus' }), signal())).toMatchObject({ outcome: 'delivered', receipt: 'now playing 4' });
+      expect(fake.accepted.filter((one) => one.listenType === 'single').map((one) => one.listen.track_metadata.track_name)).toEqual(['Angel']);
+    } finally {
+      await output.close();
+      await stale.close();
+      await fake.close();
+    }
+  });
+});
+
 describe('listenbrainz output refused', () => {
   it('When the token is wrong, then the message fails at once with the reason and the token is nowhere in it', async () => {
     const fake = await startListenBrainzFake();
@@ -130,9 +168,7 @@ describe('lastfm output', () => {
   });
 
   it('When the station changes tracks, then every call is signed right, error 29 is a retry after a minute, a jingle and an unheard play are never scrobbled', async () => {
-    output = createLastFmOutput({ name: 'fm', apiKey: fake.apiKey, apiSecret: fake.apiSecret, sessionKey: fake.sessionKey, url: fake.url }, (dbid) =>
-      Promise.resolve(stored.get(dbid)),
-    );
+    output = createLastFmOutput({ name: 'fm', apiKey: fake.apiKey, apiSecret: fake.apiSecret, sessionKey: fake.sessionKey, url: fake.url }, lookupOf(stored));
     const { song, jingle, unheard, next } = stationChanges(stored);
     fake.rateLimitOnce();
     const message = change(song);
