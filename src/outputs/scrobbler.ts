@@ -6,10 +6,10 @@ import { listenVerdict, neverScrobbled, playOf, stillPlaying, type Play } from '
 // The part the two scrobblers share (docs/outputs.md "Scrobbling: what counts as a listen"):
 // each track change is one message, in dbid order, never superseded. Its delivery scrobbles the
 // play that just ended (when it counts as a listen) and then announces the new one as "now
-// playing". A play is remembered in memory from its own change; the store's copy is read again
-// when it ends, so a `kind` or listener count written meanwhile is seen. After a restart the
-// play before the first message is the record before it in the store, if it began within the
-// hour before (a longer gap is svc having been down, not a play).
+// playing". The play that ended is the record stored before the new one, read from the store
+// when the change is sent, so a `kind` or listener count written meanwhile is seen, and a
+// restart or another instance having sent the messages between changes nothing. A record that
+// began long before the new one (svc was down) is not a play that just ended.
 
 /** One scrobbling service: ListenBrainz or Last.fm. */
 export interface ScrobbleService {
@@ -17,63 +17,60 @@ export interface ScrobbleService {
   scrobble(play: Play, signal: AbortSignal): Promise<Delivery>;
 }
 
-/** The store's records, for the scrobblers; absent, the copy from each change is used and a restart forgets the play on air. */
+/** The store's records, for the scrobblers. */
 export interface RecordLookup {
-  /** The record as it is stored now (undefined: deleted). */
-  byDbid(dbid: number): Promise<TrackData | undefined>;
   /** The record stored before `dbid` (history order) and when it arrived, ms since the epoch. */
   before(dbid: number): Promise<{ data: TrackData; receivedAtMs: number } | undefined>;
 }
 
-/** A record before the first message after a restart is the play it ended only if it began this recently. */
-const RECOVERED_PLAY_MS = 60 * 60 * 1000;
+/** A play is at most this long, or its duration and ten minutes when that is longer. */
+const LONGEST_PLAY_MS = 60 * 60 * 1000;
+/** Plays already scrobbled by this output, so that a retried message does not send one twice. */
+const REMEMBERED_SCROBBLES = 16;
 
 export interface ScrobblerOptions {
   name: string;
   type: Extract<OutputType, 'listenbrainz' | 'lastfm'>;
   target: string;
   service: ScrobbleService;
+  /** Absent (tests of one output alone): the previous message's record is the play that ended. */
   lookup?: RecordLookup;
   now?: () => number;
 }
 
-interface Remembered {
+interface Ended {
   play: Play | undefined;
   data: TrackData;
-  /** Sent already (a retry of the next message must not scrobble it twice). */
-  done: boolean;
-  /** What became of the play before it, for the receipt. */
-  note: string;
 }
 
 export function createScrobblerOutput(options: ScrobblerOptions): Output {
   const now = options.now ?? Date.now;
-  let previous: Remembered | undefined;
+  const scrobbled: number[] = [];
+  /** The message being sent and what became of the play before it (a retry keeps it). */
+  let sending: { dbid: number; note: string } | undefined;
+  let lastMessage: Ended | undefined;
 
-  /** The verdict on the remembered play, now that `endedAtMs` ended it; sends it when it counts. */
-  async function finishPrevious(endedAtMs: number, signal: AbortSignal): Promise<{ delivery?: Delivery; note: string }> {
-    // The play that just ended; undefined after a restart (documented: that one play is not scrobbled).
-    const ended = previous;
-    if (!ended || ended.done) return { note: '' };
-    const stored = options.lookup ? await options.lookup.byDbid(ended.data.dbid) : ended.data;
-    const why = !stored ? 'deleted' : (neverScrobbled(stored) ?? (ended.play ? verdictWhy(ended.play, endedAtMs) : 'no artist or title'));
-    if (why !== undefined || !ended.play) {
-      ended.done = true;
-      return { note: `${ended.data.dbid} not scrobbled: ${why ?? 'no artist or title'}` };
-    }
-    const delivery = await options.service.scrobble(ended.play, signal);
-    if (delivery.outcome !== 'delivered') return { delivery, note: '' };
-    ended.done = true;
-    return { note: `scrobbled ${ended.data.dbid}${delivery.receipt ? ` (${delivery.receipt})` : ''}` };
-  }
-
-  /** The play that ended when `dbid` began, from the store (the first message after a start). */
-  async function recovered(dbid: number, startedAtMs: number): Promise<Remembered | undefined> {
-    const before = await options.lookup?.before(dbid);
+  async function endedBefore(dbid: number, startedAtMs: number): Promise<Ended | undefined> {
+    if (!options.lookup) return lastMessage?.data.dbid === dbid ? undefined : lastMessage;
+    const before = await options.lookup.before(dbid);
     if (!before) return undefined;
     const play = playOf(before.data, before.receivedAtMs);
-    if (!play || startedAtMs - play.startedAtMs > RECOVERED_PLAY_MS) return undefined;
-    return { play, data: before.data, done: false, note: '' };
+    const longest = Math.max(LONGEST_PLAY_MS, ((play?.durationSeconds ?? 0) + 600) * 1000);
+    if (play && startedAtMs - play.startedAtMs > longest) return undefined;
+    return { play, data: before.data };
+  }
+
+  /** The verdict on the play that `startedAtMs` ended; sends it when it counts. */
+  async function finishPlayBefore(dbid: number, startedAtMs: number, signal: AbortSignal): Promise<{ delivery?: Delivery; note: string }> {
+    const ended = await endedBefore(dbid, startedAtMs);
+    if (!ended || scrobbled.includes(ended.data.dbid)) return { note: '' };
+    const why = neverScrobbled(ended.data) ?? (ended.play ? verdictWhy(ended.play, startedAtMs) : 'no artist or title');
+    if (why !== undefined || !ended.play) return { note: `${ended.data.dbid} not scrobbled: ${why ?? 'no artist or title'}` };
+    const delivery = await options.service.scrobble(ended.play, signal);
+    if (delivery.outcome !== 'delivered') return { delivery: withContext(delivery, `scrobble of ${ended.data.dbid}`), note: '' };
+    scrobbled.push(ended.data.dbid);
+    if (scrobbled.length > REMEMBERED_SCROBBLES) scrobbled.shift();
+    return { note: `scrobbled ${ended.data.dbid}${delivery.receipt ? ` (${delivery.receipt})` : ''}` };
   }
 
   return {
@@ -85,11 +82,11 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
     async send(message, signal) {
       const data = trackDataOf(message);
       const play = playOf(data, message.createdAt);
-      previous ??= await recovered(data.dbid, play?.startedAtMs ?? message.createdAt);
-      if (previous?.data.dbid !== data.dbid) {
-        const finished = await finishPrevious(play?.startedAtMs ?? message.createdAt, signal);
-        if (finished.delivery) return withContext(finished.delivery, `scrobble of ${previous?.data.dbid ?? '?'}`);
-        previous = { play, data, done: false, note: finished.note };
+      if (sending?.dbid !== data.dbid) {
+        const finished = await finishPlayBefore(data.dbid, play?.startedAtMs ?? message.createdAt, signal);
+        if (finished.delivery) return finished.delivery;
+        sending = { dbid: data.dbid, note: finished.note };
+        lastMessage = { play, data };
       }
       // What happened to this track first (the table shows the receipt's start), then to the one before.
       const notes: string[] = [];
@@ -100,7 +97,7 @@ export function createScrobblerOutput(options: ScrobblerOptions): Output {
         if (delivery.outcome !== 'delivered') return withContext(delivery, 'now playing');
         notes.push(`now playing ${data.dbid}`);
       }
-      notes.push(previous.note);
+      notes.push(sending.note);
       return { outcome: 'delivered', receipt: notes.filter(Boolean).join('; ') || `${data.dbid} remembered` };
     },
     close: () => Promise.resolve(),

@@ -195,10 +195,6 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
       images: plainImageStore,
       logger,
       records: {
-        byDbid: async (dbid) => {
-          const record = await tracks.byDbid(dbid);
-          return record ? { dbid: record.dbid, ...record.metadata } : undefined;
-        },
         before: async (dbid) => {
           const [record] = (await tracks.history({ limit: 1, before: dbid })).records;
           return record ? { data: { dbid: record.dbid, ...record.metadata }, receivedAtMs: Date.parse(record.receivedAt) } : undefined;

@@ -32,10 +32,9 @@ function change(track: Record<string, unknown> & { dbid: number }): OutputMessag
 
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
 
-/** The store as the scrobblers see it: records by dbid, and the one before a dbid. */
+/** The store as the scrobblers see it: the record before a dbid. */
 function lookupOf(stored: Map<number, TrackData>): RecordLookup {
   return {
-    byDbid: (dbid) => Promise.resolve(stored.get(dbid)),
     before: (dbid) => {
       const earlier = [...stored.keys()].filter((one) => one < dbid).sort((a, b) => b - a)[0];
       const data = earlier === undefined ? undefined : stored.get(earlier);
