@@ -1,11 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { findProgram } from './peers';
 
 // The nginx configuration docs show (examples/nginx/nginx.conf), run with the real nginx package
 // in front of svc instances: only the ports change; nginx gets its own prefix and pid file.
 
-export const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => fs.existsSync(file));
+export const NGINX = findProgram('nginx');
 const CONFIG = path.join(__dirname, '..', '..', 'examples', 'nginx', 'nginx.conf');
 
 export interface NginxFront {

@@ -5,6 +5,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
+import { describeWithPeers, MQTT_TEST_URL } from '../../helpers/peers';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -13,7 +14,7 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // a topic prefix of its own per run: the retained now_playing, the status and its last will,
 // and Home Assistant's discovery configs (home-assistant.io "MQTT Sensor", "MQTT Image").
 
-const BROKER = 'mqtt://127.0.0.1:1883';
+const BROKER = MQTT_TEST_URL;
 
 /** The retained message on `topic`, as a fresh subscriber gets it (or undefined). */
 async function retained(topic: string, accept: (payload: Buffer) => boolean = () => true, timeoutMs = 10_000): Promise<Buffer | undefined> {
@@ -38,7 +39,7 @@ async function retained(topic: string, accept: (payload: Buffer) => boolean = ()
   }
 }
 
-describe('mqtt output on the real Mosquitto', () => {
+describeWithPeers(['mosquitto'], 'mqtt output on the real Mosquitto', () => {
   const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   const name = `ha-${randomBytes(3).toString('hex')}`;
   const node = `svc_${name.replaceAll('-', '_')}`;
@@ -119,7 +120,7 @@ describe('mqtt output on the real Mosquitto', () => {
   });
 });
 
-describe('mqtt output: the last will', () => {
+describeWithPeers(['mosquitto'], 'mqtt output: the last will', () => {
   const prefix = `svc-test-will-${process.pid}-${randomBytes(4).toString('hex')}`;
   let temp: ReturnType<typeof makeTempDir>;
   let instance: ServeProcess | undefined;

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Page } from 'playwright-core';
-import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // docs/first-hour.md, in headless Chromium with nothing playing: the slideshow is transparent
@@ -22,8 +22,6 @@ interface InPage {
 // OBS Browser Source's default "Custom CSS" (obsproject/obs-browser obs-browser-source.cpp,
 // the "css" default), appended as a <style> element after load.
 const OBS_DEFAULT_CSS = 'body { background-color: rgba(0, 0, 0, 0); margin: 0px auto; overflow: hidden; }';
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium('first-hour pages in headless Chromium, nothing playing', () => {
   jest.setTimeout(60_000);
