@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
-import { CONFIG_SEARCH_PLACES } from './defaults';
+import { CONFIG_SEARCH_PLACES, configSearchDirs } from './defaults';
 import { expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
@@ -41,7 +41,7 @@ type PlainObject = Record<string, unknown>;
 export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
   const configFile = options.configFile === undefined ? undefined : expandHome(options.configFile, env);
-  const file = await readConfigFile(configFile, options.cwd ?? process.cwd());
+  const file = await readConfigFile(configFile, options.cwd ?? process.cwd(), env);
   const fileLabel = file ? `config file ${file.filepath}` : 'config file';
 
   const fromFile = file ? checkSource(file.config, fileLabel) : {};
@@ -56,16 +56,24 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
-async function readConfigFile(explicit: string | undefined, cwd: string): Promise<{ config: unknown; filepath: string } | null> {
+async function readConfigFile(explicit: string | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<{ config: unknown; filepath: string } | null> {
   if (explicit !== undefined) {
     const filepath = path.resolve(cwd, explicit);
     if (!fs.existsSync(filepath)) throw configError(`config file not found: ${filepath}`);
     return loadFile(filepath);
   }
   // Checking for the files first keeps cosmiconfig (and YAML parsing) off the start-up path
-  // of client commands when there is no config file at all.
-  const candidate = CONFIG_SEARCH_PLACES.map((name) => path.join(cwd, name)).find((p) => fs.existsSync(p));
-  return candidate ? loadFile(candidate) : null;
+  // of client commands when there is no config file at all. A package.json without an `svc`
+  // key is no config: the search goes on (a project folder above is common).
+  for (const dir of configSearchDirs(cwd, env)) {
+    for (const name of CONFIG_SEARCH_PLACES) {
+      const candidate = path.join(dir, name);
+      if (!fs.existsSync(candidate)) continue;
+      const loaded = await loadFile(candidate);
+      if (loaded) return loaded;
+    }
+  }
+  return null;
 }
 
 // Code goes through cosmiconfig; every other file is data, JSON or YAML (package.json: its `svc` key).

@@ -34,7 +34,13 @@ function createOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, log
         {
           name: config.name,
           url,
-          ...optional({ username: config.username, password: config.password, topic: config.topic, homeAssistant: config.homeAssistant }),
+          ...optional({
+            username: config.username,
+            password: config.password,
+            topic: config.topic,
+            homeAssistant: config.homeAssistant,
+            discoveryPrefix: config.discoveryPrefix,
+          }),
         },
         images,
         logger,
