@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
+import { closestName, withArticle } from '../domain/edit-distance';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES, configSearchDirs } from './defaults';
@@ -129,8 +130,12 @@ function checkSource(raw: unknown, label: string): PlainObject {
   if (raw === undefined || raw === null) return {};
   if (!isPlainObject(raw)) throw configError(`${label}: the configuration must be an object`);
   const source = expandShorthands(raw);
-  const unknownKey = findUnknownKey(source, configSchema as ObjectSchema<AnyObject>, '');
-  if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
+  const unknown = findUnknownKey(source, configSchema as ObjectSchema<AnyObject>, '');
+  if (unknown) {
+    const suggestion = closestName(unknown.key, unknown.siblings);
+    const hint = suggestion ? ` (did you mean "${unknown.prefix}${suggestion}"?)` : '';
+    throw configError(`${label}: unknown key "${unknown.prefix}${unknown.key}"${hint}`);
+  }
   validate(source, label);
   return source;
 }
@@ -174,17 +179,17 @@ function describeValidation(error: ValidationError, actual: unknown): string {
   const shown = hidden ? `a ${Array.isArray(actual) ? 'list' : typeof actual} (not shown: it may be a secret)` : JSON.stringify(actual);
   // yup's typeError text ("must be a `number` type, but the final value was: ...") is long; shorten it.
   const typeMatch = /must be a `(\w+)` type/.exec(message);
-  if (typeMatch) return `expected a ${typeMatch[1]}, got ${shown}`;
+  if (typeMatch) return `expected ${withArticle(typeMatch[1] ?? '')}, got ${shown}`;
   return hidden ? 'not a valid value (not shown: it may be a secret)' : message.replace(/^\S+ /, '');
 }
 
-function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): string | null {
+/** The first key no schema field has, with the keys that level does have (for "did you mean"). */
+function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): { prefix: string; key: string; siblings: string[] } | null {
   for (const [key, child] of Object.entries(value)) {
     const fieldSchema = Object.hasOwn(schema.fields, key) ? schema.fields[key] : undefined;
-    const fullKey = prefix + key;
-    if (!fieldSchema) return fullKey;
+    if (!fieldSchema) return { prefix, key, siblings: Object.keys(schema.fields) };
     if ('fields' in fieldSchema && isPlainObject(child)) {
-      const nested = findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, fullKey + '.');
+      const nested = findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, `${prefix}${key}.`);
       if (nested) return nested;
     }
   }

@@ -1,4 +1,5 @@
 import { array, boolean, number, object, string, type InferType } from 'yup';
+import { closestName, withArticle } from '../domain/edit-distance';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
@@ -63,9 +64,13 @@ const outputSchema = object({
   const present = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined);
   const allowed = new Set<string>([...OUTPUT_COMMON_KEYS, ...spec.required, ...spec.optional]);
   const stray = present.find((key) => !allowed.has(key));
-  if (stray) return this.createError({ message: `${this.path}: a ${value.type} output has no key "${stray}"` });
+  if (stray) {
+    const suggestion = closestName(stray, allowed);
+    const hint = suggestion ? ` (did you mean "${suggestion}"?)` : '';
+    return this.createError({ message: `${this.path}: ${withArticle(value.type)} output has no key "${stray}"${hint}` });
+  }
   const missing = spec.required.find((key) => !present.includes(key));
-  if (missing) return this.createError({ message: `${this.path}: a ${value.type} output needs "${missing}"` });
+  if (missing) return this.createError({ message: `${this.path}: ${withArticle(value.type)} output needs "${missing}"` });
   const url = value.url ?? '';
   if ((value.type === 'mqtt') !== /^mqtts?:/.test(url)) return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
   return true;
