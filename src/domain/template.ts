@@ -74,7 +74,7 @@ const LEADING_SEPARATOR = /^(?: *[-–—|/,;:·•~]+ +| +)/;
 /** Removes, for each empty field, the bracket pair around it or the separator that joined it to a neighbour. */
 function dropEmptyFieldFrames(rendered: RenderedPart[]): RenderedPart[] {
   const parts = rendered.map((part) => ({ ...part }));
-  const isField = (index: number) => index >= 0 && index < parts.length && 'field' in (parts[index] as RenderedPart);
+  const isField = (index: number) => index >= 0 && index < parts.length && 'field' in parts[index];
   parts.forEach((part, index) => {
     if (!('field' in part) || part.value !== '') return;
     const before = parts[index - 1];
