@@ -112,6 +112,9 @@ export const PEERS = {
   nginx: program('nginx', 'nginx'),
   chromium: program('chromium', 'chromium'),
   pgbouncer: program('pgbouncer', 'pgbouncer'),
+  pg_dump: program('pg_dump', 'postgresql-client'),
+  pg_restore: program('pg_restore', 'postgresql-client'),
+  psql: program('psql', 'postgresql-client'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },
   mosquitto: service('Mosquitto', 'mosquitto', MQTT_TEST_URL, 1883),
 } satisfies Record<string, Peer>;
