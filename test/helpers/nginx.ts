@@ -25,7 +25,6 @@ export function startNginxFront(dir: string, port: number, backends: readonly st
         : config.replace(`127.0.0.1:${8901 + index}`, backend);
   });
   fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
-  fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
   const check = spawnSync(NGINX as string, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);
   const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', 'nginx.conf', '-g', 'daemon off;'], { stdio: 'ignore' });

@@ -57,7 +57,6 @@ describeWithNginx('nginx in front of three instances (docs/several-instances.md)
       config = config.replace(`127.0.0.1:${8901 + index}`, new URL(instance.url).host);
     });
     fs.writeFileSync(path.join(temp.dir, 'nginx.conf'), config);
-    fs.mkdirSync(path.join(temp.dir, 'tmp'));
     const check = spawnSync(NGINX as string, ['-t', '-p', temp.dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
     expect(check.status).toBe(0);
     nginx = spawn(NGINX as string, ['-p', temp.dir, '-c', 'nginx.conf', '-g', 'daemon off;'], { stdio: 'ignore' });
