@@ -17,8 +17,12 @@ export interface Peer {
   present(): boolean;
 }
 
-/** Admin folders a user's PATH often lacks although the program is installed (nginx lives in /usr/sbin). */
-const ADMIN_DIRS = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
+/**
+ * Admin folders a user's PATH often lacks although the program is installed (nginx lives in
+ * /usr/sbin). SVC_TEST_ADMIN_DIRS replaces the list (empty: none), so a run can stand for a
+ * machine where nothing is installed.
+ */
+const ADMIN_DIRS = (process.env.SVC_TEST_ADMIN_DIRS ?? '/usr/local/sbin:/usr/sbin:/sbin').split(path.delimiter).filter((dir) => dir !== '');
 
 /** The full path of `program` on PATH (then in the admin folders), or undefined. */
 export function findProgram(program: string, searchPath = process.env.PATH ?? '', adminDirs: readonly string[] = ADMIN_DIRS): string | undefined {

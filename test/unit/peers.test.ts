@@ -18,7 +18,7 @@ function runOnFixture(env: Record<string, string>): { status: number | null; std
     const run = spawnSync(process.execPath, ['test/run-tests.js', '--testMatch', '**/fixtures/peers/*.fixture.ts', '--maxWorkers=1'], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { HOME: process.env.HOME ?? '/tmp', PATH: bin.dir, SVC_TEST_MQTT_URL: 'mqtt://127.0.0.1:9', ...env },
+      env: { HOME: process.env.HOME ?? '/tmp', PATH: bin.dir, SVC_TEST_ADMIN_DIRS: '', SVC_TEST_MQTT_URL: 'mqtt://127.0.0.1:9', ...env },
       timeout: 120_000,
     });
     return { status: run.status, stdout: run.stdout };
