@@ -119,6 +119,8 @@ export const PEERS = {
   pg_dump: program('pg_dump', 'postgresql-client'),
   pg_restore: program('pg_restore', 'postgresql-client'),
   psql: program('psql', 'postgresql-client'),
+  // script(1) gives a command a pseudo-terminal; Debian's essential bsdutils has it.
+  script: program('script', 'bsdutils'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },
   mosquitto: service('Mosquitto', 'mosquitto', MQTT_TEST_URL, 1883),
 } satisfies Record<string, Peer>;
