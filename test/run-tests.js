@@ -37,7 +37,14 @@ const skipLines = [
 ].sort();
 fs.rmSync(workDir, { recursive: true, force: true });
 
-for (const line of skipLines) process.stdout.write(`${line}\n`);
+// One line per missing program, naming the suites it skipped.
+const byProgram = new Map();
+for (const line of skipLines) {
+  const at = line.indexOf(': "');
+  const head = at < 0 ? line : line.slice(0, at);
+  byProgram.set(head, [...(byProgram.get(head) ?? []), ...(at < 0 ? [] : [line.slice(at + 2)])]);
+}
+for (const [head, suites] of byProgram) process.stdout.write(`${head}${suites.length > 0 ? `: ${suites.join(', ')}` : ''}\n`);
 if (skipLines.length > 0) process.stdout.write('install them with: npm run setup-peers (Debian/Ubuntu)\n');
 if (underCi && counts.skipped > 0) {
   process.stdout.write(`CI=true: a skipped test fails the run; skipped:\n`);
