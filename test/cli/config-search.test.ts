@@ -65,6 +65,16 @@ describe('where the client commands find their config', () => {
     expect(result.stderr).toContain(`in ${empty} and its parents, then in ${path.join(xdg, 'svc')})`);
   });
 
+  test('When svc last --follow cannot open the stream, then the error names the config file too', async () => {
+    const port = await unusedPort();
+    const dir = make(path.join(temp.dir, 'stale-follow'), { '.svcrc': `port: ${port}\n` });
+    const result = await runCli(['last', '--follow'], { cwd: dir, env: { XDG_CONFIG_HOME: xdg } });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain(
+      `cannot reach ws://127.0.0.1:${port}/v1/images/ws: connection refused (is \`svc serve\` running there?; config ${path.join(dir, '.svcrc')})`,
+    );
+  });
+
   test('When the server cannot be reached, then the error names the config file that gave its address', async () => {
     const port = await unusedPort();
     const dir = make(path.join(temp.dir, 'stale'), { '.svcrc': `port: ${port}\n` });
