@@ -11,11 +11,11 @@ import { makeTempDir } from '../helpers/temp-dir';
 
 const ROOT = path.join(__dirname, '..', '..');
 
-function runOnFixture(env: Record<string, string>): { status: number | null; stdout: string } {
+function runOnFixture(env: Record<string, string>, fixture = 'needs-peers'): { status: number | null; stdout: string } {
   const bin = makeTempDir('svc-minimal-path-');
   try {
     fs.symlinkSync(process.execPath, path.join(bin.dir, 'node'));
-    const run = spawnSync(process.execPath, ['test/run-tests.js', '--testMatch', '**/fixtures/peers/*.fixture.ts', '--maxWorkers=1'], {
+    const run = spawnSync(process.execPath, ['test/run-tests.js', '--testMatch', `**/fixtures/peers/${fixture}.fixture.ts`, '--maxWorkers=1'], {
       cwd: ROOT,
       encoding: 'utf8',
       env: { HOME: process.env.HOME ?? '/tmp', PATH: bin.dir, SVC_TEST_ADMIN_DIRS: '', SVC_TEST_MQTT_URL: 'mqtt://127.0.0.1:9', ...env },
@@ -50,6 +50,16 @@ describe('npm test with the outside programs missing', () => {
     expect(run.stdout).toMatch(/opusenc is missing \(Debian package opus-tools\)/);
     expect(run.stdout).toMatch(/Mosquitto on 127\.0\.0\.1:9 is missing \(Debian package mosquitto\)/);
     expect(run.stdout.trimEnd().split('\n').pop()).toBe('1 passed, 2 failed, 2 skipped');
+  });
+});
+
+describe('the closing line', () => {
+  jest.setTimeout(120_000);
+
+  test('When a test fails with an error that refers to itself, then the counts are still right', () => {
+    const run = runOnFixture({ CI: '' }, 'circular-error');
+    expect(run.stdout.trimEnd().split('\n').pop()).toBe('1 passed, 1 failed, 0 skipped');
+    expect(run.status).toBe(1);
   });
 });
 
