@@ -15,7 +15,8 @@ const underCi = !['', 'false', '0'].includes((process.env.CI ?? '').toLowerCase(
 
 const jest = require.resolve('jest/bin/jest');
 const reporter = path.join(__dirname, 'count-reporter.js');
-const run = spawnSync(process.execPath, [jest, '--reporters=default', `--reporters=${reporter}`, ...process.argv.slice(2)], {
+// The reporters go last: Jest reads --reporters as a list, which would swallow file names after it.
+const run = spawnSync(process.execPath, [jest, ...process.argv.slice(2), '--reporters=default', `--reporters=${reporter}`], {
   stdio: 'inherit',
   env: { ...process.env, SVC_TEST_COUNTS_FILE: countsFile, SVC_TEST_SKIPS_DIR: skipsDir },
 });

@@ -15,7 +15,7 @@ function runOnFixture(env: Record<string, string>, fixture = 'needs-peers'): { s
   const bin = makeTempDir('svc-minimal-path-');
   try {
     fs.symlinkSync(process.execPath, path.join(bin.dir, 'node'));
-    const run = spawnSync(process.execPath, ['test/run-tests.js', '--testMatch', `**/fixtures/peers/${fixture}.fixture.ts`, '--maxWorkers=1'], {
+    const run = spawnSync(process.execPath, ['test/run-tests.js', '--maxWorkers=1', '--testMatch', `**/fixtures/peers/${fixture}.fixture.ts`], {
       cwd: ROOT,
       encoding: 'utf8',
       env: { HOME: process.env.HOME ?? '/tmp', PATH: bin.dir, SVC_TEST_ADMIN_DIRS: '', SVC_TEST_MQTT_URL: 'mqtt://127.0.0.1:9', ...env },
