@@ -242,7 +242,6 @@ async function throughNginx(three) {
       config = config.replace(`127.0.0.1:${8901 + index}`, new URL(svc.url).host);
     });
     fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
-    fs.mkdirSync(path.join(dir, 'tmp'));
     const check = spawnSync(NGINX, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`nginx -t: ${check.stderr}`);
     nginx = track(spawn(NGINX, ['-p', dir, '-c', 'nginx.conf', '-g', 'daemon off;'], { stdio: 'ignore' }));

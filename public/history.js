@@ -137,6 +137,8 @@
 
   function render(fresh) {
     const withDate = spansDays(tracks);
+    // A wider time column for `YYYY-MM-DD HH:MM` (history.css), so the date stays on one line.
+    list.classList.toggle('with-dates', withDate);
     list.replaceChildren(...tracks.map((track) => row(track, withDate)));
     for (const dbid of fresh) {
       const item = list.querySelector(`[data-dbid="${dbid}"]`);

@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { reachableHost, serverUrl } from '../config/client-target';
-import { CONFIG_SEARCH_PLACES } from '../config/defaults';
 import { withoutPassword } from '../store/postgres/connection';
 
 // What `svc serve` prints on start (docs/first-hour.md "What `svc serve` prints"): the URL, the
-// pages with one line each, the database and the config file. The first line keeps its
+// pages with one line each, the database, the outputs and the config file. The first line keeps its
 // "svc listening on URL" shape: scripts and tests wait for it. Pure.
 
 export interface BannerFacts {
@@ -15,8 +14,12 @@ export interface BannerFacts {
   database: string;
   /** The config file loaded, or null when none was found. */
   configFile: string | null;
-  /** Where the config was searched for (the working directory). */
+  /** The working directory (a relative SQLite path is resolved from it). */
   cwd: string;
+  /** Where the config was searched for, shown when none was found (config/defaults.ts). */
+  configSearch: string;
+  /** The outputs configured (docs/outputs.md), each by name and type. */
+  outputs?: readonly { name: string; type: string }[];
   /** The Icecast source listener, when one runs (docs/dj-software.md). */
   icecast?: IcecastBannerFacts;
 }
@@ -51,7 +54,9 @@ export function bannerLines(facts: BannerFacts): string[] {
     );
   }
   lines.push(`  ${'database'.padEnd(10)} ${describeDatabase(facts.database, facts.cwd)}`);
-  lines.push(`  ${'config'.padEnd(10)} ${facts.configFile ?? `none found (looked for ${CONFIG_SEARCH_PLACES.join(', ')} in ${facts.cwd})`}`);
+  const outputs = facts.outputs ?? [];
+  lines.push(`  ${'outputs'.padEnd(10)} ${outputs.length === 0 ? 'none' : outputs.map((output) => `${output.name} (${output.type})`).join(', ')}`);
+  lines.push(`  ${'config'.padEnd(10)} ${facts.configFile ?? `none found (${facts.configSearch})`}`);
   return lines;
 }
 

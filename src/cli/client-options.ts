@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SvcClient } from './client';
 import { CliError, EXIT } from './exit-codes';
-import { DEFAULT_PORT } from '../config/defaults';
+import { DEFAULT_PORT, describeConfigSearch } from '../config/defaults';
 import { hasHttpScheme } from '../domain/http-url';
 
 // The options every client command shares, and how they become a client:
@@ -48,7 +48,7 @@ function parseSeconds(value: string): number {
 /** Loads the config (lazily: yup and cosmiconfig are only needed here) and builds the client. */
 export async function createClient(options: ClientOptions): Promise<SvcClient> {
   const { loadConfig } = require('../config/load') as typeof import('../config/load');
-  const { config } = await loadConfig({
+  const { config, filepath } = await loadConfig({
     configFile: options.config,
     flags: { 'client.url': options.url, 'client.secret': options.secret },
   });
@@ -58,6 +58,7 @@ export async function createClient(options: ClientOptions): Promise<SvcClient> {
     baseUrl: parseBaseUrl(target.url),
     secret: target.secret,
     timeoutMs: Math.round((options.timeout ?? 10) * 1000),
+    configSource: filepath ? `config ${filepath}` : `no config file found (${describeConfigSearch(process.cwd())})`,
   });
 }
 

@@ -18,6 +18,8 @@ export interface ClientSettings {
   secret: string;
   /** Applies to each request separately. */
   timeoutMs: number;
+  /** Where these settings came from, named when the server cannot be reached: the config file, or where none was found. */
+  configSource?: string;
 }
 
 export interface Answer {
@@ -90,7 +92,7 @@ export class SvcClient {
       throw new CliError(`refusing to download ${url.href}: not on ${this.settings.baseUrl.origin}`, EXIT.SERVER_ERROR);
     }
     const { response, signal } = await this.send(url, { method: 'GET' });
-    const bytes = await readBody(url, () => response.arrayBuffer(), signal, this.settings.timeoutMs);
+    const bytes = await readBody(url, () => response.arrayBuffer(), signal, this.settings);
     // An announced image can be evicted from the store before it is fetched.
     if (response.status === 404) throw new CliError(`${url.href}: not found (no longer stored on the server)`, EXIT.SERVER_ERROR);
     if (!response.ok) throw statusError(url, response, Buffer.from(bytes).toString('utf8'));
@@ -99,7 +101,7 @@ export class SvcClient {
 
   private async requestJson(url: URL, init: RequestInit, timeoutMs = this.settings.timeoutMs): Promise<Answer> {
     const { response, signal } = await this.send(url, init, timeoutMs);
-    const text = await readBody(url, () => response.text(), signal, this.settings.timeoutMs);
+    const text = await readBody(url, () => response.text(), signal, this.settings);
     if (!response.ok) throw statusError(url, response, text);
     try {
       return { status: response.status, json: JSON.parse(text), text };
@@ -116,16 +118,16 @@ export class SvcClient {
       headers.set('User-Agent', USER_AGENT);
       return { response: await fetch(url, { ...init, headers, signal, redirect: 'manual' }), signal };
     } catch (error) {
-      throw unreachable(url, error, signal, this.settings.timeoutMs);
+      throw unreachable(url, error, signal, this.settings);
     }
   }
 }
 
-async function readBody<T>(url: URL, read: () => Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
+async function readBody<T>(url: URL, read: () => Promise<T>, signal: AbortSignal, settings: ClientSettings): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    throw unreachable(url, error, signal, timeoutMs);
+    throw unreachable(url, error, signal, settings);
   }
 }
 
@@ -184,16 +186,18 @@ function describeStatus(url: URL, response: Response, body: string): CliError {
 }
 
 /** Connection failures and timeouts: the server could not be reached (exit 4). */
-function unreachable(url: URL, error: unknown, signal: AbortSignal | null, timeoutMs: number): CliError {
+function unreachable(url: URL, error: unknown, signal: AbortSignal | null, settings: Pick<ClientSettings, 'timeoutMs' | 'configSource'>): CliError {
   if (signal?.aborted) {
-    return new CliError(`no answer from ${url.origin} within ${formatSeconds(timeoutMs)} (see --timeout)`, EXIT.UNREACHABLE);
+    return new CliError(`no answer from ${url.origin} within ${formatSeconds(settings.timeoutMs)} (see --timeout)`, EXIT.UNREACHABLE);
   }
   const reason = describeNetworkError(error);
   if (reason === 'bad port') {
     // The Fetch standard blocks some ports (e.g. 1, 9, 6000, 10080) whatever the server does.
     return new CliError(`cannot use ${url.origin}: port ${url.port} is one that HTTP clients refuse to connect to; run svc serve on another port`, EXIT.USAGE);
   }
-  return new RetryableError(`cannot reach ${url.origin}: ${reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
+  // Which config gave this address: a wrong folder or a missing file is the usual cause.
+  const source = settings.configSource ? `; ${settings.configSource}` : '';
+  return new RetryableError(`cannot reach ${url.origin}: ${reason} (is \`svc serve\` running there?${source})`, EXIT.UNREACHABLE);
 }
 
 const NETWORK_ERRORS: Readonly<Record<string, string>> = {

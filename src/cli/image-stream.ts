@@ -17,6 +17,8 @@ export interface FollowOptions {
   onFrame(frame: unknown, raw: string): void | Promise<void>;
   /** A diagnostic line for stderr. */
   note(message: string): void;
+  /** Where the address came from (the config file, or where none was found), named when the first connection fails. */
+  configSource?: string;
 }
 
 /** The server pings every 30 s; silence this long means the connection is dead. */
@@ -48,7 +50,7 @@ export async function followImageStream(options: FollowOptions): Promise<void> {
       if (connectedBefore) options.note(`reconnected to ${options.url.href}`);
     });
     if (options.stop.aborted) break;
-    if (!outcome.opened && !connectedBefore) throw firstConnectionError(options.url, outcome);
+    if (!outcome.opened && !connectedBefore) throw firstConnectionError(options.url, outcome, options.configSource);
     if (outcome.opened) {
       connectedBefore = true;
       backoff = INITIAL_BACKOFF_MS;
@@ -142,9 +144,10 @@ function rawText(data: WebSocket.RawData): string {
   return Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data).toString('utf8');
 }
 
-function firstConnectionError(url: URL, outcome: Outcome): CliError {
+function firstConnectionError(url: URL, outcome: Outcome, configSource: string | undefined): CliError {
   if (outcome.httpStatus !== undefined) {
     return new CliError(`unexpected answer from ${url.href}: HTTP ${outcome.httpStatus} (is this an svc server?)`, EXIT.SERVER_ERROR);
   }
-  return new CliError(`${outcome.reason} (is \`svc serve\` running there?)`, EXIT.UNREACHABLE);
+  const source = configSource ? `; ${configSource}` : '';
+  return new CliError(`${outcome.reason} (is \`svc serve\` running there?${source})`, EXIT.UNREACHABLE);
 }

@@ -22,9 +22,11 @@ const GLOBAL_HELP = `
 Client commands (submit, last, history, status, watch-images, outputs) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret, else the port, host
-and secret its server part sets), else http://127.0.0.1:${DEFAULT_PORT} and no secret. stdout carries only data, stderr only diagnostics.
+and secret its server part sets), else http://127.0.0.1:${DEFAULT_PORT} and no secret. The config file is
+the first found in the working directory, the folders above it, then $XDG_CONFIG_HOME/svc/
+(else ~/.config/svc/); svc status shows which. stdout carries only data, stderr only diagnostics.
 Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, else FORCE_COLOR=1
-turns it on. An empty variable counts as unset. Only submit sends the secret.
+turns it on. An empty variable counts as unset. Only submit and outputs send the secret.
 
 Examples:
   $ svc serve --secret s3cret &

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
+import { closestName, withArticle } from '../domain/edit-distance';
 import { isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
-import { CONFIG_SEARCH_PLACES } from './defaults';
+import { CONFIG_SEARCH_PLACES, configSearchDirs } from './defaults';
 import { expandHome } from './home-path';
 import { ConfigSyntaxError, detectFormat, parseConfigText } from './parse-text';
 import { configSchema, type Config, type FrozenConfig } from './schema';
@@ -41,7 +42,7 @@ type PlainObject = Record<string, unknown>;
 export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
   const env = options.env ?? process.env;
   const configFile = options.configFile === undefined ? undefined : expandHome(options.configFile, env);
-  const file = await readConfigFile(configFile, options.cwd ?? process.cwd());
+  const file = await readConfigFile(configFile, options.cwd ?? process.cwd(), env);
   const fileLabel = file ? `config file ${file.filepath}` : 'config file';
 
   const fromFile = file ? checkSource(file.config, fileLabel) : {};
@@ -56,16 +57,24 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
 }
 
-async function readConfigFile(explicit: string | undefined, cwd: string): Promise<{ config: unknown; filepath: string } | null> {
+async function readConfigFile(explicit: string | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<{ config: unknown; filepath: string } | null> {
   if (explicit !== undefined) {
     const filepath = path.resolve(cwd, explicit);
     if (!fs.existsSync(filepath)) throw configError(`config file not found: ${filepath}`);
     return loadFile(filepath);
   }
   // Checking for the files first keeps cosmiconfig (and YAML parsing) off the start-up path
-  // of client commands when there is no config file at all.
-  const candidate = CONFIG_SEARCH_PLACES.map((name) => path.join(cwd, name)).find((p) => fs.existsSync(p));
-  return candidate ? loadFile(candidate) : null;
+  // of client commands when there is no config file at all. A package.json without an `svc`
+  // key is no config: the search goes on (a project folder above is common).
+  for (const dir of configSearchDirs(cwd, env)) {
+    for (const name of CONFIG_SEARCH_PLACES) {
+      const candidate = path.join(dir, name);
+      if (!fs.existsSync(candidate)) continue;
+      const loaded = await loadFile(candidate);
+      if (loaded) return loaded;
+    }
+  }
+  return null;
 }
 
 // Code goes through cosmiconfig; every other file is data, JSON or YAML (package.json: its `svc` key).
@@ -121,8 +130,12 @@ function checkSource(raw: unknown, label: string): PlainObject {
   if (raw === undefined || raw === null) return {};
   if (!isPlainObject(raw)) throw configError(`${label}: the configuration must be an object`);
   const source = expandShorthands(raw);
-  const unknownKey = findUnknownKey(source, configSchema as ObjectSchema<AnyObject>, '');
-  if (unknownKey) throw configError(`${label}: unknown key "${unknownKey}"`);
+  const unknown = findUnknownKey(source, configSchema as ObjectSchema<AnyObject>, '');
+  if (unknown) {
+    const suggestion = closestName(unknown.key, unknown.siblings);
+    const hint = suggestion ? ` (did you mean "${unknown.prefix}${suggestion}"?)` : '';
+    throw configError(`${label}: unknown key "${unknown.prefix}${unknown.key}"${hint}`);
+  }
   validate(source, label);
   return source;
 }
@@ -166,17 +179,17 @@ function describeValidation(error: ValidationError, actual: unknown): string {
   const shown = hidden ? `a ${Array.isArray(actual) ? 'list' : typeof actual} (not shown: it may be a secret)` : JSON.stringify(actual);
   // yup's typeError text ("must be a `number` type, but the final value was: ...") is long; shorten it.
   const typeMatch = /must be a `(\w+)` type/.exec(message);
-  if (typeMatch) return `expected a ${typeMatch[1]}, got ${shown}`;
+  if (typeMatch) return `expected ${withArticle(typeMatch[1] ?? '')}, got ${shown}`;
   return hidden ? 'not a valid value (not shown: it may be a secret)' : message.replace(/^\S+ /, '');
 }
 
-function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): string | null {
+/** The first key no schema field has, with the keys that level does have (for "did you mean"). */
+function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): { prefix: string; key: string; siblings: string[] } | null {
   for (const [key, child] of Object.entries(value)) {
     const fieldSchema = Object.hasOwn(schema.fields, key) ? schema.fields[key] : undefined;
-    const fullKey = prefix + key;
-    if (!fieldSchema) return fullKey;
+    if (!fieldSchema) return { prefix, key, siblings: Object.keys(schema.fields) };
     if ('fields' in fieldSchema && isPlainObject(child)) {
-      const nested = findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, fullKey + '.');
+      const nested = findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, `${prefix}${key}.`);
       if (nested) return nested;
     }
   }

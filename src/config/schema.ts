@@ -1,4 +1,5 @@
 import { array, boolean, mixed, number, object, string, type InferType } from 'yup';
+import { closestName, withArticle } from '../domain/edit-distance';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
@@ -31,7 +32,7 @@ const OUTPUT_TYPE_KEYS = {
   discord: { required: ['url'], optional: [] },
   icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
   shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
-  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant'] },
+  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant', 'discoveryPrefix'] },
   url: { required: ['url'], optional: ['method', 'headers', 'body'] },
   listenbrainz: { required: ['token'], optional: ['url'] },
   lastfm: { required: ['apiKey', 'apiSecret', 'sessionKey'], optional: ['url'] },
@@ -81,6 +82,8 @@ const outputSchema = object({
   rtPlus: boolean(),
   path: string().min(1),
   imagePath: string().min(1),
+  // Home Assistant's discovery prefix (its MQTT setting of that name); `homeassistant` unless changed there.
+  discoveryPrefix: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
   retryForSeconds: positiveSeconds(),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
   const spec = OUTPUT_TYPE_KEYS[value.type];
@@ -88,11 +91,15 @@ const outputSchema = object({
   const present = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined);
   const allowed = new Set<string>([...OUTPUT_COMMON_KEYS, ...spec.required, ...spec.optional]);
   const stray = present.find((key) => !allowed.has(key));
-  if (stray) return this.createError({ message: `${this.path}: a ${value.type} output has no key "${stray}"` });
+  if (stray) {
+    const suggestion = closestName(stray, allowed);
+    const hint = suggestion ? ` (did you mean "${suggestion}"?)` : '';
+    return this.createError({ message: `${this.path}: ${withArticle(value.type)} output has no key "${stray}"${hint}` });
+  }
   const missing = spec.required.find((key) => !present.includes(key));
-  if (missing) return this.createError({ message: `${this.path}: a ${value.type} output needs "${missing}"` });
+  if (missing) return this.createError({ message: `${this.path}: ${withArticle(value.type)} output needs "${missing}"` });
   if (value.url !== undefined && !OUTPUT_URL_SCHEMES[value.type].test(value.url)) {
-    return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
+    return this.createError({ message: `${this.path}.url: the wrong scheme for ${withArticle(value.type)} output` });
   }
   if (value.body !== undefined && value.method !== 'POST') return this.createError({ message: `${this.path}.body: a body is sent with method: POST only` });
   if ((value.imageInput === undefined) !== (value.imagePath === undefined)) {

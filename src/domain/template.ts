@@ -45,10 +45,54 @@ export function parseTemplate(source: string): TemplatePart[] {
   return parts;
 }
 
-/** Compiles a template once; a field the track lacks renders empty; `year` falls back to the year of `date`. */
+/**
+ * Compiles a template once; a field the track lacks renders empty, and so does the punctuation
+ * that only framed it (docs/first-hour.md "Templates"): `{{title}} ({{album}})` gives `Title`, not
+ * `Title ()`; `{{artist}} - {{title}}` without an artist gives `Title`. `year` falls back to the
+ * year of `date`.
+ */
 export function compileTemplate(source: string): Template {
   const parts = parseTemplate(source);
-  return (track) => parts.map((part) => ('text' in part ? part.text : renderField(track, part.field))).join('');
+  return (track) => {
+    const rendered = parts.map((part) => ('text' in part ? { text: part.text } : { field: part.field, value: renderField(track, part.field) }));
+    return dropEmptyFieldFrames(rendered)
+      .map((part) => ('text' in part ? part.text : part.value))
+      .join('');
+  };
+}
+
+type RenderedPart = { text: string } | { field: string; value: string };
+
+const CLOSING_BRACKET: Readonly<Record<string, string>> = { '(': ')', '[': ']', '<': '>', '«': '»', '"': '"', '“': '”' };
+/**
+ * A separator written for people between two fields: punctuation followed by a space (` - `,
+ * `, `, ` | `), or spaces. A tab or a bare `|` or `,` is a column of a machine format and stays.
+ */
+const TRAILING_SEPARATOR = /(?: *[-–—|/,;:·•~]+ +| +)$/;
+const LEADING_SEPARATOR = /^(?: *[-–—|/,;:·•~]+ +| +)/;
+
+/** Removes, for each empty field, the bracket pair around it or the separator that joined it to a neighbour. */
+function dropEmptyFieldFrames(rendered: RenderedPart[]): RenderedPart[] {
+  const parts = rendered.map((part) => ({ ...part }));
+  const isField = (index: number) => index >= 0 && index < parts.length && 'field' in parts[index];
+  parts.forEach((part, index) => {
+    if (!('field' in part) || part.value !== '') return;
+    const before = parts[index - 1];
+    const after = parts[index + 1];
+    const beforeText = before && 'text' in before ? before : undefined;
+    const afterText = after && 'text' in after ? after : undefined;
+    const opening = beforeText ? /\s*(\S)$/.exec(beforeText.text) : null;
+    const closing = opening ? CLOSING_BRACKET[opening[1] ?? ''] : undefined;
+    if (beforeText && afterText && opening && closing && afterText.text.startsWith(closing)) {
+      beforeText.text = beforeText.text.slice(0, opening.index);
+      afterText.text = afterText.text.slice(closing.length);
+    } else if (beforeText && isField(index - 2) && TRAILING_SEPARATOR.test(beforeText.text)) {
+      beforeText.text = beforeText.text.replace(TRAILING_SEPARATOR, '');
+    } else if (afterText && isField(index + 2) && LEADING_SEPARATOR.test(afterText.text)) {
+      afterText.text = afterText.text.replace(LEADING_SEPARATOR, '');
+    }
+  });
+  return parts;
 }
 
 /**
@@ -101,7 +145,8 @@ function templateFields(source: string): string[] {
 }
 
 function renderField(track: TrackObject, field: string): string {
-  const value = track[field];
+  // Only the track's own fields: `{constructor}` or `{toString}` must not reach Object.prototype.
+  const value = Object.hasOwn(track, field) ? track[field] : undefined;
   if (value === undefined && field === 'year') return yearOf(track.date);
   return renderValue(value);
 }
@@ -160,6 +205,10 @@ const KNOWN_TEMPLATE_FIELDS: ReadonlySet<string> = new Set([...TEXT_FIELDS, ...N
  */
 export function requireKnownField(source: string): void {
   const fields = templateFields(source);
+  const inherited = fields.filter((field) => field in Object.prototype);
+  if (inherited.length > 0) {
+    throw new TemplateError(`${inherited.map((field) => `{{${field}}}`).join(', ')} is not a track field: use {{artist}}, {{title}}, {{album}} ...`);
+  }
   if (fields.some((field) => KNOWN_TEMPLATE_FIELDS.has(field))) return;
   const named = fields.length === 0 ? 'names no field' : `names no field svc knows (${fields.map((field) => `{{${field}}}`).join(', ')})`;
   throw new TemplateError(`the template ${named}: use {{artist}}, {{title}}, {{album}}, {{date}}, {{year}}, {{genre}}, {{bpm}} ...`);

@@ -1,4 +1,5 @@
 import { VARIOUS_ARTISTS_ID, type MbArtistCredit, type MbRecording, type MbRelease } from './musicbrainz-decode';
+import { editDistance } from '../domain/edit-distance';
 
 // Which search result is the submitted track, and which of its releases is "the album"
 // (docs/enrichment.md). No wrong metadata is better than bad metadata: below MIN_SIMILARITY
@@ -35,7 +36,7 @@ export function similarity(a: string, b: string): number {
   const y = normalize(b);
   if (x === y) return x === '' ? 0 : 1;
   const longest = Math.max(x.length, y.length);
-  return longest === 0 ? 0 : 1 - levenshtein(x, y) / longest;
+  return longest === 0 ? 0 : 1 - editDistance(x, y) / longest;
 }
 
 function titleSimilarity(wanted: string, candidate: string): number {
@@ -150,19 +151,4 @@ function earlier(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined) return false;
   if (b === undefined) return true;
   return a < b;
-}
-
-function levenshtein(a: string, b: string): number {
-  const x = Array.from(a);
-  const y = Array.from(b);
-  let previous = Array.from({ length: y.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= x.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= y.length; j += 1) {
-      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[y.length] ?? 0;
 }

@@ -48,7 +48,13 @@ function createOutput(config: OutputConfig, { images, logger, records }: OutputD
         {
           name: config.name,
           url,
-          ...optional({ username: config.username, password: config.password, topic: config.topic, homeAssistant: config.homeAssistant }),
+          ...optional({
+            username: config.username,
+            password: config.password,
+            topic: config.topic,
+            homeAssistant: config.homeAssistant,
+            discoveryPrefix: config.discoveryPrefix,
+          }),
         },
         images,
         logger,

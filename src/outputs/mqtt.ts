@@ -20,6 +20,7 @@ export interface MqttConfig {
   password?: string;
   topic?: string;
   homeAssistant?: boolean;
+  discoveryPrefix?: string;
 }
 
 const PUBLISH_TIMEOUT_MS = 10_000;
@@ -44,7 +45,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
   let coverType = 'image/jpeg';
   client.on('connect', () => {
     reported = false;
-    const announcements: [string, string][] = [[statusTopic, 'online'], ...(config.homeAssistant ? discoveryConfigs(config.name, topic, coverType) : [])];
+    const announcements: [string, string][] = [[statusTopic, 'online'], ...(config.homeAssistant ? discoveryConfigs(config, topic, coverType) : [])];
     for (const [name, payload] of announcements) client.publish(name, payload, { qos: 1, retain: true });
   });
   // The broker's own words only: an error never carries the password.
@@ -70,7 +71,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
         const cover = key ? await images.get(key) : null;
         if (cover && cover.mimeType !== coverType) {
           coverType = cover.mimeType;
-          const [, image] = discoveryConfigs(config.name, topic, coverType);
+          const [, image] = discoveryConfigs(config, topic, coverType);
           publishes.push(client.publishAsync(image[0], image[1], { qos: 1, retain: true }));
         }
         // An empty retained message clears the previous track's cover.
@@ -100,9 +101,14 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
   };
 }
 
-/** Home Assistant MQTT discovery: `homeassistant/<component>/<node>/<object>/config`, retained. */
-function discoveryConfigs(name: string, topic: string, coverType: string): [[string, string], [string, string]] {
-  const node = `svc_${name.replaceAll('-', '_')}`;
+/**
+ * Home Assistant MQTT discovery: `<discoveryPrefix>/<component>/<node>/<object>/config`, retained.
+ * Home Assistant takes a-z, 0-9, `_` and `-` in a node id, so the output's name goes in as it is.
+ */
+function discoveryConfigs(config: Pick<MqttConfig, 'name' | 'discoveryPrefix'>, topic: string, coverType: string): [[string, string], [string, string]] {
+  const { name } = config;
+  const prefix = config.discoveryPrefix ?? 'homeassistant';
+  const node = `svc_${name}`;
   const device = { identifiers: [node], name: `svc ${name}`, manufacturer: 'svc' };
   const availability = { availability_topic: `${topic}/status`, payload_available: 'online', payload_not_available: 'offline' };
   const sensor = {
@@ -118,7 +124,7 @@ function discoveryConfigs(name: string, topic: string, coverType: string): [[str
   };
   const image = { name: 'Cover', unique_id: `${node}_cover`, image_topic: `${topic}/cover`, content_type: coverType, device, ...availability };
   return [
-    [`homeassistant/sensor/${node}/now_playing/config`, JSON.stringify(sensor)],
-    [`homeassistant/image/${node}/cover/config`, JSON.stringify(image)],
+    [`${prefix}/sensor/${node}/now_playing/config`, JSON.stringify(sensor)],
+    [`${prefix}/image/${node}/cover/config`, JSON.stringify(image)],
   ];
 }

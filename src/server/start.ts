@@ -133,6 +133,11 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
     maxImageBytes: config.images.maxTotalBytes,
     poolSize: config.database.poolSize,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
+    // An upgrade of an existing database is worth one line (docs/running.md "Upgrades"): a
+    // backup taken before it is of the old version. A new database is not news.
+    onMigrated: (fromVersion, toVersion) => {
+      if (fromVersion > 0) logger.info(`database schema upgraded from version ${fromVersion} to ${toVersion}`);
+    },
   });
   const health = createStorageHealth(logger);
   // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
@@ -466,7 +471,7 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
 function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: number): string {
   switch (error.code) {
     case 'EADDRINUSE':
-      return `cannot listen on ${host}:${port}: the port is already in use (choose another with --port)`;
+      return `cannot listen on ${host}:${port}: the port is already in use (is svc already running? \`svc status\` says; else choose another port with --port)`;
     case 'EACCES':
       return `cannot listen on ${host}:${port}: permission denied (ports below 1024 need privileges)`;
     case 'EADDRNOTAVAIL':

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StartupError, errorMessage } from '../errors';
-import { MIGRATIONS, pendingMigrations, type Migration } from './migrations';
+import { MIGRATIONS, pendingMigrations, type Migration, type MigrationReport } from './migrations';
 
 export type Db = Database.Database;
 
 /** Opens (creating if needed) the SQLite file, applies pragmas and pending migrations. */
-export function openDatabase(file: string, migrations: readonly Migration[] = MIGRATIONS): Db {
+export function openDatabase(file: string, migrations: readonly Migration[] = MIGRATIONS, onMigrated?: MigrationReport): Db {
   const inMemory = file === ':memory:';
   let db: Db;
   if (!inMemory) prepareDirectory(file);
@@ -22,7 +22,7 @@ export function openDatabase(file: string, migrations: readonly Migration[] = MI
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 5000');
-    migrate(db, migrations);
+    migrate(db, migrations, onMigrated);
   } catch (error) {
     db.close();
     throw new StartupError(`cannot use database ${file}: ${errorMessage(error)}`);
@@ -89,12 +89,15 @@ export function probeSqliteWrite(db: Db): void {
   db.pragma(`user_version = ${Math.trunc(version)}`);
 }
 
-function migrate(db: Db, migrations: readonly Migration[]): void {
+function migrate(db: Db, migrations: readonly Migration[], onMigrated: MigrationReport | undefined): void {
   const current = db.pragma('user_version', { simple: true }) as number;
-  for (const migration of pendingMigrations(migrations, current)) {
+  const pending = pendingMigrations(migrations, current);
+  for (const migration of pending) {
     db.transaction(() => {
       db.exec(migration.sql);
       db.pragma(`user_version = ${Math.trunc(migration.version)}`);
     })();
   }
+  const last = pending.at(-1);
+  if (last) onMigrated?.(current, last.version);
 }

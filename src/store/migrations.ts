@@ -9,6 +9,9 @@ export interface Migration {
 }
 
 /** The migrations after `current`, oldest first: what either backend still has to apply. */
+/** Told once when a start applied migrations: the schema version before and after (logged by the server). */
+export type MigrationReport = (fromVersion: number, toVersion: number) => void;
+
 export function pendingMigrations(migrations: readonly Migration[], current: number): Migration[] {
   return [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);
 }

@@ -16,7 +16,7 @@ export async function openStore(database: string, options: StoreOptions): Promis
 }
 
 export function openSqliteStore(file: string, options: StoreOptions): Store {
-  const db = openDatabase(file);
+  const db = openDatabase(file, undefined, options.onMigrated);
   return {
     tracks: createTrackStore(db),
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),

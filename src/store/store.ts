@@ -76,6 +76,8 @@ export interface StoreOptions {
   poolSize?: number;
   /** PostgreSQL: reports a lost or regained connection (logged by the caller). */
   onConnectionProblem?: (message: string) => void;
+  /** Told when this start upgraded the schema: the version before and after (logged by the caller). */
+  onMigrated?: (fromVersion: number, toVersion: number) => void;
 }
 
 export function isPostgresUrl(database: string): boolean {

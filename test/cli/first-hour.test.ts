@@ -71,7 +71,19 @@ describe('the first hour', () => {
     expect(lines[2]).toMatch(new RegExp(`^ {2}slideshow +${base}/slideshow +the current track's images`));
     expect(lines[3]).toMatch(new RegExp(`^ {2}history +${base}/history +the setlist`));
     expect(lines[4]).toBe(`  database   ${path.join(dir, 'banner.db')} (SQLite)`);
-    expect(lines[5]).toBe(`  config     ${path.join(dir, '.svcrc')}`);
+    expect(lines[5]).toBe('  outputs    none');
+    expect(lines[6]).toBe(`  config     ${path.join(dir, '.svcrc')}`);
+  });
+
+  it('When outputs are configured, then the banner lists each by name and type', async () => {
+    const outputs = [
+      { name: 'chat', type: 'discord', url: 'http://127.0.0.1:9/hook' },
+      { name: 'stream-title', type: 'icecast', url: 'http://127.0.0.1:9', password: 'x' },
+    ];
+    const dir = folder('banner-outputs', { '.svcrc.json': JSON.stringify({ port: 0, database: ':memory:', outputs }) });
+    const { stdout } = await serveIn(dir);
+    await waitUntil(() => stdout().includes('config'), 'the banner is printed');
+    expect(stdout()).toContain('  outputs    chat (discord), stream-title (icecast)\n');
   });
 
   it('When no config file is found, then the banner says so', async () => {
@@ -79,7 +91,7 @@ describe('the first hour', () => {
     const { stdout } = await serveIn(dir, ['--port', '0', '--db', ':memory:']);
     await waitUntil(() => stdout().includes('config'), 'the banner is printed');
     expect(stdout()).toContain(`  database   :memory: (in memory, gone when svc stops)\n`);
-    expect(stdout()).toMatch(/ {2}config {5}none found \(looked for \.svcrc, .* in .*no-config\)\n/);
+    expect(stdout()).toMatch(/ {2}config {5}none found \(looked for \.svcrc, .* in .*no-config and its parents, then in .*svc\)\n/);
   });
 
   it('When database: ~/svc.db is configured, then the file is made in the home folder and no folder named ~ appears', async () => {

@@ -97,7 +97,7 @@ describe('svc last --follow', () => {
     const follow = startCli(['last', '--follow', '--format', '{title} by {artist} [{genre}]', '--url', server.url]);
     await connected();
     await submit('Moderat', 'Bad Kingdom');
-    expect(await follow.waitForLines(1)).toEqual(['Bad Kingdom by Moderat []']);
+    expect(await follow.waitForLines(1)).toEqual(['Bad Kingdom by Moderat']);
     await follow.stop();
   });
 

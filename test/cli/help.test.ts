@@ -27,6 +27,18 @@ describe('svc --help', () => {
     for (const option of ['--url <url>', '--secret <secret>', '--config <file>', '--json', '--timeout <seconds>']) expect(stdout).toContain(option);
   });
 
+  test('When the overview says which commands send the secret, then those are exactly the ones whose --secret help says it is sent', async () => {
+    const overview = (await runCli(['--help'])).stdout.replace(/\s+/g, ' ');
+    const claimed = /Only ([a-z-]+(?:(?:, | and )[a-z-]+)*) sends? the secret\./.exec(overview)?.[1]?.split(/, | and /) ?? [];
+    const sending: string[] = [];
+    for (const command of ['submit', 'last', 'history', 'status', 'watch-images', 'outputs']) {
+      const help = (await runCli([command, '--help'])).stdout.replace(/\s+/g, ' ');
+      if (help.includes('--secret <secret> shared secret, sent in')) sending.push(command);
+    }
+    expect(sending).toEqual(['submit', 'outputs']);
+    expect(claimed.sort()).toEqual([...sending].sort());
+  });
+
   test('When asked about submit, then --secret is said to go in the X-SVC-Client-Auth header', async () => {
     const { stdout } = await runCli(['submit', '--help']);
     expect(optionHelp(stdout, '--secret')).toMatch(/sent in the X-SVC-Client-Auth request header/);

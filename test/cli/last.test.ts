@@ -59,9 +59,9 @@ describe('svc last', () => {
       expect(JSON.parse(result.stdout)).toEqual(served.json);
     });
 
-    test('then --format fills {field} and {{field}} placeholders and leaves missing fields empty', async () => {
+    test('then --format fills {field} and {{field}} placeholders; a missing field renders empty, with its brackets and separator', async () => {
       const result = await runCli(['last', '--format', '{artist} - {{title}} [{genre}] {bpm} BPM {year} {{raw}}'], { env: env() });
-      expect(result).toMatchObject({ code: 0, stdout: 'Daft Punk - One More Time [] 123 BPM 2001 \n', stderr: '' });
+      expect(result).toMatchObject({ code: 0, stdout: 'Daft Punk - One More Time 123 BPM 2001\n', stderr: '' });
     });
 
     test('then a --format with an unmatched brace is a usage error (2)', async () => {

@@ -4,6 +4,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { asObject, postJson, request } from '../helpers/http';
 import { SVC_BIN, cleanEnv, runCli, type CliResult } from '../helpers/run-cli';
+import { openDatabase } from '../../src/store/database';
+import { MIGRATIONS } from '../../src/store/migrations';
+import { unusedPort, waitUntil } from './cli-process';
 import { startServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 
@@ -39,11 +42,37 @@ describe('svc serve', () => {
     try {
       const result = await runCli(['serve', '--port', String(port), '--db', ':memory:', '--offline']);
       expect(result.code).toBe(1);
-      expect(result.stderr.trim()).toBe(`svc: cannot listen on 127.0.0.1:${port}: the port is already in use (choose another with --port)`);
+      expect(result.stderr.trim()).toBe(
+        `svc: cannot listen on 127.0.0.1:${port}: the port is already in use (is svc already running? \`svc status\` says; else choose another port with --port)`,
+      );
       expect(result.stdout).toBe('');
     } finally {
       blocker.close();
     }
+  });
+
+  it('When the database file has an older schema, then start-up upgrades it and logs the versions once', async () => {
+    const dbFile = path.join(temp.dir, 'older.db');
+    const latest = MIGRATIONS.at(-1)?.version ?? 0;
+    openDatabase(dbFile, MIGRATIONS.slice(0, -1)).close();
+    const first = await startServeProcess(['--port', '0', '--db', dbFile, '--offline']);
+    await waitUntil(() => first.stderr().includes('schema'), 'the upgrade is logged');
+    expect(first.stderr()).toMatch(new RegExp(`info database schema upgraded from version ${latest - 1} to ${latest}\n`));
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const again = await startServeProcess(['--port', '0', '--db', dbFile, '--offline']);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+    expect(again.stderr()).not.toContain('schema');
+  });
+
+  it('When PostgreSQL refuses the connection, then one line says nothing accepts connections there, not a bare ECONNREFUSED', async () => {
+    const port = await unusedPort();
+    const result = await runCli(['serve', '--port', '0', '--db', `postgres://svc@127.0.0.1:${port}/radio`, '--offline'], { timeoutMs: 15_000 });
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr.trim()).toBe(
+      `svc: cannot use database postgres://svc@127.0.0.1:${port}/radio: nothing accepts connections there (is PostgreSQL running, and on that port?) (ECONNREFUSED)`,
+    );
   });
 
   describe('an impossible database path fails at once with one clear line and exit 1', () => {
@@ -115,7 +144,7 @@ describe('svc serve', () => {
     fs.writeFileSync(path.join(dir, '.svcrc.json'), '{"prot": 1}');
     const result = await runCli(['serve'], { cwd: dir });
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toBe(`svc: config error: config file ${path.join(dir, '.svcrc.json')}: unknown key "prot"`);
+    expect(result.stderr.trim()).toBe(`svc: config error: config file ${path.join(dir, '.svcrc.json')}: unknown key "prot" (did you mean "port"?)`);
   });
 
   it('When --config names the shipped .svcrc.example, as its header says to, then serve starts with it', async () => {

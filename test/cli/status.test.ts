@@ -19,7 +19,7 @@ describe('svc status', () => {
   test('When the server is healthy, then it prints status and version and exits 0', async () => {
     const result = await runCli(['status', '--url', server.url]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^ok {2}svc \d+\.\d+\.\d+\S* at http:\/\/127\.0\.0\.1:\d+\/\n$/);
+    expect(result.stdout).toMatch(/^ok {2}svc \d+\.\d+\.\d+\S* at http:\/\/127\.0\.0\.1:\d+\/\n {4}(config \S+|no config file found \(.*\))\n$/);
     expect(result.stderr).toBe('');
   });
 

@@ -7,6 +7,7 @@ import { cleanEnv, runCli, SVC_BIN } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { unusedPort } from './cli-process';
+import { peersPresent } from '../helpers/peers';
 
 // `svc submit`, spawned as the real binary against a real server with a secret.
 
@@ -140,7 +141,8 @@ describe('svc submit', () => {
       expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^svc: cannot reach .*connection refused/)]);
     });
 
-    test('When the server cannot be reached from a terminal, then it says once that it is trying again', async () => {
+    const testWithScript = peersPresent(['script'], 'svc submit on a terminal') ? test : test.skip;
+    testWithScript('When the server cannot be reached from a terminal, then it says once that it is trying again', async () => {
       const port = await unusedPort();
       // script(1) gives the command a pseudo-terminal, as a person's shell does.
       const command = [process.execPath, SVC_BIN, 'submit', '--artist', 'A', '--title', 'B', '--timeout', '2'].map((word) => `'${word}'`).join(' ');

@@ -1,15 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { describeWithPeers, findProgram, PEERS } from './peers';
 import { makeTempDir } from './temp-dir';
 
 // Headless Chromium (Debian package `chromium`, installed by .ci/run) driven by playwright-core.
 
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = findProgram('chromium') ?? '/usr/bin/chromium';
 export const ARTIFACTS = path.join(__dirname, '..', 'artifacts');
 
 export function chromiumInstalled(): boolean {
-  return fs.existsSync(CHROMIUM);
+  return PEERS.chromium.present();
+}
+
+/** `describe` with Chromium present; otherwise skipped with one line (a failure under CI). */
+export function describeWithChromium(name: string, body: () => void): void {
+  describeWithPeers(['chromium'], name, body);
 }
 
 export interface Browser {

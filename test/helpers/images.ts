@@ -57,3 +57,24 @@ export function fakeJpeg(size: number, seed: number): Buffer {
   bytes.writeUInt32BE(seed >>> 0, bytes.length - 4);
   return bytes;
 }
+
+/**
+ * The RGBA of a 1×1 PNG (a one-pixel screenshot). With one pixel in one row, every PNG filter
+ * leaves the bytes as they are, so inflating the image data is all the decoding needed.
+ */
+export function onePixelRgba(png: Buffer): number[] {
+  const idat: Buffer[] = [];
+  let colorType = 6;
+  for (let at = 8; at < png.length;) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const data = png.subarray(at + 8, at + 8 + length);
+    if (type === 'IHDR') colorType = data[9] ?? 6;
+    if (type === 'IDAT') idat.push(data);
+    at += 12 + length;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const channels = colorType === 6 ? 4 : 3;
+  const pixel = [...raw.subarray(1, 1 + channels)];
+  return channels === 4 ? pixel : [...pixel, 255];
+}

@@ -1,11 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { findProgram } from './peers';
 
 // The nginx configuration docs show (examples/nginx/nginx.conf), run with the real nginx package
 // in front of svc instances: only the ports change; nginx gets its own prefix and pid file.
 
-export const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => fs.existsSync(file));
+export const NGINX = findProgram('nginx');
 const CONFIG = path.join(__dirname, '..', '..', 'examples', 'nginx', 'nginx.conf');
 
 export interface NginxFront {
@@ -24,7 +25,6 @@ export function startNginxFront(dir: string, port: number, backends: readonly st
         : config.replace(`127.0.0.1:${8901 + index}`, backend);
   });
   fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
-  fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
   const check = spawnSync(NGINX as string, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`nginx -t failed: ${check.stderr}`);
   const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', 'nginx.conf', '-g', 'daemon off;'], { stdio: 'ignore' });

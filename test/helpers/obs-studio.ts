@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -16,16 +16,6 @@ export interface ObsStudio {
   password: string;
   restart(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Why the real OBS cannot run here, or undefined when it can. */
-export function obsStudioMissing(): string | undefined {
-  for (const program of ['obs', 'Xvfb']) {
-    if (spawnSync('sh', ['-c', `command -v ${program}`]).status !== 0) return `${program} is not installed`;
-  }
-  if (!fs.existsSync('/usr/lib/x86_64-linux-gnu/obs-plugins/obs-websocket.so') && !fs.existsSync('/usr/lib/obs-plugins/obs-websocket.so'))
-    return 'the obs-websocket plugin is not installed';
-  return undefined;
 }
 
 export async function startObsStudio(textInput: string, password = 'obs-studio-pass'): Promise<ObsStudio> {

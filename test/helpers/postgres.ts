@@ -1,41 +1,30 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { describeWithPeers, PEERS, peersForPart, POSTGRES_TEST_URL } from './peers';
 
 // PostgreSQL for the tests that need it (docs/several-instances.md): the server the machine runs on
 // 127.0.0.1:5432 (trust auth), or SVC_TEST_POSTGRES_URL. Each run creates its own database
-// with a unique name and drops it. Without a reachable server the suites are skipped and say so;
-// CI (.ci/run) always starts one.
+// with a unique name and drops it. Without a reachable server the suites are skipped and say so
+// (test/helpers/peers.ts); CI (.ci/run) always starts one, and under CI a skip is a failure.
 
-export const ADMIN_URL = process.env.SVC_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-
-let reachable: boolean | undefined;
+export const ADMIN_URL = POSTGRES_TEST_URL;
 
 /** Whether the server answers, asked once per test file (synchronously, so `describe` can be chosen). */
 export function postgresReachable(): boolean {
-  if (reachable === undefined) {
-    const probe = spawnSync(
-      process.execPath,
-      [
-        '-e',
-        `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1], connectionTimeoutMillis: 2000 }); c.connect().then(() => c.end()).then(() => process.exit(0), () => process.exit(1));`,
-        ADMIN_URL,
-      ],
-      { cwd: __dirname, timeout: 5000 },
-    );
-    reachable = probe.status === 0;
-  }
-  return reachable;
+  return PEERS.postgresql.present();
 }
 
-/** `describe` when PostgreSQL is reachable; otherwise `describe.skip`, with a plain message why. */
+/**
+ * Whether the suite can use PostgreSQL; when not, says so once as test/helpers/peers.ts does (a skip
+ * line, or a failure under CI). For files that run on SQLite always and on PostgreSQL when it answers.
+ */
+export function postgresForPart(part: string): boolean {
+  return peersForPart(['postgresql'], part);
+}
+
+/** `describe` when PostgreSQL is reachable; otherwise skipped with one line (a failure under CI). */
 export function describeWithPostgres(name: string, body: () => void): void {
-  if (postgresReachable()) {
-    describe(name, body);
-    return;
-  }
-  process.stderr.write(`SKIPPED "${name}": no PostgreSQL server reachable at ${ADMIN_URL} (set SVC_TEST_POSTGRES_URL)\n`);
-  describe.skip(name, body);
+  describeWithPeers(['postgresql'], name, body);
 }
 
 export interface TestDatabase {

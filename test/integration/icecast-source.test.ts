@@ -13,6 +13,7 @@ import {
   type IcecastTestServer,
 } from '../helpers/icecast-source';
 import { rawRequest } from '../helpers/raw-http';
+import { AUDIO_TOOLS, gateOnPeers } from '../helpers/peers';
 import { makeTempDir } from '../helpers/temp-dir';
 import { storedCount } from '../helpers/stored-count';
 
@@ -24,11 +25,13 @@ const PASSWORD = 'hackme';
 const WRONG = 'Not-The-Password-9';
 const temp = makeTempDir('svc-icecast-');
 let svc: IcecastTestServer;
+// The tests that stream real Ogg files need sox and the encoders; the protocol tests do not.
+const withAudio = gateOnPeers(AUDIO_TOOLS, 'Icecast source listener with real Ogg files');
 let vorbis: string;
 let opus: string;
 let flac: string;
 
-beforeAll(async () => {
+withAudio.beforeAll(async () => {
   vorbis = encodeVorbis(makeTone(temp.dir, 'one', 440), { artist: 'Artist One', title: 'First Title', album: 'Album A' });
   opus = encodeOpus(makeTone(temp.dir, 'two', 660), { artist: 'Artist Two', title: 'Second Title', album: 'Album B' });
   flac = encodeFlacOgg(makeTone(temp.dir, 'three', 880), { artist: 'Artist Three', title: 'Third Title', album: 'Album C' });
@@ -43,7 +46,7 @@ const port = () => svc.listener.port;
 const tracks = () => svc.ts.server.tracks;
 const pick = (fields: Record<string, unknown>) => ({ artist: fields.artist, title: fields.title, album: fields.album });
 
-test('PUT with Expect: 100-continue streams chained Vorbis then Opus: each track arrives with its album', async () => {
+withAudio.test('PUT with Expect: 100-continue streams chained Vorbis then Opus: each track arrives with its album', async () => {
   const source = await connectSource(port(), sourceHead('PUT', '/chain.ogg', PASSWORD, { Expect: '100-continue' }));
   expect(source.answer()).toBe('HTTP/1.1 100 Continue\r\nContent-Length: 0\r\n\r\nHTTP/1.0 200 OK\r\n\r\n');
   await writeAll(source, chain(vorbis, opus));
@@ -58,7 +61,7 @@ test('PUT with Expect: 100-continue streams chained Vorbis then Opus: each track
   source.socket.end();
 });
 
-test('a chunked PUT from an HTTP library carries FLAC in Ogg', async () => {
+withAudio.test('a chunked PUT from an HTTP library carries FLAC in Ogg', async () => {
   const request = http.request({
     host: '127.0.0.1',
     port: port(),
@@ -94,7 +97,7 @@ test('SOURCE as libshout sends it: the challenge without a password gets 401, th
   other.socket.end();
 });
 
-test('a wrong password gets 401 and nothing is stored; the HTTP API is untouched', async () => {
+withAudio.test('a wrong password gets 401 and nothing is stored; the HTTP API is untouched', async () => {
   const source = await connectSource(port(), sourceHead('PUT', '/live.ogg', WRONG));
   await writeAll(source, chain(vorbis));
   await source.closed;
@@ -149,7 +152,7 @@ test("what is not a source or an update: libshout's probes get Icecast's answers
   expect(options.answer()).toBe('');
 });
 
-test('a repeat of the current track in the stream is the same play: no second history row', async () => {
+withAudio.test('a repeat of the current track in the stream is the same play: no second history row', async () => {
   const source = await connectSource(port(), sourceHead('SOURCE', '/repeat.ogg', PASSWORD));
   await writeAll(source, chain(vorbis, vorbis));
   await until(() => svc.ts.logs.filter((line) => line.includes('/repeat.ogg') && line.includes('stored as dbid')).length === 2);

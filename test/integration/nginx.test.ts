@@ -3,11 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { killLeftovers, startCli, unusedPort } from '../cli/cli-process';
 import { asObject, postJson, request } from '../helpers/http';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../helpers/postgres';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 import { connectClient } from '../helpers/ws-client';
-import { chromiumInstalled, launchBrowser } from '../helpers/browser';
+import { launchBrowser } from '../helpers/browser';
+import { describeWithPeers, findProgram, peersPresent } from '../helpers/peers';
 import { openSse } from '../helpers/sse-client';
 
 interface InPage {
@@ -18,16 +19,11 @@ interface InPage {
 // run with the real nginx package in front of three instances on one PostgreSQL database, and a
 // client that connects through it. Only the ports change; nginx gets its own prefix and pid file.
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => fs.existsSync(file));
+const NGINX = findProgram('nginx');
 const CONFIG = path.join(__dirname, '..', '..', 'examples', 'nginx', 'nginx.conf');
 
 function describeWithNginx(name: string, body: () => void): void {
-  if (NGINX) {
-    describeWithPostgres(name, body);
-    return;
-  }
-  process.stderr.write(`SKIPPED "${name}": nginx is not installed (Debian package nginx)\n`);
-  describe.skip(name, body);
+  describeWithPeers(['nginx', 'postgresql'], name, body);
 }
 
 /** Resolves once `url` answers (nginx has no "ready" line to wait for). */
@@ -61,7 +57,6 @@ describeWithNginx('nginx in front of three instances (docs/several-instances.md)
       config = config.replace(`127.0.0.1:${8901 + index}`, new URL(instance.url).host);
     });
     fs.writeFileSync(path.join(temp.dir, 'nginx.conf'), config);
-    fs.mkdirSync(path.join(temp.dir, 'tmp'));
     const check = spawnSync(NGINX as string, ['-t', '-p', temp.dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
     expect(check.status).toBe(0);
     nginx = spawn(NGINX as string, ['-p', temp.dir, '-c', 'nginx.conf', '-g', 'daemon off;'], { stdio: 'ignore' });
@@ -102,11 +97,8 @@ describeWithNginx('nginx in front of three instances (docs/several-instances.md)
     }
   });
 
-  it('When OBS shows the overlay through nginx and an instance is killed, then the overlay keeps updating', async () => {
-    if (!chromiumInstalled()) {
-      process.stderr.write('SKIPPED the overlay part: /usr/bin/chromium is not installed\n');
-      return;
-    }
+  const itWithChromium = peersPresent(['chromium'], 'the overlay through nginx') ? it : it.skip;
+  itWithChromium('When OBS shows the overlay through nginx and an instance is killed, then the overlay keeps updating', async () => {
     const browser = await launchBrowser({ width: 800, height: 200 });
     try {
       const page = await browser.context.newPage();

@@ -60,6 +60,7 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
   await followImageStream({
     url: client.wsEndpoint('v1/images/ws'),
     connectTimeoutMs: client.settings.timeoutMs,
+    ...(client.settings.configSource === undefined ? {} : { configSource: client.settings.configSource }),
     stop: ctx.untilInterrupted(),
     note: (message) => ctx.io.err(`svc: ${message}`),
     onFrame(frame) {

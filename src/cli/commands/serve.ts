@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '../../log';
 import type { RunningServer } from '../../server/start';
 import type { IcecastBannerFacts } from '../banner';
 import type { CliContext, SetResult } from '../context';
-import { DEFAULT_PORT } from '../../config/defaults';
+import { DEFAULT_PORT, describeConfigSearch } from '../../config/defaults';
 
 // The server stack (Koa, SQLite, ws) is required only when `svc serve` runs, so that the
 // client commands start fast (see bench/cli-startup.bench.js).
@@ -73,6 +73,8 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
     database: config.database.location,
     configFile: filepath,
     cwd: process.cwd(),
+    configSearch: describeConfigSearch(process.cwd()),
+    outputs: config.outputs.map((output) => ({ name: output.name, type: output.type })),
     icecast: icecast?.facts,
   });
   for (const line of banner) ctx.io.out(line);

@@ -13,6 +13,7 @@ const EXAMPLES = `
 Examples:
   $ svc status
   ok  svc 0.1.0 at http://127.0.0.1:8899/
+      config /home/you/radio/.svcrc
   $ svc status --json
   {"status":"ok","version":"0.1.0","database":"ok"}
   $ until svc status >/dev/null 2>&1; do sleep 1; done   # wait for the server`;
@@ -44,6 +45,8 @@ async function runStatus(options: ClientOptions, ctx: CliContext): Promise<numbe
     const paint = createPainter(colorEnabled(ctx.io.env, ctx.io.stdoutIsTTY, false));
     const word = healthy ? paint.good(status) : paint.bad(databaseDown ? `database ${database}` : status);
     ctx.io.out(`${word}  svc ${version} at ${client.settings.baseUrl.href}`);
+    // Which config this client used: the answer to "why does it talk to that server?".
+    if (client.settings.configSource) ctx.io.out(`    ${client.settings.configSource}`);
   }
   if (status !== 'ok') ctx.io.err(`svc: the server reports status "${status}"`);
   else if (databaseDown) ctx.io.err(`svc: the server is up but its database is ${database}: submissions fail until it is back`);

@@ -58,6 +58,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
   await followImageStream({
     url: client.wsEndpoint('v1/images/ws'),
     connectTimeoutMs: client.settings.timeoutMs,
+    ...(client.settings.configSource === undefined ? {} : { configSource: client.settings.configSource }),
     stop: ctx.untilInterrupted(),
     note: (message) => ctx.io.err(`svc: ${message}`),
     async onFrame(frame) {

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { etagOf, matchesEtag } from '../../domain/etag';
-import { TemplateError, compileTemplate, oneLine, trackLineParts, type TrackObject } from '../../domain/template';
+import { TemplateError, compileTemplate, oneLine, requireKnownField, trackLineParts, type TrackObject } from '../../domain/template';
 import { AppError } from '../../errors';
 import type { NowPlaying, NowPlayingSnapshot } from '../../domain/current-track';
 import type { AppState } from '../context';
@@ -50,6 +50,9 @@ export function createTextAnswers(idleText: string): TextAnswers {
 function compileFormat(format: string): (track: TrackObject) => string {
   if (format.length > MAX_FORMAT_LENGTH) throw new AppError('INVALID_PARAMETERS', `Invalid 'format': longer than ${MAX_FORMAT_LENGTH} characters`);
   try {
+    // The same check as `svc last --format`: a template with no field svc knows is refused, not
+    // answered with an empty line a chat bot would print as an error.
+    requireKnownField(format);
     return compileTemplate(format);
   } catch (error) {
     if (error instanceof TemplateError) throw new AppError('INVALID_PARAMETERS', `Invalid 'format': ${error.message}`);

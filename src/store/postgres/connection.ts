@@ -1,7 +1,9 @@
 import pg from 'pg';
-import { StartupError, errorMessage } from '../../errors';
+import { StartupError } from '../../errors';
 import { KEEPALIVE_IDLE_MS } from './liveness';
 import { migratePostgres } from './migrations';
+import { describeDatabaseError } from './connect-error';
+import type { MigrationReport } from '../migrations';
 
 // The PostgreSQL store's connections: a small query pool, migrated on open, and transactions
 // on it. The LISTEN connection is separate (notifications.ts).
@@ -28,6 +30,7 @@ export async function openPostgresPool(
   url: string,
   onConnectionProblem: ((message: string) => void) | undefined,
   poolSize = DEFAULT_POOL_SIZE,
+  onMigrated?: MigrationReport,
 ): Promise<pg.Pool> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -44,13 +47,13 @@ export async function openPostgresPool(
   try {
     const client = await pool.connect();
     try {
-      await migratePostgres(client);
+      await migratePostgres(client, undefined, onMigrated);
     } finally {
       client.release();
     }
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StartupError(`cannot use database ${withoutPassword(url)}: ${errorMessage(error)}`);
+    throw new StartupError(`cannot use database ${withoutPassword(url)}: ${describeDatabaseError(error)}`);
   }
   return pool;
 }

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { pendingMigrations, type Migration } from '../migrations';
+import { pendingMigrations, type Migration, type MigrationReport } from '../migrations';
 
 // Append-only schema history of the PostgreSQL store; `svc_schema` records what was applied.
 // Several instances may start at once: the first takes an advisory lock and migrates, the
@@ -164,7 +164,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {
+export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS, onMigrated?: MigrationReport): Promise<void> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query(
@@ -172,7 +172,8 @@ export async function migratePostgres(client: PoolClient, migrations: readonly M
     );
     const applied = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM svc_schema');
     const current = applied.rows[0]?.version ?? 0;
-    for (const migration of pendingMigrations(migrations, current)) {
+    const pending = pendingMigrations(migrations, current);
+    for (const migration of pending) {
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
@@ -183,6 +184,8 @@ export async function migratePostgres(client: PoolClient, migrations: readonly M
         throw error;
       }
     }
+    const last = pending.at(-1);
+    if (last) onMigrated?.(current, last.version);
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
   }

@@ -20,7 +20,7 @@ import { createPostgresTrackStore } from './tracks';
 
 export async function openPostgresStore(url: string, options: StoreOptions): Promise<Store> {
   const instanceId = randomUUID();
-  const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize);
+  const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize, options.onMigrated);
   const context: PostgresContext = { pool, instanceId, now: options.now ?? Date.now };
   const tracks = createPostgresTrackStore(context);
 

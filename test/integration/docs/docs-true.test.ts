@@ -14,13 +14,13 @@ import { runCli } from '../../helpers/run-cli';
 const ROOT = path.join(__dirname, '../../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
-/** The status column of the table under a heading. */
+/** The status column of the table under a heading (`| `CODE` | status | message | when |`). */
 function statusesOfTable(markdown: string, heading: string): number[] {
   const start = markdown.indexOf(`\n${heading}\n`);
   if (start < 0) throw new Error(`no heading "${heading}"`);
   const after = markdown.slice(start + heading.length + 2);
   const section = after.slice(0, after.search(/\n#{1,6} /) >>> 0 || after.length);
-  return [...section.matchAll(/^\| (\d{3}) \|/gm)].map((match) => Number(match[1]));
+  return [...section.matchAll(/^\| `[A-Z_]+` \| (\d{3}) \|/gm)].map((match) => Number(match[1]));
 }
 
 /** Every leaf key of the config schema, dotted (`limits.maxFields`); a list is one key. */

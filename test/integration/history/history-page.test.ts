@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Page } from 'playwright-core';
-import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
@@ -18,8 +18,6 @@ interface InPage {
     querySelectorAll(selector: string): ArrayLike<{ textContent: string | null; complete?: boolean; naturalWidth?: number }>;
   };
 }
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium('the /history page in headless Chromium', () => {
   jest.setTimeout(60_000);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { storedCount } from '../../helpers/stored-count';
 
@@ -8,8 +8,6 @@ import { storedCount } from '../../helpers/stored-count';
 // origin (http://127.0.0.2:<port>) tries every way a page can write to svc without CORS' say:
 // a no-cors fetch POST with text/plain, an auto-submitted form POST, an <img> GET and a
 // no-cors fetch GET. Chromium sends Origin and Sec-Fetch-Site itself; svc must store nothing.
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 function attackPage(svcUrl: string): string {
   const submit = `${svcUrl}/v1/remoteinput`;

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { postJson, request } from '../../helpers/http';
+import { reportSkip } from '../../helpers/peers';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -24,6 +25,7 @@ function tryMount(dir: string, size: string): boolean {
 const temp = makeTempDir('svc-tmpfs-');
 const mounted = tryMount(temp.dir, '1m');
 const describeOnTmpfs = mounted ? describe : describe.skip;
+if (!mounted) reportSkip(['skipped: mounting a tmpfs needs root (mount -t tmpfs): "storage failures on a small tmpfs"']);
 
 afterAll(() => {
   if (mounted) execFileSync('umount', [temp.dir]);

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../../helpers/postgres';
+import { createTestDatabase, postgresForPart, type TestDatabase } from '../../helpers/postgres';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { storedCount } from '../../helpers/stored-count';
 
@@ -28,7 +28,7 @@ function dropMidBody(url: string): Promise<void> {
 }
 
 const backends: [string, () => Promise<{ database?: TestDatabase; server: TestServer }>][] = [['SQLite', async () => ({ server: await startTestServer() })]];
-if (postgresReachable()) {
+if (postgresForPart('aborted POSTs on PostgreSQL')) {
   backends.push([
     'PostgreSQL',
     async () => {
@@ -36,8 +36,6 @@ if (postgresReachable()) {
       return { database, server: await startTestServer({ config: { database: { location: database.url } } }) };
     },
   ]);
-} else {
-  process.stderr.write('SKIPPED aborted POSTs on PostgreSQL: no server reachable\n');
 }
 
 describe.each(backends)('clients that drop mid-POST on %s', (_name, start) => {

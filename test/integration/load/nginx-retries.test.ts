@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { unusedPort } from '../../cli/cli-process';
-import { NGINX, startNginxFront, type NginxFront } from '../../helpers/nginx';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { startNginxFront, type NginxFront } from '../../helpers/nginx';
+import { describeWithPeers } from '../../helpers/peers';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
 import { runCli } from '../../helpers/run-cli';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
@@ -15,7 +16,7 @@ import { makeTempDir } from '../../helpers/temp-dir';
 
 const SUBMISSIONS = 150;
 
-(NGINX ? describeWithPostgres : describe.skip)('svc submit through nginx while an instance is killed', () => {
+describeWithPeers(['nginx', 'postgresql'], 'svc submit through nginx while an instance is killed', () => {
   jest.setTimeout(120_000);
   let database: TestDatabase;
   let temp: ReturnType<typeof makeTempDir>;

@@ -1,5 +1,6 @@
 import { eventually } from '../../helpers/eventually';
 import { postJson } from '../../helpers/http';
+import { describeWithPeers } from '../../helpers/peers';
 import { startIcecast, startSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -22,7 +23,7 @@ async function eventuallyFailing(server: TestServer, name: string): Promise<void
   }
 }
 
-describe('icecast output on a real Icecast 2', () => {
+describeWithPeers(['icecast2'], 'icecast output on a real Icecast 2', () => {
   let icecast: IcecastServer;
   let source: IcecastSource;
   let server: TestServer;

@@ -5,6 +5,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
+import { describeWithPeers, MQTT_TEST_URL } from '../../helpers/peers';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -13,7 +14,7 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // a topic prefix of its own per run: the retained now_playing, the status and its last will,
 // and Home Assistant's discovery configs (home-assistant.io "MQTT Sensor", "MQTT Image").
 
-const BROKER = 'mqtt://127.0.0.1:1883';
+const BROKER = MQTT_TEST_URL;
 
 /** The retained message on `topic`, as a fresh subscriber gets it (or undefined). */
 async function retained(topic: string, accept: (payload: Buffer) => boolean = () => true, timeoutMs = 10_000): Promise<Buffer | undefined> {
@@ -38,10 +39,13 @@ async function retained(topic: string, accept: (payload: Buffer) => boolean = ()
   }
 }
 
-describe('mqtt output on the real Mosquitto', () => {
+describeWithPeers(['mosquitto'], 'mqtt output on the real Mosquitto', () => {
   const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   const name = `ha-${randomBytes(3).toString('hex')}`;
-  const node = `svc_${name.replaceAll('-', '_')}`;
+  // The output's name as it is (Home Assistant takes `-` in a node id), under a discovery prefix of
+  // this run's own (discoveryPrefix), so the broker's real `homeassistant/` topics are never touched.
+  const node = `svc_${name}`;
+  const discovery = `${prefix}-discovery`;
   const cover = makePng(16, 16, [10, 200, 10], [200, 10, 10]);
   let host: ImageHost;
   let server: TestServer;
@@ -51,7 +55,10 @@ describe('mqtt output on the real Mosquitto', () => {
     host = await startImageHost();
     host.route('/cover.png', serveBytes(cover, 'image/png'));
     server = await startTestServer({
-      config: { coverFetch: { allowPrivateAddresses: true }, outputs: [{ name, type: 'mqtt', url: BROKER, topic: prefix, homeAssistant: true }] } as never,
+      config: {
+        coverFetch: { allowPrivateAddresses: true },
+        outputs: [{ name, type: 'mqtt', url: BROKER, topic: prefix, homeAssistant: true, discoveryPrefix: discovery }],
+      } as never,
       outputPollMs: 50,
     });
   });
@@ -64,8 +71,8 @@ describe('mqtt output on the real Mosquitto', () => {
       `${prefix}/now_playing`,
       `${prefix}/status`,
       `${prefix}/cover`,
-      `homeassistant/sensor/${node}/now_playing/config`,
-      `homeassistant/image/${node}/cover/config`,
+      `${discovery}/sensor/${node}/now_playing/config`,
+      `${discovery}/image/${node}/cover/config`,
     ]) {
       await cleaner.publishAsync(topic, '', { retain: true, qos: 1 });
     }
@@ -85,7 +92,7 @@ describe('mqtt output on the real Mosquitto', () => {
     const coverBytes = await retained(`${prefix}/cover`, (payload) => payload.length > 0);
     expect(coverBytes?.equals(cover)).toBe(true);
 
-    const sensor = JSON.parse((await retained(`homeassistant/sensor/${node}/now_playing/config`))?.toString('utf8') ?? '{}') as Record<string, unknown>;
+    const sensor = JSON.parse((await retained(`${discovery}/sensor/${node}/now_playing/config`))?.toString('utf8') ?? '{}') as Record<string, unknown>;
     expect(sensor).toMatchObject({
       unique_id: `${node}_now_playing`,
       state_topic: `${prefix}/now_playing`,
@@ -98,7 +105,7 @@ describe('mqtt output on the real Mosquitto', () => {
     expect(String(sensor.value_template)).toContain('value_json.title');
     // The cover is a PNG: the image entity is told so (Home Assistant reads content_type from its config).
     const image = JSON.parse(
-      (await retained(`homeassistant/image/${node}/cover/config`, (payload) => payload.toString('utf8').includes('image/png')))?.toString('utf8') ?? '{}',
+      (await retained(`${discovery}/image/${node}/cover/config`, (payload) => payload.toString('utf8').includes('image/png')))?.toString('utf8') ?? '{}',
     ) as Record<string, unknown>;
     expect(image).toMatchObject({ unique_id: `${node}_cover`, image_topic: `${prefix}/cover`, content_type: 'image/png', device: { identifiers: [node] } });
     expect(image).not.toHaveProperty('url_topic');
@@ -119,7 +126,7 @@ describe('mqtt output on the real Mosquitto', () => {
   });
 });
 
-describe('mqtt output: the last will', () => {
+describeWithPeers(['mosquitto'], 'mqtt output: the last will', () => {
   const prefix = `svc-test-will-${process.pid}-${randomBytes(4).toString('hex')}`;
   let temp: ReturnType<typeof makeTempDir>;
   let instance: ServeProcess | undefined;

@@ -1,20 +1,17 @@
 import { OBSWebSocket } from 'obs-websocket-js/json';
 import { eventually } from '../../helpers/eventually';
 import { asObject, postJson, request } from '../../helpers/http';
-import { obsStudioMissing, startObsStudio, type ObsStudio } from '../../helpers/obs-studio';
+import { startObsStudio, type ObsStudio } from '../../helpers/obs-studio';
+import { describeWithPeers } from '../../helpers/peers';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // The obs output (docs/outputs.md "obs: a Text source in OBS Studio") on the real OBS Studio 29
 // (Debian's obs-studio and its obs-websocket 5 plugin, under Xvfb; test/helpers/obs-studio.ts):
 // a Text source made through the WebSocket follows three track changes and an OBS restart, read
-// back with obs-websocket-js; a wrong password is what /v1/outputs says. Skipped, with the
-// reason, where OBS is not installed.
+// back with obs-websocket-js; a wrong password is what /v1/outputs says. Skipped, naming the
+// package, where OBS is not installed (test/helpers/peers.ts).
 
-const missing = obsStudioMissing();
-const describeWithObs = missing ? describe.skip : describe;
-if (missing) console.log(`SKIPPED obs-studio.test.ts: ${missing}`);
-
-describeWithObs('obs output on the real OBS Studio', () => {
+describeWithPeers(['obs', 'Xvfb'], 'obs output on the real OBS Studio', () => {
   let obs: ObsStudio;
   let server: TestServer;
   jest.setTimeout(180_000);

@@ -1,5 +1,6 @@
 import { eventually } from '../../helpers/eventually';
 import { postJson } from '../../helpers/http';
+import { describeWithPeers } from '../../helpers/peers';
 import { startIcecast, startShoutcastSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -11,7 +12,7 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 type OutputsAnswer = { outputs: { name: string; state: string; lastError: { message: string } | null; target: string }[] };
 
-describe('shoutcast output on a real server (Icecast 2 /admin.cgi)', () => {
+describeWithPeers(['icecast2'], 'shoutcast output on a real server (Icecast 2 /admin.cgi)', () => {
   let icecast: IcecastServer;
   let source: IcecastSource;
   let server: TestServer;

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // OBS Browser Source's "Custom CSS": once the page has loaded, OBS runs a script in the page that
@@ -19,8 +19,6 @@ interface InPage {
   };
   getComputedStyle(element: object): { color: string; backgroundColor: string };
 }
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium('overlay pages and OBS custom CSS, in headless Chromium', () => {
   jest.setTimeout(60_000);

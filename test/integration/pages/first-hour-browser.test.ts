@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Page } from 'playwright-core';
-import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // docs/first-hour.md, in headless Chromium with nothing playing: the slideshow is transparent
@@ -22,8 +22,6 @@ interface InPage {
 // OBS Browser Source's default "Custom CSS" (obsproject/obs-browser obs-browser-source.cpp,
 // the "css" default), appended as a <style> element after load.
 const OBS_DEFAULT_CSS = 'body { background-color: rgba(0, 0, 0, 0); margin: 0px auto; overflow: hidden; }';
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium('first-hour pages in headless Chromium, nothing playing', () => {
   jest.setTimeout(60_000);
@@ -126,5 +124,33 @@ describeWithChromium('the history page: safe downloads and dates across days, in
     expect(text).toBe('2026-11-21 23:50  =HYPERLINK("http://evil.example","click") - One\n2026-11-22 00:10  @SUM(1+1) - Two forged 00:00  Fake - Line\n');
     const times = await page.locator('time.time').allTextContents();
     expect(times).toEqual(['2026-11-22 00:10', '2026-11-21 23:50']);
+    // The date and time stay on one line: the element is no taller than one line of its text.
+    const heights = await page.locator('time.time').evaluateAll((elements) =>
+      elements.map((element) => {
+        const style = (globalThis as unknown as { getComputedStyle(e: unknown): { lineHeight: string; fontSize: string } }).getComputedStyle(element);
+        const line = Number.parseFloat(style.lineHeight) || Number.parseFloat(style.fontSize) * 1.3;
+        return (element as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height / line;
+      }),
+    );
+    for (const lines of heights) expect(lines).toBeLessThan(1.5);
+  });
+
+  it('When the window is as narrow as a phone, then the date still stays on one line', async () => {
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width: 360, height: 640 });
+    await page.goto(`${t.url}/history`);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.body.dataset?.count === '2');
+    const boxes = await page
+      .locator('time.time')
+      .evaluateAll((elements) =>
+        elements.map((element) => (element as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height),
+      );
+    const fontSize = await page
+      .locator('time.time')
+      .first()
+      .evaluate((element) =>
+        Number.parseFloat((globalThis as unknown as { getComputedStyle(e: unknown): { fontSize: string } }).getComputedStyle(element).fontSize),
+      );
+    for (const height of boxes) expect(height).toBeLessThan(fontSize * 2);
   });
 });

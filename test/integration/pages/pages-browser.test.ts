@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import type { Enricher } from '../../../src/enrich/enricher';
-import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { asObject, postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
 import { afterDelay, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
@@ -38,11 +38,6 @@ const fanartFinder = (host: ImageHost): Enricher => ({
 });
 
 const streamOpen = () => (globalThis as unknown as InPage).document.documentElement.dataset.stream === 'open';
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
-if (!chromiumInstalled()) {
-  process.stderr.write('SKIPPED browser tests: /usr/bin/chromium is not installed (apt-get install chromium; .ci/run does this)\n');
-}
 
 describeWithChromium('overlay pages in headless Chromium', () => {
   jest.setTimeout(60_000);

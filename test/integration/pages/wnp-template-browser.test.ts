@@ -1,5 +1,5 @@
 import type { Enricher } from '../../../src/enrich/enricher';
-import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
@@ -116,8 +116,6 @@ interface InPage {
   imageFrames: string[];
   trackFrames: number;
 }
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium("a What's Now Playing style template in headless Chromium", () => {
   jest.setTimeout(60_000);

@@ -1,4 +1,4 @@
-import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -23,8 +23,6 @@ function widgetPage(svcUrl: string): string {
 interface InPage {
   document: { getElementById(id: string): { textContent: string | null } | null };
 }
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium('EventSource on /v1/events from another origin, in headless Chromium', () => {
   jest.setTimeout(60_000);

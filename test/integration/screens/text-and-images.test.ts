@@ -1,6 +1,7 @@
 import type { Enricher } from '../../../src/enrich/enricher';
 import { TRANSPARENT_PNG_BASE64 } from '../../../src/domain/image';
 import { postJson, request } from '../../helpers/http';
+import { runCli } from '../../helpers/run-cli';
 import { MAGIC, makePng } from '../../helpers/images';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -84,11 +85,27 @@ describe('plain text and current images', () => {
       expect(res.headers.get('cache-control')).toBe('no-cache');
     });
 
+    test('then a ?format= with no field svc knows is a 400 with the message `svc last --format` gives, not an empty line', async () => {
+      const res = await request(`${t.url}/v1/last.txt?format=${encodeURIComponent('{{artsit}}')}`);
+      expect(res.status).toBe(400);
+      const cli = await runCli(['last', '--format', '{{artsit}}', '--url', t.url]);
+      expect(cli.code).toBe(2);
+      const cliMessage = /--format: (.+)/.exec(cli.stderr)?.[1];
+      expect(cliMessage).toMatch(/names no field svc knows/);
+      expect((res.json as { error: string }).error).toBe(`Invalid 'format': ${cliMessage ?? ''}`);
+    });
+
+    test.each(['{constructor}', '{toString}', '{valueOf}', '{{title}} {__proto__}'])('then ?format=%s names no track field: 400, never 500', async (format) => {
+      const res = await request(`${t.url}/v1/last.txt?format=${encodeURIComponent(format)}`);
+      expect(res.status).toBe(400);
+      expect((res.json as { error: string }).error).toMatch(/^Invalid 'format': .* is not a track field/);
+    });
+
     test('then ?format= takes {field} and {{field}} alike, and a missing field renders empty', async () => {
       const format = '{{title}} by {artist} [{{nothing}}] #{dbid}';
       const res = await request(`${t.url}/v1/last.txt?format=${encodeURIComponent(format)}`);
       const last = await request(`${t.url}/v1/last`);
-      expect(res.text).toBe(`One More Time by Daft Punk [] #${String((last.json as { dbid: number }).dbid)}`);
+      expect(res.text).toBe(`One More Time by Daft Punk #${String((last.json as { dbid: number }).dbid)}`);
     });
 
     test('then a matching If-None-Match is a 304, for the default line and for a format, and the ETags differ', async () => {

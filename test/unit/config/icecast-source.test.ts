@@ -3,7 +3,7 @@ import path from 'node:path';
 import { loadConfig } from '../../../src/config/load';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// icecastSource (docs/dj-software.md "Reference additions"): off unless a port is given.
+// icecastSource (docs/configuration.md "Keys"): off unless a port is given.
 
 const temp = makeTempDir('svc-icecast-config-');
 afterAll(() => temp.cleanup());

@@ -123,8 +123,31 @@ describe('loadConfig', () => {
 
   it('When a file has an unknown key, then start-up stops naming the key and the file, exit code 2', async () => {
     const error = await failure(loadConfig({ cwd: dir('unknown-key'), env: {} }));
-    expect(error.message).toBe(`config error: config file ${path.join(dir('unknown-key'), '.svcrc')}: unknown key "prot"`);
+    expect(error.message).toBe(`config error: config file ${path.join(dir('unknown-key'), '.svcrc')}: unknown key "prot" (did you mean "port"?)`);
     expect(error).toBeInstanceOf(ConfigError);
+  });
+
+  it('When a key is mistyped, then the message suggests the nearest key at its level; "an array", not "a array"', async () => {
+    const temp = makeTempDir('svc-config-');
+    try {
+      fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ limits: { maxConection: 5 } }));
+      expect((await failure(loadConfig({ cwd: temp.dir, env: {} }))).message).toMatch(
+        /unknown key "limits\.maxConection" \(did you mean "limits\.maxConnections"\?\)$/,
+      );
+      fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ corsOrigins: 'https://example.org' }));
+      expect((await failure(loadConfig({ cwd: temp.dir, env: {} }))).message).toMatch(
+        /invalid value for "corsOrigins": expected an array, got "https:\/\/example\.org"$/,
+      );
+      const outputs = [{ name: 'ha', type: 'mqtt', url: 'mqtt://127.0.0.1', homeAsistant: true }];
+      fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ outputs }));
+      expect((await failure(loadConfig({ cwd: temp.dir, env: {} }))).message).toMatch(
+        /an mqtt output has no key "homeAsistant" \(did you mean "homeAssistant"\?\)$/,
+      );
+      fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ zzzzzz: 1 }));
+      expect((await failure(loadConfig({ cwd: temp.dir, env: {} }))).message).toMatch(/unknown key "zzzzzz"$/);
+    } finally {
+      temp.cleanup();
+    }
   });
 
   it('When a file has a wrong type, then start-up stops naming the key, the value and the file', async () => {

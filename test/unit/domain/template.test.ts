@@ -17,6 +17,24 @@ describe('compileTemplate', () => {
     expect(compileTemplate(template)(track)).toBe(expected);
   });
 
+  test.each([
+    ['{{title}} ({{album}})', { title: 'Track' }, 'Track'],
+    ['{{title}} ({{album}})', { title: 'Track', album: 'LP' }, 'Track (LP)'],
+    ['{{artist}} - {{title}}', { title: 'Track' }, 'Track'],
+    ['{{artist}} - {{title}}', { artist: 'Artist' }, 'Artist'],
+    ['{{artist}} - {{album}} - {{title}}', { artist: 'A', title: 'T' }, 'A - T'],
+    ['Now: {{artist}} - {{title}} [{{year}}]', { title: 'T' }, 'Now: T'],
+    ['{{artist}}, {{title}}', { artist: 'A' }, 'A'],
+    ['{{artist}}\t{{album}}\t{{title}}', { artist: 'A', title: 'T' }, 'A\t\tT'],
+    ['{{artist}}|{{album}}|{{title}}', { artist: 'A', title: 'T' }, 'A||T'],
+  ])('When %j meets a track without some fields, then their brackets and separators go (%j gives %j)', (template, fields, expected) => {
+    expect(compileTemplate(template)(fields)).toBe(expected);
+  });
+
+  test('When a template names a name every object has ({constructor}, {toString}, {valueOf}), then it renders nothing of it', () => {
+    expect(compileTemplate('{{title}}{constructor}{toString}{valueOf}{__proto__}')({ title: 'T' })).toBe('T');
+  });
+
   test('When the track has its own year field, then {year} is that field', () => {
     expect(compileTemplate('{year}')({ year: 1999, date: '2001' })).toBe('1999');
   });
@@ -65,4 +83,13 @@ describe('the human line', () => {
   test('oneLine trims and collapses control characters', () => {
     expect(oneLine(' a\r\n\tb\u0007 ')).toBe('a b');
   });
+});
+
+describe('requireKnownField', () => {
+  test.each(['{constructor}', '{toString}', '{valueOf}', '{{title}} {constructor}', '{hasOwnProperty}'])(
+    'When the template %j names what every object has, then it is a TemplateError, not a field',
+    (template) => {
+      expect(() => requireKnownField(template)).toThrow(/is not a track field/);
+    },
+  );
 });

@@ -4,7 +4,7 @@ import type { ImageStore } from '../../../src/store/images';
 import { openStore } from '../../../src/store/open-store';
 import type { Store } from '../../../src/store/store';
 import { makePng } from '../../helpers/images';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../../helpers/postgres';
+import { createTestDatabase, postgresForPart, type TestDatabase } from '../../helpers/postgres';
 import { makeTempDir } from '../../helpers/temp-dir';
 
 // Covers from memory, on both backends: the cache sits above the real store, and the store's
@@ -37,7 +37,7 @@ const backends: [string, () => Promise<{ store: Store; done: () => Promise<void>
     },
   ],
 ];
-if (postgresReachable()) {
+if (postgresForPart('image memory cache on PostgreSQL')) {
   backends.push([
     'PostgreSQL',
     async () => {
@@ -46,8 +46,6 @@ if (postgresReachable()) {
       return { store, done: async () => (await store.close(), await database.drop()) };
     },
   ]);
-} else {
-  process.stderr.write('SKIPPED image memory cache on PostgreSQL: no server reachable\n');
 }
 
 describe.each(backends)('image memory cache on %s', (_name, openBackend) => {
