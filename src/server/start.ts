@@ -196,6 +196,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    // A record's enrichment ends by its deadline; the second covers its last write.
+    holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
   });
   const inFlight = new Set<Promise<unknown>>();
@@ -227,7 +229,14 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   return {
-    idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
+    idempotent: idempotentWrites(store.idempotency, {
+      waitMs: idempotencyLeaseMs + 2000,
+      leaseMs: idempotencyLeaseMs,
+      storedAnswer: async (dbid) => {
+        const record = await tracks.byDbid(dbid);
+        return record ? JSON.stringify({ dbid: record.dbid, processed_metadata: record.metadata }) : null;
+      },
+    }),
     images,
     outputs,
     stopFollowing,

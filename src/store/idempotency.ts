@@ -11,8 +11,11 @@ export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
 export type IdempotencyClaim =
   /** The key was free: this request goes ahead and must `answer` or `forget` it. */
   | { state: 'new' }
-  /** Another request with this key is still being processed. */
-  | { state: 'pending'; fingerprint: string }
+  /**
+   * Another request with this key is still being processed, or died; `dbid`: it had stored its
+   * record (in the record's own transaction), which a repeat is answered with.
+   */
+  | { state: 'pending'; fingerprint: string; dbid?: number }
   | { state: 'answered'; fingerprint: string; status: number; body: string };
 
 export interface IdempotencyStore {
@@ -23,7 +26,7 @@ export interface IdempotencyStore {
   claim(key: string, fingerprint: string, now: number, leaseMs: number): Promise<IdempotencyClaim>;
   /** Keeps the first answer for repeats. */
   answer(key: string, status: number, body: string): Promise<void>;
-  /** Frees the key: the request failed and a retry should run it again. */
+  /** Frees the key: the request failed and a retry should run it again (kept when it had stored a record). */
   forget(key: string): Promise<void>;
 }
 
@@ -31,20 +34,25 @@ export interface IdempotencyRow {
   fingerprint: string;
   status: number | null;
   body: string | null;
+  dbid: number | string | null;
 }
 
 /** The claim a taken key's row stands for. */
 export function claimOf(row: IdempotencyRow): IdempotencyClaim {
-  if (row.status === null || row.body === null) return { state: 'pending', fingerprint: row.fingerprint };
+  if (row.status === null || row.body === null) {
+    return row.dbid === null ? { state: 'pending', fingerprint: row.fingerprint } : { state: 'pending', fingerprint: row.fingerprint, dbid: Number(row.dbid) };
+  }
   return { state: 'answered', fingerprint: row.fingerprint, status: row.status, body: row.body };
 }
 
 export function createIdempotencyStore(db: Db): IdempotencyStore {
-  const expire = db.prepare<[number, number], never>('DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND created_at < ?)');
+  const expire = db.prepare<[number, number], never>(
+    'DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND dbid IS NULL AND created_at < ?)',
+  );
   const insert = db.prepare<[string, string, number], never>('INSERT OR IGNORE INTO idempotency_keys (key, fingerprint, created_at) VALUES (?, ?, ?)');
-  const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = ?');
+  const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body, dbid FROM idempotency_keys WHERE key = ?');
   const answer = db.prepare<[number, string, string], never>('UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ?');
-  const forget = db.prepare<[string], never>('DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL');
+  const forget = db.prepare<[string], never>('DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL AND dbid IS NULL');
   const claim = db.transaction((key: string, fingerprint: string, now: number, leaseMs: number): IdempotencyClaim => {
     expire.run(now - IDEMPOTENCY_KEEP_MS, now - leaseMs);
     if (insert.run(key, fingerprint, now).changes === 1) return { state: 'new' };

@@ -8,7 +8,7 @@ import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStor
 export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
   return {
     async claim(key, fingerprint, now, leaseMs) {
-      await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND created_at < $2)', [
+      await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND dbid IS NULL AND created_at < $2)', [
         now - IDEMPOTENCY_KEEP_MS,
         now - leaseMs,
       ]);
@@ -18,7 +18,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
         now,
       ]);
       if (inserted.rowCount === 1) return { state: 'new' };
-      const row = (await pool.query<IdempotencyRow>('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = $1', [key])).rows[0];
+      const row = (await pool.query<IdempotencyRow>('SELECT fingerprint, status, body, dbid FROM idempotency_keys WHERE key = $1', [key])).rows[0];
       // Deleted in between (expired, or forgotten by a failed first request): ask again.
       return row ? claimOf(row) : this.claim(key, fingerprint, now, leaseMs);
     },
@@ -26,7 +26,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
       await pool.query('UPDATE idempotency_keys SET status = $1, body = $2 WHERE key = $3', [status, body, key]);
     },
     async forget(key) {
-      await pool.query('DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL', [key]);
+      await pool.query('DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL AND dbid IS NULL', [key]);
     },
   };
 }
