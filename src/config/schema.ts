@@ -31,7 +31,7 @@ const OUTPUT_TYPE_KEYS = {
   discord: { required: ['url'], optional: [] },
   icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
   shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
-  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant'] },
+  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant', 'instance'] },
 } as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
 export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
 const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds'];
@@ -54,6 +54,7 @@ const outputSchema = object({
     .test('template', '${path} must be a template such as "{{artist}} - {{title}}"', (value) => value === undefined || isTemplate(value)),
   topic: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
   homeAssistant: boolean(),
+  instance: string().matches(/^[A-Za-z0-9_.-]{1,64}$/, '${path} must be 1 to 64 of A-Z, a-z, 0-9, _, . and -'),
   retryForSeconds: positiveSeconds(),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
   const spec = OUTPUT_TYPE_KEYS[value.type];

@@ -12,11 +12,12 @@ import { createWebhookOutput } from './webhook';
 
 type OutputConfig = FrozenConfig['outputs'][number];
 
-export function createOutputs(configs: readonly OutputConfig[], images: Pick<ImageStore, 'get'>, logger: Logger): Output[] {
-  return configs.map((config) => createOutput(config, images, logger));
+/** `instance`: this instance's name where an output's key `instance` does not give one (mqtt's availability topic). */
+export function createOutputs(configs: readonly OutputConfig[], images: Pick<ImageStore, 'get'>, logger: Logger, instance: string): Output[] {
+  return configs.map((config) => createOutput(config, images, logger, instance));
 }
 
-function createOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, logger: Logger): Output {
+function createOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, logger: Logger, instance: string): Output {
   // The schema checked that each type has its required keys (config/schema.ts OUTPUT_TYPE_KEYS).
   const url = config.url ?? '';
   const password = config.password ?? '';
@@ -34,6 +35,7 @@ function createOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, log
         {
           name: config.name,
           url,
+          instance: config.instance ?? instance,
           ...optional({ username: config.username, password: config.password, topic: config.topic, homeAssistant: config.homeAssistant }),
         },
         images,

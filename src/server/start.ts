@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
@@ -191,7 +192,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   // Subscribed before anything can change the current track; sends from the plain image store.
   const outputs = new OutputDispatcher({
-    outputs: createOutputs(config.outputs, plainImageStore, logger),
+    outputs: createOutputs(config.outputs, plainImageStore, logger, instanceName(config.port)),
     store: store.outputs,
     nowPlaying,
     logger,
@@ -478,3 +479,8 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
 }
 
 export { isLoopbackHost } from './request-guards';
+
+/** A name that stays the same across restarts (a retained MQTT topic per name): the host and port, or the process without a fixed port. */
+function instanceName(port: number): string {
+  return `${os.hostname()}-${port === 0 ? `pid${process.pid}` : port}`;
+}
