@@ -20,7 +20,7 @@ const INSERT_LOCK = 0x5356_4304;
 const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK}), pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
   track AS (
     INSERT INTO tracks (received_seq, received_at, metadata)
-    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::jsonb FROM locked
+    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::json FROM locked
     RETURNING dbid, received_at
   ),
   change AS (

@@ -73,14 +73,14 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await storedCount(opened().tracks)).toBe(2);
     });
 
-    it('When a submission that arrived earlier is stored later, then the later arrival stays current', async () => {
+    it('When a submission that arrived earlier is stored later, then the one stored last (the highest dbid) is current', async () => {
       await open();
       const early = await opened().tracks.nextReceivedSeq();
       const late = await opened().tracks.nextReceivedSeq();
       expect(late).toBeGreaterThan(early);
-      const lateRecord = await opened().tracks.insert({ receivedSeq: late, receivedAt: 'x', metadata: { title: 'late' } });
-      await opened().tracks.insert({ receivedSeq: early, receivedAt: 'x', metadata: { title: 'early' } });
-      expect((await opened().tracks.current())?.dbid).toBe(lateRecord.dbid);
+      await opened().tracks.insert({ receivedSeq: late, receivedAt: 'x', metadata: { title: 'late' } });
+      const storedLast = await opened().tracks.insert({ receivedSeq: early, receivedAt: 'x', metadata: { title: 'early' } });
+      expect((await opened().tracks.current())?.dbid).toBe(storedLast.dbid);
     });
 
     it('When metadata is replaced, then reads see the new fields; since() lists later records oldest first', async () => {
@@ -94,12 +94,18 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect((await opened().tracks.since(first.dbid, 1)).map((record) => record.dbid)).toEqual([second.dbid]);
     });
 
-    it('When history is paged, then it is newest first by received time with a working cursor, and filters by time', async () => {
+    it('When history is paged, then it is newest first by received time, never older than a stored one, with a working cursor, and filters by time', async () => {
       await open();
       const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
       const dbids: number[] = [];
-      for (const [i, receivedAt] of times.entries())
-        dbids.push((await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
+      const stored: string[] = [];
+      for (const [i, receivedAt] of times.entries()) {
+        const record = await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } });
+        dbids.push(record.dbid);
+        stored.push(record.receivedAt);
+      }
+      // A body that arrived slowly is stored with the newest time so far: the newest history entry is the highest dbid.
+      expect(stored).toEqual([times[0], times[1], times[1], times[3]]);
       const seen: number[] = [];
       let before: number | undefined;
       for (;;) {
@@ -108,7 +114,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
         if (!page.more) break;
         before = page.records.at(-1)?.dbid;
       }
-      expect(seen).toEqual([dbids[3], dbids[1], dbids[0], dbids[2]]);
+      expect(seen).toEqual([dbids[3], dbids[2], dbids[1], dbids[0]]);
       const window = await opened().tracks.history({ limit: 10, since: '2026-11-22T20:00:02.000Z', until: '2026-11-22T20:00:03.000Z' });
       expect(window).toEqual({ records: [expect.objectContaining({ dbid: dbids[0] })], more: false });
     });
@@ -289,6 +295,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await outputs.claim('hook', claimOptions('b'))).toEqual({ waitMs: 1000 });
       expect(await outputs.health('hook')).toEqual({
         pending: 3,
+        superseded: 0,
         retrying: true,
         lastFinishedFailed: false,
         lastSuccess: null,
