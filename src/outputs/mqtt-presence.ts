@@ -35,8 +35,8 @@ export function topicSafeInstance(name: string): string {
 }
 
 export interface Presence {
-  /** Whether another instance's topic last read `online`. */
-  othersOnline(): boolean;
+  /** Stops answering a service `offline` (a clean stop says it itself) and tells whether another instance's topic last read `online`. */
+  stop(): { othersOnline: boolean };
 }
 
 /**
@@ -47,6 +47,7 @@ export function keepPresence(client: MqttClient, topic: string, instance: string
   const topics = statusTopics(topic, instance);
   const online = new Map<string, boolean>([[instance, true]]);
   const prefix = `${topics.service}/`;
+  let stopped = false;
   client.on('connect', () => {
     for (const name of [topics.own, topics.service]) client.publish(name, 'online', { qos: 1, retain: true });
     client.subscribe([topics.service, `${prefix}+`], { qos: 1 });
@@ -55,7 +56,7 @@ export function keepPresence(client: MqttClient, topic: string, instance: string
   client.on('message', (name, payload) => {
     const text = payload.toString();
     if (name === topics.service) {
-      if (text === 'offline' && client.connected) client.publish(topics.service, 'online', { qos: 1, retain: true });
+      if (text === 'offline' && client.connected && !stopped) client.publish(topics.service, 'online', { qos: 1, retain: true });
       return;
     }
     const other = name.startsWith(prefix) ? name.slice(prefix.length) : '';
@@ -65,5 +66,10 @@ export function keepPresence(client: MqttClient, topic: string, instance: string
     online.set(other, text === 'online');
     if (isNew) onInstances(online.keys());
   });
-  return { othersOnline: () => [...online].some(([name, up]) => up && name !== instance) };
+  return {
+    stop: () => {
+      stopped = true;
+      return { othersOnline: [...online].some(([name, up]) => up && name !== instance) };
+    },
+  };
 }

@@ -114,7 +114,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
     async close() {
       // A clean stop says offline itself (the wills are only for a death); the service stays
       // online while another instance is.
-      const offline = presence.othersOnline() ? [status.own] : [status.own, status.service];
+      const offline = presence.stop().othersOnline ? [status.own] : [status.own, status.service];
       if (client.connected) await Promise.all(offline.map((name) => client.publishAsync(name, 'offline', { qos: 1, retain: true }))).catch(() => undefined);
       await Promise.all([client.endAsync(), serviceWill.endAsync()]);
     },

@@ -90,9 +90,9 @@ describe('mqtt output on the real Mosquitto', () => {
       unique_id: `${node}_now_playing`,
       state_topic: `${prefix}/now_playing`,
       json_attributes_topic: `${prefix}/now_playing`,
-      availability_topic: `${prefix}/status`,
-      payload_available: 'online',
-      payload_not_available: 'offline',
+      // One availability topic per instance, available while any is online (several instances may share the prefix).
+      availability: [{ topic: expect.stringMatching(new RegExp(`^${prefix}/status/.+`)), payload_available: 'online', payload_not_available: 'offline' }],
+      availability_mode: 'any',
       device: { identifiers: [node] },
     });
     expect(String(sensor.value_template)).toContain('value_json.title');
