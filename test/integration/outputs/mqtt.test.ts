@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
+import { clearRetained } from '../../helpers/mqtt-broker';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
@@ -70,6 +71,8 @@ describe('mqtt output on the real Mosquitto', () => {
       await cleaner.publishAsync(topic, '', { retain: true, qos: 1 });
     }
     await cleaner.endAsync();
+    // Each instance's own availability topic (one per svc process).
+    await clearRetained(`${prefix}/status/+`);
   });
 
   it('When a track is submitted, then now_playing is retained JSON, the status reads online, and the cover and discovery configs are there', async () => {
