@@ -6,6 +6,7 @@ import { asObject, postJson } from '../../helpers/http';
 import { startIcecast, startSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { afterDelay, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
+import { clearRetained } from '../../helpers/mqtt-broker';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { runCli } from '../../helpers/run-cli';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -72,6 +73,7 @@ describe('three tracks, the first with a slow cover', () => {
     await watcher?.endAsync();
     source?.stop();
     await Promise.all([host?.close(), receiver?.close(), discord?.close(), icecast?.close()]);
+    await clearRetained(`${prefix}/#`);
   });
 
   it('When the first is still being enriched as the others come, then every output gets them in dbid order and the current-state targets end on the third', async () => {
