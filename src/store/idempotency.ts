@@ -37,6 +37,12 @@ export interface IdempotencyRow {
   dbid: number | string | null;
 }
 
+/**
+ * A key left unanswered may be freed only when it stored no record, or that record is gone (a 408
+ * took it back): a stored one is its answer (both backends).
+ */
+export const RECORD_NOT_KEPT = '(dbid IS NULL OR NOT EXISTS (SELECT 1 FROM tracks t WHERE t.dbid = idempotency_keys.dbid))';
+
 /** The claim a taken key's row stands for. */
 export function claimOf(row: IdempotencyRow): IdempotencyClaim {
   if (row.status === null || row.body === null) {
@@ -47,12 +53,12 @@ export function claimOf(row: IdempotencyRow): IdempotencyClaim {
 
 export function createIdempotencyStore(db: Db): IdempotencyStore {
   const expire = db.prepare<[number, number], never>(
-    'DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND dbid IS NULL AND created_at < ?)',
+    `DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND created_at < ? AND ${RECORD_NOT_KEPT})`,
   );
   const insert = db.prepare<[string, string, number], never>('INSERT OR IGNORE INTO idempotency_keys (key, fingerprint, created_at) VALUES (?, ?, ?)');
   const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body, dbid FROM idempotency_keys WHERE key = ?');
   const answer = db.prepare<[number, string, string], never>('UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ?');
-  const forget = db.prepare<[string], never>('DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL AND dbid IS NULL');
+  const forget = db.prepare<[string], never>(`DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL AND ${RECORD_NOT_KEPT}`);
   const claim = db.transaction((key: string, fingerprint: string, now: number, leaseMs: number): IdempotencyClaim => {
     expire.run(now - IDEMPOTENCY_KEEP_MS, now - leaseMs);
     if (insert.run(key, fingerprint, now).changes === 1) return { state: 'new' };

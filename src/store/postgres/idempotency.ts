@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
+import { IDEMPOTENCY_KEEP_MS, RECORD_NOT_KEPT, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
 
 // Idempotency keys on PostgreSQL (docs/limits-and-load.md "Idempotency and retries"; SQLite in
 // store/idempotency.ts): the primary key decides which of several instances' concurrent
@@ -8,7 +8,7 @@ import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStor
 export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
   return {
     async claim(key, fingerprint, now, leaseMs) {
-      await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND dbid IS NULL AND created_at < $2)', [
+      await pool.query(`DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND created_at < $2 AND ${RECORD_NOT_KEPT})`, [
         now - IDEMPOTENCY_KEEP_MS,
         now - leaseMs,
       ]);
@@ -26,7 +26,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
       await pool.query('UPDATE idempotency_keys SET status = $1, body = $2 WHERE key = $3', [status, body, key]);
     },
     async forget(key) {
-      await pool.query('DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL AND dbid IS NULL', [key]);
+      await pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL AND ${RECORD_NOT_KEPT}`, [key]);
     },
   };
 }

@@ -109,3 +109,33 @@ describe('kill -9 at every step of a submission', () => {
     }
   }
 });
+
+describe('a retry after kill -9 with the same Idempotency-Key', () => {
+  it.each(['after-commit', 'before-answer'])(
+    'When svc dies at "%s" and the client retries on a restarted svc, then it is answered with the stored dbid, stored once',
+    async (step) => {
+      const temp = makeTempDir();
+      let instance: ServeProcess | undefined;
+      try {
+        const args = ['--port', '0', '--db', path.join(temp.dir, 'svc.db'), '--offline'];
+        instance = await startServeProcess(args, { NODE_OPTIONS: `--require ${PRELOAD}`, SVC_TEST_FAULT: step }, temp.dir);
+        const headers = { 'Idempotency-Key': `retry-${step}` };
+        const fields = { artist: 'Once', title: 'Only' };
+        await expect(postJson(`${instance.url}/v1/remoteinput`, fields, headers)).rejects.toThrow();
+        await instance.exited;
+        instance = await startServeProcess(args, {}, temp.dir);
+        const retry = await postJson(`${instance.url}/v1/remoteinput`, fields, headers);
+        expect(retry.status).toBe(200);
+        const history = asObject((await (await fetch(`${instance.url}/v1/history`)).json()) as unknown).tracks as { dbid: number }[];
+        expect(history.map((record) => record.dbid)).toEqual([asObject(retry.json).dbid]);
+        expect(asObject(retry.json).processed_metadata).toMatchObject(fields);
+      } finally {
+        if (instance && instance.child.exitCode === null) {
+          instance.child.kill('SIGKILL');
+          await instance.exited;
+        }
+        temp.cleanup();
+      }
+    },
+  );
+});

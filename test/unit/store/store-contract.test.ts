@@ -431,6 +431,9 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       // A first request that failed after storing keeps its key: a retry is answered with the dbid, never stores again.
       await opened().idempotency.forget('key-1');
       expect(await opened().idempotency.claim('key-1', 'f', clock + 120_000, 60_000)).toEqual({ state: 'pending', fingerprint: 'f', dbid: record.dbid });
+      // A record taken back (a 408) frees its key once the lease is over: a retry runs again.
+      await opened().tracks.remove(record.dbid);
+      expect(await opened().idempotency.claim('key-1', 'f', clock + 120_000, 60_000)).toEqual({ state: 'new' });
       const empty = await opened().tracks.insert({ receivedSeq: 2, receivedAt: new Date(clock).toISOString(), metadata: {} });
       const payloads = (await harness.backend().rows('SELECT payload FROM output_changes ORDER BY id')).map((row) => String(row.payload));
       expect(payloads[1]).toBe(JSON.stringify({ dbid: empty.dbid }));
