@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { TrackRecord } from './track';
 import { etagOf } from './etag';
 
-// The current track (docs/decisions.md "One current track": the stored record with the highest
+// The current track (docs/decisions.md "Delivery promises": the stored record with the highest
 // dbid, whatever order the bodies arrived in) and the
 // in-process "track changed" event. /v1/last is served from a copy serialized once per change.
 

@@ -41,10 +41,10 @@ export interface TrackStore {
    * Stores one submission and returns it with its dbid. One transaction writes the row, the
    * outputs' change row (a transactional outbox: docs/decisions.md "Delivery promises") and the
    * dbid of its Idempotency-Key. The stored received_at is never older than a stored one, so
-   * the newest history entry is the highest dbid (docs/decisions.md "One current track").
+   * the newest history entry is the highest dbid (docs/decisions.md "Delivery promises").
    */
   insert(track: NewTrack): Promise<TrackRecord>;
-  /** The stored record with the highest dbid (docs/decisions.md "One current track"), or null when nothing is stored. */
+  /** The stored record with the highest dbid (docs/decisions.md "Delivery promises"), or null when nothing is stored. */
   current(): Promise<TrackRecord | null>;
   byDbid(dbid: number): Promise<TrackRecord | null>;
   /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */

@@ -8,7 +8,7 @@ import { EXPAND_LOCK } from './outputs';
 /**
  * Held by each insert until it commits: dbids, change ids and commits come in one order on every
  * instance, so the highest stored dbid is the newest committed record and its change is behind
- * every older one's (docs/decisions.md "One current track").
+ * every older one's (docs/decisions.md "Delivery promises").
  */
 const INSERT_LOCK = 0x5356_4304;
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { asObject, postJson } from '../../helpers/http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// One current track (docs/decisions.md "One current track"): two submissions overlap and the one
+// One current track (docs/decisions.md "Delivery promises"): two submissions overlap and the one
 // that started first sends its body slowly, so it is stored second. Every round, /v1/last, the
 // newest /v1/history entry and the highest stored dbid are the same record.
 
