@@ -104,12 +104,7 @@ export function checkSubmission(
 }
 
 /** Stores the sanitized record and makes it current at once, before any outside service is asked. */
-async function storeAndAnnounce(
-  track: NewTrack,
-  announced: Announced,
-  signal: AbortSignal,
-  deps: SubmitDeps,
-): Promise<TrackRecord> {
+async function storeAndAnnounce(track: NewTrack, announced: Announced, signal: AbortSignal, deps: SubmitDeps): Promise<TrackRecord> {
   // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
   const metadata = { ...track.metadata };
   delete metadata.coverurl;

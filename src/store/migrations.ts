@@ -207,4 +207,3 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
-

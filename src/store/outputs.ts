@@ -276,7 +276,9 @@ export function createOutputStore(db: Db): OutputStore {
     `UPDATE output_cursors SET shown_dbid = max(shown_dbid, m.dbid)
      FROM (SELECT output, dbid FROM output_messages WHERE id = ?) AS m WHERE output_cursors.output = m.output`,
   );
-  const tested = db.prepare<[number, number, string | null, string], never>('UPDATE output_cursors SET tested_at = ?, test_dbid = ?, test_error = ? WHERE output = ?');
+  const tested = db.prepare<[number, number, string | null, string], never>(
+    'UPDATE output_cursors SET tested_at = ?, test_dbid = ?, test_error = ? WHERE output = ?',
+  );
   const testShown = db.prepare<[number, string], never>('UPDATE output_cursors SET shown_dbid = max(shown_dbid, ?) WHERE output = ?');
   const health = createHealthReads(db);
   const prune = db.prepare<[number], never>("DELETE FROM output_messages WHERE state <> 'pending' AND finished_at < ?");

@@ -52,8 +52,8 @@ describe('overlapping submissions with a slow body', () => {
       const fast = Number(asObject((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Fast', title: `fast ${round}` })).json).dbid);
       slow.release();
       const slowDbid = Number((await slow.answer).dbid);
-      const last = asObject((await (await fetch(`${server.url}/v1/last`)).json()) as unknown);
-      const newest = (asObject((await (await fetch(`${server.url}/v1/history?limit=1`)).json()) as unknown).tracks as { dbid: number }[])[0];
+      const last = asObject(await (await fetch(`${server.url}/v1/last`)).json());
+      const newest = (asObject(await (await fetch(`${server.url}/v1/history?limit=1`)).json()).tracks as { dbid: number }[])[0];
       const highest = Math.max(fast, slowDbid);
       if (last.dbid !== highest || newest?.dbid !== highest)
         disagreements.push(`round ${round}: last ${String(last.dbid)}, newest ${String(newest?.dbid)}, highest ${highest}`);

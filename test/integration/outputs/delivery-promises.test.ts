@@ -79,7 +79,7 @@ describe('three tracks, the first with a slow cover', () => {
   it('When the first is still being enriched as the others come, then every output gets them in dbid order and the current-state targets end on the third', async () => {
     const first = submit(server, { artist: 'A', title: 'One', coverurl: `${host.url}/slow.png` });
     await eventually(
-      async () => asObject((await (await fetch(`${server.url}/v1/last`)).json()) as unknown).title,
+      async () => asObject(await (await fetch(`${server.url}/v1/last`)).json()).title,
       (title) => title === 'One',
     );
     const second = Number(asObject((await submit(server, { artist: 'A', title: 'Two' })).json).dbid);

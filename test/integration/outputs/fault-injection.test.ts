@@ -53,7 +53,7 @@ async function runWithFault(backend: 'sqlite' | 'postgres', step: (typeof STEPS)
     await instance.exited;
     instance = await startServeProcess(args, {}, temp.dir);
     const last = Number(asObject((await submit(instance.url, 'three')).json).dbid);
-    const history = asObject((await (await fetch(`${instance.url}/v1/history?limit=100`)).json()) as unknown);
+    const history = asObject(await (await fetch(`${instance.url}/v1/history?limit=100`)).json());
     const stored = (history.tracks as { dbid: number }[]).map((record) => record.dbid).sort((x, y) => x - y);
     // One message per record and output, told apart by its webhook-id (a retry repeats the id).
     const deliveredTo = (name: string) => {
@@ -126,7 +126,7 @@ describe('a retry after kill -9 with the same Idempotency-Key', () => {
         instance = await startServeProcess(args, {}, temp.dir);
         const retry = await postJson(`${instance.url}/v1/remoteinput`, fields, headers);
         expect(retry.status).toBe(200);
-        const history = asObject((await (await fetch(`${instance.url}/v1/history`)).json()) as unknown).tracks as { dbid: number }[];
+        const history = asObject(await (await fetch(`${instance.url}/v1/history`)).json()).tracks as { dbid: number }[];
         expect(history.map((record) => record.dbid)).toEqual([asObject(retry.json).dbid]);
         expect(asObject(retry.json).processed_metadata).toMatchObject(fields);
       } finally {
