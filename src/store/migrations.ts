@@ -202,8 +202,9 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE output_cursors ADD COLUMN test_dbid INTEGER;
       ALTER TABLE output_cursors ADD COLUMN test_error TEXT;
       -- The record a key's request stored, written with the record: a retry after the instance
-      -- died is answered with it, never stored twice.
+      -- died is answered with it, never stored twice; owner: the svc process running the request.
       ALTER TABLE idempotency_keys ADD COLUMN dbid INTEGER;
+      ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
     `,
   },
 ];

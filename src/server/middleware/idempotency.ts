@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors';
 import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
@@ -7,9 +7,9 @@ import type { AppMiddleware } from '../context';
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is
 // kept 24 h and a repeat gets it back, from any instance, without storing again. A repeat that
-// comes while the first still runs waits for its answer, unless the first has stored its record:
-// then it is answered with that record at once (its instance may have died after storing it:
-// docs/decisions.md "Delivery promises"). A repeat with another request is 422. A first request
+// comes while the first still runs here waits for its answer; one whose first request, run by
+// another svc process, has stored its record is answered with that record at once (that process
+// may have died after storing it: docs/decisions.md "Delivery promises"). A repeat with another request is 422. A first request
 // that fails before storing frees the key, so a retry runs it again.
 
 /** The draft's key is an sf-string; printable ASCII up to 255 characters covers every client we know. */
@@ -27,7 +27,10 @@ export interface IdempotencyOptions {
   storedAnswer?: (dbid: number) => Promise<string | null>;
 }
 
+
 export function idempotent(store: IdempotencyStore, options: IdempotencyOptions): AppMiddleware {
+  // Names this running server in the keys it takes: a first request of another one may have died with it.
+  const owner = randomUUID();
   return async function withIdempotencyKey(ctx, next) {
     const key = ctx.get('Idempotency-Key');
     if (key === '') {
@@ -42,7 +45,7 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
       .digest('hex');
     const giveUpAt = Date.now() + options.waitMs;
     for (;;) {
-      const claim = await store.claim(key, fingerprint, Date.now(), options.leaseMs);
+      const claim = await store.claim(key, fingerprint, Date.now(), options.leaseMs, owner);
       if (claim.state === 'new') break;
       if (claim.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED');
       if (claim.state === 'answered') {
@@ -53,7 +56,7 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
         }
         return;
       }
-      const stored = claim.dbid === undefined ? null : await options.storedAnswer?.(claim.dbid);
+      const stored = claim.dbid === undefined || claim.owner === owner ? null : await options.storedAnswer?.(claim.dbid);
       if (stored) {
         ctx.status = 200;
         ctx.type = 'application/json';

@@ -175,6 +175,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE output_cursors ADD COLUMN test_dbid bigint;
       ALTER TABLE output_cursors ADD COLUMN test_error text;
       ALTER TABLE idempotency_keys ADD COLUMN dbid bigint;
+      ALTER TABLE idempotency_keys ADD COLUMN owner text;
     `,
   },
 ];
