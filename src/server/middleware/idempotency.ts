@@ -27,7 +27,6 @@ export interface IdempotencyOptions {
   storedAnswer?: (dbid: number) => Promise<string | null>;
 }
 
-
 export function idempotent(store: IdempotencyStore, options: IdempotencyOptions): AppMiddleware {
   // Names this running server in the keys it takes: a first request of another one may have died with it.
   const owner = randomUUID();

@@ -12,7 +12,8 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
         now - IDEMPOTENCY_KEEP_MS,
         now - leaseMs,
       ]);
-      const inserted = await pool.query('INSERT INTO idempotency_keys (key, fingerprint, created_at, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING',
+      const inserted = await pool.query(
+        'INSERT INTO idempotency_keys (key, fingerprint, created_at, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING',
         [key, fingerprint, now, owner ?? null],
       );
       if (inserted.rowCount === 1) return { state: 'new' };
