@@ -10,8 +10,10 @@ import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
 
 // Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
-// A submission waits only for its change row; the changes are moved into the outputs' queues
-// after the answer (and at start and every poll, for those a dead instance left). Each output has
+// A stored track's change row is written with it by the store (docs/decisions.md "Delivery
+// promises"); a submission waits only for its end-of-enrichment row. The changes are moved into
+// the outputs' queues after the answer, in dbid order (and at start and every poll, for those a
+// dead instance left). Each output has
 // its own worker: a slow or dead target holds up only its own queue, never a submission, a
 // stream or another output.
 
