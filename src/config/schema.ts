@@ -32,7 +32,7 @@ const OUTPUT_TYPE_KEYS = {
   discord: { required: ['url'], optional: [] },
   icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
   shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
-  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant', 'discoveryPrefix'] },
+  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant', 'discoveryPrefix', 'instance'] },
   url: { required: ['url'], optional: ['method', 'headers', 'body'] },
   listenbrainz: { required: ['token'], optional: ['url'] },
   lastfm: { required: ['apiKey', 'apiSecret', 'sessionKey'], optional: ['url'] },
@@ -84,6 +84,7 @@ const outputSchema = object({
   imagePath: string().min(1),
   // Home Assistant's discovery prefix (its MQTT setting of that name); `homeassistant` unless changed there.
   discoveryPrefix: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
+  instance: string().matches(/^[A-Za-z0-9_.-]{1,64}$/, '${path} must be 1 to 64 of A-Z, a-z, 0-9, _, . and -'),
   retryForSeconds: positiveSeconds(),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
   const spec = OUTPUT_TYPE_KEYS[value.type];

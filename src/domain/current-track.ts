@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { TrackRecord } from './track';
 import { etagOf } from './etag';
 
-// The current track (docs/decisions.md: the successful submission that arrived last) and the
+// The current track (docs/decisions.md "Delivery promises": the stored record with the highest
+// dbid, whatever order the bodies arrived in) and the
 // in-process "track changed" event. /v1/last is served from a copy serialized once per change.
 
 export interface NowPlayingSnapshot {
@@ -46,10 +47,10 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     return this.snapshotValue.record;
   }
 
-  /** Makes `record` current unless a submission that arrived later is already current. */
+  /** Makes `record` current unless a record with a higher dbid already is. */
   offer(record: TrackRecord): boolean {
     const current = this.snapshotValue.record;
-    if (current && current.receivedSeq > record.receivedSeq) return false;
+    if (current && current.dbid > record.dbid) return false;
     this.snapshotValue = serialize(record);
     this.emit('track-changed', record);
     return true;

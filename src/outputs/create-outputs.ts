@@ -22,6 +22,8 @@ type OutputConfig = FrozenConfig['outputs'][number];
 export interface OutputDeps {
   images: Pick<ImageStore, 'get'>;
   logger: Logger;
+  /** This instance's name where an output's key `instance` does not give one (mqtt's availability topic). */
+  instance: string;
   /** The scrobblers read an ended play again (its `kind`, its listeners). */
   records?: RecordLookup;
 }
@@ -30,7 +32,7 @@ export function createOutputs(configs: readonly OutputConfig[], deps: OutputDeps
   return configs.map((config) => createOutput(config, deps));
 }
 
-function createOutput(config: OutputConfig, { images, logger, records }: OutputDeps): Output {
+function createOutput(config: OutputConfig, { images, logger, instance, records }: OutputDeps): Output {
   // The schema checked that each type has its required keys (config/schema.ts OUTPUT_TYPE_KEYS).
   const url = config.url ?? '';
   const password = config.password ?? '';
@@ -48,6 +50,7 @@ function createOutput(config: OutputConfig, { images, logger, records }: OutputD
         {
           name: config.name,
           url,
+          instance: config.instance ?? instance,
           ...optional({
             username: config.username,
             password: config.password,

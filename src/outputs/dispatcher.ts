@@ -10,8 +10,10 @@ import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
 
 // Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
-// A submission waits only for its change row; the changes are moved into the outputs' queues
-// after the answer (and at start and every poll, for those a dead instance left). Each output has
+// A stored track's change row is written with it by the store (docs/decisions.md "Delivery
+// promises"); a submission waits only for its end-of-enrichment row. The changes are moved into
+// the outputs' queues after the answer, in dbid order (and at start and every poll, for those a
+// dead instance left). Each output has
 // its own worker: a slow or dead target holds up only its own queue, never a submission, a
 // stream or another output.
 
@@ -20,6 +22,11 @@ export interface DispatcherDeps {
   store: OutputStore;
   nowPlaying: NowPlaying;
   logger: Logger;
+  /**
+   * How long a message made from a record still being enriched holds its output's queue, at most
+   * (the enrichment deadline: docs/decisions.md "Delivery promises").
+   */
+  holdMs: number;
   /** `retryForSeconds` per output name (default 86400). */
   retryForSeconds: ReadonlyMap<string, number>;
   /** How often a worker looks at its queue without news (other instances, due retries). */
@@ -36,6 +43,8 @@ export interface OutputStatus {
   state: OutputState;
   lastSuccess: { at: string; dbid: number; receipt?: string } | null;
   pending: number;
+  /** Messages skipped for a newer one (current-state targets). */
+  superseded: number;
   lastError: { at: string; message: string } | null;
 }
 
@@ -80,7 +89,8 @@ export class OutputDispatcher {
     this.report = throttledLog((message) => deps.logger.warn(message));
     this.names = deps.outputs.map((output) => output.name);
     this.ready = this.startCursors();
-    const onChanged = (record: TrackRecord) => void this.record('changed', record.dbid, recordPayload(record));
+    // The store wrote the change row with the record (a transactional outbox); it only needs moving.
+    const onChanged = () => setImmediate(() => this.expandSoon());
     // Awaited by the submission: its change is in the store before the POST is answered.
     const stopSettled = deps.nowPlaying.onSettled((record) => this.record('settled', record.dbid, recordPayload(record)));
     const onDeleted = (dbid: number) => void this.record('deleted', dbid, JSON.stringify({ dbid }));
@@ -125,6 +135,7 @@ export class OutputDispatcher {
               }
             : null,
           pending: health.pending,
+          superseded: health.superseded,
           lastError: health.lastError ? { at: new Date(health.lastError.at).toISOString(), message: health.lastError.message } : null,
         };
       }),
@@ -153,6 +164,11 @@ export class OutputDispatcher {
     };
     const started = performance.now();
     const delivery = await this.attempt(output, message);
+    // Any success, a test's too, returns the output to ok; a test's error is its last error.
+    const error = delivery.outcome === 'delivered' ? {} : { error: delivery.error };
+    await this.deps.store
+      .recordTest(name, { at: this.now(), dbid: record.dbid, ...error })
+      .catch((failure: unknown) => this.report('test', `outputs: test of ${name} not recorded: ${errorMessage(failure)}`));
     return { name, ...delivery, durationMs: Math.round(performance.now() - started) };
   }
 
@@ -219,9 +235,15 @@ export class OutputDispatcher {
   }
 
   private readonly messageOf: MessageOf = (change, name) => {
-    const kind = this.workers.get(name)?.output.feeds[change.event];
-    if (!kind) return undefined;
-    return { output: name, dbid: change.dbid, kind, messageId: newMessageId(change.createdAt), payload: change.payload, createdAt: change.createdAt };
+    const feeds = this.workers.get(name)?.output.feeds;
+    if (!feeds) return undefined;
+    const message = { output: name, dbid: change.dbid, messageId: newMessageId(change.createdAt), payload: change.payload, createdAt: change.createdAt };
+    const kind = feeds[change.event];
+    if (kind) return { ...message, kind };
+    // Told once enrichment ended: its place in the queue is taken at the change (dbid order),
+    // held until the record's settled message releases it or the hold runs out.
+    if (change.event === 'changed' && feeds.settled) return { ...message, kind: feeds.settled, heldUntil: change.createdAt + this.deps.holdMs };
+    return undefined;
   };
 
   private startWorker(output: Output): Worker {

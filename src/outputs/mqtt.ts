@@ -5,11 +5,13 @@ import { fieldText } from '../domain/track';
 import type { Logger } from '../log';
 import { withDeadline } from '../signals';
 import type { ImageStore } from '../store/images';
+import { availabilityOf, keepPresence, statusTopics, topicSafeInstance } from './mqtt-presence';
 import { redactedTarget, trackDataOf, type Output } from './output';
 
 // `mqtt` (docs/outputs.md "mqtt (and Home Assistant)"): the current track as retained JSON on
 // `<topic>/now_playing` (QoS 1), at once on a change and again once enrichment ended; `online`/`offline` on
-// `<topic>/status` (the last will, so a dead svc reads offline); and, with `homeAssistant`,
+// `<topic>/status` and on each instance's `<topic>/status/<instance>` (mqtt-presence.ts: last wills,
+// so a dead svc reads offline); and, with `homeAssistant`,
 // Home Assistant MQTT discovery configs: a sensor with the title and an image entity fed the
 // cover's bytes on `<topic>/cover` (Home Assistant's MQTT image: `image_topic`).
 
@@ -21,32 +23,49 @@ export interface MqttConfig {
   topic?: string;
   homeAssistant?: boolean;
   discoveryPrefix?: string;
+  /** This instance's name in `<topic>/status/<instance>`. */
+  instance: string;
 }
 
 const PUBLISH_TIMEOUT_MS = 10_000;
 
 export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'get'>, logger: Logger): Output {
   const topic = config.topic ?? 'svc';
-  const statusTopic = `${topic}/status`;
+  const instance = topicSafeInstance(config.instance);
+  const status = statusTopics(topic, instance);
   // Loaded only when an MQTT output is configured: the package takes ~250 ms to load, and every
   // `svc serve` start would pay it.
   const { connect } = require('mqtt') as typeof import('mqtt');
-  const client: MqttClient = connect(config.url, {
-    clientId: `svc-${config.name}-${randomBytes(4).toString('hex')}`,
-    ...(config.username === undefined ? {} : { username: config.username }),
-    ...(config.password === undefined ? {} : { password: config.password }),
-    will: { topic: statusTopic, payload: Buffer.from('offline'), qos: 1, retain: true },
-    reconnectPeriod: 2000,
-    connectTimeout: 10_000,
-  });
+  const clientId = `svc-${config.name}-${randomBytes(4).toString('hex')}`;
+  const connection = (id: string, willTopic: string): MqttClient =>
+    connect(config.url, {
+      clientId: id,
+      ...(config.username === undefined ? {} : { username: config.username }),
+      ...(config.password === undefined ? {} : { password: config.password }),
+      will: { topic: willTopic, payload: Buffer.from('offline'), qos: 1, retain: true },
+      reconnectPeriod: 2000,
+      connectTimeout: 10_000,
+    });
+  // One will per connection: this one's is the instance's topic; a second, idle connection
+  // carries the service topic's, so a lone instance that dies leaves `offline` there too.
+  const client = connection(clientId, status.own);
+  const serviceWill = connection(`${clientId}-s`, status.service);
+  serviceWill.on('error', () => undefined);
   let reported = false;
   // Home Assistant's image entity takes one content_type from its config: it is announced again
   // when a cover of another type comes.
   let coverType = 'image/jpeg';
+  let instances: string[] = [instance];
+  const announce = () => {
+    if (!config.homeAssistant) return;
+    for (const [name, payload] of discoveryConfigs(config, topic, coverType, instances)) client.publish(name, payload, { qos: 1, retain: true });
+  };
   client.on('connect', () => {
     reported = false;
-    const announcements: [string, string][] = [[statusTopic, 'online'], ...(config.homeAssistant ? discoveryConfigs(config, topic, coverType) : [])];
-    for (const [name, payload] of announcements) client.publish(name, payload, { qos: 1, retain: true });
+  });
+  const presence = keepPresence(client, topic, instance, (known) => {
+    instances = [...known];
+    announce();
   });
   // The broker's own words only: an error never carries the password.
   client.on('error', (error) => {
@@ -71,7 +90,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
         const cover = key ? await images.get(key) : null;
         if (cover && cover.mimeType !== coverType) {
           coverType = cover.mimeType;
-          const [, image] = discoveryConfigs(config, topic, coverType);
+          const [, image] = discoveryConfigs(config, topic, coverType, instances);
           publishes.push(client.publishAsync(image[0], image[1], { qos: 1, retain: true }));
         }
         // An empty retained message clears the previous track's cover.
@@ -94,9 +113,11 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
       return { outcome: 'retry', error: outcome === 'timeout' ? 'no PUBACK within 10 s' : 'publish refused by the broker' };
     },
     async close() {
-      // A clean stop says offline itself (the will is only for a death).
-      if (client.connected) await client.publishAsync(statusTopic, 'offline', { qos: 1, retain: true }).catch(() => undefined);
-      await client.endAsync();
+      // A clean stop says offline itself (the wills are only for a death); the service stays
+      // online while another instance is.
+      const offline = presence.stop().othersOnline ? [status.own] : [status.own, status.service];
+      if (client.connected) await Promise.all(offline.map((name) => client.publishAsync(name, 'offline', { qos: 1, retain: true }))).catch(() => undefined);
+      await Promise.all([client.endAsync(), serviceWill.endAsync()]);
     },
   };
 }
@@ -105,12 +126,17 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
  * Home Assistant MQTT discovery: `<discoveryPrefix>/<component>/<node>/<object>/config`, retained.
  * Home Assistant takes a-z, 0-9, `_` and `-` in a node id, so the output's name goes in as it is.
  */
-function discoveryConfigs(config: Pick<MqttConfig, 'name' | 'discoveryPrefix'>, topic: string, coverType: string): [[string, string], [string, string]] {
+function discoveryConfigs(
+  config: Pick<MqttConfig, 'name' | 'discoveryPrefix'>,
+  topic: string,
+  coverType: string,
+  instances: readonly string[],
+): [[string, string], [string, string]] {
   const { name } = config;
   const prefix = config.discoveryPrefix ?? 'homeassistant';
   const node = `svc_${name}`;
   const device = { identifiers: [node], name: `svc ${name}`, manufacturer: 'svc' };
-  const availability = { availability_topic: `${topic}/status`, payload_available: 'online', payload_not_available: 'offline' };
+  const availability = availabilityOf(topic, instances);
   const sensor = {
     name: 'Now playing',
     unique_id: `${node}_now_playing`,

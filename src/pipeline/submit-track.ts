@@ -6,7 +6,7 @@ import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError, errorMessage } from '../errors';
 import type { Logger } from '../log';
-import type { TrackStore } from '../store/tracks';
+import type { NewTrack, TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../domain/current-track';
 import { parseSubmission, type RawRequest } from './parse';
@@ -56,7 +56,8 @@ interface Announced {
   updates?: RecordUpdates;
 }
 
-export async function submitTrack(request: RawRequest, receivedSeq: number, deps: SubmitDeps): Promise<SubmitResult> {
+/** `idempotencyKey`: the request's Idempotency-Key, given the dbid in the record's own transaction. */
+export async function submitTrack(request: RawRequest, receivedSeq: number, deps: SubmitDeps, idempotencyKey?: string): Promise<SubmitResult> {
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
@@ -71,7 +72,8 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       if (isSamePlay(current, fields, Date.parse(receivedAt), deps.dedupeSeconds)) {
         return samePlay(current, fields, submittedCoverUrl, warnings, signal, deps);
       }
-      const stored = await storeAndAnnounce({ receivedSeq, receivedAt, metadata: fields }, announced, signal, deps);
+      const track = { receivedSeq, receivedAt, metadata: fields, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+      const stored = await storeAndAnnounce(track, announced, signal, deps);
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
       const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
@@ -102,12 +104,7 @@ export function checkSubmission(
 }
 
 /** Stores the sanitized record and makes it current at once, before any outside service is asked. */
-async function storeAndAnnounce(
-  track: { receivedSeq: number; receivedAt: string; metadata: TrackFields },
-  announced: Announced,
-  signal: AbortSignal,
-  deps: SubmitDeps,
-): Promise<TrackRecord> {
+async function storeAndAnnounce(track: NewTrack, announced: Announced, signal: AbortSignal, deps: SubmitDeps): Promise<TrackRecord> {
   // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
   const metadata = { ...track.metadata };
   delete metadata.coverurl;

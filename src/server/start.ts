@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
@@ -199,6 +200,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     outputs: createOutputs(config.outputs, {
       images: plainImageStore,
       logger,
+      instance: instanceName(config.port),
       records: {
         before: async (dbid) => {
           const [record] = (await tracks.history({ limit: 1, before: dbid })).records;
@@ -210,6 +212,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    // A record's enrichment ends by its deadline; the second covers its last write.
+    holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
   });
   const inFlight = new Set<Promise<unknown>>();
@@ -241,7 +245,14 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   return {
-    idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
+    idempotent: idempotentWrites(store.idempotency, {
+      waitMs: idempotencyLeaseMs + 2000,
+      leaseMs: idempotencyLeaseMs,
+      storedAnswer: async (dbid) => {
+        const record = await tracks.byDbid(dbid);
+        return record ? JSON.stringify({ dbid: record.dbid, processed_metadata: record.metadata }) : null;
+      },
+    }),
     images,
     outputs,
     stopFollowing,
@@ -483,3 +494,8 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
 }
 
 export { isLoopbackHost } from './request-guards';
+
+/** A name that stays the same across restarts (a retained MQTT topic per name): the host and port, or the process without a fixed port. */
+function instanceName(port: number): string {
+  return `${os.hostname()}-${port === 0 ? `pid${process.pid}` : port}`;
+}

@@ -11,19 +11,23 @@ export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
 export type IdempotencyClaim =
   /** The key was free: this request goes ahead and must `answer` or `forget` it. */
   | { state: 'new' }
-  /** Another request with this key is still being processed. */
-  | { state: 'pending'; fingerprint: string }
+  /**
+   * Another request with this key is still being processed, or died; `dbid`: it had stored its
+   * record (in the record's own transaction), which a repeat is answered with.
+   */
+  | { state: 'pending'; fingerprint: string; dbid?: number; owner?: string }
   | { state: 'answered'; fingerprint: string; status: number; body: string };
 
 export interface IdempotencyStore {
   /**
    * Takes the key for a request, unless it is taken. A key older than 24 h is free again, and so
-   * is one still unanswered after `leaseMs` (its instance died mid-request).
+   * is one still unanswered after `leaseMs` (its instance died mid-request). `owner` names the svc
+   * process that takes it.
    */
-  claim(key: string, fingerprint: string, now: number, leaseMs: number): Promise<IdempotencyClaim>;
+  claim(key: string, fingerprint: string, now: number, leaseMs: number, owner?: string): Promise<IdempotencyClaim>;
   /** Keeps the first answer for repeats. */
   answer(key: string, status: number, body: string): Promise<void>;
-  /** Frees the key: the request failed and a retry should run it again. */
+  /** Frees the key: the request failed and a retry should run it again (kept when it had stored a record). */
   forget(key: string): Promise<void>;
 }
 
@@ -31,29 +35,48 @@ export interface IdempotencyRow {
   fingerprint: string;
   status: number | null;
   body: string | null;
+  dbid: number | string | null;
+  owner: string | null;
 }
+
+/**
+ * A key left unanswered may be freed only when it stored no record, or that record is gone (a 408
+ * took it back): a stored one is its answer (both backends).
+ */
+export const RECORD_NOT_KEPT = '(dbid IS NULL OR NOT EXISTS (SELECT 1 FROM tracks t WHERE t.dbid = idempotency_keys.dbid))';
 
 /** The claim a taken key's row stands for. */
 export function claimOf(row: IdempotencyRow): IdempotencyClaim {
-  if (row.status === null || row.body === null) return { state: 'pending', fingerprint: row.fingerprint };
+  if (row.status === null || row.body === null) {
+    return {
+      state: 'pending',
+      fingerprint: row.fingerprint,
+      ...(row.dbid === null ? {} : { dbid: Number(row.dbid) }),
+      ...(row.owner === null ? {} : { owner: row.owner }),
+    };
+  }
   return { state: 'answered', fingerprint: row.fingerprint, status: row.status, body: row.body };
 }
 
 export function createIdempotencyStore(db: Db): IdempotencyStore {
-  const expire = db.prepare<[number, number], never>('DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND created_at < ?)');
-  const insert = db.prepare<[string, string, number], never>('INSERT OR IGNORE INTO idempotency_keys (key, fingerprint, created_at) VALUES (?, ?, ?)');
-  const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = ?');
+  const expire = db.prepare<[number, number], never>(
+    `DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND created_at < ? AND ${RECORD_NOT_KEPT})`,
+  );
+  const insert = db.prepare<[string, string, number, string | null], never>(
+    'INSERT OR IGNORE INTO idempotency_keys (key, fingerprint, created_at, owner) VALUES (?, ?, ?, ?)',
+  );
+  const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body, dbid, owner FROM idempotency_keys WHERE key = ?');
   const answer = db.prepare<[number, string, string], never>('UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ?');
-  const forget = db.prepare<[string], never>('DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL');
-  const claim = db.transaction((key: string, fingerprint: string, now: number, leaseMs: number): IdempotencyClaim => {
+  const forget = db.prepare<[string], never>(`DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL AND ${RECORD_NOT_KEPT}`);
+  const claim = db.transaction((key: string, fingerprint: string, now: number, leaseMs: number, owner: string | null): IdempotencyClaim => {
     expire.run(now - IDEMPOTENCY_KEEP_MS, now - leaseMs);
-    if (insert.run(key, fingerprint, now).changes === 1) return { state: 'new' };
+    if (insert.run(key, fingerprint, now, owner).changes === 1) return { state: 'new' };
     const row = select.get(key);
     return row ? claimOf(row) : { state: 'new' };
   });
   return {
-    async claim(key, fingerprint, now, leaseMs) {
-      return claim.immediate(key, fingerprint, now, leaseMs);
+    async claim(key, fingerprint, now, leaseMs, owner) {
+      return claim.immediate(key, fingerprint, now, leaseMs, owner ?? null);
     },
     async answer(key, status, body) {
       answer.run(status, body, key);

@@ -189,4 +189,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX output_messages_finished ON output_messages (output, finished_at) WHERE state <> 'pending';
     `,
   },
+  {
+    version: 8,
+    name: 'delivery promises',
+    sql: `
+      -- docs/outputs.md "Delivery" and docs/decisions.md "Delivery promises". A message made from a
+      -- record still being enriched is held (held_until, ms since the epoch) until its enrichment
+      -- ends or that time passes; it holds the messages behind it in its output's queue.
+      ALTER TABLE output_messages ADD COLUMN held_until INTEGER;
+      -- Per output: the newest dbid a current-state target was shown (never one older after it),
+      -- how many messages were skipped for a newer one, and the last svc outputs test.
+      ALTER TABLE output_cursors ADD COLUMN shown_dbid INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE output_cursors ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE output_cursors ADD COLUMN tested_at INTEGER;
+      ALTER TABLE output_cursors ADD COLUMN test_dbid INTEGER;
+      ALTER TABLE output_cursors ADD COLUMN test_error TEXT;
+      -- The record a key's request stored, written with the record: a retry after the instance
+      -- died is answered with it, never stored twice; owner: the svc process running the request.
+      ALTER TABLE idempotency_keys ADD COLUMN dbid INTEGER;
+      ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
+    `,
+  },
 ];

@@ -40,6 +40,12 @@ export interface NewOutputMessage {
   payload: string;
   /** ms since the epoch. */
   createdAt: number;
+  /**
+   * Made from a record still being enriched: held, with the messages behind it, until its
+   * enrichment ends (the `settled` message of the same output, record and kind replaces its
+   * payload and releases it) or until this time (ms since the epoch), when it goes with what is stored.
+   */
+  heldUntil?: number;
 }
 
 export interface OutputMessage extends NewOutputMessage {
@@ -55,7 +61,10 @@ export interface ClaimOptions {
   now: number;
   /** How long the claim holds if its owner dies mid-delivery. */
   leaseMs: number;
-  /** Older pending messages are superseded by the newest (Discord, stream titles, MQTT). */
+  /**
+   * A current-state target (Discord, stream titles, MQTT): older pending messages are superseded
+   * by the newest, and so is one for a record older than the newest it was shown.
+   */
   latestOnly: boolean;
 }
 
@@ -70,11 +79,19 @@ export interface AttemptResult {
   nextAttemptAt?: number;
 }
 
+export interface OutputTest {
+  at: number;
+  dbid: number;
+  error?: string;
+}
+
 export interface OutputHealth {
   pending: number;
+  /** Messages skipped for a newer one (a current-state target), since the output was added. */
+  superseded: number;
   /** The oldest pending message has failed at least once. */
   retrying: boolean;
-  /** The last message that finished was given up. */
+  /** The last message that finished was given up, and no test delivered since. */
   lastFinishedFailed: boolean;
   /** The newest delivered message, with the target's receipt when it gave one. */
   lastSuccess: { at: number; dbid: number; receipt?: string } | null;
@@ -96,9 +113,20 @@ export interface OutputStore {
   claim(output: string, options: ClaimOptions): Promise<ClaimAnswer>;
   /** Records the attempt and moves the message on; the claim is released. */
   finish(messageId: number, result: AttemptResult): Promise<void>;
+  /** Keeps the outcome of `svc outputs test` (error undefined: delivered) for the output's health. */
+  recordTest(output: string, test: OutputTest): Promise<void>;
   health(output: string): Promise<OutputHealth>;
   /** Deletes finished messages (and their attempts) finished before `before`, and older changes; returns how many messages. */
   prune(before: number): Promise<number>;
+}
+
+/**
+ * The /v1/last object of a stored record, `{"dbid":…, …metadata}`, from its metadata's JSON text
+ * (no `dbid` key: sanitizing removes it): what every output builds its message from.
+ */
+export function trackPayload(dbid: number, metadataJson: string): string {
+  const rest = metadataJson.slice(1).trimStart();
+  return `{"dbid":${dbid}${rest.startsWith('}') ? '' : ','}${rest}`;
 }
 
 /** Changes moved into queues per expand(): bounds the transaction and its memory. */
@@ -126,13 +154,24 @@ export function expansionOf(
   messageOf: MessageOf,
 ): { messages: NewOutputMessage[]; cursors: Map<string, number> } {
   const messages: NewOutputMessage[] = [];
+  const queued = new Map<string, NewOutputMessage>();
   const moved = new Map<string, number>();
   const last = changes.at(-1)?.id;
   for (const change of changes) {
     for (const [output, cursor] of cursors) {
       if (change.id <= cursor) continue;
       const message = messageOf(change, output);
-      if (message) messages.push(message);
+      if (!message) continue;
+      // One message per output, record and kind; a held one in this batch is released here (one upsert may not touch a row twice).
+      const key = `${message.output}\n${message.dbid}\n${message.kind}`;
+      const earlier = queued.get(key);
+      if (!earlier) {
+        queued.set(key, message);
+        messages.push(message);
+      } else if (earlier.heldUntil !== undefined && message.heldUntil === undefined) {
+        earlier.payload = message.payload;
+        delete earlier.heldUntil;
+      }
     }
   }
   if (last !== undefined) for (const [output, cursor] of cursors) if (cursor < last) moved.set(output, last);
@@ -150,6 +189,7 @@ export interface MessageRow {
   attempts: number;
   next_attempt_at: number | string;
   claimed_until: number | string | null;
+  held_until: number | string | null;
 }
 
 export function messageOf(row: MessageRow): OutputMessage {
@@ -167,7 +207,34 @@ export function messageOf(row: MessageRow): OutputMessage {
 
 /** Whether the head of the queue may be claimed now, or how long to wait (both backends). */
 export function headWait(row: MessageRow, now: number): number {
-  return Math.max(Number(row.next_attempt_at), Number(row.claimed_until ?? 0)) - now;
+  return Math.max(Number(row.next_attempt_at), Number(row.claimed_until ?? 0), Number(row.held_until ?? 0)) - now;
+}
+
+/** What a test row and the last finished message say of an output (both backends). */
+export interface HealthRows {
+  pending: number;
+  retrying: boolean;
+  superseded: number;
+  lastFinished: { state: string; at: number } | undefined;
+  lastSuccess: { at: number; dbid: number; receipt?: string } | undefined;
+  lastError: { at: number; message: string } | undefined;
+  test: { at: number; dbid: number; error: string | null } | undefined;
+}
+
+/** Any success, a test's too, returns the output to ok; the newest error, a test's too, is the last error. */
+export function healthOf(rows: HealthRows): OutputHealth {
+  const { test, lastFinished } = rows;
+  const testDelivered = test && test.error === null ? { at: test.at, dbid: test.dbid } : undefined;
+  const testError = test && test.error !== null ? { at: test.at, message: test.error } : undefined;
+  const newest = <T extends { at: number }>(a: T | undefined, b: T | undefined): T | null => (a && b ? (b.at > a.at ? b : a) : (a ?? b ?? null));
+  return {
+    pending: rows.pending,
+    superseded: rows.superseded,
+    retrying: rows.retrying,
+    lastFinishedFailed: lastFinished?.state === 'failed' && !(testDelivered && testDelivered.at >= lastFinished.at),
+    lastSuccess: newest(rows.lastSuccess, testDelivered),
+    lastError: newest(rows.lastError, testError),
+  };
 }
 
 /** The state a finished attempt leaves its message in. */
@@ -176,11 +243,14 @@ export function stateAfter(result: AttemptResult): OutputMessageState {
 }
 
 export function createOutputStore(db: Db): OutputStore {
-  const supersede = db.prepare<[number, string, number, string], never>(
-    `UPDATE output_messages SET state = 'superseded', finished_at = ?
-     WHERE output = ? AND state = 'pending' AND coalesce(claimed_until, 0) < ?
-       AND id < (SELECT max(id) FROM output_messages WHERE output = ? AND state = 'pending')`,
+  // Older pending ones, and those for a record older than the newest shown, give way (latestOnly).
+  const supersede = db.prepare<[{ output: string; now: number }], never>(
+    `UPDATE output_messages SET state = 'superseded', finished_at = @now
+     WHERE output = @output AND state = 'pending' AND coalesce(claimed_until, 0) < @now
+       AND (id < (SELECT max(id) FROM output_messages WHERE output = @output AND state = 'pending')
+         OR dbid < (SELECT shown_dbid FROM output_cursors WHERE output = @output))`,
   );
+  const countSuperseded = db.prepare<[number, string], never>('UPDATE output_cursors SET superseded = superseded + ? WHERE output = ?');
   // The newest takes over the output's wait and attempt count: a rate limit or an outage holds
   // the output, not one message, so superseding never sends early.
   const inherit = db.prepare<[{ output: string; now: number }], never>(
@@ -194,6 +264,8 @@ export function createOutputStore(db: Db): OutputStore {
   const take = db.prepare<[string, number, number, number], never>(
     "UPDATE output_messages SET claimed_by = ?, claimed_until = ? WHERE id = ? AND state = 'pending' AND coalesce(claimed_until, 0) < ?",
   );
+  const storedMetadata = db.prepare<[number], { metadata: string }>('SELECT metadata FROM tracks WHERE dbid = ?');
+  const dropMessage = db.prepare<[number, number], never>("UPDATE output_messages SET state = 'superseded', finished_at = ? WHERE id = ?");
   const addAttempt = db.prepare<[number, number, number, string, number | null, string | null], never>(
     'INSERT INTO output_attempts (message, at, duration_ms, outcome, status, error) VALUES (?, ?, ?, ?, ?, ?)',
   );
@@ -201,40 +273,46 @@ export function createOutputStore(db: Db): OutputStore {
     `UPDATE output_messages SET state = ?, attempts = attempts + 1, claimed_by = NULL, claimed_until = NULL,
        next_attempt_at = coalesce(?, next_attempt_at), finished_at = ?, receipt = coalesce(?, receipt), last_error = ? WHERE id = ?`,
   );
-  const counts = db.prepare<[string], { pending: number; retrying: number }>(
-    "SELECT count(*) AS pending, coalesce(max(attempts > 0), 0) AS retrying FROM output_messages WHERE output = ? AND state = 'pending'",
+  const shown = db.prepare<[number], never>(
+    `UPDATE output_cursors SET shown_dbid = max(shown_dbid, m.dbid)
+     FROM (SELECT output, dbid FROM output_messages WHERE id = ?) AS m WHERE output_cursors.output = m.output`,
   );
-  // `state <> 'pending'` is the finished index's own condition: SQLite uses a partial index only
-  // when the query states it.
-  const lastFinished = db.prepare<[string], { state: string }>(
-    "SELECT state FROM output_messages WHERE output = ? AND state IN ('delivered', 'failed') AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
+  const tested = db.prepare<[number, number, string | null, string], never>(
+    'UPDATE output_cursors SET tested_at = ?, test_dbid = ?, test_error = ? WHERE output = ?',
   );
-  const lastSuccess = db.prepare<[string], { finished_at: number; dbid: number; receipt: string | null }>(
-    "SELECT finished_at, dbid, receipt FROM output_messages WHERE output = ? AND state = 'delivered' AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
-  );
-  const lastError = db.prepare<[string], { at: number; error: string }>(
-    `SELECT a.at, a.error FROM output_attempts a JOIN output_messages m ON m.id = a.message
-     WHERE m.output = ? AND a.error IS NOT NULL ORDER BY a.id DESC LIMIT 1`,
-  );
+  const testShown = db.prepare<[number, string], never>('UPDATE output_cursors SET shown_dbid = max(shown_dbid, ?) WHERE output = ?');
+  const health = createHealthReads(db);
   const prune = db.prepare<[number], never>("DELETE FROM output_messages WHERE state <> 'pending' AND finished_at < ?");
 
   const claim = db.transaction((output: string, options: ClaimOptions): ClaimAnswer => {
     if (options.latestOnly) {
       inherit.run({ output, now: options.now });
-      supersede.run(options.now, output, options.now, output);
+      const skipped = supersede.run({ output, now: options.now }).changes;
+      if (skipped > 0) countSuperseded.run(skipped, output);
     }
     const row = head.get(output);
     if (!row) return null;
     const waitMs = headWait(row, options.now);
     if (waitMs > 0) return { waitMs };
     if (take.run(options.owner, options.now + options.leaseMs, row.id as number, options.now).changes === 0) return { waitMs: 0 };
-    return { message: messageOf(row) };
+    if (row.held_until === null) return { message: messageOf(row) };
+    // Its enrichment did not end in time (its instance may have died): it goes with what is stored, unless the record is gone.
+    const stored = storedMetadata.get(Number(row.dbid));
+    if (stored) return { message: { ...messageOf(row), payload: trackPayload(Number(row.dbid), stored.metadata) } };
+    dropMessage.run(options.now, row.id as number);
+    countSuperseded.run(1, output);
+    return { waitMs: 0 };
   });
   const changeLog = createChangeLog(db);
   const finish = db.transaction((id: number, result: AttemptResult) => {
     addAttempt.run(id, result.at, result.durationMs, result.outcome, result.status ?? null, result.error ?? null);
     const done = result.outcome !== 'retry';
     advance.run(stateAfter(result), result.nextAttemptAt ?? null, done ? result.at : null, result.receipt ?? null, result.error ?? null, id);
+    if (result.outcome === 'delivered') shown.run(id);
+  });
+  const recordTest = db.transaction((output: string, test: OutputTest) => {
+    tested.run(test.at, test.dbid, test.error ?? null, output);
+    if (test.error === undefined) testShown.run(test.dbid, output);
   });
 
   return {
@@ -247,17 +325,11 @@ export function createOutputStore(db: Db): OutputStore {
     async finish(id, result) {
       finish(id, result);
     },
+    async recordTest(output, test) {
+      recordTest(output, test);
+    },
     async health(output) {
-      const count = counts.get(output);
-      const success = lastSuccess.get(output);
-      const error = lastError.get(output);
-      return {
-        pending: count?.pending ?? 0,
-        retrying: (count?.retrying ?? 0) === 1,
-        lastFinishedFailed: lastFinished.get(output)?.state === 'failed',
-        lastSuccess: success ? { at: success.finished_at, dbid: success.dbid, ...(success.receipt ? { receipt: success.receipt } : {}) } : null,
-        lastError: error ? { at: error.at, message: error.error } : null,
-      };
+      return healthOf(health(output));
     },
     async prune(before) {
       changeLog.pruneChanges(before);
@@ -266,11 +338,52 @@ export function createOutputStore(db: Db): OutputStore {
   };
 }
 
+/** The rows an output's health is made of (healthOf). */
+function createHealthReads(db: Db): (output: string) => HealthRows {
+  const counts = db.prepare<[string], { pending: number; retrying: number }>(
+    "SELECT count(*) AS pending, coalesce(max(attempts > 0), 0) AS retrying FROM output_messages WHERE output = ? AND state = 'pending'",
+  );
+  // `state <> 'pending'` is the finished index's own condition: SQLite uses a partial index only
+  // when the query states it.
+  const lastFinished = db.prepare<[string], { state: string; finished_at: number }>(
+    "SELECT state, finished_at FROM output_messages WHERE output = ? AND state IN ('delivered', 'failed') AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
+  );
+  const lastSuccess = db.prepare<[string], { finished_at: number; dbid: number; receipt: string | null }>(
+    "SELECT finished_at, dbid, receipt FROM output_messages WHERE output = ? AND state = 'delivered' AND state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT 1",
+  );
+  const lastError = db.prepare<[string], { at: number; error: string }>(
+    `SELECT a.at, a.error FROM output_attempts a JOIN output_messages m ON m.id = a.message
+     WHERE m.output = ? AND a.error IS NOT NULL ORDER BY a.id DESC LIMIT 1`,
+  );
+  const cursor = db.prepare<[string], { superseded: number; tested_at: number | null; test_dbid: number | null; test_error: string | null }>(
+    'SELECT superseded, tested_at, test_dbid, test_error FROM output_cursors WHERE output = ?',
+  );
+  return (output) => {
+    const count = counts.get(output);
+    const finished = lastFinished.get(output);
+    const success = lastSuccess.get(output);
+    const error = lastError.get(output);
+    const own = cursor.get(output);
+    return {
+      pending: count?.pending ?? 0,
+      retrying: (count?.retrying ?? 0) === 1,
+      superseded: own?.superseded ?? 0,
+      lastFinished: finished ? { state: finished.state, at: finished.finished_at } : undefined,
+      lastSuccess: success ? { at: success.finished_at, dbid: success.dbid, ...(success.receipt ? { receipt: success.receipt } : {}) } : undefined,
+      lastError: error ? { at: error.at, message: error.error } : undefined,
+      test: own?.tested_at != null ? { at: own.tested_at, dbid: own.test_dbid ?? 0, error: own.test_error } : undefined,
+    };
+  };
+}
+
 /** The change rows and the cursors that move them into the queues (SQLite is one writer: a transaction is the lock). */
 function createChangeLog(db: Db) {
-  const insert = db.prepare<[string, number, string, string, string, number, number], never>(
-    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (output, dbid, kind) DO NOTHING`,
+  // A message already queued for that output, record and kind is not added again; a held one is
+  // released by the message of its record's end of enrichment, which brings the enriched record.
+  const insert = db.prepare<[string, number, string, string, string, number, number, number | null], never>(
+    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at, held_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (output, dbid, kind) DO UPDATE SET payload = excluded.payload, held_until = NULL
+     WHERE output_messages.state = 'pending' AND output_messages.held_until IS NOT NULL AND excluded.held_until IS NULL`,
   );
   const addChange = db.prepare<[string, number, string, number], never>('INSERT INTO output_changes (event, dbid, payload, created_at) VALUES (?, ?, ?, ?)');
   const startCursor = db.prepare<[string], never>(
@@ -294,7 +407,10 @@ function createChangeLog(db: Db) {
     const expansion = expansionOf(rows.map(changeOf), cursors, messageOf);
     const added = new Set(
       expansion.messages
-        .filter(({ output, dbid, kind, messageId, payload, createdAt }) => insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0)
+        .filter(
+          ({ output, dbid, kind, messageId, payload, createdAt, heldUntil }) =>
+            insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt, heldUntil ?? null).changes > 0,
+        )
         .map((message) => message.output),
     );
     for (const [output, changeId] of expansion.cursors) moveCursor.run(changeId, output);

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { TrackFields, TrackRecord } from '../domain/track';
 import type { Db } from './database';
+import { trackPayload } from './outputs';
 
 interface TrackRow {
   dbid: number;
@@ -13,6 +14,8 @@ export interface NewTrack {
   receivedSeq: number;
   receivedAt: string;
   metadata: TrackFields;
+  /** The request's Idempotency-Key: the key's row is given the dbid in the record's own transaction. */
+  idempotencyKey?: string;
 }
 
 /** One page of GET /v1/history (docs/decisions.md "History"): newest first by received time. */
@@ -34,9 +37,14 @@ export interface HistoryPage {
 
 /** Records and dbids (docs/several-instances.md: one asynchronous interface, SQLite or PostgreSQL behind it). */
 export interface TrackStore {
-  /** Stores one submission in its own transaction and returns it with its dbid. */
+  /**
+   * Stores one submission and returns it with its dbid. One transaction writes the row, the
+   * outputs' change row (a transactional outbox: docs/decisions.md "Delivery promises") and the
+   * dbid of its Idempotency-Key. The stored received_at is never older than a stored one, so
+   * the newest history entry is the highest dbid (docs/decisions.md "Delivery promises").
+   */
   insert(track: NewTrack): Promise<TrackRecord>;
-  /** The stored record that arrived last (docs/decisions.md), or null when nothing is stored. */
+  /** The stored record with the highest dbid (docs/decisions.md "Delivery promises"), or null when nothing is stored. */
   current(): Promise<TrackRecord | null>;
   byDbid(dbid: number): Promise<TrackRecord | null>;
   /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */
@@ -73,8 +81,21 @@ export const HISTORY_PAGE_SQL = `SELECT dbid, received_seq, received_at, metadat
 /** The SQLite store: synchronous better-sqlite3 calls behind the asynchronous interface. */
 
 export function createTrackStore(db: Db): TrackStore {
-  const insert = db.prepare<[number, string, string, string], never>('INSERT INTO tracks (received_seq, received_at, stored_at, metadata) VALUES (?, ?, ?, ?)');
-  const current = db.prepare<[], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
+  const insertRow = db.prepare<[number, string, string, string], { dbid: number; received_at: string }>(
+    `INSERT INTO tracks (received_seq, received_at, stored_at, metadata)
+     VALUES (?, max(?, coalesce((SELECT max(received_at) FROM tracks), '')), ?, ?) RETURNING dbid, received_at`,
+  );
+  const addChange = db.prepare<[number, string, number], never>("INSERT INTO output_changes (event, dbid, payload, created_at) VALUES ('changed', ?, ?, ?)");
+  const keyStored = db.prepare<[number, string], never>('UPDATE idempotency_keys SET dbid = ? WHERE key = ? AND status IS NULL');
+  const insert = db.transaction((track: NewTrack): TrackRecord => {
+    const metadata = JSON.stringify(track.metadata);
+    const row = insertRow.get(track.receivedSeq, track.receivedAt, new Date().toISOString(), metadata);
+    if (!row) throw new Error('insert returned no dbid');
+    addChange.run(row.dbid, trackPayload(row.dbid, metadata), Date.now());
+    if (track.idempotencyKey !== undefined) keyStored.run(row.dbid, track.idempotencyKey);
+    return { dbid: row.dbid, receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata };
+  });
+  const current = db.prepare<[], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY dbid DESC LIMIT 1');
   const byDbid = db.prepare<[number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = ?');
   const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
   const page = db.prepare<[string, number, string, number], TrackRow>(HISTORY_PAGE_SQL);
@@ -90,9 +111,9 @@ export function createTrackStore(db: Db): TrackStore {
 
   return {
     async insert(track) {
-      const info = insert.run(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata));
+      const record = insert(track);
       writes += 1;
-      return { dbid: Number(info.lastInsertRowid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
+      return record;
     },
     async current() {
       const row = current.get();

@@ -44,9 +44,9 @@ describe('svc outputs', () => {
     const result = await runCli(['outputs', '--url', server.url, '--secret', SECRET]);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+TYPE\s+STATE\s+PENDING\s+LAST SUCCESS\s+LAST ERROR$/);
-    expect(lines[1]).toMatch(/^hook\s+webhook\s+ok\s+0\s+\S+Z \(dbid 1\)\s+-$/);
-    expect(lines[2]).toMatch(/^down\s+webhook\s+retrying\s+1\s+-\s+\S+Z connection refused$/);
+    expect(lines[0]).toMatch(/^NAME\s+TYPE\s+STATE\s+PENDING\s+SUPERSEDED\s+LAST SUCCESS\s+LAST ERROR$/);
+    expect(lines[1]).toMatch(/^hook\s+webhook\s+ok\s+0\s+0\s+\S+Z \(dbid 1\)\s+-$/);
+    expect(lines[2]).toMatch(/^down\s+webhook\s+retrying\s+1\s+0\s+-\s+\S+Z connection refused$/);
     for (const secret of [SIGNING, SIGNING.slice(6), 'xyz', SECRET]) expect(result.stdout).not.toContain(secret);
   });
 

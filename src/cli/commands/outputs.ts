@@ -15,21 +15,21 @@ import { OUTPUT_BLOCKS, outputBlock } from './output-blocks';
 const EXAMPLES = `
 Examples:
   $ svc outputs
-  NAME     TYPE     STATE     PENDING  LAST SUCCESS                    LAST ERROR
-  discord  discord  ok        0        2026-11-23T21:04:11Z (dbid 41)  -
-  stream   icecast  retrying  1        2026-11-23T21:00:02Z (dbid 40)  2026-11-23T21:05:09Z connection refused
+  NAME     TYPE     STATE     PENDING  SUPERSEDED  LAST SUCCESS                    LAST ERROR
+  discord  discord  ok        0        3           2026-11-23T21:04:11Z (dbid 41)  -
+  stream   icecast  retrying  1        0           2026-11-23T21:00:02Z (dbid 40)  2026-11-23T21:05:09Z connection refused
   $ svc outputs --json
   $ svc outputs test discord
   discord: delivered (HTTP 200, receipt 1176350000000000000) in 412 ms
   $ svc outputs add url >> .svcrc.yaml`;
 
-const COLUMNS = ['NAME', 'TYPE', 'STATE', 'PENDING', 'LAST SUCCESS', 'LAST ERROR'] as const;
+const COLUMNS = ['NAME', 'TYPE', 'STATE', 'PENDING', 'SUPERSEDED', 'LAST SUCCESS', 'LAST ERROR'] as const;
 
 export function registerOutputs(program: Command, ctx: CliContext, setResult: SetResult): void {
   const command = program
     .command('outputs')
     .description(
-      'show each output (webhook, discord, icecast, shoutcast, mqtt, url, listenbrainz, lastfm, obs, rds, dls): state, pending, last success and error',
+      'show each output (webhook, discord, icecast, shoutcast, mqtt, url, listenbrainz, lastfm, obs, rds, dls): state, pending, superseded, last success and error',
     );
   addClientOptions(command, 10, 'sent')
     .addHelpText('after', EXAMPLES)
@@ -92,7 +92,8 @@ function outputRow(output: Record<string, unknown>): string[] {
   const success = isPlainObject(output.lastSuccess) ? `${text(output.lastSuccess.at)} (dbid ${text(output.lastSuccess.dbid)})${receipt}` : '-';
   // Its time tells an error that ended before the last success from one still going on.
   const error = isPlainObject(output.lastError) ? `${text(output.lastError.at)} ${text(output.lastError.message)}` : '-';
-  return [text(output.name), text(output.type), text(output.state), text(output.pending), success, error];
+  // Superseded: messages a current-state target skipped for a newer record (never sent).
+  return [text(output.name), text(output.type), text(output.state), text(output.pending), text(output.superseded), success, error];
 }
 
 /** A receipt in the table: its start, so that the row stays readable. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors';
 import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
@@ -7,8 +7,10 @@ import type { AppMiddleware } from '../context';
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is
 // kept 24 h and a repeat gets it back, from any instance, without storing again. A repeat that
-// comes while the first still runs waits for its answer. A repeat with another request is 422.
-// A first request that fails frees the key, so a retry runs it again.
+// comes while the first still runs here waits for its answer; one whose first request, run by
+// another svc process, has stored its record is answered with that record at once (that process
+// may have died after storing it: docs/decisions.md "Delivery promises"). A repeat with another request is 422. A first request
+// that fails before storing frees the key, so a retry runs it again.
 
 /** The draft's key is an sf-string; printable ASCII up to 255 characters covers every client we know. */
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -21,9 +23,13 @@ export interface IdempotencyOptions {
   waitMs: number;
   /** A first request unanswered after this long is taken to have died with its instance. */
   leaseMs: number;
+  /** The answer for a record a first request stored (null: it is gone); without it a repeat waits. */
+  storedAnswer?: (dbid: number) => Promise<string | null>;
 }
 
 export function idempotent(store: IdempotencyStore, options: IdempotencyOptions): AppMiddleware {
+  // Names this running server in the keys it takes: a first request of another one may have died with it.
+  const owner = randomUUID();
   return async function withIdempotencyKey(ctx, next) {
     const key = ctx.get('Idempotency-Key');
     if (key === '') {
@@ -38,7 +44,7 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
       .digest('hex');
     const giveUpAt = Date.now() + options.waitMs;
     for (;;) {
-      const claim = await store.claim(key, fingerprint, Date.now(), options.leaseMs);
+      const claim = await store.claim(key, fingerprint, Date.now(), options.leaseMs, owner);
       if (claim.state === 'new') break;
       if (claim.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED');
       if (claim.state === 'answered') {
@@ -47,6 +53,13 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
           ctx.type = 'application/json';
           ctx.body = claim.body;
         }
+        return;
+      }
+      const stored = claim.dbid === undefined || claim.owner === owner ? null : await options.storedAnswer?.(claim.dbid);
+      if (stored) {
+        ctx.status = 200;
+        ctx.type = 'application/json';
+        ctx.body = stored;
         return;
       }
       if (Date.now() >= giveUpAt) throw new AppError('IDEMPOTENCY_KEY_IN_USE');
@@ -58,14 +71,13 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
       await store.forget(key).catch(() => undefined);
       throw error;
     }
+    // The write is done: a store that fails now costs the kept answer, never this one (a repeat
+    // is still answered with the stored record's dbid).
     if (ctx.status >= 200 && ctx.status < 300) {
-      await store.answer(
-        key,
-        ctx.status,
-        ctx.body === undefined || ctx.body === null ? '' : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body),
-      );
+      const body = ctx.body === undefined || ctx.body === null ? '' : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
+      await store.answer(key, ctx.status, body).catch(() => undefined);
     } else {
-      await store.forget(key);
+      await store.forget(key).catch(() => undefined);
     }
   };
 }

@@ -54,7 +54,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
   });
 
   const stampArrival = async (ctx: AppContext, next: () => Promise<unknown>) => {
-    // Arrival order decides the current track, so take it before the body is read.
+    // The arrival number is stored with the record; it is taken before the body is read.
     if (ctx.method !== 'HEAD') ctx.state.receivedSeq = await deps.tracks.nextReceivedSeq();
     await next();
   };
@@ -69,7 +69,8 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     }
     const receivedSeq = ctx.state.receivedSeq;
     if (receivedSeq === undefined) throw new AppError('INTERNAL', 'arrival not stamped');
-    ctx.body = await deps.trackInFlight(submitTrack(request, receivedSeq, deps.submit));
+    const idempotencyKey = ctx.get('Idempotency-Key');
+    ctx.body = await deps.trackInFlight(submitTrack(request, receivedSeq, deps.submit, idempotencyKey === '' ? undefined : idempotencyKey));
   };
 
   // Reached only without an Upgrade header: the WebSocket handshake is taken by the http server.

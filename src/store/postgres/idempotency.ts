@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
+import { IDEMPOTENCY_KEEP_MS, RECORD_NOT_KEPT, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
 
 // Idempotency keys on PostgreSQL (docs/limits-and-load.md "Idempotency and retries"; SQLite in
 // store/idempotency.ts): the primary key decides which of several instances' concurrent
@@ -7,26 +7,25 @@ import { IDEMPOTENCY_KEEP_MS, claimOf, type IdempotencyRow, type IdempotencyStor
 
 export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
   return {
-    async claim(key, fingerprint, now, leaseMs) {
-      await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND created_at < $2)', [
+    async claim(key, fingerprint, now, leaseMs, owner) {
+      await pool.query(`DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND created_at < $2 AND ${RECORD_NOT_KEPT})`, [
         now - IDEMPOTENCY_KEEP_MS,
         now - leaseMs,
       ]);
-      const inserted = await pool.query('INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING', [
-        key,
-        fingerprint,
-        now,
-      ]);
+      const inserted = await pool.query(
+        'INSERT INTO idempotency_keys (key, fingerprint, created_at, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING',
+        [key, fingerprint, now, owner ?? null],
+      );
       if (inserted.rowCount === 1) return { state: 'new' };
-      const row = (await pool.query<IdempotencyRow>('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = $1', [key])).rows[0];
+      const row = (await pool.query<IdempotencyRow>('SELECT fingerprint, status, body, dbid, owner FROM idempotency_keys WHERE key = $1', [key])).rows[0];
       // Deleted in between (expired, or forgotten by a failed first request): ask again.
-      return row ? claimOf(row) : this.claim(key, fingerprint, now, leaseMs);
+      return row ? claimOf(row) : this.claim(key, fingerprint, now, leaseMs, owner);
     },
     async answer(key, status, body) {
       await pool.query('UPDATE idempotency_keys SET status = $1, body = $2 WHERE key = $3', [status, body, key]);
     },
     async forget(key) {
-      await pool.query('DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL', [key]);
+      await pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL AND ${RECORD_NOT_KEPT}`, [key]);
     },
   };
 }

@@ -162,6 +162,22 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX output_messages_finished ON output_messages (output, finished_at) WHERE state <> 'pending';
     `,
   },
+  {
+    version: 5,
+    name: 'delivery promises',
+    sql: `
+      -- As SQLite's migration 8 (store/migrations.ts): held messages, what a current-state
+      -- target was shown, superseded counts, the last test, and the dbid an idempotency key stored.
+      ALTER TABLE output_messages ADD COLUMN held_until bigint;
+      ALTER TABLE output_cursors ADD COLUMN shown_dbid bigint NOT NULL DEFAULT 0;
+      ALTER TABLE output_cursors ADD COLUMN superseded bigint NOT NULL DEFAULT 0;
+      ALTER TABLE output_cursors ADD COLUMN tested_at bigint;
+      ALTER TABLE output_cursors ADD COLUMN test_dbid bigint;
+      ALTER TABLE output_cursors ADD COLUMN test_error text;
+      ALTER TABLE idempotency_keys ADD COLUMN dbid bigint;
+      ALTER TABLE idempotency_keys ADD COLUMN owner text;
+    `,
+  },
 ];
 
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS, onMigrated?: MigrationReport): Promise<void> {

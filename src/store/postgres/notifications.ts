@@ -9,7 +9,8 @@ import { KEEPALIVE_IDLE_MS, watchLiveness } from './liveness';
 // inside the writer's transaction, and one dedicated LISTEN connection per instance that
 // reconnects by itself with backoff.
 
-const CHANNEL = 'svc_changes';
+export const NOTIFY_CHANNEL = 'svc_changes';
+const CHANNEL = NOTIFY_CHANNEL;
 const RECONNECT_FIRST_MS = 200;
 /** Short: once the database answers again, the instance is current within a few seconds. */
 const RECONNECT_MAX_MS = 2000;

@@ -4,10 +4,15 @@ import {
   EXPAND_BATCH,
   expansionOf,
   headWait,
+  healthOf,
   messageOf,
+  trackPayload,
   stateAfter,
   type ChangeRow,
   type MessageOf,
+  type ClaimAnswer,
+  type ClaimOptions,
+  type HealthRows,
   type MessageRow,
   type NewOutputMessage,
   type OutputHealth,
@@ -21,7 +26,7 @@ import { inTransaction } from './connection';
 // advisory lock), so each output's messages keep the order of its changes.
 
 /** Held by expand() alone, and shared by every record() (the other svc locks are 0x5356_43xx too). */
-const EXPAND_LOCK = 0x5356_4303;
+export const EXPAND_LOCK = 0x5356_4303;
 
 export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
   return {
@@ -42,34 +47,7 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
       );
     },
     expand: (outputs, messageOf) => inTransaction(pool, (client) => expandChanges(client, outputs, messageOf)),
-    async claim(output, options) {
-      if (options.latestOnly) {
-        // The newest takes over the output's wait and attempt count (a rate limit holds the
-        // output, not one message), then the older ones are superseded: one statement.
-        await pool.query(
-          `WITH pending AS (
-             SELECT max(id) AS newest, max(next_attempt_at) AS due, max(attempts) AS attempts, count(*) AS n
-             FROM output_messages WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
-           ), inherited AS (
-             UPDATE output_messages m SET next_attempt_at = greatest(m.next_attempt_at, p.due), attempts = greatest(m.attempts, p.attempts)
-             FROM pending p WHERE m.id = p.newest AND p.n > 1
-           )
-           UPDATE output_messages SET state = 'superseded', finished_at = $1
-           FROM pending p WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1 AND id < p.newest`,
-          [options.now, output],
-        );
-      }
-      const head = await pool.query<MessageRow>("SELECT * FROM output_messages WHERE output = $1 AND state = 'pending' ORDER BY id LIMIT 1", [output]);
-      const row = head.rows[0];
-      if (!row) return null;
-      const waitMs = headWait(row, options.now);
-      if (waitMs > 0) return { waitMs };
-      const taken = await pool.query(
-        "UPDATE output_messages SET claimed_by = $1, claimed_until = $2 WHERE id = $3 AND state = 'pending' AND coalesce(claimed_until, 0) < $4 AND next_attempt_at <= $4",
-        [options.owner, options.now + options.leaseMs, row.id, options.now],
-      );
-      return taken.rowCount === 1 ? { message: messageOf(row) } : { waitMs: 0 };
-    },
+    claim: (output, options) => claimHead(pool, output, options),
     async finish(id, result) {
       const done = result.outcome !== 'retry';
       // One statement: the attempt and the message's new state are written together.
@@ -90,42 +68,112 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
           result.receipt ?? null,
         ],
       );
+      // What a current-state target shows now: nothing older is sent to it after this.
+      if (result.outcome === 'delivered') {
+        await pool.query(
+          `UPDATE output_cursors c SET shown_dbid = greatest(c.shown_dbid, m.dbid) FROM output_messages m WHERE m.id = $1 AND c.output = m.output`,
+          [id],
+        );
+      }
     },
-    async health(output) {
-      const [counts, finished, success, error] = await Promise.all([
-        pool.query<{ pending: string; retrying: boolean | null }>(
-          "SELECT count(*) AS pending, bool_or(attempts > 0) AS retrying FROM output_messages WHERE output = $1 AND state = 'pending'",
-          [output],
-        ),
-        pool.query<{ state: string }>(
-          "SELECT state FROM output_messages WHERE output = $1 AND state IN ('delivered', 'failed') ORDER BY finished_at DESC, id DESC LIMIT 1",
-          [output],
-        ),
-        pool.query<{ finished_at: string; dbid: string; receipt: string | null }>(
-          "SELECT finished_at, dbid, receipt FROM output_messages WHERE output = $1 AND state = 'delivered' ORDER BY finished_at DESC, id DESC LIMIT 1",
-          [output],
-        ),
-        pool.query<{ at: string; error: string }>(
-          `SELECT a.at, a.error FROM output_attempts a JOIN output_messages m ON m.id = a.message
-           WHERE m.output = $1 AND a.error IS NOT NULL ORDER BY a.id DESC LIMIT 1`,
-          [output],
-        ),
-      ]);
-      const successRow = success.rows[0];
-      const errorRow = error.rows[0];
-      return {
-        pending: Number(counts.rows[0]?.pending ?? 0),
-        retrying: counts.rows[0]?.retrying === true,
-        lastFinishedFailed: finished.rows[0]?.state === 'failed',
-        lastSuccess: successRow ? lastSuccessOf(successRow) : null,
-        lastError: errorRow ? { at: Number(errorRow.at), message: errorRow.error } : null,
-      };
+    async recordTest(output, test) {
+      await pool.query(
+        `UPDATE output_cursors SET tested_at = $2, test_dbid = $3, test_error = $4,
+           shown_dbid = CASE WHEN $4::text IS NULL THEN greatest(shown_dbid, $3) ELSE shown_dbid END WHERE output = $1`,
+        [output, test.at, test.dbid, test.error ?? null],
+      );
     },
+    health: async (output) => healthOf(await healthRows(pool, output)),
     async prune(before) {
       await pool.query('DELETE FROM output_changes WHERE created_at < $1', [before]);
       const result = await pool.query("DELETE FROM output_messages WHERE state <> 'pending' AND finished_at < $1", [before]);
       return result.rowCount ?? 0;
     },
+  };
+}
+
+/** Supersedes what gives way (latestOnly), then claims the head of the queue when it is due. */
+async function claimHead(pool: pg.Pool, output: string, options: ClaimOptions): Promise<ClaimAnswer> {
+  if (options.latestOnly) {
+    // The newest takes over the output's wait and attempt count (a rate limit holds the output,
+    // not one message); the older ones, and those for a record older than the newest shown, are
+    // superseded and counted: one statement.
+    await pool.query(
+      `WITH pending AS (
+         SELECT max(id) AS newest, max(next_attempt_at) AS due, max(attempts) AS attempts, count(*) AS n
+         FROM output_messages WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
+       ), inherited AS (
+         UPDATE output_messages m SET next_attempt_at = greatest(m.next_attempt_at, p.due), attempts = greatest(m.attempts, p.attempts)
+         FROM pending p WHERE m.id = p.newest AND p.n > 1
+       ), skipped AS (
+         UPDATE output_messages SET state = 'superseded', finished_at = $1
+         FROM pending p WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
+           AND (id < p.newest OR dbid < (SELECT shown_dbid FROM output_cursors WHERE output = $2))
+         RETURNING 1
+       )
+       UPDATE output_cursors SET superseded = superseded + (SELECT count(*) FROM skipped) WHERE output = $2 AND EXISTS (SELECT 1 FROM skipped)`,
+      [options.now, output],
+    );
+  }
+  const head = await pool.query<MessageRow>("SELECT * FROM output_messages WHERE output = $1 AND state = 'pending' ORDER BY id LIMIT 1", [output]);
+  const row = head.rows[0];
+  if (!row) return null;
+  const waitMs = headWait(row, options.now);
+  if (waitMs > 0) return { waitMs };
+  const taken = await pool.query(
+    "UPDATE output_messages SET claimed_by = $1, claimed_until = $2 WHERE id = $3 AND state = 'pending' AND coalesce(claimed_until, 0) < $4 AND next_attempt_at <= $4",
+    [options.owner, options.now + options.leaseMs, row.id, options.now],
+  );
+  if (taken.rowCount !== 1) return { waitMs: 0 };
+  if (row.held_until === null) return { message: messageOf(row) };
+  // Its enrichment did not end in time (its instance may have died): it goes with what is stored, unless the record is gone.
+  const stored = await pool.query<{ metadata: string }>('SELECT metadata::text AS metadata FROM tracks WHERE dbid = $1', [row.dbid]);
+  const metadata = stored.rows[0]?.metadata;
+  if (metadata !== undefined) return { message: { ...messageOf(row), payload: trackPayload(Number(row.dbid), metadata) } };
+  await pool.query(
+    `WITH dropped AS (UPDATE output_messages SET state = 'superseded', finished_at = $2 WHERE id = $1 RETURNING output)
+     UPDATE output_cursors SET superseded = superseded + 1 WHERE output = (SELECT output FROM dropped)`,
+    [row.id, options.now],
+  );
+  return { waitMs: 0 };
+}
+
+async function healthRows(pool: pg.Pool, output: string): Promise<HealthRows> {
+  const [counts, finished, success, error, cursor] = await Promise.all([
+    pool.query<{ pending: string; retrying: boolean | null }>(
+      "SELECT count(*) AS pending, bool_or(attempts > 0) AS retrying FROM output_messages WHERE output = $1 AND state = 'pending'",
+      [output],
+    ),
+    pool.query<{ state: string; finished_at: string }>(
+      "SELECT state, finished_at FROM output_messages WHERE output = $1 AND state IN ('delivered', 'failed') ORDER BY finished_at DESC, id DESC LIMIT 1",
+      [output],
+    ),
+    pool.query<{ finished_at: string; dbid: string; receipt: string | null }>(
+      "SELECT finished_at, dbid, receipt FROM output_messages WHERE output = $1 AND state = 'delivered' ORDER BY finished_at DESC, id DESC LIMIT 1",
+      [output],
+    ),
+    pool.query<{ at: string; error: string }>(
+      `SELECT a.at, a.error FROM output_attempts a JOIN output_messages m ON m.id = a.message
+       WHERE m.output = $1 AND a.error IS NOT NULL ORDER BY a.id DESC LIMIT 1`,
+      [output],
+    ),
+    pool.query<{ superseded: string; tested_at: string | null; test_dbid: string | null; test_error: string | null }>(
+      'SELECT superseded, tested_at, test_dbid, test_error FROM output_cursors WHERE output = $1',
+      [output],
+    ),
+  ]);
+  const finishedRow = finished.rows[0];
+  const successRow = success.rows[0];
+  const errorRow = error.rows[0];
+  const own = cursor.rows[0];
+  return {
+    pending: Number(counts.rows[0]?.pending ?? 0),
+    retrying: counts.rows[0]?.retrying === true,
+    superseded: Number(own?.superseded ?? 0),
+    lastFinished: finishedRow ? { state: finishedRow.state, at: Number(finishedRow.finished_at) } : undefined,
+    lastSuccess: successRow ? lastSuccessOf(successRow) : undefined,
+    lastError: errorRow ? { at: Number(errorRow.at), message: errorRow.error } : undefined,
+    test: own?.tested_at != null ? { at: Number(own.tested_at), dbid: Number(own.test_dbid ?? 0), error: own.test_error } : undefined,
   };
 }
 
@@ -155,10 +203,12 @@ async function expandChanges(client: pg.PoolClient, outputs: readonly string[], 
 async function insertMessages(client: pg.PoolClient, messages: readonly NewOutputMessage[]): Promise<Set<string>> {
   if (messages.length === 0) return new Set();
   const result = await client.query<{ output: string }>(
-    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at)
-     SELECT output, dbid, kind, message_id, payload, created_at, created_at
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS m (output, dbid, kind, message_id, payload, created_at)
-     ON CONFLICT (output, dbid, kind) DO NOTHING
+    `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at, held_until)
+     SELECT output, dbid, kind, message_id, payload, created_at, created_at, held_until
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
+       AS m (output, dbid, kind, message_id, payload, created_at, held_until)
+     ON CONFLICT (output, dbid, kind) DO UPDATE SET payload = excluded.payload, held_until = NULL
+     WHERE output_messages.state = 'pending' AND output_messages.held_until IS NOT NULL AND excluded.held_until IS NULL
      RETURNING output`,
     [
       messages.map((message) => message.output),
@@ -167,6 +217,7 @@ async function insertMessages(client: pg.PoolClient, messages: readonly NewOutpu
       messages.map((message) => message.messageId),
       messages.map((message) => message.payload),
       messages.map((message) => message.createdAt),
+      messages.map((message) => message.heldUntil ?? null),
     ],
   );
   return new Set(result.rows.map((row) => row.output));

@@ -1,8 +1,34 @@
 import type { TrackFields, TrackRecord } from '../../domain/track';
 import type { StoreChange } from '../store';
-import { historyUpperBound, type TrackStore } from '../tracks';
+import { historyUpperBound, type NewTrack, type TrackStore } from '../tracks';
 import type { PostgresContext } from './connection';
-import { announced } from './notifications';
+import { announced, NOTIFY_CHANNEL } from './notifications';
+import { EXPAND_LOCK } from './outputs';
+
+/**
+ * Held by each insert until it commits: dbids, change ids and commits come in one order on every
+ * instance, so the highest stored dbid is the newest committed record and its change is behind
+ * every older one's (docs/decisions.md "Delivery promises").
+ */
+const INSERT_LOCK = 0x5356_4304;
+
+/**
+ * One statement, so one transaction: the row, the outputs' change row (its payload built as
+ * trackPayload() in store/outputs.ts does), the Idempotency-Key's dbid and the announcement to the other instances.
+ * received_at never goes below a stored one; the change row shares expand()'s lock (outputs.ts).
+ */
+const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK}), pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
+  track AS (
+    INSERT INTO tracks (received_seq, received_at, metadata)
+    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::json FROM locked
+    RETURNING dbid, received_at
+  ),
+  change AS (
+    INSERT INTO output_changes (event, dbid, payload, created_at)
+    SELECT 'changed', dbid, '{"dbid":' || dbid || CASE WHEN $5::text = '{}' THEN '}' ELSE ',' || substr($5::text, 2) END, $6 FROM track
+  ),
+  key AS (UPDATE idempotency_keys k SET dbid = track.dbid FROM track WHERE k.key = $7 AND k.status IS NULL)
+  SELECT dbid, received_at, pg_notify('${NOTIFY_CHANNEL}', json_build_object('origin', $1::text, 'kind', 'track', 'dbid', dbid)::text) FROM track`;
 
 // The PostgreSQL side of TrackStore: every change of a record is announced to the other
 // instances in the same statement (notifications.ts).
@@ -27,19 +53,12 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
   let deletions = 0;
   const store: TrackStore = {
     async insert(track) {
-      const result = await pool.query<{ dbid: string }>(announced('track', 'INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($2, $3, $4)'), [
-        instanceId,
-        track.receivedSeq,
-        track.receivedAt,
-        JSON.stringify(track.metadata),
-      ]);
-      const row = result.rows[0];
-      if (!row) throw new Error('insert returned no dbid');
+      const record = await insertTrack(pool, instanceId, track);
       writes += 1;
-      return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
+      return record;
     },
     async current() {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
+      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY dbid DESC LIMIT 1');
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async byDbid(dbid) {
@@ -97,6 +116,23 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       if (!change || change.kind === 'deleted') deletions += 1;
     },
   };
+}
+
+async function insertTrack(pool: PostgresContext['pool'], instanceId: string, track: NewTrack): Promise<TrackRecord> {
+  const metadata = JSON.stringify(track.metadata);
+  const result = await pool.query<{ dbid: string; received_at: string }>(INSERT_SQL, [
+    instanceId,
+    track.receivedSeq,
+    track.receivedAt,
+    metadata,
+    metadata,
+    Date.now(),
+    track.idempotencyKey ?? null,
+  ]);
+  const row = result.rows[0];
+  if (!row) throw new Error('insert returned no dbid');
+  const dbid = Number(row.dbid);
+  return { dbid, receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata };
 }
 
 function fromTrackRow(row: TrackRow): TrackRecord {

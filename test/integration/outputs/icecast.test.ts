@@ -16,7 +16,7 @@ async function eventuallyFailing(server: TestServer, name: string): Promise<void
     };
     const output = answer.outputs.find((one) => one.name === name);
     if (output?.state === 'failing' || Date.now() > deadline) {
-      expect(output).toMatchObject({ state: 'failing', lastError: { message: 'HTTP 401' } });
+      expect(output).toMatchObject({ state: 'failing', lastError: { message: 'HTTP 401: You need to authenticate' } });
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
+import { clearRetained } from '../../helpers/mqtt-broker';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
@@ -77,6 +78,8 @@ describeWithPeers(['mosquitto'], 'mqtt output on the real Mosquitto', () => {
       await cleaner.publishAsync(topic, '', { retain: true, qos: 1 });
     }
     await cleaner.endAsync();
+    // Each instance's own availability topic (one per svc process).
+    await clearRetained(`${prefix}/status/+`);
   });
 
   it('When a track is submitted, then now_playing is retained JSON, the status reads online, and the cover and discovery configs are there', async () => {
@@ -97,9 +100,9 @@ describeWithPeers(['mosquitto'], 'mqtt output on the real Mosquitto', () => {
       unique_id: `${node}_now_playing`,
       state_topic: `${prefix}/now_playing`,
       json_attributes_topic: `${prefix}/now_playing`,
-      availability_topic: `${prefix}/status`,
-      payload_available: 'online',
-      payload_not_available: 'offline',
+      // One availability topic per instance, available while any is online (several instances may share the prefix).
+      availability: [{ topic: expect.stringMatching(new RegExp(`^${prefix}/status/.+`)), payload_available: 'online', payload_not_available: 'offline' }],
+      availability_mode: 'any',
       device: { identifiers: [node] },
     });
     expect(String(sensor.value_template)).toContain('value_json.title');

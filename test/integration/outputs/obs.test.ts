@@ -106,6 +106,6 @@ describe('obs output', () => {
 
     const table = await runCli(['outputs', '--url', server.url]);
     expect(table.stdout).toMatch(/obs-wrong\s+obs\s+failing\s+\d+\s+.*OBS refused the password/);
-    expect(table.stdout).toMatch(/^obs\s+obs\s+ok\s+0\s+\S+ \(dbid \d+\) Now Playing: Air - La Femme d’Argent/m);
+    expect(table.stdout).toMatch(/^obs\s+obs\s+ok\s+0\s+\d+\s+\S+ \(dbid \d+\) Now Playing: Air - La Femme d’Argent/m);
   });
 });

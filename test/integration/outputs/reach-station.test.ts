@@ -73,7 +73,7 @@ describe('a station with TuneIn, ListenBrainz, OBS and its RDS encoder', () => {
 
     const table = await runCli(['outputs', '--url', server.url]);
     const rows = table.stdout.trim().split('\n');
-    expect(rows[0]).toMatch(/^NAME\s+TYPE\s+STATE\s+PENDING\s+LAST SUCCESS\s+LAST ERROR$/);
+    expect(rows[0]).toMatch(/^NAME\s+TYPE\s+STATE\s+PENDING\s+SUPERSEDED\s+LAST SUCCESS\s+LAST ERROR$/);
     expect(rows.slice(1).map((row) => row.split(/\s{2,}/).slice(0, 4))).toEqual([
       ['tunein', 'url', 'ok', '0'],
       ['listenbrainz', 'listenbrainz', 'ok', '0'],

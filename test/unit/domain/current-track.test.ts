@@ -46,4 +46,15 @@ describe('NowPlaying.retract', () => {
     expect(nowPlaying.offer(record(3, 'Next'))).toBe(true);
     expect(nowPlaying.current()?.dbid).toBe(3);
   });
+
+  it('When a record with a lower dbid is offered after a higher one (a slow body, another instance), then the highest dbid stays current', () => {
+    const nowPlaying = new NowPlaying(null);
+    const changed: number[] = [];
+    nowPlaying.on('track-changed', (record) => changed.push(record.dbid));
+    // The slow body arrived first (a lower arrival number) and was stored last (the higher dbid).
+    expect(nowPlaying.offer({ ...record(2, 'slow body'), receivedSeq: 1 })).toBe(true);
+    expect(nowPlaying.offer({ ...record(1, 'fast body'), receivedSeq: 2 })).toBe(false);
+    expect(nowPlaying.current()?.dbid).toBe(2);
+    expect(changed).toEqual([2]);
+  });
 });

@@ -73,14 +73,14 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await storedCount(opened().tracks)).toBe(2);
     });
 
-    it('When a submission that arrived earlier is stored later, then the later arrival stays current', async () => {
+    it('When a submission that arrived earlier is stored later, then the one stored last (the highest dbid) is current', async () => {
       await open();
       const early = await opened().tracks.nextReceivedSeq();
       const late = await opened().tracks.nextReceivedSeq();
       expect(late).toBeGreaterThan(early);
-      const lateRecord = await opened().tracks.insert({ receivedSeq: late, receivedAt: 'x', metadata: { title: 'late' } });
-      await opened().tracks.insert({ receivedSeq: early, receivedAt: 'x', metadata: { title: 'early' } });
-      expect((await opened().tracks.current())?.dbid).toBe(lateRecord.dbid);
+      await opened().tracks.insert({ receivedSeq: late, receivedAt: 'x', metadata: { title: 'late' } });
+      const storedLast = await opened().tracks.insert({ receivedSeq: early, receivedAt: 'x', metadata: { title: 'early' } });
+      expect((await opened().tracks.current())?.dbid).toBe(storedLast.dbid);
     });
 
     it('When metadata is replaced, then reads see the new fields; since() lists later records oldest first', async () => {
@@ -94,12 +94,18 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect((await opened().tracks.since(first.dbid, 1)).map((record) => record.dbid)).toEqual([second.dbid]);
     });
 
-    it('When history is paged, then it is newest first by received time with a working cursor, and filters by time', async () => {
+    it('When history is paged, then it is newest first by received time, never older than a stored one, with a working cursor, and filters by time', async () => {
       await open();
       const times = ['2026-11-22T20:00:02.000Z', '2026-11-22T20:00:03.000Z', '2026-11-22T20:00:01.000Z', '2026-11-22T20:00:03.000Z'];
       const dbids: number[] = [];
-      for (const [i, receivedAt] of times.entries())
-        dbids.push((await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } })).dbid);
+      const stored: string[] = [];
+      for (const [i, receivedAt] of times.entries()) {
+        const record = await opened().tracks.insert({ receivedSeq: i + 1, receivedAt, metadata: { title: `T${i}` } });
+        dbids.push(record.dbid);
+        stored.push(record.receivedAt);
+      }
+      // A body that arrived slowly is stored with the newest time so far: the newest history entry is the highest dbid.
+      expect(stored).toEqual([times[0], times[1], times[1], times[3]]);
       const seen: number[] = [];
       let before: number | undefined;
       for (;;) {
@@ -108,7 +114,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
         if (!page.more) break;
         before = page.records.at(-1)?.dbid;
       }
-      expect(seen).toEqual([dbids[3], dbids[1], dbids[0], dbids[2]]);
+      expect(seen).toEqual([dbids[3], dbids[2], dbids[1], dbids[0]]);
       const window = await opened().tracks.history({ limit: 10, since: '2026-11-22T20:00:02.000Z', until: '2026-11-22T20:00:03.000Z' });
       expect(window).toEqual({ records: [expect.objectContaining({ dbid: dbids[0] })], more: false });
     });
@@ -289,6 +295,7 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await outputs.claim('hook', claimOptions('b'))).toEqual({ waitMs: 1000 });
       expect(await outputs.health('hook')).toEqual({
         pending: 3,
+        superseded: 0,
         retrying: true,
         lastFinishedFailed: false,
         lastSuccess: null,
@@ -381,6 +388,149 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       const recorded = (await harness.backend().rows('SELECT dbid FROM output_changes ORDER BY id')).map((row) => Number(row.dbid));
       expect(dbids).toEqual(recorded);
       expect(new Set(dbids).size).toBe(EXPAND_BATCH + 41);
+    });
+  });
+
+  describe('delivery promises', () => {
+    // Like the dispatcher: webhooks are told after enrichment, so their message is taken at the change, held.
+    const HOLD_MS = 5000;
+    const heldMessageOf: MessageOf = (change, output) => {
+      const base = {
+        output,
+        dbid: change.dbid,
+        kind: 'track.changed' as const,
+        messageId: `msg_${output}_${change.dbid}_${change.event}`,
+        payload: change.payload,
+        createdAt: change.createdAt,
+      };
+      if (change.event === 'changed') return { ...base, heldUntil: change.createdAt + HOLD_MS };
+      return change.event === 'settled' ? base : undefined;
+    };
+    const claimOptions = (owner: string, latestOnly = false) => ({ owner, now: clock, leaseMs: 30_000, latestOnly });
+    const deliver = async (output: string, latestOnly = false) => {
+      const answer = await opened().outputs.claim(output, claimOptions('a', latestOnly));
+      if (!answer || !('message' in answer)) return answer;
+      await opened().outputs.finish(answer.message.id, { at: clock, durationMs: 1, outcome: 'delivered' });
+      return answer.message;
+    };
+
+    it('When a track is stored, then its change row is in the same write, with the /v1/last payload; its Idempotency-Key gets the dbid', async () => {
+      await open();
+      await opened().idempotency.claim('key-1', 'f', clock, 60_000);
+      const record = await opened().tracks.insert({
+        receivedSeq: 1,
+        receivedAt: new Date(clock).toISOString(),
+        metadata: { artist: 'A', title: 'T' },
+        idempotencyKey: 'key-1',
+      });
+      const changes = await harness.backend().rows('SELECT event, dbid, payload FROM output_changes');
+      expect(changes.map((row) => ({ ...row, dbid: Number(row.dbid) }))).toEqual([
+        { event: 'changed', dbid: record.dbid, payload: JSON.stringify({ dbid: record.dbid, artist: 'A', title: 'T' }) },
+      ]);
+      expect(await opened().idempotency.claim('key-1', 'f', clock, 60_000)).toEqual({ state: 'pending', fingerprint: 'f', dbid: record.dbid });
+      // A first request that failed after storing keeps its key: a retry is answered with the dbid, never stores again.
+      await opened().idempotency.forget('key-1');
+      expect(await opened().idempotency.claim('key-1', 'f', clock + 120_000, 60_000)).toEqual({ state: 'pending', fingerprint: 'f', dbid: record.dbid });
+      // A record taken back (a 408) frees its key once the lease is over: a retry runs again.
+      await opened().tracks.remove(record.dbid);
+      expect(await opened().idempotency.claim('key-1', 'f', clock + 120_000, 60_000)).toEqual({ state: 'new' });
+      const empty = await opened().tracks.insert({ receivedSeq: 2, receivedAt: new Date(clock).toISOString(), metadata: {} });
+      const payloads = (await harness.backend().rows('SELECT payload FROM output_changes ORDER BY id')).map((row) => String(row.payload));
+      expect(payloads[1]).toBe(JSON.stringify({ dbid: empty.dbid }));
+    });
+
+    it('When a record is still being enriched, then its held message holds the ones behind it until its end of enrichment releases it with the enriched payload', async () => {
+      await open();
+      clock = Date.now();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['hook']);
+      const first = await opened().tracks.insert({ receivedSeq: 1, receivedAt: 'a', metadata: { title: 'one' } });
+      const second = await opened().tracks.insert({ receivedSeq: 2, receivedAt: 'b', metadata: { title: 'two' } });
+      clock = Date.now() + 50;
+      await outputs.record({ event: 'settled', dbid: second.dbid, payload: '{"enriched":2}', createdAt: clock });
+      await outputs.expand(['hook'], heldMessageOf);
+      // The first is held (its hold runs from the change's own time); the second, settled, waits behind it.
+      const wait = await outputs.claim('hook', claimOptions('a'));
+      expect(wait).toHaveProperty('waitMs');
+      expect((wait as { waitMs: number }).waitMs).toBeGreaterThan(0);
+      await outputs.record({ event: 'settled', dbid: first.dbid, payload: '{"enriched":1}', createdAt: clock });
+      await outputs.expand(['hook'], heldMessageOf);
+      expect(await deliver('hook')).toMatchObject({ dbid: first.dbid, payload: '{"enriched":1}' });
+      expect(await deliver('hook')).toMatchObject({ dbid: second.dbid, payload: '{"enriched":2}' });
+      expect(await outputs.claim('hook', claimOptions('a'))).toBeNull();
+      // A late end of enrichment after delivery adds nothing: each message once.
+      await outputs.record({ event: 'settled', dbid: first.dbid, payload: '{"again":1}', createdAt: clock });
+      expect(await outputs.expand(['hook'], heldMessageOf)).toEqual({ added: new Set(), more: false });
+    });
+
+    it('When the hold runs out (the instance died mid-enrichment), then the message goes with what is stored, or is superseded when the record is gone', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['hook']);
+      const kept = await opened().tracks.insert({ receivedSeq: 1, receivedAt: 'a', metadata: { title: 'kept' } });
+      const gone = await opened().tracks.insert({ receivedSeq: 2, receivedAt: 'b', metadata: { title: 'gone' } });
+      await outputs.expand(['hook'], heldMessageOf);
+      await opened().tracks.updateMetadata(kept.dbid, { title: 'kept', album: 'filled' });
+      await opened().tracks.remove(gone.dbid);
+      clock = Date.now() + HOLD_MS + 1;
+      expect(await deliver('hook')).toMatchObject({ dbid: kept.dbid });
+      const sent = await harness.backend().rows("SELECT payload FROM output_messages WHERE state = 'delivered'");
+      expect(JSON.parse(String(sent[0]?.payload))).toEqual({ dbid: kept.dbid, title: 'kept' });
+      expect(await outputs.claim('hook', claimOptions('a'))).toEqual({ waitMs: 0 });
+      expect(await outputs.claim('hook', claimOptions('a'))).toBeNull();
+      expect(await outputs.health('hook')).toMatchObject({ superseded: 1, pending: 0 });
+    });
+
+    it('When a current-state target showed a newer record, then a message for an older one is superseded and counted, never sent', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['now']);
+      const plain: MessageOf = (change, output) => ({
+        output,
+        dbid: change.dbid,
+        kind: change.event === 'settled' ? 'track.settled' : 'track.changed',
+        messageId: `m_${change.dbid}_${change.event}`,
+        payload: change.payload,
+        createdAt: change.createdAt,
+      });
+      for (const dbid of [1, 2, 3]) await outputs.record({ event: 'changed', dbid, payload: `{"dbid":${dbid}}`, createdAt: clock });
+      await outputs.expand(['now'], plain);
+      expect(await deliver('now', true)).toMatchObject({ dbid: 3 });
+      // The first record's enrichment ends last (a slow cover): the target keeps showing the third.
+      await outputs.record({ event: 'settled', dbid: 1, payload: '{"dbid":1}', createdAt: clock });
+      await outputs.expand(['now'], plain);
+      expect(await outputs.claim('now', claimOptions('a', true))).toBeNull();
+      expect(await outputs.health('now')).toMatchObject({ superseded: 3, pending: 0, lastSuccess: { dbid: 3 } });
+      await outputs.record({ event: 'settled', dbid: 3, payload: '{"dbid":3}', createdAt: clock });
+      await outputs.expand(['now'], plain);
+      expect(await deliver('now', true)).toMatchObject({ dbid: 3, kind: 'track.settled' });
+    });
+
+    it('When a test delivers after a message failed for good, then the output reads ok; a failed test is the last error until then', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['stream']);
+      await opened().tracks.insert({ receivedSeq: 1, receivedAt: 'a', metadata: { title: 'one' } });
+      await outputs.expand(['stream'], heldMessageOf);
+      clock = Date.now() + HOLD_MS + 1;
+      const message = await outputs.claim('stream', claimOptions('a'));
+      await outputs.finish(message && 'message' in message ? message.message.id : 0, {
+        at: clock,
+        durationMs: 1,
+        outcome: 'failed',
+        status: 400,
+        error: 'HTTP 400: nope',
+      });
+      expect(await outputs.health('stream')).toMatchObject({ lastFinishedFailed: true });
+      await outputs.recordTest('stream', { at: clock + 1, dbid: 1, error: 'HTTP 503' });
+      expect(await outputs.health('stream')).toMatchObject({ lastFinishedFailed: true, lastError: { at: clock + 1, message: 'HTTP 503' } });
+      await outputs.recordTest('stream', { at: clock + 2, dbid: 1 });
+      expect(await outputs.health('stream')).toMatchObject({
+        lastFinishedFailed: false,
+        lastSuccess: { at: clock + 2, dbid: 1 },
+        // One test is kept, the latest: the last error is the message's own again.
+        lastError: { message: 'HTTP 400: nope' },
+      });
     });
   });
 

@@ -1,0 +1,60 @@
+'use strict';
+// Loaded into a `svc serve` child with `node --require` (test/integration/outputs/fault-injection.test.ts):
+// kills the process with SIGKILL (kill -9) at one step of a submission, the n-th time it is reached.
+// SVC_TEST_FAULT=<step>[:<n>], steps:
+//   track-row     right after the track row is written (SQLite: inside its transaction, before the
+//                 outputs' change row; PostgreSQL: while the one statement is on its way)
+//   after-commit  once the store has committed the record, before it is announced or queued
+//   before-answer as the POST /v1/remoteinput answer is about to be written
+const [step = '', nth = '1'] = (process.env.SVC_TEST_FAULT || '').split(':');
+let reached = 0;
+const due = (name) => name === step && ++reached === Number(nth);
+const die = () => process.kill(process.pid, 'SIGKILL');
+const isTrackInsert = (sql) => typeof sql === 'string' && /INSERT INTO tracks/.test(sql);
+
+const Database = require('better-sqlite3');
+let trackInserted = false;
+const prepare = Database.prototype.prepare;
+Database.prototype.prepare = function prepareWithFaults(source) {
+  const statement = prepare.call(this, source);
+  if (!isTrackInsert(source)) return statement;
+  const get = statement.get;
+  statement.get = function getWithFaults(...params) {
+    const row = get.apply(this, params);
+    trackInserted = true;
+    if (due('track-row')) die();
+    return row;
+  };
+  return statement;
+};
+// The track's transaction has committed when its function returns.
+const transaction = Database.prototype.transaction;
+Database.prototype.transaction = function transactionWithFaults(fn) {
+  const run = transaction.call(this, fn);
+  const wrapped = function runWithFaults(...args) {
+    trackInserted = false;
+    const result = run.apply(this, args);
+    if (trackInserted && due('after-commit')) die();
+    return result;
+  };
+  return Object.assign(wrapped, { immediate: run.immediate, deferred: run.deferred, exclusive: run.exclusive, default: run.default });
+};
+
+const pg = require('pg');
+const query = pg.Pool.prototype.query;
+pg.Pool.prototype.query = function queryWithFaults(...args) {
+  const answer = query.apply(this, args);
+  const text = typeof args[0] === 'string' ? args[0] : args[0] && args[0].text;
+  if (!isTrackInsert(text) || typeof answer?.then !== 'function') return answer;
+  if (due('track-row')) setTimeout(die, 1);
+  if (due('after-commit')) return answer.then(die);
+  return answer;
+};
+
+const http = require('node:http');
+const end = http.ServerResponse.prototype.end;
+http.ServerResponse.prototype.end = function endWithFaults(...args) {
+  const request = this.req;
+  if (request && request.method === 'POST' && (request.url || '').startsWith('/v1/remoteinput') && due('before-answer')) die();
+  return end.apply(this, args);
+};
