@@ -39,6 +39,8 @@ import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
 import { createEventStream, type EventStream } from './sse/event-stream';
+import { requestRoutes } from './routes/requests';
+import { SongRequests } from '../pipeline/song-requests';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
@@ -176,6 +178,8 @@ interface Work {
   currentImages: CurrentImages;
   /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
   idempotent: ReturnType<typeof idempotentWrites>;
+  /** The song-request queue (docs/song-requests.md). */
+  songRequests: SongRequests;
 }
 
 function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
@@ -226,7 +230,11 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
+  const songRequests = new SongRequests(store.songRequests, logger);
+  // A track that becomes current fulfils the request it matches (docs/song-requests.md).
+  if (config.requests.enabled) nowPlaying.on('track-changed', (record) => void songRequests.fulfil(record));
   return {
+    songRequests,
     idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
     images,
     outputs,
@@ -290,6 +298,13 @@ function createHttpApp(
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
       eventRoutes(sockets.events),
+      requestRoutes({
+        secret: config.secret,
+        enabled: config.requests.enabled,
+        maxBodyBytes: config.maxBodyBytes,
+        requests: work.songRequests,
+        version: VERSION,
+      }),
     ],
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
@@ -331,6 +346,8 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, pool: work.expensiveWork, logger });
+  work.songRequests.on('added', (request) => events.announce('request.added', request));
+  work.songRequests.on('removed', (request) => events.announce('request.removed', request));
   return { hub, wsStream, events };
 }
 
