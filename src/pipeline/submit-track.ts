@@ -171,7 +171,8 @@ function fetchSubmittedCover(coverurl: string | undefined, signal: AbortSignal, 
 
 /**
  * The same play again (docs/title-first.md "The same track twice"): no new record and no history
- * row; what this submission adds fills the current record's empty fields.
+ * row; the fields this submission sends replace the record's where they differ (a corrected
+ * album), and are announced; the answer is the record as stored after that.
  */
 async function samePlay(
   current: TrackRecord,
@@ -183,9 +184,12 @@ async function samePlay(
 ): Promise<TrackRecord> {
   const running = deps.inProgress?.get(current.dbid);
   const updates = running?.updates ?? new RecordUpdates(current, deps);
-  const additions = { ...fields };
-  delete additions.coverurl;
-  updates.fill(additions);
+  const sent = { ...fields };
+  delete sent.coverurl;
+  // They made it the same play: a difference of case or spaces is not a correction.
+  delete sent.artist;
+  delete sent.title;
+  updates.correct(sent);
   if (updates.latest().metadata.coverurl === undefined) {
     const { cover, warning } = await fetchSubmittedCover(submittedCoverUrl, signal, deps);
     if (warning) warnings.push(warning);
