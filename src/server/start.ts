@@ -50,6 +50,8 @@ import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
+import { coverWaiter } from './ws/requests';
+import { CoversInFlight } from '../domain/covers-in-flight';
 
 // The composition root of the server process: builds the real objects, listens, and closes
 // everything in reverse order.
@@ -221,6 +223,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,
     inProgress: new RecordsInProgress(),
+    coversInFlight: new CoversInFlight(),
     plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
@@ -335,6 +338,7 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
       meta: (key) => imageStore.meta(key),
       slice: (key, offset, length) => imageStore.slice(key, offset, length),
     },
+    ...(work.submitDeps.coversInFlight ? { awaitCover: coverWaiter(work.submitDeps.coversInFlight, work.submitDeps.enrichmentDeadlineSeconds * 1000) } : {}),
     ...options.ws,
   });
   const wsStream = createWsStream({
