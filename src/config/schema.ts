@@ -163,6 +163,8 @@ export const configSchema = object({
   // docs/whats-now-playing.md "One frame per track": /wsstream as if every reader asked ?complete=1.
   wsstream: object({
     complete: boolean().default(false),
+    // /wsartistfanartstream: seconds between fanart frames (What's Now Playing's 8).
+    fanartSeconds: number().min(1, '${path} must be at least 1 second').default(8),
   }),
   // docs/dj-software.md: a listener that DJ software takes for an Icecast server; off without a port.
   icecastSource: object({

@@ -49,7 +49,7 @@ import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
-import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
+import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
 import { coverWaiter } from './ws/requests';
 import { CoversInFlight } from '../domain/covers-in-flight';
 
@@ -88,7 +88,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const ownFiles = staticRoutes(config.staticDir);
   const storage = await openStorage(config, logger);
   const work = createWork(config, options, storage, logger);
-  const sockets = createSockets(options, storage, work, logger);
+  const sockets = createSockets(config, options, storage, work, logger);
   const app = createHttpApp(config, storage, work, sockets, ownFiles, logger);
   // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
   const shutdown = { started: false };
@@ -320,9 +320,11 @@ interface Sockets {
   hub: ImageHub;
   events: EventStream;
   wsStream: ReturnType<typeof createWsStream>;
+  /** /wsartistfanartstream: the wsstream frames with a changing artist fanart. */
+  fanartStream: ReturnType<typeof createWsStream>;
 }
 
-function createSockets(options: StartOptions, storage: Storage, work: Work, logger: Logger): Sockets {
+function createSockets(config: FrozenConfig, options: StartOptions, storage: Storage, work: Work, logger: Logger): Sockets {
   const { imageStore, nowPlaying, tracks } = storage;
   const { images } = work;
   const hub = createImageHub({
@@ -347,12 +349,23 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
     images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
     current: work.currentImages,
     budget: work.queueBudget,
+    completeByDefault: config.wsstream.complete,
+    settleDeadlineMs: config.enrichment.deadlineSeconds * 1000,
+    ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
+  });
+  const fanartStream = createWsStream({
+    nowPlaying,
+    logger,
+    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    current: work.currentImages,
+    budget: work.queueBudget,
+    fanart: { intervalMs: config.wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) },
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, pool: work.expensiveWork, logger });
   work.songRequests.on('added', (request) => events.announce('request.added', request));
   work.songRequests.on('removed', (request) => events.announce('request.removed', request));
-  return { hub, wsStream, events };
+  return { hub, wsStream, fanartStream, events };
 }
 
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
@@ -396,6 +409,10 @@ function createHttpServer(
       sockets.wsStream.handleUpgrade(request, socket, head);
       return;
     }
+    if (path === FANART_STREAM_PATH) {
+      sockets.fanartStream.handleUpgrade(request, socket, head);
+      return;
+    }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
   server.on('clientError', answerClientError);
@@ -425,7 +442,7 @@ function closeInOrder(
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       sockets.events.close();
-      await Promise.all([sockets.hub.close(), sockets.wsStream.close()]);
+      await Promise.all([sockets.hub.close(), sockets.wsStream.close(), sockets.fanartStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
       await stopped;
