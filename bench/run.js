@@ -30,6 +30,7 @@ const EXPECTED = [
   { file: 'sse-fanout.bench.js', budget: 90, what: 'Server-Sent Events: /v1/events fan-out to 1,000 readers and RSS' },
   { file: 'outputs.bench.js', budget: 90, what: 'outputs: webhook receipts with one black-holed target; submission latency with vs without outputs' },
   { file: 'title-first.bench.js', budget: 90, what: 'title first: POST to the first and to the enriched frame on 100 /v1/images/ws clients' },
+  { file: 'complete-frames.bench.js', budget: 60, what: 'complete frames: POST to the first /wsstream frame carrying an already-stored cover' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
   { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
