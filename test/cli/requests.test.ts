@@ -1,7 +1,7 @@
 import { runCli } from '../helpers/run-cli';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
-// `svc requests` (docs/cli.md "svc requests"; docs/song-requests.md) against a real server with a
+// `svc requests` (docs/song-requests.md "On the setlist page and in the terminal"; docs/cli.md) against a real server with a
 // secret: add by names and by chat text, list as a table and as JSON, remove one, clear.
 
 const SECRET = 'cli-requests-secret';
