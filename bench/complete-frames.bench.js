@@ -53,12 +53,19 @@ function png() {
   header[8] = 8;
   header[9] = 2;
   const rows = Buffer.concat(Array.from({ length: 64 }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(64 * 3, 0x7f)])));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', zlib.deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function startCoverHost(bytes) {
   const server = http.createServer((req, res) => res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': bytes.length }).end(bytes));
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })),
+  );
 }
 
 async function startServe() {
@@ -68,7 +75,11 @@ async function startServe() {
   const child = spawn(
     process.execPath,
     [path.join(ROOT, 'bin', 'svc.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--db', path.join(dir, 'svc.db'), '--config', config],
-    { cwd: dir, env: { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SVC_'))), NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'ignore'] },
+    {
+      cwd: dir,
+      env: { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SVC_'))), NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
   );
   const url = await new Promise((resolve, reject) => {
     let out = '';

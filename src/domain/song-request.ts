@@ -59,7 +59,9 @@ export function normaliseName(text: string | null | undefined): string {
 
 /** The id a request's track is known by to chat tools: SHA-256 (hex) of `normalised artist|normalised title`. */
 export function requestTrackId(artist: string | null | undefined, title: string | null | undefined): string {
-  return createHash('sha256').update(`${normaliseName(artist)}|${normaliseName(title)}`, 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(`${normaliseName(artist)}|${normaliseName(title)}`, 'utf8')
+    .digest('hex');
 }
 
 export interface ReadRequest {
@@ -151,7 +153,8 @@ function fuzzyMatch(played: PlayedNames, queue: readonly SongRequest[]): SongReq
 }
 
 /** Words people add to a request that are not part of any name. */
-const FILLER = /\b(?:play|anything by|something by|please|thanks?|ty|thank you|can you play|could you play|would you play|i want|i would like|i request|request for|how about)\b/giu;
+const FILLER =
+  /\b(?:play|anything by|something by|please|thanks?|ty|thank you|can you play|could you play|would you play|i want|i would like|i request|request for|how about)\b/giu;
 
 /** 0-100: artist 40 % and title 60 % when both sides have both, else whichever name both have. */
 export function fuzzyScore(played: PlayedNames, request: Pick<SongRequest, 'artist' | 'title'>): number {

@@ -75,7 +75,9 @@ export class RecordUpdates {
    */
   correct(sent: Readonly<TrackFields>): void {
     if (this.stopped) return;
-    const changed = Object.entries(sent).filter(([key, value]) => key !== 'enrichment_sources' && JSON.stringify(this.record.metadata[key]) !== JSON.stringify(value));
+    const changed = Object.entries(sent).filter(
+      ([key, value]) => key !== 'enrichment_sources' && JSON.stringify(this.record.metadata[key]) !== JSON.stringify(value),
+    );
     if (changed.length === 0) return;
     const metadata: TrackFields = { ...this.record.metadata, ...Object.fromEntries(changed) };
     const known = metadata.enrichment_sources;

@@ -117,7 +117,8 @@ export function createSongRequestStore(db: Db): SongRequestStore {
       return row ? requestOf(row) : null;
     },
     async removeByIdentity(normalizedArtist, normalizedTitle, requester) {
-      const rows = requester === undefined ? removeIdentity.all(normalizedArtist, normalizedTitle) : removeIdentityOf.all(normalizedArtist, normalizedTitle, requester);
+      const rows =
+        requester === undefined ? removeIdentity.all(normalizedArtist, normalizedTitle) : removeIdentityOf.all(normalizedArtist, normalizedTitle, requester);
       return byId(rows);
     },
     async clear() {

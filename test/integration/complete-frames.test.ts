@@ -66,7 +66,9 @@ describe('complete frames', () => {
 
   it('When the store already holds the release’s cover and the artist’s images, then the first /wsstream frame and the first push frames of the next track carry them: no transparent image', async () => {
     const server = await start();
-    expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Kerala', album: 'Migration', coverurl: `${host.url}/cover.png` })).status).toBe(200);
+    expect(
+      (await postJson(`${server.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Kerala', album: 'Migration', coverurl: `${host.url}/cover.png` })).status,
+    ).toBe(200);
     await server.server.images.idle();
     const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
     const push = await stampedReader(`${ws(server.url)}/v1/images/ws`, true);
@@ -179,7 +181,9 @@ describe('complete frames', () => {
 
   it('When /wsartistfanartstream is open, then it sends the track with one of the artist’s fanarts every few seconds, and the cover for an artist without fanart', async () => {
     const server = await start({ wsstream: { fanartSeconds: 1 } });
-    expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Kerala', album: 'Migration', coverurl: `${host.url}/cover.png` })).status).toBe(200);
+    expect(
+      (await postJson(`${server.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Kerala', album: 'Migration', coverurl: `${host.url}/cover.png` })).status,
+    ).toBe(200);
     await server.server.images.idle();
     const fanart = await stampedReader(`${ws(server.url)}/wsartistfanartstream?session_id=x`, false);
     try {

@@ -43,7 +43,13 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
   it('When a Lumia request is posted, then it is accepted with a track_id and listed with its origin, platform and requester (test_requests_enqueue_and_list)', async () => {
     server = await startTestServer();
     expect((await del(`${server.url}/v1/requests`)).status).toBe(200);
-    const posted = await postJson(`${server.url}/v1/requests`, { requester: 'viewer1', user_platform: 'kick', artist: 'Radiohead', title: 'Creep', external_id: 'lumia-7' });
+    const posted = await postJson(`${server.url}/v1/requests`, {
+      requester: 'viewer1',
+      user_platform: 'kick',
+      artist: 'Radiohead',
+      title: 'Creep',
+      external_id: 'lumia-7',
+    });
     expect(posted.status).toBe(200);
     const answer = asObject(posted.json);
     expect(answer.accepted).toBe(true);
@@ -63,14 +69,17 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
     ['test_secret', 'test_secret', 'body', 200],
     ['test_secret', 'wrong_secret', 'body', 403],
     ['test_secret', undefined, undefined, 403],
-  ] as const)('When the secret is %s and the request sends %s in its %s, then POST answers %d (test_requests_authentication)', async (secret, sent, where, status) => {
-    server = await startTestServer({ config: secret === undefined ? {} : { secret } });
-    const body: Record<string, string> = { requester: 'viewer1', artist: 'Radiohead', title: 'Creep' };
-    const headers: Record<string, string> = {};
-    if (sent !== undefined && where === 'header') headers[WNP_AUTH] = sent;
-    if (sent !== undefined && where === 'body') body.secret = sent;
-    expect((await postJson(`${server.url}/v1/requests`, body, headers)).status).toBe(status);
-  });
+  ] as const)(
+    'When the secret is %s and the request sends %s in its %s, then POST answers %d (test_requests_authentication)',
+    async (secret, sent, where, status) => {
+      server = await startTestServer({ config: secret === undefined ? {} : { secret } });
+      const body: Record<string, string> = { requester: 'viewer1', artist: 'Radiohead', title: 'Creep' };
+      const headers: Record<string, string> = {};
+      if (sent !== undefined && where === 'header') headers[WNP_AUTH] = sent;
+      if (sent !== undefined && where === 'body') body.secret = sent;
+      expect((await postJson(`${server.url}/v1/requests`, body, headers)).status).toBe(status);
+    },
+  );
 
   it('When a secret is set, then GET and DELETE need it too, in the header, and an unknown id is then a genuine 404 (test_requests_header_auth_avoids_query_string)', async () => {
     server = await startTestServer({ config: { secret: 'test_secret' } });
@@ -176,7 +185,10 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
         await postJson(`${server.url}/v1/requests`, { requester, artist, title });
       }
       const ofKind = (kind: string) => events.events.filter((event) => event.event === kind);
-      await eventually(async () => ofKind('request.added').length, (count) => count === 4);
+      await eventually(
+        async () => ofKind('request.added').length,
+        (count) => count === 4,
+      );
       expect(ofKind('request.added')).toHaveLength(4);
       const requesters = async () => (await queue(server.url)).map((item) => item.requester).join(',');
       for (const [artist, title, left] of [
@@ -188,7 +200,10 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
         expect(await eventually(requesters, (now) => now === left)).toBe(left);
       }
       await postJson(`${server.url}/v1/remoteinput`, { artist: 'Someone Else', title: 'Entirely' });
-      await eventually(async () => ofKind('track').length, (count) => count === 4);
+      await eventually(
+        async () => ofKind('track').length,
+        (count) => count === 4,
+      );
       const removed = ofKind('request.removed').map((event) => asObject(JSON.parse(event.data)));
       expect(removed.map((event) => [event.requester, event.reason])).toEqual([
         ['a', 'fulfilled'],
@@ -211,7 +226,10 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
 
   it('When the Lumia plugin shakes hands, then a plugin of 1.0.0 or later is accepted and an older one is refused with a message', async () => {
     server = await startTestServer();
-    expect(asObject((await request(`${server.url}/v1/lumia/version?plugin_version=1.2.0`)).json)).toMatchObject({ accepted: true, min_plugin_version: '1.0.0' });
+    expect(asObject((await request(`${server.url}/v1/lumia/version?plugin_version=1.2.0`)).json)).toMatchObject({
+      accepted: true,
+      min_plugin_version: '1.0.0',
+    });
     const old = asObject((await request(`${server.url}/v1/lumia/version?plugin_version=0.9`)).json);
     expect(old.accepted).toBe(false);
     expect(old.message).toMatch(/too old/);

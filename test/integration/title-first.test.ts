@@ -148,9 +148,18 @@ describe('Title first, details after', () => {
     it('When a repeat within dedupeSeconds brings a corrected album and label, then the same record is updated: /v1/last, history and the streams say so, and the answer is what is stored', async () => {
       t = await startTestServer({});
       client = await connectClient(t.url);
-      const first = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanin', label: 'Virgn', source_agent: 'wnp/5' })).json);
+      const first = asObject(
+        (await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanin', label: 'Virgn', source_agent: 'wnp/5' }))
+          .json,
+      );
       await client.waitFor((frame) => frame.type === 'track' && frame.dbid === first.dbid);
-      const again = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine', label: 'Virgin', source_agent: 'wnp/6' });
+      const again = await postJson(`${t.url}/v1/remoteinput`, {
+        artist: 'Massive Attack',
+        title: 'Teardrop',
+        album: 'Mezzanine',
+        label: 'Virgin',
+        source_agent: 'wnp/6',
+      });
       expect(again.status).toBe(200);
       const stored = { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine', label: 'Virgin', source_agent: 'wnp/6' };
       expect(asObject(again.json)).toMatchObject({ dbid: first.dbid, processed_metadata: stored });
@@ -158,7 +167,9 @@ describe('Title first, details after', () => {
       const history = asObject((await request(`${t.url}/v1/history`)).json).tracks as Record<string, unknown>[];
       expect(history).toHaveLength(1);
       expect(history[0]).toMatchObject({ dbid: first.dbid, album: 'Mezzanine', label: 'Virgin' });
-      await client.waitFor((frame) => frame.type === 'track' && frame.dbid === first.dbid && trackOf(frame).album === 'Mezzanine' && trackOf(frame).label === 'Virgin');
+      await client.waitFor(
+        (frame) => frame.type === 'track' && frame.dbid === first.dbid && trackOf(frame).album === 'Mezzanine' && trackOf(frame).label === 'Virgin',
+      );
       // The same fields again change nothing and announce nothing new.
       const same = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine' })).json);
       expect(same.processed_metadata).toEqual(stored);

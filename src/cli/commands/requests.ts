@@ -69,7 +69,8 @@ async function runList(options: ClientOptions, ctx: CliContext): Promise<number>
   const client = await createClient(options);
   const { json } = await client.getJson('v1/requests', true);
   const requests = isPlainObject(json) && Array.isArray(json.requests) ? json.requests.filter(isPlainObject) : undefined;
-  if (!requests) throw new CliError(`unexpected answer from ${client.endpoint('v1/requests').href}: no requests list (is this an svc server?)`, EXIT.SERVER_ERROR);
+  if (!requests)
+    throw new CliError(`unexpected answer from ${client.endpoint('v1/requests').href}: no requests list (is this an svc server?)`, EXIT.SERVER_ERROR);
   if (options.json) {
     ctx.io.out(jsonLine(json));
     return EXIT.OK;
@@ -78,7 +79,9 @@ async function runList(options: ClientOptions, ctx: CliContext): Promise<number>
     ctx.io.out('no requests queued');
     return EXIT.OK;
   }
-  const rows = requests.map((request) => [request.request_id, request.requester, request.artist, request.title, request.user_platform, request.timestamp].map(text));
+  const rows = requests.map((request) =>
+    [request.request_id, request.requester, request.artist, request.title, request.user_platform, request.timestamp].map(text),
+  );
   const widths = COLUMNS.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)));
   const format = (cells: readonly string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ');
   ctx.io.out(format(COLUMNS));
@@ -99,13 +102,18 @@ async function runAdd(query: string, options: AddOptions, ctx: CliContext): Prom
     ...(options.platform === undefined ? {} : { user_platform: options.platform }),
   };
   const { json } = await client.postJson('v1/requests', body);
-  if (!isPlainObject(json) || json.accepted !== true) throw new CliError(`unexpected answer from ${client.endpoint('v1/requests').href}: ${oneLine(JSON.stringify(json))}`, EXIT.SERVER_ERROR);
+  if (!isPlainObject(json) || json.accepted !== true)
+    throw new CliError(`unexpected answer from ${client.endpoint('v1/requests').href}: ${oneLine(JSON.stringify(json))}`, EXIT.SERVER_ERROR);
   if (options.json) {
     ctx.io.out(jsonLine(json));
     return EXIT.OK;
   }
   const what = [json.requestartist ?? options.artist, json.requesttitle ?? options.title].filter((part) => typeof part === 'string').join(' - ');
-  ctx.io.out(json.deduped === true ? `already queued #${text(json.request_id)} (asked again within 30 s)` : `queued #${text(json.request_id)}: ${oneLine(what)} (for ${oneLine(options.requester)})`);
+  ctx.io.out(
+    json.deduped === true
+      ? `already queued #${text(json.request_id)} (asked again within 30 s)`
+      : `queued #${text(json.request_id)}: ${oneLine(what)} (for ${oneLine(options.requester)})`,
+  );
   return EXIT.OK;
 }
 

@@ -93,9 +93,16 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 
   // After the current turn, in slices (fan-out.ts); each reader gets the track current at its turn.
   const fanOut = createFanOut<Reader>();
-  const everyUpdate = () => fanOut.send([...readers.values()].filter((reader) => !reader.complete), send);
+  const everyUpdate = () =>
+    fanOut.send(
+      [...readers.values()].filter((reader) => !reader.complete),
+      send,
+    );
   const settling = createSettling(options.nowPlaying, options.settleDeadlineMs ?? DEFAULT_SETTLE_MS, () =>
-    fanOut.send([...readers.values()].filter((reader) => reader.complete), send),
+    fanOut.send(
+      [...readers.values()].filter((reader) => reader.complete),
+      send,
+    ),
   );
   options.nowPlaying.on('track-changed', everyUpdate);
   // A cover that arrives after the response changes the frame (its coverimagebase64) too.

@@ -155,7 +155,10 @@ describe('docs/openapi.yaml against real answers', () => {
   });
 
   test('When the song-request queue is used, then every answer is documented (docs/song-requests.md)', async () => {
-    const added = await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }) });
+    const added = await exchange('POST', '/v1/requests', {
+      headers: json,
+      body: JSON.stringify({ requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }),
+    });
     await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }) });
     await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer2', query: '"Breed" by Nirvana' }) });
     await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer2' }) });

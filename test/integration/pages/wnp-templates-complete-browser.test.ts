@@ -179,7 +179,9 @@ describeWithChromium("What's Now Playing's image templates across a track change
     for (let i = 1; i < count; i++) shots.push(await shot());
     const board = await browser.context.newPage();
     await board.setViewportSize({ width: 310 * Math.min(count, 4), height: 180 * Math.ceil(count / 4) });
-    await board.setContent(`<body style="margin:0;background:#000">${shots.map((shot) => `<img style="margin:5px" src="data:image/png;base64,${shot}">`).join('')}</body>`);
+    await board.setContent(
+      `<body style="margin:0;background:#000">${shots.map((shot) => `<img style="margin:5px" src="data:image/png;base64,${shot}">`).join('')}</body>`,
+    );
     await board.screenshot({ path: artifactPath(name), fullPage: true });
     await board.close();
     return changed;
@@ -190,7 +192,9 @@ describeWithChromium("What's Now Playing's image templates across a track change
     await page.goto(`${host.url}/single.html`);
     await page.waitForFunction(() => (globalThis as unknown as InPage).samples.some((s) => s.title === 'Beta One' && s.cover === 50 && s.thumb === 30));
     const changeAt = Date.now();
-    const posted = await strip(page, 8, 'wnp-change-strip.png', () => postJson(`${t.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Alpha Two', album: 'Alpha' }));
+    const posted = await strip(page, 8, 'wnp-change-strip.png', () =>
+      postJson(`${t.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Alpha Two', album: 'Alpha' }),
+    );
     expect((posted as { status: number }).status).toBe(200);
     await page.waitForFunction(() => (globalThis as unknown as InPage).samples.filter((s) => s.title === 'Alpha Two').length >= 10);
     const samples = (await page.evaluate(() => (globalThis as unknown as InPage).samples)).filter((s) => s.at >= changeAt - 200);
@@ -209,7 +213,8 @@ describeWithChromium("What's Now Playing's image templates across a track change
     await page.waitForFunction(() => (globalThis as unknown as InPage).samples.some((s) => s.title === 'Alpha Two'));
     expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Awake', album: 'Slow' })).status).toBe(200);
     await page.waitForFunction(() => (globalThis as unknown as InPage).loads.some((load) => load.field === 'coverimage' && load.width === 60));
-    const shownAt = (await page.evaluate(() => (globalThis as unknown as InPage).loads)).find((load) => load.field === 'coverimage' && load.width === 60)?.at ?? 0;
+    const shownAt =
+      (await page.evaluate(() => (globalThis as unknown as InPage).loads)).find((load) => load.field === 'coverimage' && load.width === 60)?.at ?? 0;
     const samples = await page.evaluate(() => (globalThis as unknown as InPage).samples);
     const firstSampled = samples.find((s) => s.title === 'Awake' && s.cover === 60)?.at ?? 0;
     // Until then the placeholder (nothing is known of this album): that is the only blank allowed.
