@@ -70,9 +70,6 @@ export function viewOf(request: SongRequest): RequestView {
 }
 
 export class SongRequests extends EventEmitter<SongRequestEvents> {
-  /** The newest record a fulfilment was tried for: a record made current again (a retraction) is not tried twice. */
-  private lastTried = 0;
-
   constructor(
     private readonly store: SongRequestStore,
     private readonly logger: Logger,
@@ -155,15 +152,16 @@ export class SongRequests extends EventEmitter<SongRequestEvents> {
     return removed.length;
   }
 
-  /** The request `record` fulfils, removed from the queue; undefined when it fulfils none. Never throws. */
+  /**
+   * The request a newly stored `record` fulfils, removed from the queue; undefined when it fulfils
+   * none. Called once per new record by the instance that stored it. Never throws.
+   */
   async fulfil(record: TrackRecord): Promise<RequestView | undefined> {
-    if (record.dbid <= this.lastTried) return undefined;
-    this.lastTried = record.dbid;
     try {
       const queue = await this.store.list();
       const played = { artist: fieldText(record.metadata, 'artist'), title: fieldText(record.metadata, 'title') };
       const match = requestFulfilledBy(played, queue);
-      // Another instance may have fulfilled it first: only the one whose delete removed it tells.
+      // Another instance may have fulfilled it meanwhile: only the one whose delete removed it tells.
       const removed = match ? await this.store.remove(match.id) : null;
       if (!removed) return undefined;
       this.announceRemoved([removed], 'fulfilled', record.dbid);

@@ -14,6 +14,7 @@ import type { NowPlaying } from '../domain/current-track';
 import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
+import type { SongRequests } from './song-requests';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
@@ -42,6 +43,8 @@ export interface SubmitDeps {
   inProgress?: RecordsInProgress;
   /** Records whose cover is being looked for, so an image request can wait for it (docs/decisions.md "Complete frames"). */
   coversInFlight?: CoversInFlight;
+  /** The song-request queue: a new record fulfils the request it matches, and names its requester. */
+  songRequests?: Pick<SongRequests, 'fulfil'>;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -85,9 +88,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
       const coverFound = lookingForCover(stored, deps);
+      const fulfilled = fulfilRequest(updates, deps);
       const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps, coverFound);
       deps.inProgress?.add(updates, enriched);
       await enriched.finally(coverFound);
+      await fulfilled;
       const settled = await updates.settled();
       await deps.nowPlaying.settle(settled);
       return settled;
@@ -187,6 +192,12 @@ async function enrich(
   if (cover) setCover(cover);
   signal.throwIfAborted();
   await images?.collect(updates.latest(), cover, enrichment.images, setCover);
+}
+
+/** Takes the song request the new record fulfils off the queue; its requester fills the record (`requester`, What's Now Playing's field). */
+async function fulfilRequest(updates: RecordUpdates, deps: SubmitDeps): Promise<void> {
+  const request = await deps.songRequests?.fulfil(updates.latest());
+  if (request) updates.fill({ requester: request.requester });
 }
 
 /** The cover a record already shows (known when it was announced), as a stored cover. */

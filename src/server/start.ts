@@ -213,6 +213,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
+  const songRequests = new SongRequests(store.songRequests, logger);
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
@@ -224,6 +225,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     dedupeSeconds: config.dedupeSeconds,
     inProgress: new RecordsInProgress(),
     coversInFlight: new CoversInFlight(),
+    // A new track fulfils the song request it matches (docs/song-requests.md).
+    ...(config.requests.enabled ? { songRequests } : {}),
     plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
@@ -233,9 +236,6 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
-  const songRequests = new SongRequests(store.songRequests, logger);
-  // A track that becomes current fulfils the request it matches (docs/song-requests.md).
-  if (config.requests.enabled) nowPlaying.on('track-changed', (record) => void songRequests.fulfil(record));
   return {
     songRequests,
     idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),

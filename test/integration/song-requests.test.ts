@@ -196,8 +196,10 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
         ['SIGUR ROS', 'Hoppipolla', 'c,d'],
         ['Massive Atack', 'Teardrop', 'd'],
       ]) {
-        await postJson(`${server.url}/v1/remoteinput`, { artist, title });
+        const played = asObject((await postJson(`${server.url}/v1/remoteinput`, { artist, title })).json);
         expect(await eventually(requesters, (now) => now === left)).toBe(left);
+        // The track names who asked for it (What's Now Playing's `requester` field), in the answer and on /v1/last.
+        expect(asObject(played.processed_metadata).requester).toBeDefined();
       }
       await postJson(`${server.url}/v1/remoteinput`, { artist: 'Someone Else', title: 'Entirely' });
       await eventually(
@@ -211,6 +213,9 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
         ['c', 'fulfilled'],
       ]);
       expect(removed.every((event) => event.id === undefined && typeof event.dbid === 'number')).toBe(true);
+      expect(asObject((await request(`${server.url}/v1/last`)).json).requester).toBeUndefined();
+      const history = asObject((await request(`${server.url}/v1/history`)).json).tracks as Record<string, unknown>[];
+      expect(history.map((track) => track.requester)).toEqual([undefined, 'c', 'b', 'a']);
       expect(await queue(server.url)).toHaveLength(1);
     } finally {
       events.close();
