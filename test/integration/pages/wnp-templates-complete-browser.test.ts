@@ -12,6 +12,8 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // - template-src/components/js/single-image-display.js (ws-justthecover, ws-artistthumb...): on every
 //   /wsstream frame a new <img> whose src is `data:image/png;base64,` + `metadata[field + 'base64']`
 //   replaces the shown one, when the frame has a title or an artist;
+// - template-src/components/js/generic-dj-display.js (ws-generic-dj): on every frame the cover <img>
+//   takes `coverimagebase64` (else the artist thumbnail), and a line shows the album, else the label;
 // - template-src/components/js/coverslideshow-complex.js (ws-coverslideshow): a /wsstream reader and
 //   a second socket to /v1/images/ws that sends `hello` on open; when artist, albumartist or album
 //   change it clears its images and sends five `get_images` (album, cover, albumartist or artist +
@@ -72,6 +74,35 @@ function singleImagePage(svc: string): string {
 </script></body></html>`;
 }
 
+/** generic-dj-display.js, restated, with the same 50 ms sampler (and the album line). */
+function genericDjPage(svc: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>generic dj</title>
+<style>body{margin:0;background:#222;color:#eee;font:16px sans-serif} #cover-image{width:120px;height:120px}</style></head>
+<body><img id="cover-image" alt=""><div id="artist-name"></div><div id="track-title"></div><div id="record-label"></div>
+<script>
+  window.samples = [];
+  function updateDisplay(data) {
+    const cover = document.getElementById('cover-image');
+    if (data.coverimagebase64) cover.src = 'data:image/png;base64,' + data.coverimagebase64;
+    else if (data.artistthumbnailbase64) cover.src = 'data:image/png;base64,' + data.artistthumbnailbase64;
+    document.getElementById('artist-name').textContent = data.artist || '';
+    document.getElementById('track-title').textContent = data.title || '';
+    document.getElementById('record-label').textContent = data.album || data.label || '';
+  }
+  function open() {
+    const ws = new WebSocket('ws://${svc}/wsstream?session_id=dj');
+    ws.onmessage = (event) => { const data = JSON.parse(event.data); if (!data.last) updateDisplay(data); };
+    ws.onclose = () => setTimeout(open, 1000);
+  }
+  setInterval(() => {
+    const img = document.getElementById('cover-image');
+    window.samples.push({ at: Date.now(), title: document.getElementById('track-title').textContent,
+      cover: img.complete ? img.naturalWidth : -1, thumb: 0, label: document.getElementById('record-label').textContent });
+  }, 50);
+  open();
+</script></body></html>`;
+}
+
 /** coverslideshow-complex.js, restated. */
 function slideshowPage(svc: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>cover slideshow</title>
@@ -124,6 +155,7 @@ interface Sample {
   title: string;
   cover: number;
   thumb: number;
+  label?: string;
 }
 interface InPage {
   samples: Sample[];
@@ -155,6 +187,7 @@ describeWithChromium("What's Now Playing's image templates across a track change
     const svc = new URL(t.url).host;
     host.route('/single.html', serveBytes(Buffer.from(singleImagePage(svc)), 'text/html; charset=utf-8'));
     host.route('/slideshow.html', serveBytes(Buffer.from(slideshowPage(svc)), 'text/html; charset=utf-8'));
+    host.route('/generic-dj.html', serveBytes(Buffer.from(genericDjPage(svc)), 'text/html; charset=utf-8'));
     // Two albums whose covers svc has stored, and the artist's thumbnail.
     for (const [album, file] of [
       ['Alpha', 'alpha.png'],
@@ -207,10 +240,23 @@ describeWithChromium("What's Now Playing's image templates across a track change
     await page.close();
   });
 
+  it('When the new track’s cover is known, then ws-generic-dj shows it and the album line with the new title, never the placeholder', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${host.url}/generic-dj.html`);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).samples.some((s) => s.title === 'Alpha Two' && s.cover === 40));
+    const changeAt = Date.now();
+    expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Bonobo', title: 'Beta Two', album: 'Beta' })).status).toBe(200);
+    await page.waitForFunction(() => (globalThis as unknown as InPage).samples.filter((s) => s.title === 'Beta Two').length >= 10);
+    const after = (await page.evaluate(() => (globalThis as unknown as InPage).samples)).filter((s) => s.at >= changeAt && s.title === 'Beta Two');
+    expect(after.filter((s) => s.cover === 1)).toEqual([]);
+    expect(after.every((s) => s.label === 'Beta')).toBe(true);
+    await page.close();
+  });
+
   it('When the cover arrives 2.5 s after the change, then ws-justthecover shows it within 100 ms of its arrival', async () => {
     const page = await browser.context.newPage();
     await page.goto(`${host.url}/single.html`);
-    await page.waitForFunction(() => (globalThis as unknown as InPage).samples.some((s) => s.title === 'Alpha Two'));
+    await page.waitForFunction(() => (globalThis as unknown as InPage).samples.some((s) => s.title === 'Beta Two'));
     expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Awake', album: 'Slow' })).status).toBe(200);
     await page.waitForFunction(() => (globalThis as unknown as InPage).loads.some((load) => load.field === 'coverimage' && load.width === 60));
     const shownAt =
@@ -219,6 +265,10 @@ describeWithChromium("What's Now Playing's image templates across a track change
     const firstSampled = samples.find((s) => s.title === 'Awake' && s.cover === 60)?.at ?? 0;
     // Until then the placeholder (nothing is known of this album): that is the only blank allowed.
     expect(samples.some((s) => s.title === 'Awake' && s.cover === 1)).toBe(true);
+    fs.writeFileSync(
+      artifactPath('wnp-slow-cover.json'),
+      JSON.stringify({ shownAfterMs: shownAt - slowCoverSentAt, sampledAfterMs: firstSampled - slowCoverSentAt }),
+    );
     expect(shownAt - slowCoverSentAt).toBeLessThanOrEqual(100);
     expect(firstSampled - slowCoverSentAt).toBeLessThanOrEqual(150);
     await page.close();
