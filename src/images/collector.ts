@@ -116,15 +116,18 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     if (artistKey === '') return [];
     const albumKey = nameKey(fieldText(track, 'album') ?? '');
     try {
-      const known: KnownImage[] = [];
-      const cover =
-        (await this.knownCover(candidates)) ?? (albumKey === '' ? undefined : (await this.deps.store.find({ category: 'cover', artistKey, albumKey }))[0]);
-      if (cover) known.push({ category: 'cover', key: cover.key, source: 'source' in cover ? cover.source : 'image store' });
-      for (const category of ARTIST_IMAGE_CATEGORIES) {
+      const coverOfRelease = async (): Promise<KnownImage | undefined> => {
+        const cover =
+          (await this.knownCover(candidates)) ?? (albumKey === '' ? undefined : (await this.deps.store.find({ category: 'cover', artistKey, albumKey }))[0]);
+        return cover && { category: 'cover', key: cover.key, source: 'source' in cover ? cover.source : 'image store' };
+      };
+      const artistImage = async (category: ImageCategory): Promise<KnownImage | undefined> => {
         const image = (await this.knownCandidate(category, candidates)) ?? (await this.deps.store.find({ category, artistKey }))[0];
-        if (image) known.push({ category, key: image.key, source: 'source' in image ? image.source : 'image store' });
-      }
-      return known;
+        return image && { category, key: image.key, source: 'source' in image ? image.source : 'image store' };
+      };
+      // Asked together: on PostgreSQL each is a round trip, and the title waits for them.
+      const found = await Promise.all([coverOfRelease(), ...ARTIST_IMAGE_CATEGORIES.map(artistImage)]);
+      return found.filter((image): image is KnownImage => image !== undefined);
     } catch (error) {
       // Only the first frame is poorer for it: the images still come by the usual path.
       if (!isStorageUnavailable(error)) this.deps.logger.warn(`known images not read: ${errorMessage(error)}`);
