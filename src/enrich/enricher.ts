@@ -61,7 +61,8 @@ export function image(category: ImageCategory, url: string | undefined, source: 
   return url !== undefined && isHttpUrl(url) ? [{ category, url, source }] : [];
 }
 
-/** Logs a failed secondary lookup that the provider survives; a cancelled one is not news. */
+/** Logs a failed secondary lookup that the provider survives; a cancelled one, or one not cached in a cache-only run (lookups.ts), is not news. */
 export function logDegraded(logger: Logger, signal: AbortSignal, what: string, error: unknown): void {
+  if (error instanceof Error && error.name === 'NotCachedError') return;
   if (!signal.aborted) logger.warn(`enrichment: ${what} failed, continuing without it: ${errorMessage(error)}`);
 }

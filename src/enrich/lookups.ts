@@ -25,6 +25,14 @@ export interface LookupSpec<T> {
   decode: (raw: unknown) => T | null;
 }
 
+/** A lookup that was not cached while enrichment ran from the cache alone: expected, never news. */
+export class NotCachedError extends UpstreamError {
+  constructor(service: string) {
+    super(service, 'not in the lookup cache', { transient: true });
+    this.name = 'NotCachedError';
+  }
+}
+
 /** Set while enrichment runs from the cache alone (answersFromCacheOnly). */
 const cacheOnly = new AsyncLocalStorage<true>();
 
@@ -73,7 +81,7 @@ export class Lookups {
       }
     }
 
-    if (cacheOnly.getStore()) throw new UpstreamError(spec.service, 'not in the lookup cache', { transient: true });
+    if (cacheOnly.getStore()) throw new NotCachedError(spec.service);
     this.health?.check(spec.service);
     return (await this.inFlight.run(flightKey, (flightSignal) => this.fetchAndCache(spec, flightKey, flightSignal), signal)) as T | null;
   }
