@@ -98,12 +98,15 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       [...readers.values()].filter((reader) => !reader.complete),
       send,
     );
-  const settling = createSettling(options.nowPlaying, options.settleDeadlineMs ?? DEFAULT_SETTLE_MS, () =>
-    fanOut.send(
-      [...readers.values()].filter((reader) => reader.complete),
-      send,
-    ),
-  );
+  // Nothing current (the only track was taken back): nothing to send, as for every reader.
+  const settled = () => {
+    if (options.nowPlaying.current())
+      fanOut.send(
+        [...readers.values()].filter((reader) => reader.complete),
+        send,
+      );
+  };
+  const settling = createSettling(options.nowPlaying, options.settleDeadlineMs ?? DEFAULT_SETTLE_MS, settled);
   options.nowPlaying.on('track-changed', everyUpdate);
   // A cover that arrives after the response changes the frame (its coverimagebase64) too.
   options.nowPlaying.on('track-updated', everyUpdate);
