@@ -32,6 +32,7 @@ const EXPECTED = [
   { file: 'outputs-mixed.bench.js', budget: 120, what: 'outputs of mixed types: receipts at webhook, url, rds, dls and obs targets; submission latency with 10 mixed outputs vs none' },
   { file: 'delivery.bench.js', budget: 240, what: 'delivery promises: submission latency with the outbox write vs the build before; 500 changes through 3 instances with kills, in order' },
   { file: 'title-first.bench.js', budget: 90, what: 'title first: POST to the first and to the enriched frame on 100 /v1/images/ws clients' },
+  { file: 'complete-frames.bench.js', budget: 60, what: 'complete frames: POST to the first /wsstream frame carrying an already-stored cover' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
   { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];

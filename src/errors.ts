@@ -21,6 +21,8 @@ export const ERRORS = {
   MISSING_SECRET: { status: 403, message: 'Missing secret in request', expose: true },
   INVALID_SECRET: { status: 403, message: 'Invalid secret', expose: true },
   CROSS_SITE_REFUSED: { status: 403, message: 'Cross-site request refused', expose: true },
+  // docs/song-requests.md: `requests.enabled` is false.
+  REQUESTS_DISABLED: { status: 403, message: 'Requests are disabled', expose: true },
   NOT_FOUND: { status: 404, message: 'Not found', expose: true },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', expose: true },
   // docs/limits-and-load.md "Idempotency and retries" (the IETF httpapi draft's 409 and 422).
@@ -28,6 +30,8 @@ export const ERRORS = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'Idempotency-Key reused with a different request', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
   REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time', expose: true },
+  // docs/song-requests.md: the queue holds at most 1000 requests.
+  REQUEST_QUEUE_FULL: { status: 429, message: 'The request queue is full', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
   RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },

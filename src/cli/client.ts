@@ -62,6 +62,13 @@ export class SvcClient {
     return this.requestJson(this.endpoint(path), { method: 'POST', headers, body: JSON.stringify(body) });
   }
 
+  /** DELETE with the secret (the song-request queue's writes). */
+  deleteJson(path: string): Promise<Answer> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
+    return this.requestJson(this.endpoint(path), { method: 'DELETE', headers });
+  }
+
   /**
    * POSTs a submission that may be retried (docs/limits-and-load.md "Idempotency and retries"): one
    * Idempotency-Key for all attempts, so a retry never stores the play twice. Retries after

@@ -5,6 +5,7 @@ import { registerCompletion } from './commands/completion';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
 import { registerOutputs } from './commands/outputs';
+import { registerRequests } from './commands/requests';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
@@ -19,14 +20,14 @@ import { DEFAULT_PORT } from '../config/defaults';
 // stack, ws, chalk, the config loader) when it runs, so that `svc last` starts fast.
 
 const GLOBAL_HELP = `
-Client commands (submit, last, history, status, watch-images, outputs) share --url, --secret, --config, --json
+Client commands (submit, last, history, status, watch-images, outputs, requests) share --url, --secret, --config, --json
 and --timeout. The server address and secret come from the flag, else the environment
 (SVC_URL, SVC_SECRET), else the config file (client.url, client.secret, else the port, host
 and secret its server part sets), else http://127.0.0.1:${DEFAULT_PORT} and no secret. The config file is
 the first found in the working directory, the folders above it, then $XDG_CONFIG_HOME/svc/
 (else ~/.config/svc/); svc status shows which. stdout carries only data, stderr only diagnostics.
 Colour only on a terminal and never with --json; NO_COLOR=1 turns it off, else FORCE_COLOR=1
-turns it on. An empty variable counts as unset. Only submit and outputs send the secret.
+turns it on. An empty variable counts as unset. Only submit, outputs and requests send the secret.
 
 Examples:
   $ svc serve --secret s3cret &
@@ -54,6 +55,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerHistory(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
   registerOutputs(program, ctx, setResult);
+  registerRequests(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);

@@ -217,6 +217,16 @@ export const configSchema = object({
   pages: object({
     idleText: string().default(''),
   }),
+  // docs/song-requests.md: What's Now Playing's request queue API; off: writes 403, reads empty.
+  requests: object({
+    enabled: boolean().default(true),
+  }),
+  // docs/whats-now-playing.md "One frame per track": /wsstream as if every reader asked ?complete=1.
+  wsstream: object({
+    complete: boolean().default(false),
+    // /wsartistfanartstream: seconds between fanart frames (What's Now Playing's 8).
+    fanartSeconds: number().min(1, '${path} must be at least 1 second').default(8),
+  }),
   // docs/dj-software.md: a listener that DJ software takes for an Icecast server; off without a port.
   icecastSource: object({
     port: number().integer('${path} must be an integer').min(0).max(65535).optional(),

@@ -1,4 +1,4 @@
-import type { ImageCandidate, TrackRecord } from './track';
+import type { ImageCandidate, ImageCategory, TrackFields, TrackRecord } from './track';
 
 // The port between the submission use case (pipeline/) and the image collector (images/): both
 // import it from here, so neither imports the other.
@@ -8,6 +8,13 @@ export interface StoredCover {
   key: string;
   url: string;
   /** Who supplied it: `submitted`, or the provider that found it. */
+  source: string;
+}
+
+/** An image already in the store that a record shows (linked to it). */
+export interface KnownImage {
+  category: ImageCategory;
+  key: string;
   source: string;
 }
 
@@ -22,6 +29,14 @@ export interface ImageIntake {
   fetchEnrichmentCover(candidates: readonly ImageCandidate[], signal: AbortSignal): Promise<StoredCover | undefined>;
   /** A cover among the candidates that is already in the store (a track seen before): no download. */
   knownCover(candidates: readonly ImageCandidate[]): Promise<StoredCover | undefined>;
+  /**
+   * The images the store already holds for a track about to be announced (docs/decisions.md
+   * "Complete frames"): its cover (a candidate downloaded before, else one linked to the same
+   * artist and album) and one of each artist image (the same artist). Never throws: [] then.
+   */
+  knownImages(track: Readonly<TrackFields>, candidates: readonly ImageCandidate[]): Promise<KnownImage[]>;
+  /** Links stored images to a record now (announced when it is current). */
+  link(record: TrackRecord, images: readonly KnownImage[]): Promise<void>;
   /**
    * Links the images already stored (resolves then) and downloads the others in the background.
    * A cover found in the background is handed to `onCover`; the intake never writes a track row.

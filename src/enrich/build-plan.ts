@@ -135,7 +135,10 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
     const { baseUrl } = settings[provider.name];
     const limiter = provider.minIntervalMs === undefined ? undefined : rateLimiterFor(provider.name, new URL(baseUrl).origin, provider.minIntervalMs, deps);
     const extra: Partial<ServiceClientOptions> = { ...(limiter ? { limiter } : {}), ...(apiKey ? { secrets: [apiKey] } : {}) };
-    return [{ stage: provider.stage, enricher: provider.create(serviceDeps(provider.name, extra), settings, (service) => serviceDeps(service)) }];
+    const enricher = provider.create(serviceDeps(provider.name, extra), settings, (service) => serviceDeps(service));
+    // Every provider asks through `lookups`: it can also run from the cache alone.
+    const cached: Enricher = { name: enricher.name, answersFromCache: true, enrich: (track, context) => enricher.enrich(track, context) };
+    return [{ stage: provider.stage, enricher: cached }];
   });
   return STAGE_ORDER.map((stage) => enrichers.filter((entry) => entry.stage === stage).map((entry) => entry.enricher)).filter((stage) => stage.length > 0);
 }

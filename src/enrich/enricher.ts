@@ -25,6 +25,11 @@ export interface Enrichment {
 
 export interface Enricher {
   readonly name: string;
+  /**
+   * Asks every service through the lookup cache (lookups.ts), so that answersFromCacheOnly can run
+   * it before a track is announced without asking anyone. Unset: never run that way.
+   */
+  readonly answersFromCache?: boolean;
   /** Looks the track up. Returns null when it found nothing; throws on failure. */
   enrich(track: Readonly<TrackFields>, context: EnrichmentContext): Promise<Enrichment | null>;
 }
@@ -35,6 +40,11 @@ export interface Enricher {
  * then the artist providers together).
  */
 export type EnrichmentPlan = readonly (readonly Enricher[])[];
+
+/** The part of a plan that can run from the lookup cache alone (answersFromCache). */
+export function cachedPart(plan: EnrichmentPlan): EnrichmentPlan {
+  return plan.map((stage) => stage.filter((enricher) => enricher.answersFromCache === true)).filter((stage) => stage.length > 0);
+}
 
 /** Drops undefined values so only what was found reaches the merge. */
 export function foundFields(fields: Record<string, TrackFields[string] | undefined>): TrackFields {
@@ -51,7 +61,8 @@ export function image(category: ImageCategory, url: string | undefined, source: 
   return url !== undefined && isHttpUrl(url) ? [{ category, url, source }] : [];
 }
 
-/** Logs a failed secondary lookup that the provider survives; a cancelled one is not news. */
+/** Logs a failed secondary lookup that the provider survives; a cancelled one, or one not cached in a cache-only run (lookups.ts), is not news. */
 export function logDegraded(logger: Logger, signal: AbortSignal, what: string, error: unknown): void {
+  if (error instanceof Error && error.name === 'NotCachedError') return;
   if (!signal.aborted) logger.warn(`enrichment: ${what} failed, continuing without it: ${errorMessage(error)}`);
 }

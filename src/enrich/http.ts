@@ -8,6 +8,8 @@ import type { Limiter } from './rate-limit';
 
 interface UpstreamErrorOptions {
   status?: number;
+  /** The wait a 429/503 asked for (its Retry-After), when it named one. */
+  retryAfterMs?: number;
   transient: boolean;
   noAnswer?: boolean;
   cause?: unknown;
@@ -17,6 +19,8 @@ interface UpstreamErrorOptions {
 export class UpstreamError extends Error {
   readonly service: string;
   readonly status: number | undefined;
+  /** The wait a 429/503 asked for (Retry-After); undefined when it named none. */
+  readonly retryAfterMs: number | undefined;
   readonly transient: boolean;
   /** The service did not answer at all: a timeout, a refused or cut connection. */
   readonly noAnswer: boolean;
@@ -26,6 +30,7 @@ export class UpstreamError extends Error {
     this.name = 'UpstreamError';
     this.service = service;
     this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
     this.transient = options.transient;
     this.noAnswer = options.noAnswer ?? false;
   }
@@ -116,11 +121,13 @@ export class ServiceClient {
       if (response.status !== 429 && response.status !== 503) return exchange;
       exchange.deadline.dispose();
       await discard(response);
-      const delayMs = retryAfterMs(response.headers.get('retry-after')) ?? this.backoffBaseMs * 2 ** (attempt - 1);
+      const askedMs = retryAfterMs(response.headers.get('retry-after'));
+      const delayMs = askedMs ?? this.backoffBaseMs * 2 ** (attempt - 1);
       // The service asked everyone to slow down, not only this request.
       this.options.limiter?.pauseFor(delayMs);
       if (attempt >= this.maxAttempts || delayMs > MAX_RETRY_AFTER_MS) {
-        throw this.error(url, `HTTP ${response.status} after ${attempt} attempt(s)`, { status: response.status, transient: true });
+        const asked = askedMs === undefined ? {} : { retryAfterMs: askedMs };
+        throw this.error(url, `HTTP ${response.status} after ${attempt} attempt(s)`, { status: response.status, transient: true, ...asked });
       }
       if (!this.options.limiter) await sleep(delayMs, options.signal);
     }

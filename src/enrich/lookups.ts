@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { errorMessage } from '../errors';
 import { BoundedMap } from '../domain/bounded-map';
 import { expiryOf, type CachedAnswer, type LookupCacheStore } from '../store/lookup-cache';
@@ -22,6 +23,26 @@ export interface LookupSpec<T> {
    * Returns null when the answer means "not found"; throws on an answer it cannot read.
    */
   decode: (raw: unknown) => T | null;
+}
+
+/** A lookup that was not cached while enrichment ran from the cache alone: expected, never news. */
+export class NotCachedError extends UpstreamError {
+  constructor(service: string) {
+    super(service, 'not in the lookup cache', { transient: true });
+    this.name = 'NotCachedError';
+  }
+}
+
+/** Set while enrichment runs from the cache alone (answersFromCacheOnly). */
+const cacheOnly = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `work` with every lookup answered from the cache or not at all: a lookup that is not cached
+ * fails at once, asking no service (docs/decisions.md "Complete frames": what the lookup cache
+ * already knows goes into a track's first frame).
+ */
+export function answersFromCacheOnly<T>(work: () => Promise<T>): Promise<T> {
+  return cacheOnly.run(true, work);
 }
 
 /** Decoded answers kept in memory, so a hot track costs no SQLite read, JSON parse or decode. */
@@ -60,6 +81,7 @@ export class Lookups {
       }
     }
 
+    if (cacheOnly.getStore()) throw new NotCachedError(spec.service);
     this.health?.check(spec.service);
     return (await this.inFlight.run(flightKey, (flightSignal) => this.fetchAndCache(spec, flightKey, flightSignal), signal)) as T | null;
   }

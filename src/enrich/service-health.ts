@@ -3,6 +3,8 @@ import { UpstreamError } from './http';
 // The negative cache of outside services (docs/title-first.md "Negative cache"): a service that
 // timed out, answered 5xx or refused the connection is not asked again for a few minutes, so a
 // dead service costs one timeout, not one per track. Answers already cached are still used.
+// A service that said how long to wait (429 or 503 with Retry-After: MusicBrainz when busy) is
+// left alone that long, never longer than the fixed pause.
 
 /** How long a failed service is left alone. */
 const FAILED_SERVICE_PAUSE_MS = 3 * 60 * 1000;
@@ -34,7 +36,9 @@ export class ServiceHealth {
   /** Records the outcome of a request that was not cancelled by its caller. */
   failed(service: string, error: unknown): void {
     if (!isServiceFailure(error)) return;
-    this.failures.set(service, { until: this.now() + this.pauseMs });
+    const asked = error.retryAfterMs;
+    const pause = asked === undefined ? this.pauseMs : Math.min(asked, this.pauseMs);
+    this.failures.set(service, { until: this.now() + pause });
   }
 
   /** Services paused now, by name (GET /v1/status names them). */
@@ -44,8 +48,9 @@ export class ServiceHealth {
   }
 }
 
-/** A timeout, a refused or cut connection, or a 5xx: the service is not answering. */
+/** A timeout, a refused or cut connection, a 5xx, or a 429 that named its wait: the service is not answering now. */
 function isServiceFailure(error: unknown): error is UpstreamError {
   if (!(error instanceof UpstreamError)) return false;
+  if (error.status === 429) return error.retryAfterMs !== undefined;
   return error.noAnswer || (error.status !== undefined && error.status >= 500);
 }

@@ -1,12 +1,12 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { fieldText, type ImageCandidate, type ImageCategory, type TrackImage, type TrackRecord } from '../domain/track';
+import { IMAGE_CATEGORIES, fieldText, type ImageCandidate, type ImageCategory, type TrackFields, type TrackImage, type TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import { anySignal } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
 import { MAX_IMAGE_BYTES, coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import { BoundedMap } from '../domain/bounded-map';
-import type { ImageIntake, StoredCover } from '../domain/image-intake';
+import type { ImageIntake, KnownImage, StoredCover } from '../domain/image-intake';
 import { ImageRejected, type ImageStore, type StoredImage } from '../store/images';
 import { isStorageUnavailable } from '../store/health';
 import { ImageFetchError, parseFetchableUrl, type FetchFailure, type ImageFetcher } from './fetch-image';
@@ -30,6 +30,8 @@ export interface CollectorDeps {
   logger: Logger;
 }
 
+const ARTIST_IMAGE_CATEGORIES: readonly ImageCategory[] = IMAGE_CATEGORIES.filter((category) => category !== 'cover');
+
 /** More candidates than this for one track are ignored (a slideshow needs a handful). */
 const MAX_CANDIDATES_PER_TRACK = 16;
 /** A provider image URL that failed is not asked again for this long (a track is played often). */
@@ -52,11 +54,7 @@ const FAILURE_TEXT: Readonly<Record<FetchFailure | ImageRejected['reason'], stri
 };
 
 /** An image of the store to link to a track. */
-interface Linkable {
-  category: ImageCategory;
-  key: string;
-  source: string;
-}
+type Linkable = KnownImage;
 
 export class ImageCollector extends EventEmitter<CollectorEvents> implements ImageIntake {
   private readonly pending = new Set<Promise<void>>();
@@ -109,6 +107,44 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       if (candidate.category !== 'cover') continue;
       const stored = await this.storedImageFor(candidate.url);
       if (stored) return toCover(stored.key, candidate.source);
+    }
+    return undefined;
+  }
+
+  async knownImages(track: Readonly<TrackFields>, candidates: readonly ImageCandidate[]): Promise<KnownImage[]> {
+    const artistKey = nameKey(fieldText(track, 'artist') ?? '');
+    if (artistKey === '') return [];
+    const albumKey = nameKey(fieldText(track, 'album') ?? '');
+    try {
+      const coverOfRelease = async (): Promise<KnownImage | undefined> => {
+        const cover =
+          (await this.knownCover(candidates)) ?? (albumKey === '' ? undefined : (await this.deps.store.find({ category: 'cover', artistKey, albumKey }))[0]);
+        return cover && { category: 'cover', key: cover.key, source: 'source' in cover ? cover.source : 'image store' };
+      };
+      const artistImage = async (category: ImageCategory): Promise<KnownImage | undefined> => {
+        const image = (await this.knownCandidate(category, candidates)) ?? (await this.deps.store.find({ category, artistKey }))[0];
+        return image && { category, key: image.key, source: 'source' in image ? image.source : 'image store' };
+      };
+      // Asked together: on PostgreSQL each is a round trip, and the title waits for them.
+      const found = await Promise.all([coverOfRelease(), ...ARTIST_IMAGE_CATEGORIES.map(artistImage)]);
+      return found.filter((image): image is KnownImage => image !== undefined);
+    } catch (error) {
+      // Only the first frame is poorer for it: the images still come by the usual path.
+      if (!isStorageUnavailable(error)) this.deps.logger.warn(`known images not read: ${errorMessage(error)}`);
+      return [];
+    }
+  }
+
+  async link(record: TrackRecord, images: readonly KnownImage[]): Promise<void> {
+    await this.linkAndAnnounce(record, images);
+  }
+
+  /** A candidate of `category` downloaded before. */
+  private async knownCandidate(category: ImageCategory, candidates: readonly ImageCandidate[]): Promise<KnownImage | undefined> {
+    for (const candidate of candidates) {
+      if (candidate.category !== category) continue;
+      const stored = await this.storedImageFor(candidate.url);
+      if (stored) return { category, key: stored.key, source: candidate.source };
     }
     return undefined;
   }

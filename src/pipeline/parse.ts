@@ -118,3 +118,9 @@ export function requestCredential(request: RawRequest): Credential | null {
   const query = singleValuedQuery(request.query);
   return pickCredential(request, query, query);
 }
+
+/** The credential of a request whose POST body is JSON with a `secret` field (docs/song-requests.md). */
+export function requestCredentialWithBody(request: RawRequest): Credential | null {
+  const query = singleValuedQuery(request.query);
+  return pickCredential(request, isPlainObject(request.body) ? request.body : {}, query);
+}

@@ -7,9 +7,10 @@ import type { TrackStore } from '../store/tracks';
 import { fitRecord } from './fit-record';
 
 // The one update path of a stored record (docs/title-first.md "How a track fills in"):
-// enrichment, the cover and later images only fill fields the record has empty. Each change is
-// written to the row and announced, at most once per UPDATE_INTERVAL_MS per record; changes that
-// come closer together are written and announced together.
+// enrichment, the cover and later images only fill fields the record has empty. Each text change
+// is written to the row and announced, at most once per UPDATE_INTERVAL_MS per record; changes
+// that come closer together are written and announced together. A change that brings an image
+// (the cover) goes out at once (docs/decisions.md "Complete frames"), with any text waiting.
 
 /** docs/decisions.md "Title first, details after": at most one announced update per 250 ms per record. */
 const UPDATE_INTERVAL_MS = 250;
@@ -33,6 +34,8 @@ export class RecordUpdates {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The pending change brings an image: it is not held by the interval. */
+  private urgent = false;
 
   constructor(
     stored: TrackRecord,
@@ -62,7 +65,33 @@ export class RecordUpdates {
       const known = this.record.metadata.enrichment_sources;
       metadata.enrichment_sources = { ...(isSourceMap(known) ? known : {}), ...merged.sources };
     }
-    this.record = { ...this.record, metadata: withinBound(metadata, this.record.metadata, this.deps.maxRecordBytes) };
+    this.replace(withinBound(metadata, this.record.metadata, this.deps.maxRecordBytes));
+  }
+
+  /**
+   * A repeat of the same play (docs/title-first.md "The same track twice"): the fields it sends
+   * that differ from the record replace them (a corrected album or label); a field it takes over
+   * from enrichment is no longer credited to it. Fields it does not send stay.
+   */
+  correct(sent: Readonly<TrackFields>): void {
+    if (this.stopped) return;
+    const changed = Object.entries(sent).filter(
+      ([key, value]) => key !== 'enrichment_sources' && JSON.stringify(this.record.metadata[key]) !== JSON.stringify(value),
+    );
+    if (changed.length === 0) return;
+    const metadata: TrackFields = { ...this.record.metadata, ...Object.fromEntries(changed) };
+    const known = metadata.enrichment_sources;
+    if (isSourceMap(known)) {
+      const sources = Object.fromEntries(Object.entries(known).filter(([key]) => !changed.some(([name]) => name === key)));
+      if (Object.keys(sources).length > 0) metadata.enrichment_sources = sources;
+      else delete metadata.enrichment_sources;
+    }
+    this.replace(withinBound(metadata, this.record.metadata, this.deps.maxRecordBytes));
+  }
+
+  private replace(metadata: TrackFields): void {
+    if (metadata.coverurl !== undefined && metadata.coverurl !== this.record.metadata.coverurl) this.urgent = true;
+    this.record = { ...this.record, metadata };
     this.schedule();
   }
 
@@ -101,8 +130,13 @@ export class RecordUpdates {
   }
 
   private schedule(): void {
-    if (this.timer !== undefined || !this.pendingWrite()) return;
-    const wait = Math.max(0, this.lastWriteAt + this.intervalMs - Date.now());
+    if (!this.pendingWrite()) return;
+    if (this.timer !== undefined) {
+      // A text update waiting out the interval: an image that arrives takes it along at once.
+      if (!this.urgent) return;
+      clearTimeout(this.timer);
+    }
+    const wait = this.urgent ? 0 : Math.max(0, this.lastWriteAt + this.intervalMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.writing = this.writing.then(() => this.write());
@@ -117,6 +151,7 @@ export class RecordUpdates {
     const record = this.record;
     // Tried once: a version the database refused is not tried again (the next fill writes it all).
     this.written = JSON.stringify(record.metadata);
+    this.urgent = false;
     this.lastWriteAt = Date.now();
     try {
       await this.deps.tracks.updateMetadata(record.dbid, record.metadata);

@@ -1,6 +1,8 @@
 import { deadlineSignal, withDeadline } from '../signals';
-import type { ImageIntake, StoredCover } from '../domain/image-intake';
-import type { ImageCandidate, TrackFields, TrackRecord } from '../domain/track';
+import type { CoversInFlight } from '../domain/covers-in-flight';
+import { coverUrlFor, keyOfCoverUrl } from '../domain/image';
+import type { ImageIntake, KnownImage, StoredCover } from '../domain/image-intake';
+import { fieldText, type ImageCandidate, type TrackFields, type TrackRecord } from '../domain/track';
 import { isSamePlay } from '../domain/same-play';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
@@ -9,8 +11,10 @@ import type { Logger } from '../log';
 import type { NewTrack, TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../domain/current-track';
+import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
+import type { SongRequests } from './song-requests';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
@@ -37,6 +41,10 @@ export interface SubmitDeps {
   images?: ImageIntake;
   /** Records being enriched here: a repeat of the same play joins its enrichment (without it, it answers with what is stored). */
   inProgress?: RecordsInProgress;
+  /** Records whose cover is being looked for, so an image request can wait for it (docs/decisions.md "Complete frames"). */
+  coversInFlight?: CoversInFlight;
+  /** The song-request queue: a new record fulfils the request it matches, and names its requester. */
+  songRequests?: Pick<SongRequests, 'fulfil'>;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -72,13 +80,21 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       if (isSamePlay(current, fields, Date.parse(receivedAt), deps.dedupeSeconds)) {
         return samePlay(current, fields, submittedCoverUrl, warnings, signal, deps);
       }
-      const track = { receivedSeq, receivedAt, metadata: fields, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
-      const stored = await storeAndAnnounce(track, announced, signal, deps);
+      const submitted = { ...fields };
+      // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
+      delete submitted.coverurl;
+      const known = await knownBeforeAnnounce({ ...submitted, ...recognitionInput }, deps);
+      const metadata = withKnown(submitted, known, deps.maxRecordBytes);
+      const track = { receivedSeq, receivedAt, metadata, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+      const stored = await storeAndAnnounce(track, known.images, announced, signal, deps);
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
-      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
+      const coverFound = lookingForCover(stored, deps);
+      const fulfilled = fulfilRequest(updates, deps);
+      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps, coverFound);
       deps.inProgress?.add(updates, enriched);
-      await enriched;
+      await enriched.finally(coverFound);
+      await fulfilled;
       const settled = await updates.settled();
       await deps.nowPlaying.settle(settled);
       return settled;
@@ -103,17 +119,25 @@ export function checkSubmission(
   requireIdentifyingField(sanitize(rawFields, deps).fields);
 }
 
-/** Stores the sanitized record and makes it current at once, before any outside service is asked. */
-async function storeAndAnnounce(track: NewTrack, announced: Announced, signal: AbortSignal, deps: SubmitDeps): Promise<TrackRecord> {
-  // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
-  const metadata = { ...track.metadata };
-  delete metadata.coverurl;
-  const stored = await deps.tracks.insert({ ...track, metadata });
+/**
+ * Stores the sanitized record, with what is known of it already, and makes it current at once,
+ * before any outside service is asked. The known images are linked first, so the first frame of
+ * every stream carries them.
+ */
+async function storeAndAnnounce(
+  track: NewTrack,
+  knownImages: readonly KnownImage[],
+  announced: Announced,
+  signal: AbortSignal,
+  deps: SubmitDeps,
+): Promise<TrackRecord> {
+  const stored = await deps.tracks.insert(track);
   if (signal.aborted) {
     // A store so slow that the 408 went out first: the record is taken back before anyone saw it.
     forget(stored.dbid, deps);
     signal.throwIfAborted();
   }
+  if (knownImages.length > 0) await linkQuietly(stored, knownImages, deps);
   announced.record = stored;
   announced.previous = deps.nowPlaying.current();
   deps.nowPlaying.offer(stored);
@@ -131,13 +155,23 @@ async function enrich(
   warnings: string[],
   signal: AbortSignal,
   deps: SubmitDeps,
+  coverFound: () => void,
 ): Promise<void> {
   const { images } = deps;
-  const setCover = (cover: StoredCover) => updates.fill({ coverurl: cover.url });
+  const record = updates.latest();
+  // A found cover is linked at once, so an image request that waits for it finds it.
+  const setCover = (cover: StoredCover) => {
+    updates.fill({ coverurl: cover.url });
+    void linkQuietly(record, [{ category: 'cover', key: cover.key, source: cover.source }], deps).finally(coverFound);
+  };
   // The submitted cover downloads while enrichment runs, and gives up well inside the
-  // processing budget: a slow cover costs the cover, never the submission (no 408 for it).
+  // processing budget: a slow cover costs the cover, never the submission (no 408 for it). It
+  // replaces a cover known from the store: the submitter's file is the one to show.
   const submittedCover = fetchSubmittedCover(submittedCoverUrl, signal, deps).then((answer) => {
-    if (answer.cover) setCover(answer.cover);
+    if (answer.cover) {
+      updates.correct({ coverurl: answer.cover.url });
+      void linkQuietly(record, [{ category: 'cover', key: answer.cover.key, source: answer.cover.source }], deps).finally(coverFound);
+    }
     return answer;
   });
   const enrichmentEnds = Date.now() + deps.enrichmentDeadlineSeconds * 1000;
@@ -152,10 +186,46 @@ async function enrich(
   fillFrom(enrichment.added, enrichment.sources);
   const { cover: submitted, warning } = await submittedCover;
   if (warning) warnings.push(warning);
-  const cover = submitted ?? (await images?.knownCover(enrichment.images)) ?? (await enrichmentCover(images, enrichment.images, enrichmentEnds, signal));
+  const cover =
+    submitted ??
+    coverOf(updates.latest()) ??
+    (await images?.knownCover(enrichment.images)) ??
+    (await enrichmentCover(images, enrichment.images, enrichmentEnds, signal));
   if (cover) setCover(cover);
   signal.throwIfAborted();
   await images?.collect(updates.latest(), cover, enrichment.images, setCover);
+}
+
+/** Takes the song request the new record fulfils off the queue; its requester fills the record (`requester`, What's Now Playing's field). */
+async function fulfilRequest(updates: RecordUpdates, deps: SubmitDeps): Promise<void> {
+  const request = await deps.songRequests?.fulfil(updates.latest());
+  if (request) updates.fill({ requester: request.requester });
+}
+
+/** The cover a record already shows (known when it was announced), as a stored cover. */
+function coverOf(record: TrackRecord): StoredCover | undefined {
+  const key = keyOfCoverUrl(fieldText(record.metadata, 'coverurl') ?? '');
+  return key === null ? undefined : { key, url: coverUrlFor(key), source: 'image store' };
+}
+
+/**
+ * Registers the record's cover search when it was announced without one and names an album (what
+ * an image client asks by); answers the function that ends it.
+ */
+function lookingForCover(record: TrackRecord, deps: SubmitDeps): () => void {
+  const artist = fieldText(record.metadata, 'artist');
+  const album = fieldText(record.metadata, 'album');
+  if (!deps.coversInFlight || record.metadata.coverurl !== undefined || !artist || !album) return () => undefined;
+  return deps.coversInFlight.start(artist, album);
+}
+
+/** Links images to a record; a database that fails now costs the link, never the submission. */
+async function linkQuietly(record: TrackRecord, images: readonly KnownImage[], deps: SubmitDeps): Promise<void> {
+  try {
+    await deps.images?.link(record, images);
+  } catch (error) {
+    deps.logger.warn(`images of track ${record.dbid} not linked: ${errorMessage(error)}`);
+  }
 }
 
 function fetchSubmittedCover(coverurl: string | undefined, signal: AbortSignal, deps: SubmitDeps): Promise<{ cover?: StoredCover; warning?: string }> {
@@ -168,7 +238,8 @@ function fetchSubmittedCover(coverurl: string | undefined, signal: AbortSignal, 
 
 /**
  * The same play again (docs/title-first.md "The same track twice"): no new record and no history
- * row; what this submission adds fills the current record's empty fields.
+ * row; the fields this submission sends replace the record's where they differ (a corrected
+ * album), and are announced; the answer is the record as stored after that.
  */
 async function samePlay(
   current: TrackRecord,
@@ -180,9 +251,12 @@ async function samePlay(
 ): Promise<TrackRecord> {
   const running = deps.inProgress?.get(current.dbid);
   const updates = running?.updates ?? new RecordUpdates(current, deps);
-  const additions = { ...fields };
-  delete additions.coverurl;
-  updates.fill(additions);
+  const sent = { ...fields };
+  delete sent.coverurl;
+  // They made it the same play: a difference of case or spaces is not a correction.
+  delete sent.artist;
+  delete sent.title;
+  updates.correct(sent);
   if (updates.latest().metadata.coverurl === undefined) {
     const { cover, warning } = await fetchSubmittedCover(submittedCoverUrl, signal, deps);
     if (warning) warnings.push(warning);

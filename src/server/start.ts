@@ -40,6 +40,8 @@ import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
 import { createEventStream, type EventStream } from './sse/event-stream';
+import { requestRoutes } from './routes/requests';
+import { SongRequests } from '../pipeline/song-requests';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
@@ -48,7 +50,9 @@ import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
-import { WSSTREAM_PATH, createWsStream } from './ws/wsstream';
+import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
+import { coverWaiter } from './ws/requests';
+import { CoversInFlight } from '../domain/covers-in-flight';
 
 // The composition root of the server process: builds the real objects, listens, and closes
 // everything in reverse order.
@@ -85,7 +89,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const ownFiles = staticRoutes(config.staticDir);
   const storage = await openStorage(config, logger);
   const work = createWork(config, options, storage, logger);
-  const sockets = createSockets(options, storage, work, logger);
+  const sockets = createSockets(config, options, storage, work, logger);
   const app = createHttpApp(config, storage, work, sockets, ownFiles, logger);
   // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
   const shutdown = { started: false };
@@ -182,6 +186,8 @@ interface Work {
   currentImages: CurrentImages;
   /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
   idempotent: ReturnType<typeof idempotentWrites>;
+  /** The song-request queue (docs/song-requests.md). */
+  songRequests: SongRequests;
 }
 
 function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
@@ -225,6 +231,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
+  const songRequests = new SongRequests(store.songRequests, logger);
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
@@ -235,6 +242,9 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,
     inProgress: new RecordsInProgress(),
+    coversInFlight: new CoversInFlight(),
+    // A new track fulfils the song request it matches (docs/song-requests.md).
+    ...(config.requests.enabled ? { songRequests } : {}),
     plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
     tracks,
     nowPlaying,
@@ -245,6 +255,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   return {
+    songRequests,
     idempotent: idempotentWrites(store.idempotency, {
       waitMs: idempotencyLeaseMs + 2000,
       leaseMs: idempotencyLeaseMs,
@@ -315,6 +326,13 @@ function createHttpApp(
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
       eventRoutes(sockets.events),
+      requestRoutes({
+        secret: config.secret,
+        enabled: config.requests.enabled,
+        maxBodyBytes: config.maxBodyBytes,
+        requests: work.songRequests,
+        version: VERSION,
+      }),
     ],
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
@@ -327,9 +345,11 @@ interface Sockets {
   hub: ImageHub;
   events: EventStream;
   wsStream: ReturnType<typeof createWsStream>;
+  /** /wsartistfanartstream: the wsstream frames with a changing artist fanart. */
+  fanartStream: ReturnType<typeof createWsStream>;
 }
 
-function createSockets(options: StartOptions, storage: Storage, work: Work, logger: Logger): Sockets {
+function createSockets(config: FrozenConfig, options: StartOptions, storage: Storage, work: Work, logger: Logger): Sockets {
   const { imageStore, nowPlaying, tracks } = storage;
   const { images } = work;
   const hub = createImageHub({
@@ -345,6 +365,7 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
       meta: (key) => imageStore.meta(key),
       slice: (key, offset, length) => imageStore.slice(key, offset, length),
     },
+    ...(work.submitDeps.coversInFlight ? { awaitCover: coverWaiter(work.submitDeps.coversInFlight, work.submitDeps.enrichmentDeadlineSeconds * 1000) } : {}),
     ...options.ws,
   });
   const wsStream = createWsStream({
@@ -353,10 +374,23 @@ function createSockets(options: StartOptions, storage: Storage, work: Work, logg
     images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
     current: work.currentImages,
     budget: work.queueBudget,
+    completeByDefault: config.wsstream.complete,
+    settleDeadlineMs: config.enrichment.deadlineSeconds * 1000,
+    ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
+  });
+  const fanartStream = createWsStream({
+    nowPlaying,
+    logger,
+    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
+    current: work.currentImages,
+    budget: work.queueBudget,
+    fanart: { intervalMs: config.wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) },
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const events = createEventStream({ nowPlaying, tracks, budget: work.queueBudget, pool: work.expensiveWork, logger });
-  return { hub, wsStream, events };
+  work.songRequests.on('added', (request) => events.announce('request.added', request));
+  work.songRequests.on('removed', (request) => events.announce('request.removed', request));
+  return { hub, wsStream, fanartStream, events };
 }
 
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
@@ -400,6 +434,10 @@ function createHttpServer(
       sockets.wsStream.handleUpgrade(request, socket, head);
       return;
     }
+    if (path === FANART_STREAM_PATH) {
+      sockets.fanartStream.handleUpgrade(request, socket, head);
+      return;
+    }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
   server.on('clientError', answerClientError);
@@ -429,7 +467,7 @@ function closeInOrder(
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       sockets.events.close();
-      await Promise.all([sockets.hub.close(), sockets.wsStream.close()]);
+      await Promise.all([sockets.hub.close(), sockets.wsStream.close(), sockets.fanartStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) server.closeAllConnections();
       await stopped;

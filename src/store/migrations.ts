@@ -210,4 +210,27 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
     `,
   },
+  {
+    version: 10,
+    name: 'song requests',
+    sql: `
+      -- The song-request queue (docs/song-requests.md), oldest first by id. Times are ms since
+      -- the epoch. normalized_* are the names as requests compare them.
+      CREATE TABLE song_requests (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        requester TEXT NOT NULL,
+        artist TEXT,
+        title TEXT,
+        normalized_artist TEXT NOT NULL,
+        normalized_title TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        user_platform TEXT,
+        external_id TEXT,
+        user_input TEXT,
+        requested_for TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
+    `,
+  },
 ];

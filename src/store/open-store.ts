@@ -7,6 +7,7 @@ import { createLookupCacheStore } from './lookup-cache';
 import { createOutputStore } from './outputs';
 import { openPostgresStore } from './postgres/postgres-store';
 import { isPostgresUrl, type Store, type StoreEvents, type StoreOptions } from './store';
+import { createSongRequestStore } from './song-requests';
 import { createTrackStore } from './tracks';
 
 /** Opens the store `database` names: a postgres:// URL, or else a SQLite file path. */
@@ -23,6 +24,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     lookupCache: createLookupCacheStore(db, options.now),
     outputs: createOutputStore(db),
     idempotency: createIdempotencyStore(db),
+    songRequests: createSongRequestStore(db),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),
     close: async () => {

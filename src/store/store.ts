@@ -4,6 +4,7 @@ import type { IdempotencyStore } from './idempotency';
 import type { ImageStore } from './images';
 import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
+import type { SongRequestStore } from './song-requests';
 import type { TrackStore } from './tracks';
 
 // Everything the app stores, behind one asynchronous interface (docs/several-instances.md, docs/decisions.md
@@ -54,6 +55,8 @@ export interface Store {
   readonly outputs: OutputStore;
   /** First answers to Idempotency-Keys (docs/limits-and-load.md "Idempotency and retries"). */
   readonly idempotency: IdempotencyStore;
+  /** The song-request queue (docs/song-requests.md). */
+  readonly songRequests: SongRequestStore;
   /** Shared request spacing; absent with SQLite, where one process's limiter is the whole story. */
   readonly requestSlots?: RequestSlots;
   /** Changes of other instances; never fires with SQLite (one process owns the file). */

@@ -1,6 +1,7 @@
 import { startFake } from '../fakes/fake-server';
 import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
 import { MASSIVE_ATTACK, MEZZANINE, MUSIQUE, ONE_MORE_TIME, TEARDROP } from '../fixtures/ids';
+import { eventually } from '../helpers/eventually';
 import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import type { Config } from '../../src/config/schema';
@@ -167,6 +168,21 @@ describe('POST /v1/remoteinput with enrichment', () => {
       expect(metadata).toEqual({ artist: 'Portishead', title: 'Glory Box' });
       const [rejected, retried] = fakes.musicbrainz.calls();
       expect((retried?.at ?? 0) - (rejected?.at ?? 0)).toBeGreaterThanOrEqual(2000);
+    });
+
+    it('When MusicBrainz stays busy (503 with Retry-After: 1), then it is paused about that long, not 3 minutes, and asked again after it (docs/title-first.md "Negative cache")', async () => {
+      fakes.musicbrainz.override(() => ({ status: 503, headers: { 'Retry-After': '1', 'Content-Type': 'text/plain' }, body: 'busy' }));
+      await start();
+      expectNoMusicBrainzFields(await submit({ artist: 'Massive Attack', title: 'Teardrop' }));
+      const status = async () => asObject((await request(`${server?.url}/v1/status`)).json).failing_services;
+      expect(await status()).toEqual(['musicbrainz']);
+      expect(server?.logs.join('\n')).not.toMatch(/skipped for (\d{2,}|[2-9]) s more/);
+      const calls = fakes.musicbrainz.calls().length;
+      // The pause ends after the asked second (a dead service's would last 180 s).
+      expect(await eventually(status, (failing) => failing === undefined, 5000)).toBeUndefined();
+      fakes.musicbrainz.reset();
+      expect((await submit({ artist: 'Daft Punk', title: 'One More Time', album: 'Musique Vol. 1' })).musicbrainzrecordingid).toBe(ONE_MORE_TIME);
+      expect(calls).toBeGreaterThan(0);
     });
 
     it('When MusicBrainz answers malformed JSON, then the submission succeeds unenriched', async () => {

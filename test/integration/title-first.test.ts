@@ -145,6 +145,36 @@ describe('Title first, details after', () => {
       expect(other.dbid).not.toBe(first.dbid);
     });
 
+    it('When a repeat within dedupeSeconds brings a corrected album and label, then the same record is updated: /v1/last, history and the streams say so, and the answer is what is stored', async () => {
+      t = await startTestServer({});
+      client = await connectClient(t.url);
+      const first = asObject(
+        (await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanin', label: 'Virgn', source_agent: 'wnp/5' }))
+          .json,
+      );
+      await client.waitFor((frame) => frame.type === 'track' && frame.dbid === first.dbid);
+      const again = await postJson(`${t.url}/v1/remoteinput`, {
+        artist: 'Massive Attack',
+        title: 'Teardrop',
+        album: 'Mezzanine',
+        label: 'Virgin',
+        source_agent: 'wnp/6',
+      });
+      expect(again.status).toBe(200);
+      const stored = { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine', label: 'Virgin', source_agent: 'wnp/6' };
+      expect(asObject(again.json)).toMatchObject({ dbid: first.dbid, processed_metadata: stored });
+      expect(asObject((await request(`${t.url}/v1/last`)).json)).toEqual({ dbid: first.dbid, ...stored });
+      const history = asObject((await request(`${t.url}/v1/history`)).json).tracks as Record<string, unknown>[];
+      expect(history).toHaveLength(1);
+      expect(history[0]).toMatchObject({ dbid: first.dbid, album: 'Mezzanine', label: 'Virgin' });
+      await client.waitFor(
+        (frame) => frame.type === 'track' && frame.dbid === first.dbid && trackOf(frame).album === 'Mezzanine' && trackOf(frame).label === 'Virgin',
+      );
+      // The same fields again change nothing and announce nothing new.
+      const same = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine' })).json);
+      expect(same.processed_metadata).toEqual(stored);
+    });
+
     it('When dedupeSeconds is 0, then the same track twice is two plays', async () => {
       t = await startTestServer({ config: { dedupeSeconds: 0 } });
       const first = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'A', title: 'T' })).json);

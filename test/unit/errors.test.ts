@@ -2,8 +2,8 @@ import { ERRORS } from '../../src/errors';
 
 describe('the error catalogue', () => {
   it('uses only the statuses of the docs/http-api.md "Errors" table (426 for a plain GET on the WebSocket path, 431 from the HTTP parser)', () => {
-    // 421 and 503: docs/decisions.md "Hostile clients and browsers".
-    const documented = [400, 403, 404, 405, 408, 409, 413, 415, 417, 421, 422, 426, 431, 500, 503];
+    // 421 and 503: docs/decisions.md "Hostile clients and browsers"; 429: a full song-request queue (docs/song-requests.md).
+    const documented = [400, 403, 404, 405, 408, 409, 413, 415, 417, 421, 422, 426, 429, 431, 500, 503];
     for (const [code, spec] of Object.entries(ERRORS)) expect([code, documented.includes(spec.status)]).toEqual([code, true]);
   });
 

@@ -9,7 +9,7 @@ import { createFanOut } from '../fan-out';
 import { requestGone, type WorkPool } from '../work-pool';
 import { budgetedQueuedBytes } from '../ws/budgeted-queue';
 import type { QueuedBytes } from '../ws/outbox';
-import { HEARTBEAT, MAX_REPLAY, OPENING, recordEvent, trackEvent } from './frames';
+import { HEARTBEAT, MAX_REPLAY, OPENING, namedEvent, recordEvent, trackEvent } from './frames';
 
 // GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): every change of the current
 // track (and every update of it) as a `track` event to every reader. It hangs off NowPlaying's
@@ -35,6 +35,8 @@ export interface EventStream {
   /** Takes over the response: headers are set by the caller; the stream writes the rest. `client`: whose turn in the pool a replay takes. */
   attach(response: ServerResponse, since: number | undefined, client: string): void;
   readerCount(): number;
+  /** Sends a named event without an id (a song request's, docs/song-requests.md) to every reader that is live. */
+  announce(event: string, data: object): void;
   /** Bytes written to readers that their sockets have not taken yet (what a slow reader costs). */
   unsentBytes(): number;
   /** Ends every stream (a reader reconnects to whichever instance is up). */
@@ -130,6 +132,12 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       if (current) write(reader, trackEvent(current.dbid, options.nowPlaying.snapshot().body));
     },
     readerCount: () => readers.size,
+    announce(event, data) {
+      const text = Buffer.from(namedEvent(event, data));
+      fanOut.send(readers, (reader) => {
+        if (!reader.replaying && readers.has(reader)) write(reader, text);
+      });
+    },
     unsentBytes: () => [...readers].reduce((sum, reader) => sum + reader.response.writableLength, 0),
     close() {
       clearInterval(heartbeat);

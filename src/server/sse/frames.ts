@@ -20,6 +20,14 @@ export function trackEvent(dbid: number, body: string): string {
   return `event: track\nid: ${dbid}\ndata: ${body}\n\n`;
 }
 
+/**
+ * An event of another kind (`request.added`, `request.removed`): no `id:` line, so a reader's
+ * Last-Event-ID stays the last track's dbid and a reconnect replays tracks only.
+ */
+export function namedEvent(event: string, data: object): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
 export function recordEvent(record: TrackRecord): string {
   return trackEvent(record.dbid, JSON.stringify({ dbid: record.dbid, ...record.metadata }));
 }

@@ -12,7 +12,7 @@ import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
 import { CLOSE_GOING_AWAY, acceptUpgrade, closeServer } from './socket-server';
-import { answerMessage, replyText, subscriptionIn, type ImageLookup } from './requests';
+import { answerMessage, replyText, subscriptionIn, type ImageLookup, type RequestContext } from './requests';
 
 // /v1/images/ws (docs/decisions.md "/v1/images/ws"). A client that
 // sends a message within SUBSCRIBE_WINDOW_MS of the handshake is a request/response client
@@ -48,6 +48,8 @@ export interface HubOptions {
   subscribeWindowMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
   budget: QueueBudget;
+  /** Waits for an album cover still being fetched before `get_images` answers (requests.ts). */
+  awaitCover?: RequestContext['awaitCover'];
 }
 
 export interface ImageHub {
@@ -159,10 +161,20 @@ function createPushStream(options: HubOptions): { subscribe: (client: Client) =>
 
   // A change and an update of the current track are the same frame: an update repeats the dbid
   // with more fields filled (docs/title-first.md).
-  const onTrackChanged = (record: TrackRecord) => broadcast(trackFrame(record));
+  const onTrackUpdated = (record: TrackRecord) => broadcast(trackFrame(record));
+  // A new track may show images from its first moment (the store knew them: docs/decisions.md
+  // "Complete frames"): they follow its track frame at once.
+  const onTrackChanged = (record: TrackRecord) => {
+    broadcast(trackFrame(record));
+    if (subscribers.size === 0) return;
+    void safeImagesOf(record).then((images) => {
+      if (options.nowPlaying.current()?.dbid !== record.dbid) return;
+      for (const image of images) broadcast(imageFrame(image));
+    });
+  };
   const onImage = (image: TrackImage) => broadcast(imageFrame(image));
   options.nowPlaying.on('track-changed', onTrackChanged);
-  options.nowPlaying.on('track-updated', onTrackChanged);
+  options.nowPlaying.on('track-updated', onTrackUpdated);
   options.images.on('image', onImage);
 
   return {
@@ -170,7 +182,7 @@ function createPushStream(options: HubOptions): { subscribe: (client: Client) =>
     forget: (client) => subscribers.delete(client),
     stop() {
       options.nowPlaying.off('track-changed', onTrackChanged);
-      options.nowPlaying.off('track-updated', onTrackChanged);
+      options.nowPlaying.off('track-updated', onTrackUpdated);
       options.images.off('image', onImage);
       fanOut.clear();
     },
@@ -194,7 +206,8 @@ function onMessage(socket: WebSocket, client: Client, data: RawData, isBinary: b
   if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
   client.outbox.reply(async () => {
     if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
-    return replyText(await answerMessage(text, { images: options.images, version: options.version }), options.images);
+    const context: RequestContext = { images: options.images, version: options.version, ...(options.awaitCover ? { awaitCover: options.awaitCover } : {}) };
+    return replyText(await answerMessage(text, context), options.images);
   });
   // `hello` with `subscribe: true`: the welcome first, then the pushes.
   if (subscription === 'with-request') subscribe(client);

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
-import type { ImageCategory, TrackRecord } from '../../domain/track';
+import { fieldText, type ImageCategory, type TrackRecord } from '../../domain/track';
+import { nameKey } from '../../images/names';
 import type { CurrentImageSet, CurrentImages } from '../current-images';
 import type { Logger } from '../../log';
 import type { NowPlaying } from '../../domain/current-track';
@@ -23,8 +24,13 @@ import { base64FieldFragments, type ImageLookup } from './requests';
 // arrives later (enrichment runs on after the response) sends the frame again. At shutdown: `{"last": true}`,
 // then close with 1001. A reader that falls behind gets only the newest track once it catches up:
 // at most one frame is under way per socket, its images read from the store piece by piece.
+// A reader that asked `?complete=1` (or every reader, with `wsstream.complete`) gets one frame per
+// track instead, once the track has settled or at the enrichment deadline (docs/whats-now-playing.md
+// "One frame per track"): for clients that read the first frame of a track and ignore the rest.
 
 export const WSSTREAM_PATH = '/wsstream';
+/** What's Now Playing's fanart slideshow socket: the same frames, a new artist fanart every few seconds. */
+export const FANART_STREAM_PATH = '/wsartistfanartstream';
 const MAX_INBOUND_BYTES = 4 * 1024;
 
 export interface WsStreamOptions {
@@ -36,6 +42,15 @@ export interface WsStreamOptions {
   pingIntervalMs?: number;
   /** limits.maxQueuedBytes, shared with every other reader of the process. */
   budget: QueueBudget;
+  /** `wsstream.complete`: every reader reads one frame per track unless it asks `?complete=0`. */
+  completeByDefault?: boolean;
+  /** How long a complete reader waits for a track to settle (the enrichment deadline). */
+  settleDeadlineMs?: number;
+  /**
+   * /wsartistfanartstream: every `intervalMs` (and on every change) the frame again, its
+   * `artistfanartbase64` a random fanart of the artist, else the cover, else transparent.
+   */
+  fanart?: { intervalMs: number; find: ImageLookup['find']; pick?: (count: number) => number };
 }
 
 export interface WsStream {
@@ -46,6 +61,8 @@ export interface WsStream {
 
 interface Reader {
   outbox: Outbox;
+  /** One frame per track, when it has settled (?complete=1). */
+  complete: boolean;
   /** A frame is being sent; `stale` says the track changed meanwhile. */
   sending: boolean;
   stale: boolean;
@@ -60,7 +77,8 @@ export function createWsStream(options: WsStreamOptions): WsStream {
   const frameNow = async (): Promise<string | AsyncIterable<string>> => {
     const record = options.nowPlaying.current();
     if (!record) return '{}';
-    return wsStreamFrame(record, await options.current.of(record), options.images);
+    const images = await options.current.of(record);
+    return wsStreamFrame(record, options.fanart ? await withFanartPick(record, images, options.fanart) : images, options.images);
   };
 
   const send = (reader: Reader) => {
@@ -75,15 +93,29 @@ export function createWsStream(options: WsStreamOptions): WsStream {
 
   // After the current turn, in slices (fan-out.ts); each reader gets the track current at its turn.
   const fanOut = createFanOut<Reader>();
-  const onChange = () => fanOut.send(readers.values(), send);
-  options.nowPlaying.on('track-changed', onChange);
+  const everyUpdate = () =>
+    fanOut.send(
+      [...readers.values()].filter((reader) => !reader.complete),
+      send,
+    );
+  // Nothing current (the only track was taken back): nothing to send, as for every reader.
+  const settled = () => {
+    if (options.nowPlaying.current())
+      fanOut.send(
+        [...readers.values()].filter((reader) => reader.complete),
+        send,
+      );
+  };
+  const settling = createSettling(options.nowPlaying, options.settleDeadlineMs ?? DEFAULT_SETTLE_MS, settled);
+  options.nowPlaying.on('track-changed', everyUpdate);
   // A cover that arrives after the response changes the frame (its coverimagebase64) too.
-  options.nowPlaying.on('track-updated', onChange);
-  options.current.on('artist-image', onChange);
+  options.nowPlaying.on('track-updated', everyUpdate);
+  options.current.on('artist-image', everyUpdate);
 
-  wss.on('connection', (socket) => {
+  wss.on('connection', (socket, request: IncomingMessage) => {
     heartbeat.watch(socket);
     const reader: Reader = {
+      complete: wantsComplete(request.url, options.completeByDefault ?? false),
       sending: false,
       stale: false,
       // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
@@ -99,8 +131,13 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     };
     readers.set(socket, reader);
     socket.on('error', (error) => options.logger.warn(`wsstream: ${error.message}`));
-    socket.on('close', () => readers.delete(socket));
-    if (options.nowPlaying.current()) send(reader);
+    const slideshow = options.fanart ? setInterval(() => options.nowPlaying.current() && send(reader), options.fanart.intervalMs) : undefined;
+    socket.on('close', () => {
+      clearInterval(slideshow);
+      readers.delete(socket);
+    });
+    // A complete reader that connects while the current track is settling gets it when it has.
+    if (options.nowPlaying.current() && !(reader.complete && settling.pending())) send(reader);
   });
 
   return {
@@ -109,13 +146,71 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     },
     close() {
       heartbeat.stop();
-      options.nowPlaying.off('track-changed', onChange);
-      options.nowPlaying.off('track-updated', onChange);
-      options.current.off('artist-image', onChange);
+      options.nowPlaying.off('track-changed', everyUpdate);
+      options.nowPlaying.off('track-updated', everyUpdate);
+      options.current.off('artist-image', everyUpdate);
+      settling.stop();
       fanOut.clear();
       for (const reader of readers.values()) reader.outbox.finish(JSON.stringify({ last: true }), CLOSE_GOING_AWAY, 'server shutting down');
       // A reader stuck in the middle of a frame never gets `last`; it is cut after a moment.
       return closeServer(wss);
+    },
+  };
+}
+
+/** The artist's fanart to show now: a random one of those stored, else the track's own, else its cover. */
+async function withFanartPick(record: TrackRecord, images: CurrentImageSet, fanart: NonNullable<WsStreamOptions['fanart']>): Promise<CurrentImageSet> {
+  const artistKey = nameKey(fieldText(record.metadata, 'artist') ?? '');
+  const all = artistKey === '' ? [] : await fanart.find({ category: 'fanart', artistKey });
+  const pick = fanart.pick ?? ((count: number) => Math.floor(Math.random() * count));
+  const chosen = all.length > 0 ? all[Math.min(all.length - 1, Math.max(0, pick(all.length)))] : undefined;
+  const shown = chosen ?? images.fanart ?? images.cover;
+  return shown ? { ...images, fanart: shown } : images;
+}
+
+/** Without a configured deadline, a complete reader waits this long for a track to settle. */
+const DEFAULT_SETTLE_MS = 10_000;
+
+/** `?complete=1` (or `true`) asks for one frame per track; `?complete=0` (or `false`) declines the default. */
+export function wantsComplete(url: string | undefined, byDefault: boolean): boolean {
+  const value = new URLSearchParams((url ?? '').split('?')[1] ?? '').get('complete');
+  if (value === '1' || value === 'true') return true;
+  if (value === '0' || value === 'false') return false;
+  return byDefault;
+}
+
+/**
+ * When the current track has settled: its enrichment ended here ('track-settled'), or the deadline
+ * passed (a track of another instance, which settles there), or it was taken back. `release` runs
+ * once per track.
+ */
+function createSettling(nowPlaying: NowPlaying, deadlineMs: number, release: () => void): { pending(): boolean; stop(): void } {
+  let waiting: { dbid: number; timer: NodeJS.Timeout } | null = null;
+  const done = () => {
+    if (!waiting) return;
+    clearTimeout(waiting.timer);
+    waiting = null;
+    release();
+  };
+  const onChanged = (record: TrackRecord) => {
+    if (waiting) clearTimeout(waiting.timer);
+    waiting = { dbid: record.dbid, timer: setTimeout(done, deadlineMs) };
+    waiting.timer.unref();
+  };
+  const onSettled = (record: TrackRecord) => {
+    if (waiting?.dbid === record.dbid) done();
+  };
+  nowPlaying.on('track-changed', onChanged);
+  nowPlaying.on('track-settled', onSettled);
+  nowPlaying.on('track-retracted', done);
+  return {
+    pending: () => waiting !== null,
+    stop() {
+      if (waiting) clearTimeout(waiting.timer);
+      waiting = null;
+      nowPlaying.off('track-changed', onChanged);
+      nowPlaying.off('track-settled', onSettled);
+      nowPlaying.off('track-retracted', done);
     },
   };
 }

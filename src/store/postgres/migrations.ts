@@ -178,6 +178,29 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE idempotency_keys ADD COLUMN owner text;
     `,
   },
+  {
+    version: 7,
+    name: 'song requests',
+    sql: `
+      -- The song-request queue (docs/song-requests.md), oldest first by id, shared by every
+      -- instance. Times are ms since the epoch.
+      CREATE TABLE song_requests (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        requester text NOT NULL,
+        artist text,
+        title text,
+        normalized_artist text NOT NULL,
+        normalized_title text NOT NULL,
+        origin text NOT NULL,
+        user_platform text,
+        external_id text,
+        user_input text,
+        requested_for text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
+    `,
+  },
 ];
 
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS, onMigrated?: MigrationReport): Promise<void> {

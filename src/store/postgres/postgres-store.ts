@@ -8,6 +8,7 @@ import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
 import { createPostgresOutputStore } from './outputs';
 import { createPostgresIdempotencyStore } from './idempotency';
+import { createPostgresSongRequestStore } from './song-requests';
 import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
@@ -44,6 +45,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),
     idempotency: createPostgresIdempotencyStore(pool),
+    songRequests: createPostgresSongRequestStore(pool),
     requestSlots: createPostgresRequestSlots(pool),
     events,
     probeWrite: () => probePostgresWrite(pool),

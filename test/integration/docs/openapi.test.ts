@@ -65,6 +65,11 @@ function check(method: string, url: string, response: JsonResponse): string {
   return `${verb.toUpperCase()} ${template}`;
 }
 
+function asObjectOf(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`not an object: ${JSON.stringify(value)}`);
+  return value as Record<string, unknown>;
+}
+
 describe('docs/openapi.yaml against real answers', () => {
   let server: TestServer;
   const exercised = new Set<string>();
@@ -149,6 +154,31 @@ describe('docs/openapi.yaml against real answers', () => {
     await exchange('GET', '/v1/events?since=x');
   });
 
+  test('When the song-request queue is used, then every answer is documented (docs/song-requests.md)', async () => {
+    const added = await exchange('POST', '/v1/requests', {
+      headers: json,
+      body: JSON.stringify({ requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }),
+    });
+    await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }) });
+    await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer2', query: '"Breed" by Nirvana' }) });
+    await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ requester: 'viewer2' }) });
+    await exchange('POST', '/v1/requests', { headers: json, body: JSON.stringify({ artist: 'A', title: 'T' }) });
+    await exchange('POST', '/v1/requests', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ requester: 'x', query: 'y' }) });
+    await exchange('GET', '/v1/requests', { headers: auth });
+    await exchange('GET', '/v1/requests');
+    await exchange('DELETE', '/v1/requests?artist=Nirvana&title=Breed', { headers: auth });
+    await exchange('DELETE', '/v1/requests?artist=Nirvana&title=Breed', { headers: auth });
+    await exchange('DELETE', '/v1/requests?requester=viewer1', { headers: auth });
+    await exchange('DELETE', '/v1/requests');
+    await exchange('DELETE', `/v1/requests/${String(asObjectOf(added.json).request_id)}`, { headers: auth });
+    await exchange('DELETE', '/v1/requests/999999', { headers: auth });
+    await exchange('DELETE', '/v1/requests/x', { headers: auth });
+    await exchange('DELETE', '/v1/requests/1');
+    await exchange('DELETE', '/v1/requests', { headers: auth });
+    await exchange('GET', '/v1/lumia/version?plugin_version=1.0.0');
+    await exchange('GET', '/v1/lumia/version');
+  });
+
   test('When pages, images and stream paths are fetched over plain HTTP, then they answer as documented', async () => {
     for (const page of ['/', '/slideshow', '/history', '/favicon.ico', '/assets/overlay.css', '/assets/overlay.js']) {
       expect((await exchange('GET', page)).status).toBe(200);
@@ -157,6 +187,7 @@ describe('docs/openapi.yaml against real answers', () => {
     await exchange('GET', `/cover/${'0'.repeat(64)}`);
     await exchange('GET', '/v1/images/ws');
     await exchange('GET', '/wsstream');
+    await exchange('GET', '/wsartistfanartstream');
     for (const page of ['/history/', '/slideshow/']) expect((await exchange('GET', page, { redirect: 'manual' })).status).toBe(308);
     // No staticDir here: nothing is served there (static-and-csp.test.ts serves a folder).
     for (const file of ['/static/overlay.css', '/httpstatic/overlay.css']) expect((await exchange('GET', file)).status).toBe(404);

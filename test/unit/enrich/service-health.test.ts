@@ -21,4 +21,21 @@ describe('ServiceHealth (negative cache of failing services)', () => {
     health.failed('acoustid', new Error('not an upstream error'));
     expect(health.failing()).toEqual(['theaudiodb']);
   });
+
+  it('When a busy service answered 503 or 429 with Retry-After, then it is paused that long, capped at the fixed pause', () => {
+    const start = now;
+    const health = new ServiceHealth(() => now, 180_000);
+    health.failed('musicbrainz', new UpstreamError('musicbrainz', 'HTTP 503 after 3 attempt(s)', { status: 503, transient: true, retryAfterMs: 2_000 }));
+    health.failed('coverartarchive', new UpstreamError('coverartarchive', 'HTTP 429', { status: 429, transient: true, retryAfterMs: 5_000 }));
+    health.failed('wikidata', new UpstreamError('wikidata', 'HTTP 503', { status: 503, transient: true, retryAfterMs: 3_600_000 }));
+    expect(() => health.check('musicbrainz')).toThrow(/skipped for 2 s more/);
+    now = start + 2_000;
+    expect(() => health.check('musicbrainz')).not.toThrow();
+    expect(health.failing().sort()).toEqual(['coverartarchive', 'wikidata']);
+    now = start + 5_000;
+    expect(health.failing()).toEqual(['wikidata']);
+    expect(() => health.check('wikidata')).toThrow(/skipped for 175 s more/);
+    now = start + 180_000;
+    expect(health.failing()).toEqual([]);
+  });
 });

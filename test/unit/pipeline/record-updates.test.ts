@@ -42,6 +42,37 @@ describe('RecordUpdates (the one update path of a stored record)', () => {
     await store.close();
   });
 
+  it('When a cover arrives while a text update waits out the spacing, then both go out at once: an image is never held (docs/decisions.md "Complete frames")', async () => {
+    const { store, nowPlaying, insert, deps } = setUp();
+    // A spacing far longer than the test: only an update that skips it can be announced in time.
+    const updates = new RecordUpdates(await insert('T'), deps, 60_000);
+    const announced: unknown[] = [];
+    nowPlaying.on('track-updated', (record) => announced.push(record.metadata));
+    updates.fill({ label: 'Virgin' }, { provider: 'musicbrainz' });
+    updates.fill({ coverurl: 'cover/abc' });
+    await new Promise<void>((resolve) => nowPlaying.once('track-updated', () => resolve()));
+    expect(announced).toEqual([{ artist: 'A', title: 'T', label: 'Virgin', coverurl: 'cover/abc', enrichment_sources: { label: 'musicbrainz' } }]);
+    updates.stop();
+    await store.close();
+  });
+
+  it('When a repeat corrects fields, then they replace the stored ones, lose their enrichment credit, and an unchanged repeat announces nothing', async () => {
+    const { store, nowPlaying, insert, deps } = setUp();
+    const updates = new RecordUpdates(await insert('T'), deps, 0);
+    updates.fill({ album: 'Mezanine', label: 'Virgin' }, { provider: 'musicbrainz' });
+    await updates.settled();
+    const announced: unknown[] = [];
+    nowPlaying.on('track-updated', (record) => announced.push(record.metadata));
+    updates.correct({ album: 'Mezzanine' });
+    const settled = await updates.settled();
+    expect(settled.metadata).toEqual({ artist: 'A', title: 'T', album: 'Mezzanine', label: 'Virgin', enrichment_sources: { label: 'musicbrainz' } });
+    updates.correct({ album: 'Mezzanine', label: 'Virgin' });
+    await updates.settled();
+    expect(announced).toHaveLength(1);
+    expect((await store.tracks.byDbid(settled.dbid))?.metadata).toEqual(settled.metadata);
+    await store.close();
+  });
+
   it('When an older record is filled after a newer one became current, then its row changes and nothing is announced', async () => {
     const { store, nowPlaying, insert, deps } = setUp();
     const older = new RecordUpdates(await insert('Older'), deps);

@@ -10,6 +10,7 @@ import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
 import { IDEMPOTENCY_KEEP_MS } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { normaliseName, type NewSongRequest } from '../../../src/domain/song-request';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { storedCount } from '../../helpers/stored-count';
 
@@ -550,6 +551,45 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     });
   });
 
+  describe('song requests', () => {
+    const request = (requester: string, artist: string, title: string, createdAt: number): NewSongRequest => ({
+      requester,
+      artist,
+      title,
+      normalizedArtist: normaliseName(artist),
+      normalizedTitle: normaliseName(title),
+      origin: 'lumia',
+      userPlatform: 'kick',
+      externalId: null,
+      userInput: null,
+      requestedFor: null,
+      createdAt,
+    });
+
+    it('When requests are added, then they list oldest first; one requester’s repeat inside the window is the earlier one; removals answer what went', async () => {
+      await open();
+      const queue = opened().songRequests;
+      const first = await queue.add(request('v1', 'Radiohead', 'Creep', 1000), 0);
+      expect(first).toMatchObject({ state: 'added', request: { requester: 'v1', artist: 'Radiohead', userPlatform: 'kick', createdAt: 1000 } });
+      if (first.state !== 'added') throw new Error('not added');
+      expect(await queue.add(request('v1', 'RADIOHEAD', 'creep', 2000), 1000)).toEqual({ state: 'deduped', request: first.request });
+      expect((await queue.add(request('v1', 'Radiohead', 'Creep', 40_000), 10_000)).state).toBe('added');
+      expect((await queue.add(request('v2', 'Radiohead', 'Creep', 40_001), 10_001)).state).toBe('added');
+      expect((await queue.add(request('v2', 'Nirvana', 'Breed', 40_002), 10_002)).state).toBe('added');
+      expect((await queue.list()).map((one) => [one.requester, one.title])).toEqual([
+        ['v1', 'Creep'],
+        ['v1', 'Creep'],
+        ['v2', 'Creep'],
+        ['v2', 'Breed'],
+      ]);
+      expect((await queue.removeByIdentity('radiohead', 'creep', 'v1')).map((one) => one.requester)).toEqual(['v1', 'v1']);
+      expect(await queue.remove(first.request.id)).toBeNull();
+      expect((await queue.removeByIdentity('radiohead', 'creep')).map((one) => one.requester)).toEqual(['v2']);
+      expect((await queue.clear()).map((one) => one.title)).toEqual(['Breed']);
+      expect(await queue.list()).toEqual([]);
+    });
+  });
+
   describe('idempotency keys', () => {
     const LEASE = 60_000;
     it('When a key is claimed, then a repeat sees it pending, then answered, and after 24 h it is free again', async () => {
@@ -626,7 +666,7 @@ describeWithPostgres('store contract: PostgreSQL', () => {
         const tables = await database.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'tracks'");
         if (Number(tables[0]?.n) === 0) return;
         await database.query(
-          'TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots, output_messages, output_attempts, output_changes, output_cursors CASCADE',
+          'TRUNCATE tracks, images, image_blobs, track_images, image_urls, lookup_cache, request_slots, output_messages, output_attempts, output_changes, output_cursors, song_requests CASCADE',
         );
       },
     }),

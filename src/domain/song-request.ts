@@ -1,0 +1,206 @@
+import { createHash } from 'node:crypto';
+
+// Song requests (docs/song-requests.md): the queue What's Now Playing's request API speaks, the
+// identity of a requested track, how a chat line is read as artist and title, and which request a
+// played track fulfils. Pure.
+
+/** A request in the queue, as stored. */
+export interface SongRequest {
+  id: number;
+  requester: string;
+  artist: string | null;
+  title: string | null;
+  /** normaliseName(artist) and normaliseName(title), kept for matching. */
+  normalizedArtist: string;
+  normalizedTitle: string;
+  /** `lumia` for the API (What's Now Playing's name for requests that come over HTTP), else the client's name. */
+  origin: string;
+  userPlatform: string | null;
+  externalId: string | null;
+  /** The chat text it was read from, when it came as `query`. */
+  userInput: string | null;
+  /** `for @someone` in the chat text. */
+  requestedFor: string | null;
+  /** ms since the epoch. */
+  createdAt: number;
+}
+
+export type NewSongRequest = Omit<SongRequest, 'id'>;
+
+/** A duplicate from one requester within this window is not queued again (What's Now Playing's 30 s). */
+export const REQUEST_DEDUPE_MS = 30_000;
+/** At most this many requests wait in the queue; past it a new one is refused. */
+export const MAX_QUEUED_REQUESTS = 1000;
+/** Chat text longer than this is cut before it is read (What's Now Playing cuts at 500). */
+export const MAX_REQUEST_INPUT = 500;
+/** A request field (requester, artist, title, ...) is cut to this many characters. */
+export const MAX_REQUEST_FIELD = 200;
+/** The lowest fuzzy score (0-100) that fulfils a request (What's Now Playing's default threshold). */
+export const FUZZY_THRESHOLD = 85;
+
+/** Letters that NFKD leaves alone but a reader sees as Latin ones. */
+const LOOKALIKES: Readonly<Record<string, string>> = { Λ: 'A', Δ: 'A', Ө: 'O', Я: 'R', '†': 'T', λ: 'a', δ: 'a', ө: 'o', я: 'r' };
+
+/**
+ * A name as requests compare it: lookalike letters and smart quotes replaced, accents dropped, lower
+ * case, punctuation and spaces removed ("Sigur Rós" and "sigur ros" are one name). '' for nothing.
+ */
+export function normaliseName(text: string | null | undefined): string {
+  if (!text) return '';
+  const replaced = [...text].map((char) => LOOKALIKES[char] ?? char).join('');
+  const folded = replaced
+    .replace(/[\u2018\u2019]/gu, "'")
+    .replace(/[\u201c\u201d]/gu, '"')
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
+  return folded.replace(/[^\p{L}\p{N}]+/gu, '');
+}
+
+/** The id a request's track is known by to chat tools: SHA-256 (hex) of `normalised artist|normalised title`. */
+export function requestTrackId(artist: string | null | undefined, title: string | null | undefined): string {
+  return createHash('sha256')
+    .update(`${normaliseName(artist)}|${normaliseName(title)}`, 'utf8')
+    .digest('hex');
+}
+
+export interface ReadRequest {
+  artist: string | null;
+  title: string | null;
+  requestedFor: string | null;
+}
+
+const ARTIST_TITLE = /^(.*?) -+ "?(.*?)"?(?: for @(\S+))?$/u;
+const TITLE_ARTIST = /^"(.*?)" (?:-+|by) (.*?)(?: for @(\S+))?$/u;
+const TITLE_ONLY = /^"(.*?)"\s*(?:for @(\S+))?$/u;
+
+/**
+ * A chat line read as a request, the forms What's Now Playing reads: `artist - title`,
+ * `artist - "title"`, `"title" - artist`, `"title" by artist`, `"title"`, or a bare artist; each
+ * may end with `for @someone`.
+ */
+export function readRequestText(input: string): ReadRequest {
+  let text = [...input].slice(0, MAX_REQUEST_INPUT).join('');
+  // A single hyphen without spaces ("Artist-Title") separates too.
+  if ((text.match(/-/gu) ?? []).length === 1) text = text.replace('-', ' - ');
+  text = text.replace(/\s+/gu, ' ').trim();
+  const artistTitle = text.startsWith('"') ? null : ARTIST_TITLE.exec(text);
+  if (artistTitle) return { artist: blankToNull(artistTitle[1]), title: blankToNull(artistTitle[2]), requestedFor: artistTitle[3] ?? null };
+  const titleArtist = TITLE_ARTIST.exec(text);
+  if (titleArtist) return { title: blankToNull(titleArtist[1]), artist: blankToNull(titleArtist[2]), requestedFor: titleArtist[3] ?? null };
+  const titleOnly = TITLE_ONLY.exec(text);
+  if (titleOnly) return { artist: null, title: blankToNull(titleOnly[1]), requestedFor: titleOnly[2] ?? null };
+  return { artist: blankToNull(text), title: null, requestedFor: null };
+}
+
+function blankToNull(text: string | undefined): string | null {
+  const trimmed = text?.trim() ?? '';
+  return trimmed === '' ? null : trimmed;
+}
+
+/** The played track's names. */
+export interface PlayedNames {
+  artist?: string | undefined;
+  title?: string | undefined;
+}
+
+/**
+ * The request a played track fulfils, oldest first within each rule: the same artist and title as
+ * typed, else the same normalised names, else the best fuzzy match scoring FUZZY_THRESHOLD or more.
+ * Like What's Now Playing, a track with both names tries both, then the artist alone, then the
+ * title alone.
+ */
+export function requestFulfilledBy(played: PlayedNames, queue: readonly SongRequest[]): SongRequest | undefined {
+  const artist = played.artist || undefined;
+  const title = played.title || undefined;
+  const attempts: PlayedNames[] = [];
+  if (artist && title) attempts.push({ artist, title });
+  if (artist) attempts.push({ artist });
+  if (title) attempts.push({ title });
+  for (const attempt of attempts) {
+    const found = exactMatch(attempt, queue) ?? normalisedMatch(attempt, queue) ?? fuzzyMatch(attempt, queue);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function exactMatch(played: PlayedNames, queue: readonly SongRequest[]): SongRequest | undefined {
+  return queue.find((request) => sameText(request.artist, played.artist) && sameText(request.title, played.title));
+}
+
+/** SQL's `=` on What's Now Playing's NOCASE columns: case aside, the same text; a name not given matches only an empty one. */
+function sameText(requested: string | null, played: string | undefined): boolean {
+  return (requested ?? '').toLowerCase() === (played ?? '').toLowerCase();
+}
+
+function normalisedMatch(played: PlayedNames, queue: readonly SongRequest[]): SongRequest | undefined {
+  const artist = normaliseName(played.artist);
+  const title = normaliseName(played.title);
+  return queue.find((request) => request.normalizedArtist === artist && request.normalizedTitle === title);
+}
+
+function fuzzyMatch(played: PlayedNames, queue: readonly SongRequest[]): SongRequest | undefined {
+  let best: SongRequest | undefined;
+  let bestScore = 0;
+  for (const request of queue) {
+    const score = fuzzyScore(played, request);
+    if (score > bestScore && score >= FUZZY_THRESHOLD) {
+      best = request;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** Words people add to a request that are not part of any name. */
+const FILLER =
+  /\b(?:play|anything by|something by|please|thanks?|ty|thank you|can you play|could you play|would you play|i want|i would like|i request|request for|how about)\b/giu;
+
+/** 0-100: artist 40 % and title 60 % when both sides have both, else whichever name both have. */
+export function fuzzyScore(played: PlayedNames, request: Pick<SongRequest, 'artist' | 'title'>): number {
+  const artistScore = played.artist && request.artist ? nameScore(played.artist, request.artist) : 0;
+  const titleScore = played.title && request.title ? nameScore(played.title, request.title) : 0;
+  if (played.artist && played.title && request.artist && request.title) return Math.floor(artistScore * 0.4 + titleScore * 0.6);
+  if (played.artist && request.artist) return artistScore;
+  if (played.title && request.title) return titleScore;
+  return 0;
+}
+
+function nameScore(played: string, requested: string): number {
+  const cleaned = played.replace(FILLER, ' ').replace(/\s+/gu, ' ').trim();
+  return Math.max(similarity(played, requested), cleaned ? similarity(cleaned, requested) : 0);
+}
+
+/**
+ * 0-100 similarity of two names: the better of the whole strings and their sorted words compared
+ * (edit distance), lowered when one is much shorter than the other (so "a" is not "abba").
+ */
+export function similarity(a: string, b: string): number {
+  const left = a.toLowerCase().trim();
+  const right = b.toLowerCase().trim();
+  if (left === '' || right === '') return 0;
+  const sorted = (text: string) => text.split(/\s+/u).sort().join(' ');
+  let score = Math.max(ratio(left, right), ratio(sorted(left), sorted(right)));
+  const shorter = Math.min(left.length, right.length);
+  const longer = Math.max(left.length, right.length);
+  if (longer / shorter > 2) score = Math.floor(score * (shorter / longer));
+  return score;
+}
+
+/** 100 * (1 - edit distance / length of the longer), in code points. */
+function ratio(a: string, b: string): number {
+  const left = [...a];
+  const right = [...b];
+  const longer = Math.max(left.length, right.length);
+  if (longer === 0) return 100;
+  let previous = Array.from({ length: right.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= left.length; i += 1) {
+    const row = [i];
+    for (let j = 1; j <= right.length; j += 1) {
+      const cost = left[i - 1] === right[j - 1] ? 0 : 1;
+      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost));
+    }
+    previous = row;
+  }
+  return Math.round(100 * (1 - (previous[right.length] ?? longer) / longer));
+}

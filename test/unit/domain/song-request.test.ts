@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { fuzzyScore, normaliseName, readRequestText, requestFulfilledBy, requestTrackId, similarity, type SongRequest } from '../../../src/domain/song-request';
+
+// The pure rules of song requests (docs/song-requests.md), with the facts of What's Now Playing's
+// queue (whatsnowplaying/whats-now-playing nowplaying/trackrequests.py): the chat formats it
+// reads, the track_id, and the order of its matching (exact, normalised, fuzzy at 85).
+
+function queued(id: number, artist: string | null, title: string | null): SongRequest {
+  return {
+    id,
+    requester: `viewer${id}`,
+    artist,
+    title,
+    normalizedArtist: normaliseName(artist),
+    normalizedTitle: normaliseName(title),
+    origin: 'lumia',
+    userPlatform: null,
+    externalId: null,
+    userInput: null,
+    requestedFor: null,
+    createdAt: id,
+  };
+}
+
+describe('song requests (pure rules)', () => {
+  it('When names differ only in case, accents, lookalike letters, quotes, punctuation or spaces, then they normalise alike', () => {
+    expect(normaliseName('Sigur Rós')).toBe('sigurros');
+    expect(normaliseName('  SIGUR  ROS!')).toBe('sigurros');
+    expect(normaliseName('ΛVΛLΛNCHΞS')).toBe(normaliseName('AVALANCHΞS'));
+    expect(normaliseName('Don’t')).toBe(normaliseName("Don't"));
+    expect(normaliseName(null)).toBe('');
+  });
+
+  it('When a track id is asked, then it is sha256 of "normalised artist|normalised title"', () => {
+    expect(requestTrackId('Radiohead', 'Creep')).toBe(createHash('sha256').update('radiohead|creep').digest('hex'));
+    expect(requestTrackId('RADIOHEAD ', 'creep!')).toBe(requestTrackId('Radiohead', 'Creep'));
+  });
+
+  it.each([
+    ['Nirvana - Breed', 'Nirvana', 'Breed', null],
+    ['Nirvana-Breed', 'Nirvana', 'Breed', null],
+    ['Nirvana - "Breed" for @dj', 'Nirvana', 'Breed', 'dj'],
+    ['"Breed" - Nirvana', 'Nirvana', 'Breed', null],
+    ['"Breed" by Nirvana for @dj', 'Nirvana', 'Breed', 'dj'],
+    ['"Breed"', null, 'Breed', null],
+    ['Nirvana', 'Nirvana', null, null],
+  ])('When the chat line is %j, then it is read as artist %j, title %j, for %j', (line, artist, title, requestedFor) => {
+    expect(readRequestText(line)).toEqual({ artist, title, requestedFor });
+  });
+
+  it('When a track plays, then an exact match wins over a normalised one, which wins over a fuzzy one, oldest first', () => {
+    const queue = [queued(1, 'Massive Atack', 'Teardrop'), queued(2, 'massive attack', 'TEARDROP!'), queued(3, 'Massive Attack', 'Teardrop')];
+    expect(requestFulfilledBy({ artist: 'Massive Attack', title: 'Teardrop' }, queue)?.id).toBe(3);
+    expect(requestFulfilledBy({ artist: 'Massive Attack', title: 'Teardrop' }, queue.slice(0, 2))?.id).toBe(2);
+    expect(requestFulfilledBy({ artist: 'Massive Attack', title: 'Teardrop' }, queue.slice(0, 1))?.id).toBe(1);
+  });
+
+  it('When nothing matches both names, then the artist alone and then the title alone are tried, as What’s Now Playing does', () => {
+    expect(requestFulfilledBy({ artist: 'Nirvana', title: 'Breed' }, [queued(1, 'Nirvana', null)])?.id).toBe(1);
+    expect(requestFulfilledBy({ artist: 'Someone', title: 'Breed' }, [queued(1, null, 'Breed')])?.id).toBe(1);
+    expect(requestFulfilledBy({ artist: 'Radiohead', title: 'Creep' }, [queued(1, 'Nirvana', 'Breed')])).toBeUndefined();
+  });
+
+  it('When names are far apart or one is much shorter, then the fuzzy score stays under the threshold', () => {
+    expect(similarity('abba', 'a')).toBeLessThan(50);
+    expect(similarity('Massive Attack', 'Massive Atack')).toBeGreaterThanOrEqual(90);
+    expect(similarity('Attack Massive', 'Massive Attack')).toBe(100);
+    expect(fuzzyScore({ artist: 'Radiohead', title: 'Creep' }, { artist: 'Nirvana', title: 'Breed' })).toBeLessThan(85);
+    expect(fuzzyScore({ artist: 'please play Radiohead', title: 'Creep' }, { artist: 'Radiohead', title: 'Creep' })).toBeGreaterThanOrEqual(85);
+  });
+});
