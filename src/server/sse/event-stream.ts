@@ -6,34 +6,54 @@ import type { NowPlaying } from '../../domain/current-track';
 import type { TrackStore } from '../../store/tracks';
 import type { QueueBudget } from '../queue-budget';
 import { createFanOut } from '../fan-out';
-import { requestGone, type WorkPool } from '../work-pool';
+import type { WorkPool } from '../work-pool';
 import { budgetedQueuedBytes } from '../ws/budgeted-queue';
 import type { QueuedBytes } from '../ws/outbox';
-import { HEARTBEAT, MAX_REPLAY, OPENING, recordEvent, trackEvent } from './frames';
+import { HEARTBEAT, MAX_REPLAY, OPENING, gapEvent, recordEvent, trackEvent } from './frames';
 
 // GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): every change of the current
 // track (and every update of it) as a `track` event to every reader. It hangs off NowPlaying's
 // events, which other instances feed too (server/other-instances.ts), so it works across
 // instances. A reconnecting reader names the last dbid it saw and first gets what it missed.
-// Unsent bytes count in limits.maxQueuedBytes like a WebSocket reader's: a reader that stops
-// reading and would hold more than its share is closed, never buffered without end.
+//
+// A replay is never silently cut (docs/several-instances.md "Resuming streams"): its first piece
+// is read before the stream opens, so a replay that cannot be served now is a 503 the reader
+// retries with its Last-Event-ID. Each reader remembers the last dbid written to it: replayed
+// and live events meet in strictly increasing dbid order, each once, also on an instance whose
+// own current track lags the database (an update of the last record sent is sent again; a
+// deletion announces the record that is current again). Unsent bytes count in
+// limits.maxQueuedBytes like a WebSocket reader's: a reader that stops reading and would hold
+// more than its share is closed, never buffered without end; a replay writes on only as its
+// reader takes what it has.
 
 /** A reader may hold this much unsent before a further event closes it (an empty queue takes any one event). */
 const MAX_UNSENT_BYTES_PER_READER = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
+/** Pieces of MAX_REPLAY records replayed on one connection; past them, a gap marker and the newest records. */
+export const MAX_REPLAY_PIECES = 5;
+/** Live records held for a reader while its replay runs; past it, the replay reads them from the store. */
+const MAX_PENDING = MAX_REPLAY;
 
 export interface EventStreamOptions {
   nowPlaying: NowPlaying;
   tracks: Pick<TrackStore, 'since' | 'history'>;
   budget: QueueBudget;
-  /** A replay reads up to MAX_REPLAY records: it waits its turn with the history pages. */
+  /** A replay reads up to MAX_REPLAY records per piece: each piece waits its turn with the history pages. */
   pool: WorkPool;
   logger: Logger;
 }
 
+/** Hands the response to a stream whose first replay piece is read. */
+export type OpenStream = (response: ServerResponse) => void;
+
 export interface EventStream {
-  /** Takes over the response: headers are set by the caller; the stream writes the rest. `client`: whose turn in the pool a replay takes. */
-  attach(response: ServerResponse, since: number | undefined, client: string): void;
+  /**
+   * Prepares a stream for a reader who saw everything up to `since` (undefined: the current
+   * track only) and reads the first replay piece in the pool, as `client`'s turn. Rejects with a
+   * 503 AppError (SERVER_BUSY) when the pool cannot serve it now: nothing is written yet, so the
+   * reader retries with its Last-Event-ID. The caller writes the headers, then calls the result.
+   */
+  open(since: number | undefined, client: string, gone?: AbortSignal): Promise<OpenStream>;
   readerCount(): number;
   /** Bytes written to readers that their sockets have not taken yet (what a slow reader costs). */
   unsentBytes(): number;
@@ -41,11 +61,30 @@ export interface EventStream {
   close(): void;
 }
 
+interface LiveEvent {
+  dbid: number;
+  text: Buffer;
+  body: string;
+}
+
 interface Reader {
-  response: ServerResponse;
+  /** null until the first replay piece is read and the caller hands the response over. */
+  response: ServerResponse | null;
   queued: QueuedBytes;
-  /** Replaying missed records: live events wait (the replay ends with the current track). */
-  replaying: boolean;
+  /** The newest dbid written to this reader: live events below it are never sent. */
+  lastSent: number;
+  /** The body last written for `lastSent`: an update of that record is sent only when it differs. */
+  lastBody: string | undefined;
+  /** While replaying: the live records heard meanwhile (the newest version of each); null once live. */
+  pending: Map<number, LiveEvent> | null;
+  /** More live records came during the replay than are held: the replay reads on from the store. */
+  pendingOverflow: boolean;
+}
+
+interface Piece {
+  records: TrackRecord[];
+  /** More records follow the last one of this piece. */
+  more: boolean;
 }
 
 export function createEventStream(options: EventStreamOptions): EventStream {
@@ -55,101 +94,209 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   const drop = (reader: Reader) => {
     if (!readers.delete(reader)) return;
     reader.queued.release();
-    if (!reader.response.destroyed) reader.response.destroy();
+    if (reader.response && !reader.response.destroyed) reader.response.destroy();
   };
 
-  const write = (reader: Reader, text: string | Buffer) => {
+  const write = (reader: Reader, text: string | Buffer): boolean => {
+    const response = reader.response;
+    if (!response || !readers.has(reader)) return false;
     const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (!reader.queued.pushFits(bytes)) {
       report('slow', `events: a reader is too slow (${reader.queued.total()} bytes unsent); closing it (limits.maxQueuedBytes)`);
       drop(reader);
-      return;
+      return false;
     }
     reader.queued.add('push', bytes);
-    reader.response.write(text, () => reader.queued.remove('push', bytes));
+    response.write(text, () => reader.queued.remove('push', bytes));
+    return true;
+  };
+
+  /** Writes one record's event when it moves the reader forward (or updates the last record sent). */
+  const writeInOrder = (reader: Reader, event: LiveEvent) => {
+    const newer = event.dbid > reader.lastSent;
+    const update = event.dbid === reader.lastSent && event.body !== reader.lastBody;
+    if ((newer || update) && write(reader, event.text)) {
+      reader.lastSent = event.dbid;
+      reader.lastBody = event.body;
+    }
   };
 
   const fanOut = createFanOut<Reader>();
-  const onChange = () => {
+  const liveEvent = (): LiveEvent | undefined => {
     const record = options.nowPlaying.current();
-    if (!record) return;
-    // Serialized and encoded once for every reader; written after the current turn, in slices (fan-out.ts).
-    const event = Buffer.from(trackEvent(record.dbid, options.nowPlaying.snapshot().body));
+    if (!record) return undefined;
+    const body = options.nowPlaying.snapshot().body;
+    // Serialized and encoded once for every reader.
+    return { dbid: record.dbid, body, text: Buffer.from(trackEvent(record.dbid, body)) };
+  };
+  const onChange = () => {
+    const event = liveEvent();
+    if (!event) return;
+    for (const reader of readers) holdWhileReplaying(reader, event);
+    // Written after the current turn, in slices (fan-out.ts).
     fanOut.send(readers, (reader) => {
-      if (!reader.replaying && readers.has(reader)) write(reader, event);
+      if (reader.pending === null) writeInOrder(reader, event);
+    });
+  };
+  // A deletion makes an older record current again: announced as such, the one step back.
+  const onRetracted = () => {
+    const event = liveEvent();
+    fanOut.send(readers, (reader) => {
+      if (reader.pending !== null || !event || event.dbid >= reader.lastSent) return;
+      if (write(reader, event.text)) {
+        reader.lastSent = event.dbid;
+        reader.lastBody = event.body;
+      }
     });
   };
   options.nowPlaying.on('track-changed', onChange);
   options.nowPlaying.on('track-updated', onChange);
+  options.nowPlaying.on('track-retracted', onRetracted);
 
   const heartbeat = setInterval(() => {
     for (const reader of readers) write(reader, HEARTBEAT);
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
-  const replay = async (reader: Reader, since: number, client: string) => {
-    try {
-      // Past the pool's queue the reader is still made current, without the records it missed.
-      const missed = await options.pool
-        .run(
-          client,
-          () => missedRecords(options.tracks, since),
-          () => requestGone(reader.response),
-        )
-        .catch((error: unknown) => {
-          if (!(error instanceof AppError) || error.code !== 'SERVER_BUSY') throw error;
-          report('busy', 'events: replays skipped while the server is busy (the readers got the current track)');
-          return [];
-        });
-      const current = options.nowPlaying.current();
-      // The current track comes last, once, whatever its place among the missed ones.
-      for (const record of missed) if (record.dbid !== current?.dbid && readers.has(reader)) write(reader, recordEvent(record));
-      if (current && current.dbid !== since && readers.has(reader)) write(reader, trackEvent(current.dbid, options.nowPlaying.snapshot().body));
-    } catch (error) {
-      // A reader that hung up while its replay waited: nothing went wrong.
+  const readPiece = (after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> =>
+    options.pool.run(
+      client,
+      async () => {
+        const records = await options.tracks.since(after, MAX_REPLAY + 1);
+        return { records: records.slice(0, MAX_REPLAY), more: records.length > MAX_REPLAY };
+      },
+      gone ? () => gone : undefined,
+    );
+
+  const replay = async (reader: Reader, first: Piece, client: string, gone: AbortSignal | undefined) => {
+    let piece = first;
+    for (let pieces = 1; ; pieces += 1) {
+      for (const record of piece.records) {
+        writeInOrder(reader, eventOf(record));
+        await drained(reader);
+      }
       if (!readers.has(reader)) return;
-      options.logger.warn(`events: replay after ${since} failed: ${errorMessage(error)}`);
-      drop(reader);
-      return;
+      const overflow = reader.pendingOverflow;
+      reader.pendingOverflow = false;
+      if (!piece.more && !overflow) break;
+      if (pieces >= MAX_REPLAY_PIECES) {
+        await jumpToNewest(reader);
+        break;
+      }
+      piece = await readPiece(reader.lastSent, client, gone);
     }
-    reader.replaying = false;
+    goLive(reader);
+  };
+
+  /** Past the replay budget: a gap marker, then the newest records (docs/chat-bots-and-obs.md "Server-Sent Events"). */
+  const jumpToNewest = async (reader: Reader) => {
+    const newest = (await options.tracks.history({ limit: MAX_REPLAY })).records.filter((record) => record.dbid > reader.lastSent).reverse();
+    const resumesAt = newest[0]?.dbid;
+    if (resumesAt !== undefined) write(reader, gapEvent(reader.lastSent, resumesAt));
+    for (const record of newest) {
+      writeInOrder(reader, eventOf(record));
+      await drained(reader);
+    }
+  };
+
+  /** The live records heard during the replay, in dbid order, then every live event as it comes. */
+  const goLive = (reader: Reader) => {
+    const pending = [...(reader.pending?.values() ?? [])].sort((a, b) => a.dbid - b.dbid);
+    reader.pending = null;
+    for (const event of pending) writeInOrder(reader, event);
+    const current = liveEvent();
+    if (current) writeInOrder(reader, current);
   };
 
   return {
-    attach(response, since, client) {
-      const reader: Reader = { response, queued: budgetedQueuedBytes(MAX_UNSENT_BYTES_PER_READER, options.budget), replaying: since !== undefined };
+    async open(since, client, gone) {
+      const reader: Reader = {
+        response: null,
+        queued: budgetedQueuedBytes(MAX_UNSENT_BYTES_PER_READER, options.budget),
+        lastSent: since ?? -1,
+        lastBody: undefined,
+        pending: since === undefined ? null : new Map(),
+        pendingOverflow: false,
+      };
+      // Listening before the store is read: a record stored meanwhile is either read or held.
       readers.add(reader);
-      response.on('close', () => drop(reader));
-      response.on('error', () => drop(reader));
-      write(reader, OPENING);
-      if (since !== undefined) {
-        void replay(reader, since, client);
-        return;
+      let first: Piece | undefined;
+      try {
+        if (since !== undefined) first = await readPiece(since, client, gone);
+      } catch (error) {
+        drop(reader);
+        if (error instanceof AppError && error.code === 'SERVER_BUSY') report('busy', 'events: replays refused with 503 while the server is busy (the readers retry)');
+        throw error;
       }
-      const current = options.nowPlaying.current();
-      if (current) write(reader, trackEvent(current.dbid, options.nowPlaying.snapshot().body));
+      return (response) => {
+        reader.response = response;
+        response.on('close', () => drop(reader));
+        response.on('error', () => drop(reader));
+        if (!readers.has(reader)) {
+          response.end();
+          return;
+        }
+        write(reader, OPENING);
+        if (first === undefined) {
+          goLive(reader);
+          return;
+        }
+        replay(reader, first, client, gone).catch((error: unknown) => {
+          // A hung-up reader, or a later piece the busy pool refused: the stream ends and the
+          // reader reconnects with the last id it got, so nothing is skipped.
+          if (!readers.has(reader)) return;
+          if (!(error instanceof AppError && error.code === 'SERVER_BUSY')) {
+            options.logger.warn(`events: replay after ${reader.lastSent} failed: ${errorMessage(error)}`);
+          }
+          readers.delete(reader);
+          reader.queued.release();
+          response.end();
+        });
+      };
     },
-    readerCount: () => readers.size,
-    unsentBytes: () => [...readers].reduce((sum, reader) => sum + reader.response.writableLength, 0),
+    readerCount: () => [...readers].filter((reader) => reader.response !== null).length,
+    unsentBytes: () => [...readers].reduce((sum, reader) => sum + (reader.response?.writableLength ?? 0), 0),
     close() {
       clearInterval(heartbeat);
       fanOut.clear();
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
+      options.nowPlaying.off('track-retracted', onRetracted);
       for (const reader of [...readers]) {
         readers.delete(reader);
         reader.queued.release();
-        reader.response.end();
+        reader.response?.end();
       }
     },
   };
 }
 
-/** The newest MAX_REPLAY records after `since`, oldest first. */
-async function missedRecords(tracks: Pick<TrackStore, 'since' | 'history'>, since: number): Promise<TrackRecord[]> {
-  const after = await tracks.since(since, MAX_REPLAY + 1);
-  if (after.length <= MAX_REPLAY) return after;
-  // More were missed than are replayed: the newest ones, so that the reader ends up current.
-  const newest = await tracks.history({ limit: MAX_REPLAY });
-  return newest.records.filter((record) => record.dbid > since).reverse();
+function holdWhileReplaying(reader: Reader, event: LiveEvent): void {
+  if (reader.pending === null || event.dbid <= reader.lastSent) return;
+  if (reader.pending.size >= MAX_PENDING && !reader.pending.has(event.dbid)) {
+    // They are all in the store: the replay reads on past its last piece instead.
+    reader.pending.clear();
+    reader.pendingOverflow = true;
+  }
+  reader.pending.set(event.dbid, event);
+}
+
+function eventOf(record: TrackRecord): LiveEvent {
+  const text = recordEvent(record);
+  return { dbid: record.dbid, text: Buffer.from(text), body: JSON.stringify({ dbid: record.dbid, ...record.metadata }) };
+}
+
+/** Resolves once the reader's socket has taken what was written (or it is gone): a replay goes at the reader's pace. */
+function drained(reader: Reader): Promise<void> {
+  const response = reader.response;
+  if (!response || !response.writableNeedDrain || response.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once('drain', done);
+    response.once('close', done);
+  });
 }

@@ -6,7 +6,7 @@ import type { TrackRecord } from '../../domain/track';
 
 /** How long a browser waits before it reconnects (EventSource reads `retry:`). */
 const RETRY_MS = 3000;
-/** At most this many missed records are replayed on a reconnect. */
+/** Missed records are replayed in pieces of this many (event-stream.ts MAX_REPLAY_PIECES pieces per connection). */
 export const MAX_REPLAY = 100;
 
 export const OPENING = `retry: ${RETRY_MS}\n\n`;
@@ -18,6 +18,15 @@ export const HEARTBEAT = ': keep-alive\n\n';
  */
 export function trackEvent(dbid: number, body: string): string {
   return `event: track\nid: ${dbid}\ndata: ${body}\n\n`;
+}
+
+/**
+ * Past the replay budget (docs/chat-bots-and-obs.md "Server-Sent Events"): the records after
+ * `after` and before `resumesAt` are not replayed. No `id`, so a reconnect still resumes from the
+ * last record received.
+ */
+export function gapEvent(after: number, resumesAt: number): string {
+  return `event: gap\ndata: ${JSON.stringify({ after, resumes_at: resumesAt })}\n\n`;
 }
 
 export function recordEvent(record: TrackRecord): string {
