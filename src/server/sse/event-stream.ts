@@ -73,7 +73,7 @@ interface Reader {
   queued: QueuedBytes;
   /** The newest dbid written to this reader: live events below it are never sent. */
   lastSent: number;
-  /** The body last written for `lastSent`: an update of that record is sent only when it differs. */
+  /** The body last written for `lastSent` (undefined: the reader's own Last-Event-ID): an update of that record is sent only when it differs. */
   lastBody: string | undefined;
   /** While replaying: the live records heard meanwhile (the newest version of each); null once live. */
   pending: Map<number, LiveEvent> | null;
@@ -114,7 +114,8 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   /** Writes one record's event when it moves the reader forward (or updates the last record sent). */
   const writeInOrder = (reader: Reader, event: LiveEvent) => {
     const newer = event.dbid > reader.lastSent;
-    const update = event.dbid === reader.lastSent && event.body !== reader.lastBody;
+    // The record named by Last-Event-ID was seen in some version: only updates heard since are news.
+    const update = event.dbid === reader.lastSent && reader.lastBody !== undefined && event.body !== reader.lastBody;
     if ((newer || update) && write(reader, event.text)) {
       reader.lastSent = event.dbid;
       reader.lastBody = event.body;
