@@ -134,6 +134,7 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
     poolSize: config.database.poolSize,
+    listenUrl: config.database.listenUrl,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
   });
   const health = createStorageHealth(logger);
@@ -284,6 +285,7 @@ function createHttpApp(
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
         failingServices: () => work.serviceHealth.failing(),
         trackInFlight: work.trackInFlight,
         idempotent: work.idempotent,

@@ -23,11 +23,15 @@ export interface PostgresContext {
   now: () => number;
 }
 
-/** Opens the pool and applies pending migrations; a database that cannot be used is a StartupError. */
+/**
+ * Opens the pool and applies pending migrations; a database that cannot be used is a StartupError.
+ * `directUrl` (database.listenUrl): migrations run on a connection of their own there, past a pooler.
+ */
 export async function openPostgresPool(
   url: string,
   onConnectionProblem: ((message: string) => void) | undefined,
   poolSize = DEFAULT_POOL_SIZE,
+  directUrl?: string,
 ): Promise<pg.Pool> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -42,17 +46,32 @@ export async function openPostgresPool(
   pool.on('error', (error) => onConnectionProblem?.(`database connection lost: ${error.message}`));
 
   try {
-    const client = await pool.connect();
-    try {
-      await migratePostgres(client);
-    } finally {
-      client.release();
-    }
+    await (directUrl ? migrateOnOwnConnection(directUrl) : migrateOnPool(pool));
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StartupError(`cannot use database ${withoutPassword(url)}: ${errorMessage(error)}`);
+    throw new StartupError(`cannot use database ${withoutPassword(directUrl ?? url)}: ${errorMessage(error)}`);
   }
   return pool;
+}
+
+async function migrateOnPool(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await migratePostgres(client);
+  } finally {
+    client.release();
+  }
+}
+
+async function migrateOnOwnConnection(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'svc migrate' });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await migratePostgres(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Runs `work` in one transaction on one pooled connection; rolls back when it throws. */
