@@ -43,11 +43,7 @@ describeWithPgBouncer('instances behind PgBouncer in transaction mode', () => {
   /** Every backend of this database (PgBouncer's server connections, the direct LISTENs), the test's own excepted. */
   const serverConnections = async () =>
     Number(
-      (
-        await database.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-          database.name,
-        ])
-      )[0]?.n,
+      (await database.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database.name]))[0]?.n,
     );
 
   it('When ten instances start at once on a new database through it, with listenUrl direct, then all start, every change reaches every instance, and few server connections are used', async () => {
