@@ -91,7 +91,8 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
   return {
     state: () => state,
     run(operation, isWrite, failsFastWhenLost = isWrite) {
-      if (failsFastWhenLost && connectionLost) throw new AppError('DATABASE_UNAVAILABLE');
+      // Only the asynchronous store (PostgreSQL) loses its connection: refused as its promise would be.
+      if (failsFastWhenLost && connectionLost) return Promise.reject(new AppError('DATABASE_UNAVAILABLE')) as ReturnType<typeof operation>;
       const fail = (error: unknown): never => {
         const kind = storageFailureKind(error);
         if (kind === undefined) throw error;
