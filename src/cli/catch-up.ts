@@ -3,7 +3,7 @@ import { sleep } from '../signals';
 import type { SvcClient } from './client';
 import { CliError } from './exit-codes';
 
-// `svc last --follow` after a reconnect (docs/cli.md "svc last"): the tracks stored while it was
+// `svc last --follow` after a reconnect (docs/cli.md "`svc last`"): the tracks stored while it was
 // away, read from GET /v1/history, oldest first, so that no track is skipped whichever instance
 // (behind a load balancer) it reconnects to. What cannot be printed is said on stderr: more tracks
 // than one catch-up reads, or a gap reaching back past what the server still keeps.

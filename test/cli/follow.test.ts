@@ -55,7 +55,7 @@ describe('svc last --follow', () => {
   });
 
   test('When tracks are stored while it reconnects, then each is printed once, in order, from the last dbid printed', async () => {
-    // docs/cli.md "svc last": behind a load balancer the tracks stored while it was away come
+    // docs/cli.md "`svc last`": behind a load balancer the tracks stored while it was away come
     // from another instance; here another server on the same database file stores them.
     const temp = makeTempDir();
     const dbFile = path.join(temp.dir, 'svc.db');

@@ -57,7 +57,7 @@ async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
 }
 
 /**
- * Every track once, in dbid order (docs/cli.md "svc last"): after a reconnect it first prints what
+ * Every track once, in dbid order (docs/cli.md "`svc last`"): after a reconnect it first prints what
  * was stored meanwhile (catch-up.ts), and a pushed track older than the last one printed (an
  * instance behind the others) is passed over. A new version of the last track (enriched) is printed.
  */
