@@ -20,8 +20,9 @@ export function startNginxFront(dir: string, port: number, backends: readonly st
     const backend = backends[index];
     config =
       backend === undefined
-        ? config.replace(new RegExp(`^.*127\\.0\\.0\\.1:${8901 + index}.*$`, 'm'), '')
-        : config.replace(`127.0.0.1:${8901 + index}`, backend);
+        ? config.replace(new RegExp(`^\\s*server 127\\.0\\.0\\.1:${8901 + index}.*$`, 'm'), '')
+        : // The `server` line: the comment at the top names the ports too.
+          config.replace(`server 127.0.0.1:${8901 + index}`, `server ${backend}`);
   });
   fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
   fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
