@@ -58,6 +58,7 @@ function dbidOf(record: Record<string, unknown>): number {
 
 /** A history entry is the /v1/last object plus `received_at`: printed like any other track. */
 function withoutHistoryFields(record: Record<string, unknown>): Record<string, unknown> {
-  const { received_at: _receivedAt, ...track } = record;
+  const track = { ...record };
+  delete track.received_at;
   return track;
 }

@@ -44,7 +44,7 @@ export async function followImageStream(options: FollowOptions): Promise<void> {
   const enqueue = (raw: string) => {
     queue = queue.then(() => handleFrame(options, raw));
   };
-  const catchUp = options.onReconnected;
+  const catchUp = options.onReconnected?.bind(options);
 
   while (!options.stop.aborted) {
     const outcome = await connectOnce(WebSocketClass, options, enqueue, () => {

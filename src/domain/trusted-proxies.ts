@@ -81,7 +81,14 @@ export function forwardedFor(header: string): string[] {
     for (const pair of element.split(';')) {
       const equals = pair.indexOf('=');
       if (equals < 0 || pair.slice(0, equals).trim().toLowerCase() !== 'for') continue;
-      found.push(nodeAddress(pair.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1')));
+      found.push(
+        nodeAddress(
+          pair
+            .slice(equals + 1)
+            .trim()
+            .replace(/^"(.*)"$/, '$1'),
+        ),
+      );
     }
   }
   return found;

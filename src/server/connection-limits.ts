@@ -21,7 +21,12 @@ export interface ConnectionLimits {
  * `exemptFromPerAddress`: a trusted proxy (docs/running.md "Behind a proxy") carries every client
  * behind it, and which one a connection serves is known only from its requests' headers.
  */
-export function limitConnections(server: http.Server, limits: ConnectionLimits, logger: Logger, exemptFromPerAddress: (address: string) => boolean = () => false): void {
+export function limitConnections(
+  server: http.Server,
+  limits: ConnectionLimits,
+  logger: Logger,
+  exemptFromPerAddress: (address: string) => boolean = () => false,
+): void {
   const report = throttledLog((message) => logger.warn(message));
   // Connections that have not yet sent a whole request head, oldest first (a Set keeps insertion order).
   const silent = new Set<Socket>();

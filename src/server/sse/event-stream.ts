@@ -87,41 +87,68 @@ interface Piece {
   more: boolean;
 }
 
-export function createEventStream(options: EventStreamOptions): EventStream {
-  const readers = new Set<Reader>();
-  const report = throttledLog((message) => options.logger.warn(message));
+/** The readers of one stream and how bytes reach them, in order and within their share of the budget. */
+class Readers {
+  readonly all = new Set<Reader>();
+  private readonly report: (key: string, message: string) => void;
 
-  const drop = (reader: Reader) => {
-    if (!readers.delete(reader)) return;
+  constructor(logger: Logger) {
+    this.report = throttledLog((message) => logger.warn(message));
+  }
+
+  warn(key: string, message: string): void {
+    this.report(key, message);
+  }
+
+  drop(reader: Reader): void {
+    if (!this.all.delete(reader)) return;
     reader.queued.release();
     if (reader.response && !reader.response.destroyed) reader.response.destroy();
-  };
+  }
 
-  const write = (reader: Reader, text: string | Buffer): boolean => {
+  /** Ends a stream without an error: the reader reconnects with the last id it got. */
+  end(reader: Reader): void {
+    if (!this.all.delete(reader)) return;
+    reader.queued.release();
+    reader.response?.end();
+  }
+
+  write(reader: Reader, text: string | Buffer): boolean {
     const response = reader.response;
-    if (!response || !readers.has(reader)) return false;
+    if (!response || !this.all.has(reader)) return false;
     const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (!reader.queued.pushFits(bytes)) {
-      report('slow', `events: a reader is too slow (${reader.queued.total()} bytes unsent); closing it (limits.maxQueuedBytes)`);
-      drop(reader);
+      this.report('slow', `events: a reader is too slow (${reader.queued.total()} bytes unsent); closing it (limits.maxQueuedBytes)`);
+      this.drop(reader);
       return false;
     }
     reader.queued.add('push', bytes);
     response.write(text, () => reader.queued.remove('push', bytes));
     return true;
-  };
+  }
 
   /** Writes one record's event when it moves the reader forward (or updates the last record sent). */
-  const writeInOrder = (reader: Reader, event: LiveEvent) => {
+  writeInOrder(reader: Reader, event: LiveEvent): void {
     const newer = event.dbid > reader.lastSent;
     // The record named by Last-Event-ID was seen in some version: only updates heard since are news.
     const update = event.dbid === reader.lastSent && reader.lastBody !== undefined && event.body !== reader.lastBody;
-    if ((newer || update) && write(reader, event.text)) {
-      reader.lastSent = event.dbid;
-      reader.lastBody = event.body;
-    }
-  };
+    if ((newer || update) && this.write(reader, event.text)) this.sent(reader, event);
+  }
 
+  /** A deletion made an older record current again: announced as such, the one step back. */
+  writeStepBack(reader: Reader, event: LiveEvent): void {
+    if (reader.pending !== null || event.dbid >= reader.lastSent) return;
+    if (this.write(reader, event.text)) this.sent(reader, event);
+  }
+
+  private sent(reader: Reader, event: LiveEvent): void {
+    reader.lastSent = event.dbid;
+    reader.lastBody = event.body;
+  }
+}
+
+export function createEventStream(options: EventStreamOptions): EventStream {
+  const readers = new Readers(options.logger);
   const fanOut = createFanOut<Reader>();
   const liveEvent = (): LiveEvent | undefined => {
     const record = options.nowPlaying.current();
@@ -133,143 +160,149 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   const onChange = () => {
     const event = liveEvent();
     if (!event) return;
-    for (const reader of readers) holdWhileReplaying(reader, event);
+    for (const reader of readers.all) holdWhileReplaying(reader, event);
     // Written after the current turn, in slices (fan-out.ts).
-    fanOut.send(readers, (reader) => {
-      if (reader.pending === null) writeInOrder(reader, event);
+    fanOut.send(readers.all, (reader) => {
+      if (reader.pending === null) readers.writeInOrder(reader, event);
     });
   };
-  // A deletion makes an older record current again: announced as such, the one step back.
   const onRetracted = () => {
     const event = liveEvent();
-    fanOut.send(readers, (reader) => {
-      if (reader.pending !== null || !event || event.dbid >= reader.lastSent) return;
-      if (write(reader, event.text)) {
-        reader.lastSent = event.dbid;
-        reader.lastBody = event.body;
-      }
-    });
+    if (event) fanOut.send(readers.all, (reader) => readers.writeStepBack(reader, event));
   };
   options.nowPlaying.on('track-changed', onChange);
   options.nowPlaying.on('track-updated', onChange);
   options.nowPlaying.on('track-retracted', onRetracted);
 
   const heartbeat = setInterval(() => {
-    for (const reader of readers) write(reader, HEARTBEAT);
+    for (const reader of readers.all) readers.write(reader, HEARTBEAT);
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
-  const readPiece = (after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> =>
-    options.pool.run(
-      client,
-      async () => {
-        const records = await options.tracks.since(after, MAX_REPLAY + 1);
-        return { records: records.slice(0, MAX_REPLAY), more: records.length > MAX_REPLAY };
-      },
-      gone ? () => gone : undefined,
-    );
-
-  const replay = async (reader: Reader, first: Piece, client: string, gone: AbortSignal | undefined) => {
-    let piece = first;
-    for (let pieces = 1; ; pieces += 1) {
-      for (const record of piece.records) {
-        writeInOrder(reader, eventOf(record));
-        await drained(reader);
-      }
-      if (!readers.has(reader)) return;
-      const overflow = reader.pendingOverflow;
-      reader.pendingOverflow = false;
-      if (!piece.more && !overflow) break;
-      if (pieces >= MAX_REPLAY_PIECES) {
-        await jumpToNewest(reader);
-        break;
-      }
-      piece = await readPiece(reader.lastSent, client, gone);
-    }
-    goLive(reader);
-  };
-
-  /** Past the replay budget: a gap marker, then the newest records (docs/chat-bots-and-obs.md "Server-Sent Events"). */
-  const jumpToNewest = async (reader: Reader) => {
-    const newest = (await options.tracks.history({ limit: MAX_REPLAY })).records.filter((record) => record.dbid > reader.lastSent).reverse();
-    const resumesAt = newest[0]?.dbid;
-    if (resumesAt !== undefined) write(reader, gapEvent(reader.lastSent, resumesAt));
-    for (const record of newest) {
-      writeInOrder(reader, eventOf(record));
-      await drained(reader);
-    }
-  };
-
-  /** The live records heard during the replay, in dbid order, then every live event as it comes. */
-  const goLive = (reader: Reader) => {
-    const pending = [...(reader.pending?.values() ?? [])].sort((a, b) => a.dbid - b.dbid);
-    reader.pending = null;
-    for (const event of pending) writeInOrder(reader, event);
-    const current = liveEvent();
-    if (current) writeInOrder(reader, current);
-  };
-
+  const replays = new Replays(options, readers, liveEvent);
   return {
-    async open(since, client, gone) {
-      const reader: Reader = {
-        response: null,
-        queued: budgetedQueuedBytes(MAX_UNSENT_BYTES_PER_READER, options.budget),
-        lastSent: since ?? -1,
-        lastBody: undefined,
-        pending: since === undefined ? null : new Map(),
-        pendingOverflow: false,
-      };
-      // Listening before the store is read: a record stored meanwhile is either read or held.
-      readers.add(reader);
-      let first: Piece | undefined;
-      try {
-        if (since !== undefined) first = await readPiece(since, client, gone);
-      } catch (error) {
-        drop(reader);
-        if (error instanceof AppError && error.code === 'SERVER_BUSY') report('busy', 'events: replays refused with 503 while the server is busy (the readers retry)');
-        throw error;
-      }
-      return (response) => {
-        reader.response = response;
-        response.on('close', () => drop(reader));
-        response.on('error', () => drop(reader));
-        if (!readers.has(reader)) {
-          response.end();
-          return;
-        }
-        write(reader, OPENING);
-        if (first === undefined) {
-          goLive(reader);
-          return;
-        }
-        replay(reader, first, client, gone).catch((error: unknown) => {
-          // A hung-up reader, or a later piece the busy pool refused: the stream ends and the
-          // reader reconnects with the last id it got, so nothing is skipped.
-          if (!readers.has(reader)) return;
-          if (!(error instanceof AppError && error.code === 'SERVER_BUSY')) {
-            options.logger.warn(`events: replay after ${reader.lastSent} failed: ${errorMessage(error)}`);
-          }
-          readers.delete(reader);
-          reader.queued.release();
-          response.end();
-        });
-      };
-    },
-    readerCount: () => [...readers].filter((reader) => reader.response !== null).length,
-    unsentBytes: () => [...readers].reduce((sum, reader) => sum + (reader.response?.writableLength ?? 0), 0),
+    open: (since, client, gone) => replays.open(since, client, gone),
+    readerCount: () => [...readers.all].filter((reader) => reader.response !== null).length,
+    unsentBytes: () => [...readers.all].reduce((sum, reader) => sum + (reader.response?.writableLength ?? 0), 0),
     close() {
       clearInterval(heartbeat);
       fanOut.clear();
       options.nowPlaying.off('track-changed', onChange);
       options.nowPlaying.off('track-updated', onChange);
       options.nowPlaying.off('track-retracted', onRetracted);
-      for (const reader of [...readers]) {
-        readers.delete(reader);
-        reader.queued.release();
-        reader.response?.end();
-      }
+      for (const reader of [...readers.all]) readers.end(reader);
     },
   };
+}
+
+/** Opening streams: the first replay piece before the stream opens, the rest in paced pieces, then live. */
+class Replays {
+  constructor(
+    private readonly options: EventStreamOptions,
+    private readonly readers: Readers,
+    private readonly liveEvent: () => LiveEvent | undefined,
+  ) {}
+
+  async open(since: number | undefined, client: string, gone: AbortSignal | undefined): Promise<OpenStream> {
+    const reader: Reader = {
+      response: null,
+      queued: budgetedQueuedBytes(MAX_UNSENT_BYTES_PER_READER, this.options.budget),
+      lastSent: since ?? -1,
+      lastBody: undefined,
+      pending: since === undefined ? null : new Map(),
+      pendingOverflow: false,
+    };
+    // Listening before the store is read: a record stored meanwhile is either read or held.
+    this.readers.all.add(reader);
+    let first: Piece | undefined;
+    try {
+      if (since !== undefined) first = await this.readPiece(since, client, gone);
+    } catch (error) {
+      this.readers.drop(reader);
+      if (isBusy(error)) this.readers.warn('busy', 'events: replays refused with 503 while the server is busy (the readers retry)');
+      throw error;
+    }
+    return (response) => this.start(reader, response, first, client, gone);
+  }
+
+  private start(reader: Reader, response: ServerResponse, first: Piece | undefined, client: string, gone: AbortSignal | undefined): void {
+    reader.response = response;
+    response.on('close', () => this.readers.drop(reader));
+    response.on('error', () => this.readers.drop(reader));
+    if (!this.readers.all.has(reader)) {
+      response.end();
+      return;
+    }
+    this.readers.write(reader, OPENING);
+    if (first === undefined) {
+      this.goLive(reader);
+      return;
+    }
+    this.replay(reader, first, client, gone).catch((error: unknown) => {
+      // A hung-up reader, or a later piece the busy pool refused: the stream ends and the
+      // reader reconnects with the last id it got, so nothing is skipped.
+      if (!this.readers.all.has(reader)) return;
+      if (!isBusy(error)) this.options.logger.warn(`events: replay after ${reader.lastSent} failed: ${errorMessage(error)}`);
+      this.readers.end(reader);
+    });
+  }
+
+  private readPiece(after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> {
+    return this.options.pool.run(
+      client,
+      async () => {
+        const records = await this.options.tracks.since(after, MAX_REPLAY + 1);
+        return { records: records.slice(0, MAX_REPLAY), more: records.length > MAX_REPLAY };
+      },
+      gone ? () => gone : undefined,
+    );
+  }
+
+  private async replay(reader: Reader, first: Piece, client: string, gone: AbortSignal | undefined): Promise<void> {
+    let piece = first;
+    for (let pieces = 1; ; pieces += 1) {
+      await this.writeRecords(reader, piece.records);
+      if (!this.readers.all.has(reader)) return;
+      const overflow = reader.pendingOverflow;
+      reader.pendingOverflow = false;
+      if (!piece.more && !overflow) break;
+      if (pieces >= MAX_REPLAY_PIECES) {
+        await this.jumpToNewest(reader);
+        break;
+      }
+      piece = await this.readPiece(reader.lastSent, client, gone);
+    }
+    this.goLive(reader);
+  }
+
+  /** Each record once its predecessor has left for the socket: a replay goes at its reader's pace. */
+  private async writeRecords(reader: Reader, records: readonly TrackRecord[]): Promise<void> {
+    for (const record of records) {
+      this.readers.writeInOrder(reader, eventOf(record));
+      await drained(reader);
+    }
+  }
+
+  /** Past the replay budget: a gap marker, then the newest records (docs/chat-bots-and-obs.md "Server-Sent Events"). */
+  private async jumpToNewest(reader: Reader): Promise<void> {
+    const newest = (await this.options.tracks.history({ limit: MAX_REPLAY })).records.filter((record) => record.dbid > reader.lastSent).reverse();
+    const resumesAt = newest[0]?.dbid;
+    if (resumesAt !== undefined) this.readers.write(reader, gapEvent(reader.lastSent, resumesAt));
+    await this.writeRecords(reader, newest);
+  }
+
+  /** The live records heard during the replay, in dbid order, then every live event as it comes. */
+  private goLive(reader: Reader): void {
+    const pending = [...(reader.pending?.values() ?? [])].sort((a, b) => a.dbid - b.dbid);
+    reader.pending = null;
+    for (const event of pending) this.readers.writeInOrder(reader, event);
+    const current = this.liveEvent();
+    if (current) this.readers.writeInOrder(reader, current);
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  return error instanceof AppError && error.code === 'SERVER_BUSY';
 }
 
 function holdWhileReplaying(reader: Reader, event: LiveEvent): void {

@@ -119,7 +119,10 @@ export function listenForChanges(options: ListenOptions): { ready: Promise<void>
     send: (sequence) => options.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ origin: instanceId, kind: 'echo', sequence })]),
     listening: () => client !== null,
     onSilent(first) {
-      if (first) report?.('database notifications are silent: changes of other instances do not arrive (a transaction-mode pooler? set database.listenUrl); listening anew');
+      if (first)
+        report?.(
+          'database notifications are silent: changes of other instances do not arrive (a transaction-mode pooler? set database.listenUrl); listening anew',
+        );
       const silent = client;
       if (!silent || closed) return;
       client = null;

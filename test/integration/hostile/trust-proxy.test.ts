@@ -46,7 +46,8 @@ async function startProbe(trustProxy: readonly string[]): Promise<Probe> {
     ctx.body = { ip: ctx.ip };
   });
   const app = createApp({ logger: silentLogger, cors: corsPolicy(['*']), routers: [router], trustedProxy: trustedProxies(trustProxy) });
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  const server = http.createServer((request, response) => void handle(request, response));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
