@@ -9,10 +9,16 @@
 //    default_pool_size 10, database.listenUrl direct) under 20 concurrent submissions each: the
 //    peak of pg_stat_activity for the database; baseline the same ten instances connected
 //    directly. Goal: <= 25.
+// 3. Replays paced (docs/several-instances.md "Resuming streams"): GET /v1/last p99 (one request
+//    every 10 ms) while 300 /v1/events readers (their own process, bench/lib/sse-catch-up.js) come
+//    back at once having missed the same 300 records, until every one has them; against the same
+//    readers coming back with nothing missed (what 300 reconnections cost without replays),
+//    alternating. SQLite. Goal: p99 < 100 ms.
 // PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres); each row
 // creates its own database and drops it. nginx and pgbouncer: the Debian packages.
 
 const fs = require('node:fs');
+const http = require('node:http');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
@@ -35,6 +41,9 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => fs.existsSync
 const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((file) => fs.existsSync(file));
 
 const ROW_PUSH = `cross-instance push to ${READERS} /v1/events readers through nginx vs direct, p99 to the last reader`;
+const CATCH_UP_READERS = envInt('BENCH_CATCH_UP_READERS', 300);
+const MISSED = 300;
+const ROW_CATCH_UP = `GET /v1/last p99 while ${CATCH_UP_READERS} /v1/events readers catch up ${MISSED} missed records each`;
 const ROW_POOL = `PostgreSQL connections of ${INSTANCES} instances through PgBouncer (transaction mode, listenUrl direct) vs direct`;
 
 const now = () => performance.timeOrigin + performance.now();
@@ -244,13 +253,90 @@ async function connectionsThroughPgBouncer() {
   }
 }
 
+/** GET /v1/last every 10 ms until `stop()` says so; answers each latency in ms. */
+async function probeLast(url, stop) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies = [];
+  while (!stop()) {
+    const sent = now();
+    await new Promise((resolve, reject) => {
+      http.get(`${url}/v1/last`, { agent }, (response) => response.resume().on('end', resolve)).on('error', reject);
+    });
+    latencies.push(now() - sent);
+    await sleep(10);
+  }
+  agent.destroy();
+  return latencies;
+}
+
+/** The readers of bench/lib/sse-catch-up.js coming back with Last-Event-ID `since`; /v1/last probed until every one has `until`. */
+async function probeWhileReaders(svc, since, until) {
+  const client = spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'sse-catch-up.js'), `${svc.url}/v1/events`, String(CATCH_UP_READERS), String(since), String(until)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let done;
+  let failed;
+  client.on('message', (message) => {
+    if (message.type === 'done') done = message;
+  });
+  client.once('exit', (code) => {
+    if (!done) failed = new Error(`catch-up client exited with ${code}`);
+  });
+  try {
+    const latencies = await probeLast(svc.url, () => done !== undefined || failed !== undefined);
+    if (failed) throw failed;
+    return { p99: percentile(latencies, 99), ms: done.ms, refusals: done.refusals, probes: latencies.length };
+  } finally {
+    if (client.connected) client.send('stop');
+    // The readers' sockets close before the next fleet connects.
+    await sleep(1000);
+  }
+}
+
+/** Row 3. */
+async function lastWhileCatchingUp() {
+  const svc = await startSvc();
+  try {
+    const since = (await submit(svc.url, 'Seen')).dbid;
+    let until = since;
+    for (let index = 0; index < MISSED; index += 1) until = (await submit(svc.url, `Missed ${index}`)).dbid;
+    const samples = await alternate(ROUNDS, {
+      catchUp: async (round) => {
+        const result = await probeWhileReaders(svc, since, until);
+        log(`round ${round + 1}: ${CATCH_UP_READERS} readers caught up ${MISSED} records each in ${result.ms} ms (${result.refusals} answers 503, retried); /v1/last p99 ${result.p99.toFixed(1)} ms`);
+        return result;
+      },
+      current: async (round) => {
+        const result = await probeWhileReaders(svc, until, until);
+        log(`round ${round + 1}: ${CATCH_UP_READERS} readers with nothing missed connected in ${result.ms} ms; /v1/last p99 ${result.p99.toFixed(1)} ms`);
+        return result;
+      },
+    }, { minRounds: 2 });
+    emitRow({
+      row: ROW_CATCH_UP,
+      unit: 'ms',
+      svc: samples.catchUp.map((result) => result.p99),
+      baseline: { label: 'the same readers reconnecting with nothing missed', values: samples.current.map((result) => result.p99) },
+      goal: 'p99 < 100 ms',
+      details: { catchUpMs: samples.catchUp.map((result) => result.ms), refusals: samples.catchUp.map((result) => result.refusals) },
+    });
+  } finally {
+    await svc.stop();
+  }
+}
+
 async function main() {
-  for (const [row, measure] of [[ROW_PUSH, pushThroughNginx], [ROW_POOL, connectionsThroughPgBouncer]]) {
+  const rows = [
+    [ROW_PUSH, pushThroughNginx, 'ms'],
+    [ROW_CATCH_UP, lastWhileCatchingUp, 'ms'],
+    [ROW_POOL, connectionsThroughPgBouncer, 'connections'],
+  ];
+  for (const [row, measure, unit] of rows) {
     try {
       await measure();
     } catch (error) {
       log(error.stack ?? String(error));
-      emitFailure(row, error, row === ROW_PUSH ? 'ms' : 'connections');
+      emitFailure(row, error, unit);
       process.exitCode = 1;
     }
   }

@@ -9,7 +9,7 @@ import { createFanOut } from '../fan-out';
 import type { WorkPool } from '../work-pool';
 import { budgetedQueuedBytes } from '../ws/budgeted-queue';
 import type { QueuedBytes } from '../ws/outbox';
-import { HEARTBEAT, MAX_REPLAY, OPENING, gapEvent, recordEvent, trackEvent } from './frames';
+import { HEARTBEAT, MAX_REPLAY, OPENING, gapEvent, recordBody, trackEvent } from './frames';
 
 // GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): every change of the current
 // track (and every update of it) as a `track` event to every reader. It hangs off NowPlaying's
@@ -31,6 +31,8 @@ const MAX_UNSENT_BYTES_PER_READER = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 /** Pieces of MAX_REPLAY records replayed on one connection; past them, a gap marker and the newest records. */
 export const MAX_REPLAY_PIECES = 5;
+/** Replayed events go out in writes of about this size, one per event-loop turn. */
+const REPLAY_WRITE_BYTES = 16 * 1024;
 /** Live records held for a reader while its replay runs; past it, the replay reads them from the store. */
 const MAX_PENDING = MAX_REPLAY;
 
@@ -133,6 +135,11 @@ class Readers {
     // The record named by Last-Event-ID was seen in some version: only updates heard since are news.
     const update = event.dbid === reader.lastSent && reader.lastBody !== undefined && event.body !== reader.lastBody;
     if ((newer || update) && this.write(reader, event.text)) this.sent(reader, event);
+  }
+
+  /** Replayed events, in dbid order, ending with `last`. */
+  writeReplayed(reader: Reader, text: Buffer, last: LiveEvent): void {
+    if (this.write(reader, text)) this.sent(reader, last);
   }
 
   /** A deletion made an older record current again: announced as such, the one step back. */
@@ -275,12 +282,33 @@ class Replays {
     this.goLive(reader);
   }
 
-  /** Each record once its predecessor has left for the socket: a replay goes at its reader's pace. */
+  /**
+   * The records in writes of about REPLAY_WRITE_BYTES, each once the one before has left for the
+   * socket (a replay goes at its reader's pace), with the event loop free in between: hundreds of
+   * readers catching up at once never hold a cheap answer (/v1/last, /v1/status) up for long. The
+   * records come in dbid order and live events wait in `pending` meanwhile, so the order holds.
+   */
   private async writeRecords(reader: Reader, records: readonly TrackRecord[]): Promise<void> {
-    for (const record of records) {
-      this.readers.writeInOrder(reader, eventOf(record));
+    let batch: Buffer[] = [];
+    let bytes = 0;
+    let last: LiveEvent | undefined;
+    const flush = async () => {
+      if (!last) return;
+      this.readers.writeReplayed(reader, batch.length === 1 ? batch[0] : Buffer.concat(batch, bytes), last);
+      batch = [];
+      bytes = 0;
+      last = undefined;
       await drained(reader);
+      await nextTurn();
+    };
+    for (const record of records) {
+      if (record.dbid <= (last?.dbid ?? reader.lastSent)) continue;
+      last = eventOf(record);
+      batch.push(last.text);
+      bytes += last.text.length;
+      if (bytes >= REPLAY_WRITE_BYTES) await flush();
     }
+    await flush();
   }
 
   /** Past the replay budget: a gap marker, then the newest records (docs/chat-bots-and-obs.md "Server-Sent Events"). */
@@ -316,8 +344,12 @@ function holdWhileReplaying(reader: Reader, event: LiveEvent): void {
 }
 
 function eventOf(record: TrackRecord): LiveEvent {
-  const text = recordEvent(record);
-  return { dbid: record.dbid, text: Buffer.from(text), body: JSON.stringify({ dbid: record.dbid, ...record.metadata }) };
+  const body = recordBody(record);
+  return { dbid: record.dbid, text: Buffer.from(trackEvent(record.dbid, body)), body };
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Resolves once the reader's socket has taken what was written (or it is gone): a replay goes at the reader's pace. */

@@ -29,8 +29,13 @@ export function gapEvent(after: number, resumesAt: number): string {
   return `event: gap\ndata: ${JSON.stringify({ after, resumes_at: resumesAt })}\n\n`;
 }
 
+/** A stored record as /v1/last shows it: `{dbid, ...metadata}` on one line. */
+export function recordBody(record: TrackRecord): string {
+  return JSON.stringify({ dbid: record.dbid, ...record.metadata });
+}
+
 export function recordEvent(record: TrackRecord): string {
-  return trackEvent(record.dbid, JSON.stringify({ dbid: record.dbid, ...record.metadata }));
+  return trackEvent(record.dbid, recordBody(record));
 }
 
 /** A dbid as `Last-Event-ID` or `?since=` carries it; undefined for anything else. */
