@@ -9,7 +9,7 @@ import { SvcClient } from '../../../src/cli/client';
 
 async function historyServer(tracks: number[], more: boolean, failFirst = 0): Promise<{ client: SvcClient; close: () => Promise<void> }> {
   let failures = failFirst;
-  const server = http.createServer((request, response) => {
+  const server = http.createServer((_request, response) => {
     if (failures > 0) {
       failures -= 1;
       response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' }).end('{"error":"Server busy"}');
