@@ -34,6 +34,7 @@ const EXPECTED = [
   { file: 'title-first.bench.js', budget: 90, what: 'title first: POST to the first and to the enriched frame on 100 /v1/images/ws clients' },
   { file: 'complete-frames.bench.js', budget: 60, what: 'complete frames: POST to the first /wsstream frame carrying an already-stored cover' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
+  { file: 'proxies.bench.js', budget: 150, what: 'behind a proxy and a pooler: cross-instance push to 1,000 SSE readers through nginx vs direct; PostgreSQL connections of 10 instances through PgBouncer' },
   { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;

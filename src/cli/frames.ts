@@ -28,6 +28,6 @@ export function isImageFrame(frame: unknown): frame is ImageFrame {
  * later frame of the same record with more fields (enrichment filled it in, docs/title-first.md)
  * is shown again; the same frame pushed again on a reconnect is not.
  */
-export function trackIdentity(frame: TrackFrame): string {
+export function trackIdentity(frame: { dbid: number; track: unknown }): string {
   return JSON.stringify([frame.dbid, frame.track]);
 }

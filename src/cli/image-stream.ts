@@ -19,6 +19,8 @@ export interface FollowOptions {
   note(message: string): void;
   /** Where the address came from (the config file, or where none was found), named when the first connection fails. */
   configSource?: string;
+  /** Runs after a reconnect, before the new connection's first frame is handed over (a catch-up). */
+  onReconnected?(): Promise<void>;
 }
 
 /** The server pings every 30 s; silence this long means the connection is dead. */
@@ -44,10 +46,13 @@ export async function followImageStream(options: FollowOptions): Promise<void> {
   const enqueue = (raw: string) => {
     queue = queue.then(() => handleFrame(options, raw));
   };
+  const catchUp = options.onReconnected?.bind(options);
 
   while (!options.stop.aborted) {
     const outcome = await connectOnce(WebSocketClass, options, enqueue, () => {
-      if (connectedBefore) options.note(`reconnected to ${options.url.href}`);
+      if (!connectedBefore) return;
+      options.note(`reconnected to ${options.url.href}`);
+      if (catchUp) queue = queue.then(() => catchUp().catch((error: unknown) => options.note(`could not catch up: ${errorMessage(error)}`)));
     });
     if (options.stop.aborted) break;
     if (!outcome.opened && !connectedBefore) throw firstConnectionError(options.url, outcome, options.configSource);

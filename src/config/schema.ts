@@ -2,6 +2,7 @@ import { array, boolean, mixed, number, object, string, type InferType } from 'y
 import { closestName, withArticle } from '../domain/edit-distance';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
+import { parseBlock } from '../domain/trusted-proxies';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
 
 // One schema for the whole configuration (docs/decisions.md "Configuration"): types, limits and
@@ -130,6 +131,15 @@ function isHeaderMap(value: unknown): boolean {
   return Object.entries(value).every(([name, text]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) && typeof text === 'string' && !/[\r\n]/.test(text));
 }
 
+function isBlock(entry: string): boolean {
+  try {
+    parseBlock(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isTemplate(source: string): boolean {
   try {
     parseTemplate(source);
@@ -151,6 +161,11 @@ export const configSchema = object({
     // PostgreSQL: connections per instance for queries, plus one that LISTENs
     // (docs/several-instances.md "Connections and PgBouncer"); ten instances fit in the default max_connections 100.
     poolSize: positiveInteger().max(100).default(4),
+    // A direct connection for LISTEN and the migration lock when `location` goes through a
+    // transaction-mode pooler such as PgBouncer (docs/several-instances.md "PgBouncer"); empty: `location`.
+    listenUrl: string()
+      .default('')
+      .test('postgres-url', '${path} must be a postgres:// or postgresql:// URL', (value) => !value || /^postgres(ql)?:\/\//i.test(value)),
   }),
   processingTimeoutSeconds: positiveSeconds().default(30),
   maxFieldLength: positiveInteger().default(1000),
@@ -164,6 +179,14 @@ export const configSchema = object({
   // localhost and loopback addresses (DNS rebinding).
   writeOrigins: array(string().defined().strict()).default([]),
   allowedHosts: array(string().defined().strict()).default([]),
+  // docs/running.md "Behind a proxy": the proxies whose X-Forwarded-For / Forwarded is believed
+  // (addresses or CIDR blocks); nothing by default.
+  trustProxy: array(
+    string()
+      .defined()
+      .strict()
+      .test('address-or-cidr', '${path} must be an IP address or a CIDR block such as 10.0.0.0/8', (value) => isBlock(value)),
+  ).default([]),
   limits: object({
     maxConnections: positiveInteger().default(10000),
     // 0 turns the per-address cap off (behind a reverse proxy every client has its address).

@@ -9,6 +9,8 @@ import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
 import { noSniff, refuseCrossSiteWrites, refuseUnknownHosts } from './middleware/guards';
 import { createRequestIds, logRequests } from './middleware/request-log';
+import { realClientAddress } from './middleware/client-address';
+import type { ProxyMatcher } from '../domain/trusted-proxies';
 
 export interface AppDeps {
   logger: Logger;
@@ -20,6 +22,8 @@ export interface AppDeps {
   writeOrigins?: readonly string[];
   /** Shared with the /v1/last fast path, so ids stay unique across both. */
   nextRequestId?: () => string;
+  /** `trustProxy` (docs/running.md "Behind a proxy"): whose forwarding headers name the client. */
+  trustedProxy?: ProxyMatcher;
 }
 
 /**
@@ -50,6 +54,7 @@ export type FastPath = (request: IncomingMessage, response: ServerResponse, fall
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true;
+  if (deps.trustedProxy) app.use(realClientAddress(deps.trustedProxy));
   app.use(logRequests(deps.logger, deps.nextRequestId ?? createRequestIds()));
   app.use(noSniff);
   app.use(handleErrors(deps.logger));

@@ -17,7 +17,16 @@ export interface ConnectionLimits {
   maxConnectionsPerAddress: number;
 }
 
-export function limitConnections(server: http.Server, limits: ConnectionLimits, logger: Logger): void {
+/**
+ * `exemptFromPerAddress`: a trusted proxy (docs/running.md "Behind a proxy") carries every client
+ * behind it, and which one a connection serves is known only from its requests' headers.
+ */
+export function limitConnections(
+  server: http.Server,
+  limits: ConnectionLimits,
+  logger: Logger,
+  exemptFromPerAddress: (address: string) => boolean = () => false,
+): void {
   const report = throttledLog((message) => logger.warn(message));
   // Connections that have not yet sent a whole request head, oldest first (a Set keeps insertion order).
   const silent = new Set<Socket>();
@@ -45,8 +54,8 @@ export function limitConnections(server: http.Server, limits: ConnectionLimits, 
 
   const perAddress = new Map<string, number>();
   const admitFromAddress = (socket: Socket): boolean => {
-    if (limits.maxConnectionsPerAddress === 0) return true;
     const address = socket.remoteAddress ?? '';
+    if (limits.maxConnectionsPerAddress === 0 || exemptFromPerAddress(address)) return true;
     const fromAddress = perAddress.get(address) ?? 0;
     if (fromAddress >= limits.maxConnectionsPerAddress) {
       report(`perAddress`, `connection from ${address} refused: ${fromAddress} connections open from it (limits.maxConnectionsPerAddress)`);

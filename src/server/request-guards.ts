@@ -48,6 +48,15 @@ export function hostCheck(listenHost: string, allowedHosts: readonly string[]): 
   };
 }
 
+/**
+ * The 421 text: names the Host and the config key that lets it in, since the usual cause is a
+ * tunnel or a public name in front of a loopback listener (docs/running.md "Tunnels and public names").
+ */
+export function unknownHostMessage(hostHeader: string): string {
+  const host = hostHeader.slice(0, 256);
+  return `Unknown host: ${host} (to answer to this name, add "${hostName(host)}" to allowedHosts in the config)`;
+}
+
 export interface WriteRequest {
   origin: string | undefined;
   secFetchSite: string | undefined;

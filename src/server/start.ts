@@ -28,7 +28,8 @@ import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { createCoverFastPath } from './cover-fast-path';
 import { corsPolicy } from './middleware/cors';
-import { hostCheck } from './request-guards';
+import { hostCheck, unknownHostMessage } from './request-guards';
+import { trustedProxies, type ProxyMatcher } from '../domain/trusted-proxies';
 import { limitConnections } from './connection-limits';
 import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
@@ -39,6 +40,7 @@ import { answerClientError, answerUnknownExpectation, endWithError } from './raw
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
+import { healthRoutes } from './routes/health';
 import { createEventStream, type EventStream } from './sse/event-stream';
 import { requestRoutes } from './routes/requests';
 import { SongRequests } from '../pipeline/song-requests';
@@ -90,9 +92,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   const storage = await openStorage(config, logger);
   const work = createWork(config, options, storage, logger);
   const sockets = createSockets(config, options, storage, work, logger);
-  const app = createHttpApp(config, storage, work, sockets, ownFiles, logger);
   // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
   const shutdown = { started: false };
+  const app = createHttpApp(config, storage, work, sockets, ownFiles, shutdown, logger);
   const server = createHttpServer(config, app, sockets, shutdown, logger);
   try {
     await listen(server.http, config.port, config.host);
@@ -137,6 +139,7 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
     poolSize: config.database.poolSize,
+    listenUrl: config.database.listenUrl,
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
     // An upgrade of an existing database is worth one line (docs/running.md "Upgrades"): a
     // backup taken before it is of the old version. A new database is not news.
@@ -157,7 +160,8 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
-  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove']);
+  // The arrival number is the first write of a submission: with the connection lost it fails at once too.
+  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove'], ['nextReceivedSeq']);
   let nowPlaying: NowPlaying;
   try {
     nowPlaying = new NowPlaying(await tracks.current());
@@ -284,6 +288,8 @@ interface HttpApp {
   answerLast: ReturnType<typeof createLastFastPath>;
   answerCover: ReturnType<typeof createCoverFastPath>;
   hostAllowed: ReturnType<typeof hostCheck>;
+  /** `trustProxy`: whose forwarding headers name the client (docs/running.md "Behind a proxy"). */
+  trustedProxy: ProxyMatcher;
 }
 
 function createHttpApp(
@@ -292,11 +298,13 @@ function createHttpApp(
   work: Work,
   sockets: Sockets,
   ownFiles: ReturnType<typeof staticRoutes>,
+  shutdown: { readonly started: boolean },
   logger: Logger,
 ): HttpApp {
   const { health, tracks, imageStore, nowPlaying } = storage;
   const cors = corsPolicy(config.corsOrigins);
   const hostAllowed = hostCheck(config.host, config.allowedHosts);
+  const trustedProxy = trustedProxies(config.trustProxy);
   const nextRequestId = createRequestIds();
   const textAnswers = createTextAnswers(config.pages.idleText);
   const blobs = imageBlobs(imageStore, work.queueBudget, work.expensiveWork);
@@ -306,6 +314,7 @@ function createHttpApp(
     nextRequestId,
     hostAllowed,
     writeOrigins: config.writeOrigins,
+    trustedProxy,
     routers: [
       v1Routes({
         version: VERSION,
@@ -313,6 +322,7 @@ function createHttpApp(
         nowPlaying,
         tracks,
         databaseState: () => health.state(),
+        ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
         failingServices: () => work.serviceHealth.failing(),
         trackInFlight: work.trackInFlight,
         idempotent: work.idempotent,
@@ -326,6 +336,9 @@ function createHttpApp(
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
       eventRoutes(sockets.events),
+      healthRoutes({
+        notReadyBecause: () => (shutdown.started ? 'shutting down' : health.state() === 'ok' ? null : 'database unavailable'),
+      }),
       requestRoutes({
         secret: config.secret,
         enabled: config.requests.enabled,
@@ -337,7 +350,7 @@ function createHttpApp(
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const answerCover = createCoverFastPath({ images: imageStore.memory, cors, logger, nextRequestId, hostAllowed });
-  return { app, answerLast, answerCover, hostAllowed };
+  return { app, answerLast, answerCover, hostAllowed, trustedProxy };
 }
 
 /** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events. */
@@ -396,7 +409,7 @@ function createSockets(config: FrozenConfig, options: StartOptions, storage: Sto
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(
   config: FrozenConfig,
-  { app, answerLast, answerCover, hostAllowed }: HttpApp,
+  { app, answerLast, answerCover, hostAllowed, trustedProxy }: HttpApp,
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
@@ -419,11 +432,11 @@ function createHttpServer(
       }),
     ),
   );
-  limitConnections(server, config.limits, logger);
+  limitConnections(server, config.limits, logger, trustedProxy);
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (hostAllowed && !hostAllowed(request.headers.host)) {
-      endWithError(socket, 'UNKNOWN_HOST', `Unknown host: ${(request.headers.host ?? '').slice(0, 256)}`);
+      endWithError(socket, 'UNKNOWN_HOST', unknownHostMessage(request.headers.host ?? ''));
       return;
     }
     if (path === IMAGES_WS_PATH) {

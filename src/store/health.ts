@@ -10,9 +10,16 @@ export type DatabaseState = 'ok' | 'unavailable';
 
 export interface StorageHealth {
   state(): DatabaseState;
-  /** Runs a store operation (synchronous or a promise); a storage failure becomes DATABASE_UNAVAILABLE. */
-  run<T>(operation: () => T, isWrite: boolean): T;
-  /** The connection to the database broke (PostgreSQL): unavailable until it is back. */
+  /**
+   * Runs a store operation (synchronous or a promise); a storage failure becomes DATABASE_UNAVAILABLE.
+   * `failsFastWhenLost` (default: `isWrite`): refused at once while the connection is lost.
+   */
+  run<T>(operation: () => T, isWrite: boolean, failsFastWhenLost?: boolean): T;
+  /**
+   * The connection to the database broke or fell silent (PostgreSQL): unavailable until it is
+   * back, and writes answer 503 at once instead of waiting for their time limits
+   * (docs/several-instances.md "Health checks"), so a load balancer moves them on without delay.
+   */
   lost(): void;
   /** The connection is back and listening again. */
   restored(): void;
@@ -79,10 +86,13 @@ export function isStorageUnavailable(error: unknown): boolean {
 
 export function createStorageHealth(logger: Logger, now: () => number = Date.now): StorageHealth {
   let state: DatabaseState = 'ok';
+  let connectionLost = false;
   const report = throttledLog((message) => logger.error(message), 60_000, now);
   return {
     state: () => state,
-    run(operation, isWrite) {
+    run(operation, isWrite, failsFastWhenLost = isWrite) {
+      // Only the asynchronous store (PostgreSQL) loses its connection: refused as its promise would be.
+      if (failsFastWhenLost && connectionLost) return Promise.reject(new AppError('DATABASE_UNAVAILABLE')) as ReturnType<typeof operation>;
       const fail = (error: unknown): never => {
         const kind = storageFailureKind(error);
         if (kind === undefined) throw error;
@@ -107,9 +117,11 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
     },
     lost() {
       state = 'unavailable';
+      connectionLost = true;
     },
     restored() {
       state = 'ok';
+      connectionLost = false;
     },
   };
 }
@@ -118,8 +130,15 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
  * The store with every method run through `health`; the methods named in `writes` are the
  * writes whose success clears the unavailable state.
  */
-export function guardStore<T extends object>(store: T, health: StorageHealth, writes: readonly (keyof T & string)[]): T {
+export function guardStore<T extends object>(
+  store: T,
+  health: StorageHealth,
+  writes: readonly (keyof T & string)[],
+  /** Not writes, but refused at once too while the connection is lost (StorageHealth.lost). */
+  failFast: readonly (keyof T & string)[] = [],
+): T {
   const writeNames = new Set<PropertyKey>(writes);
+  const failFastNames = new Set<PropertyKey>([...writes, ...failFast]);
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, property) {
@@ -128,10 +147,11 @@ export function guardStore<T extends object>(store: T, health: StorageHealth, wr
       let guarded = wrapped.get(property);
       if (!guarded) {
         const isWrite = writeNames.has(property);
+        const failsFast = failFastNames.has(property);
         // The method is looked up at each call, so whoever replaces it on the store (a test's
         // spy) is still called through the guard.
         guarded = (...args: unknown[]) =>
-          health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite);
+          health.run(() => (Reflect.get(target, property, target) as (...args: unknown[]) => unknown).apply(target, args), isWrite, failsFast);
         wrapped.set(property, guarded);
       }
       return guarded;

@@ -62,6 +62,11 @@ export interface Store {
   /** Changes of other instances; never fires with SQLite (one process owns the file). */
   readonly events: EventEmitter<StoreEvents>;
   /**
+   * PostgreSQL: whether this instance hears notifications (its own echoes come back), or its channel
+   * is silent (docs/several-instances.md "PgBouncer"); absent with SQLite.
+   */
+  notifications?(): 'ok' | 'silent';
+  /**
    * Rejects with the backend's own error when the database takes no writes now (a read-only
    * file, a read-only PostgreSQL session); writes nothing. Run once at start, so that a
    * read-only database is reported then and not at the first submission.
@@ -77,6 +82,8 @@ export interface StoreOptions {
   now?: () => number;
   /** PostgreSQL: `database.poolSize`, connections for queries (the LISTEN connection is one more). */
   poolSize?: number;
+  /** PostgreSQL: `database.listenUrl`, a direct connection for LISTEN and migrations; empty or absent: the main URL. */
+  listenUrl?: string;
   /** PostgreSQL: reports a lost or regained connection (logged by the caller). */
   onConnectionProblem?: (message: string) => void;
   /** Told when this start upgraded the schema: the version before and after (logged by the caller). */

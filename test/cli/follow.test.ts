@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { postJson } from '../helpers/http';
 import { SVC_BIN, cleanEnv, runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
@@ -51,6 +52,34 @@ describe('svc last --follow', () => {
       'Artist D - Fourth (Live, 1999)',
     ]);
     expect(follow.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  test('When tracks are stored while it reconnects, then each is printed once, in order, from the last dbid printed', async () => {
+    // docs/cli.md "`svc last`": behind a load balancer the tracks stored while it was away come
+    // from another instance; here another server on the same database file stores them.
+    const temp = makeTempDir();
+    const dbFile = path.join(temp.dir, 'svc.db');
+    let own = await startTestServer({ dbFile });
+    const post = async (url: string, title: string) => expect((await postJson(`${url}/v1/remoteinput`, { artist: 'Gapless', title })).status).toBe(200);
+    try {
+      await post(own.url, 'Before');
+      const follow = startCli(['last', '--follow', '--format', '{title}', '--url', own.url]);
+      await follow.waitForLines(1);
+      const port = own.server.port;
+      await own.close();
+      await follow.waitForStderr(/lost the connection/);
+      const other = await startTestServer({ dbFile });
+      for (const title of ['Missed 1', 'Missed 2', 'Missed 3']) await post(other.url, title);
+      await other.close();
+      own = await startTestServer({ dbFile, config: { port } });
+      await follow.waitForStderr(/reconnected/);
+      await post(own.url, 'After');
+      expect(await follow.waitForLines(5)).toEqual(['Before', 'Missed 1', 'Missed 2', 'Missed 3', 'After']);
+      await follow.stop();
+    } finally {
+      await own.close();
+      temp.cleanup();
+    }
   });
 
   test('When the server comes back with a fresh database that reuses the dbid, then the new track is still printed', async () => {

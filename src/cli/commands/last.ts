@@ -5,6 +5,7 @@ import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 import { isPlainObject } from '../../domain/plain-object';
 import { isTrackFrame, trackIdentity } from '../frames';
+import { catchUpAfter } from '../catch-up';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, renderTrack, type TrackStyle } from '../output';
 
@@ -55,19 +56,42 @@ async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
   return EXIT.OK;
 }
 
+/**
+ * Every track once, in dbid order (docs/cli.md "`svc last`"): after a reconnect it first prints what
+ * was stored meanwhile (catch-up.ts), and a pushed track older than the last one printed (an
+ * instance behind the others) is passed over. A new version of the last track (enriched) is printed.
+ */
 async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Promise<number> {
   let shownTrack: string | undefined;
+  let lastDbid = -1;
+  const stop = ctx.untilInterrupted();
+  const note = (message: string) => ctx.io.err(`svc: ${message}`);
+  const print = (dbid: number, track: Record<string, unknown>) => {
+    const identity = trackIdentity({ dbid, track });
+    if (dbid < lastDbid || identity === shownTrack) return;
+    shownTrack = identity;
+    lastDbid = dbid;
+    ctx.io.out(renderTrack(track, style));
+  };
   await followImageStream({
     url: client.wsEndpoint('v1/images/ws'),
     connectTimeoutMs: client.settings.timeoutMs,
     ...(client.settings.configSource === undefined ? {} : { configSource: client.settings.configSource }),
-    stop: ctx.untilInterrupted(),
-    note: (message) => ctx.io.err(`svc: ${message}`),
+    stop,
+    note,
+    async onReconnected() {
+      if (lastDbid < 0) return;
+      const caughtUp = await catchUpAfter(client, lastDbid, stop);
+      for (const message of caughtUp.notes) note(message);
+      if (caughtUp.restarted) {
+        note(`the server's records start over (its newest dbid is below ${lastDbid}); following from its current track`);
+        lastDbid = -1;
+      }
+      for (const track of caughtUp.tracks) if (typeof track.dbid === 'number') print(track.dbid, track);
+    },
     onFrame(frame) {
       // The server pushes the current track on every (re)connect: print each version of a track once.
-      if (!isTrackFrame(frame) || trackIdentity(frame) === shownTrack) return;
-      shownTrack = trackIdentity(frame);
-      ctx.io.out(renderTrack(frame.track, style));
+      if (isTrackFrame(frame)) print(frame.dbid, frame.track);
     },
   });
   return EXIT.OK;

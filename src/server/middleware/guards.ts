@@ -1,6 +1,6 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
-import { isBrowserNavigation, isWriteRequest, writeOriginCheck, type hostCheck } from '../request-guards';
+import { isBrowserNavigation, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../request-guards';
 
 // Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
 
@@ -8,7 +8,7 @@ import { isBrowserNavigation, isWriteRequest, writeOriginCheck, type hostCheck }
 export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): AppMiddleware {
   return async function knownHostOnly(ctx, next) {
     const host = ctx.get('Host');
-    if (hostAllowed && !hostAllowed(host)) throw new AppError('UNKNOWN_HOST', `Unknown host: ${host.slice(0, 256)}`);
+    if (hostAllowed && !hostAllowed(host)) throw new AppError('UNKNOWN_HOST', unknownHostMessage(host));
     await next();
   };
 }

@@ -1,8 +1,9 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
-import type { EventStream } from '../sse/event-stream';
+import type { EventStream, OpenStream } from '../sse/event-stream';
 import { parseEventId } from '../sse/frames';
+import { requestGone } from '../work-pool';
 
 // GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): no auth, CORS from the app's
 // middleware. `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?since=`
@@ -17,20 +18,36 @@ const STREAM_HEADERS = {
 
 export function eventRoutes(stream: EventStream): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  router.get('/events', (ctx) => {
+  router.get('/events', async (ctx) => {
     const since = startingPoint(ctx.get('Last-Event-ID'), ctx.query.since);
+    if (ctx.method === 'HEAD') {
+      ctx.set(STREAM_HEADERS);
+      ctx.status = 200;
+      return;
+    }
+    // The first replay piece is read before anything is written: a replay the busy server cannot
+    // serve now is a 503 with Retry-After (docs/several-instances.md "Resuming streams"), never a
+    // stream that starts at the current track as if nothing was missed. `ctx.ip` is the real
+    // client behind a trusted proxy (middleware/client-address.ts): its turn in the fair queue.
+    const gone = requestGone(ctx.res);
+    let start: OpenStream;
+    try {
+      start = await stream.open(since, ctx.ip, gone);
+    } catch (error) {
+      if (!gone.aborted) throw error;
+      // The reader hung up while its replay waited for the pool: nobody to answer, nothing to log.
+      ctx.state.abortedByClient = true;
+      ctx.respond = false;
+      return;
+    }
     ctx.set(STREAM_HEADERS);
     ctx.status = 200;
     ctx.respond = false;
     const response = ctx.res;
     response.writeHead(200);
-    if (ctx.method === 'HEAD') {
-      response.end();
-      return;
-    }
     // No Nagle delay between an event and the next: each goes out as it is written.
     ctx.req.socket.setNoDelay(true);
-    stream.attach(response, since, ctx.ip);
+    start(response);
   });
   return router;
 }

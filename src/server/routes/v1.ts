@@ -19,6 +19,8 @@ export interface V1Deps {
   submit: SubmitDeps;
   /** docs/decisions.md: /v1/status reports "database": "unavailable" after a storage failure. */
   databaseState: () => DatabaseState;
+  /** PostgreSQL: whether other instances' changes arrive (docs/several-instances.md "PgBouncer"); absent with SQLite. */
+  notifications?: () => 'ok' | 'silent';
   /** Outside services skipped after a failure (docs/title-first.md "Negative cache"). */
   failingServices: () => string[];
   /** Idempotency-Key handling (middleware/idempotency.ts), before the use case. */
@@ -37,11 +39,18 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
   router.get('/status', (ctx) => {
     ctx.type = 'application/json';
     const failing = deps.failingServices();
-    // The usual answer is built once; a failing service is news worth a fresh one.
+    const notifications = deps.notifications?.();
+    // The usual answer is built once; a failing service or a silent channel is news worth a fresh one.
     ctx.body =
-      failing.length === 0
+      failing.length === 0 && notifications !== 'silent'
         ? statusOf[deps.databaseState()]
-        : JSON.stringify({ status: 'ok', version: deps.version, database: deps.databaseState(), failing_services: failing });
+        : JSON.stringify({
+            status: 'ok',
+            version: deps.version,
+            database: deps.databaseState(),
+            ...(notifications === 'silent' ? { notifications } : {}),
+            ...(failing.length === 0 ? {} : { failing_services: failing }),
+          });
   });
 
   // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route

@@ -6,7 +6,7 @@ import type { TrackRecord } from '../../domain/track';
 
 /** How long a browser waits before it reconnects (EventSource reads `retry:`). */
 const RETRY_MS = 3000;
-/** At most this many missed records are replayed on a reconnect. */
+/** Missed records are replayed in pieces of this many (event-stream.ts MAX_REPLAY_PIECES pieces per connection). */
 export const MAX_REPLAY = 100;
 
 export const OPENING = `retry: ${RETRY_MS}\n\n`;
@@ -28,8 +28,22 @@ export function namedEvent(event: string, data: object): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/**
+ * Past the replay budget (docs/chat-bots-and-obs.md "Server-Sent Events"): the records after
+ * `after` and before `resumesAt` are not replayed. No `id`, so a reconnect still resumes from the
+ * last record received.
+ */
+export function gapEvent(after: number, resumesAt: number): string {
+  return `event: gap\ndata: ${JSON.stringify({ after, resumes_at: resumesAt })}\n\n`;
+}
+
+/** A stored record as /v1/last shows it: `{dbid, ...metadata}` on one line. */
+export function recordBody(record: TrackRecord): string {
+  return JSON.stringify({ dbid: record.dbid, ...record.metadata });
+}
+
 export function recordEvent(record: TrackRecord): string {
-  return trackEvent(record.dbid, JSON.stringify({ dbid: record.dbid, ...record.metadata }));
+  return trackEvent(record.dbid, recordBody(record));
 }
 
 /** A dbid as `Last-Event-ID` or `?since=` carries it; undefined for anything else. */

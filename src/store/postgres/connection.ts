@@ -25,11 +25,15 @@ export interface PostgresContext {
   now: () => number;
 }
 
-/** Opens the pool and applies pending migrations; a database that cannot be used is a StartupError. */
+/**
+ * Opens the pool and applies pending migrations; a database that cannot be used is a StartupError.
+ * `directUrl` (database.listenUrl): migrations run on a connection of their own there, past a pooler.
+ */
 export async function openPostgresPool(
   url: string,
   onConnectionProblem: ((message: string) => void) | undefined,
   poolSize = DEFAULT_POOL_SIZE,
+  directUrl?: string,
   onMigrated?: MigrationReport,
 ): Promise<pg.Pool> {
   const pool = new pg.Pool({
@@ -45,17 +49,32 @@ export async function openPostgresPool(
   pool.on('error', (error) => onConnectionProblem?.(`database connection lost: ${error.message}`));
 
   try {
-    const client = await pool.connect();
-    try {
-      await migratePostgres(client, undefined, onMigrated);
-    } finally {
-      client.release();
-    }
+    await (directUrl ? migrateOnOwnConnection(directUrl, onMigrated) : migrateOnPool(pool, onMigrated));
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StartupError(`cannot use database ${withoutPassword(url)}: ${describeDatabaseError(error)}`);
+    throw new StartupError(`cannot use database ${withoutPassword(directUrl ?? url)}: ${describeDatabaseError(error)}`);
   }
   return pool;
+}
+
+async function migrateOnPool(pool: pg.Pool, onMigrated: MigrationReport | undefined): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await migratePostgres(client, undefined, onMigrated);
+  } finally {
+    client.release();
+  }
+}
+
+async function migrateOnOwnConnection(url: string, onMigrated: MigrationReport | undefined): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'svc migrate' });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await migratePostgres(client, undefined, onMigrated);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Runs `work` in one transaction on one pooled connection; rolls back when it throws. */

@@ -1,9 +1,9 @@
-import type { PoolClient } from 'pg';
+import type { ClientBase } from 'pg';
 import { pendingMigrations, type Migration, type MigrationReport } from '../migrations';
 
 // Append-only schema history of the PostgreSQL store; `svc_schema` records what was applied.
 // Several instances may start at once: the first takes an advisory lock and migrates, the
-// others wait for it and then find nothing left to do.
+// others wait for it and then find nothing left to do (migratePostgres).
 
 /** Any fixed number names the lock; every svc instance agrees on this one. */
 const MIGRATION_LOCK = 0x5356_4301;
@@ -203,9 +203,17 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS, onMigrated?: MigrationReport): Promise<void> {
-  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+/**
+ * Applies the pending migrations in one transaction under a transaction-level advisory lock
+ * (docs/several-instances.md "PgBouncer"): the lock ends with the transaction on every path
+ * (commit, rollback, a dropped connection), and a transaction keeps one server connection, so it
+ * holds through a transaction-mode pooler as well as on a direct connection. Instances starting
+ * together wait for the first, then find nothing left to do.
+ */
+export async function migratePostgres(client: ClientBase, migrations: readonly Migration[] = POSTGRES_MIGRATIONS, onMigrated?: MigrationReport): Promise<void> {
+  await client.query('BEGIN');
   try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query(
       'CREATE TABLE IF NOT EXISTS svc_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
     );
@@ -213,19 +221,14 @@ export async function migratePostgres(client: PoolClient, migrations: readonly M
     const current = applied.rows[0]?.version ?? 0;
     const pending = pendingMigrations(migrations, current);
     for (const migration of pending) {
-      await client.query('BEGIN');
-      try {
-        await client.query(migration.sql);
-        await client.query('INSERT INTO svc_schema (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw error;
-      }
+      await client.query(migration.sql);
+      await client.query('INSERT INTO svc_schema (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
     }
+    await client.query('COMMIT');
     const last = pending.at(-1);
     if (last) onMigrated?.(current, last.version);
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
 }

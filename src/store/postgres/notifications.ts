@@ -4,6 +4,7 @@ import type { ImageCategory } from '../../domain/track';
 import type { StoreChange, StoreEvents } from '../store';
 import { CONNECT_TIMEOUT_MS } from './connection';
 import { KEEPALIVE_IDLE_MS, watchLiveness } from './liveness';
+import { watchEcho, type NotificationState } from './notification-echo';
 
 // How instances sharing one database hear each other's changes: NOTIFY on one channel, sent
 // inside the writer's transaction, and one dedicated LISTEN connection per instance that
@@ -31,6 +32,7 @@ export function announced(kind: 'track' | 'deleted', change: string): string {
 }
 
 export interface ListenOptions {
+  /** The LISTEN connection's URL: database.listenUrl, else the pool's (docs/several-instances.md "PgBouncer"). */
   url: string;
   instanceId: string;
   events: EventEmitter<StoreEvents>;
@@ -44,7 +46,7 @@ export interface ListenOptions {
  * database falls silent (liveness.ts), and 'reconnected' once it listens again (backoff from
  * 200 ms doubling to 2 s).
  */
-export function listenForChanges(options: ListenOptions): { ready: Promise<void>; close(): Promise<void> } {
+export function listenForChanges(options: ListenOptions): { ready: Promise<void>; notifications(): NotificationState; close(): Promise<void> } {
   const { url, instanceId, events, report } = options;
   let client: pg.Client | null = null;
   let closed = false;
@@ -53,6 +55,11 @@ export function listenForChanges(options: ListenOptions): { ready: Promise<void>
 
   const onNotification = (message: pg.Notification) => {
     if (message.channel !== CHANNEL || !message.payload) return;
+    const echo = ownEcho(message.payload, instanceId);
+    if (echo !== undefined) {
+      echoes.heard(echo);
+      return;
+    }
     const change = parseChange(message.payload, instanceId);
     if (change) events.emit('change', change);
   };
@@ -107,6 +114,27 @@ export function listenForChanges(options: ListenOptions): { ready: Promise<void>
     retryTimer.unref();
   };
 
+  // A channel that answers queries but delivers nothing (notification-echo.ts): listened to anew,
+  // which catches up, without calling the database unavailable: writes still work.
+  const echoes = watchEcho({
+    send: (sequence) => options.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ origin: instanceId, kind: 'echo', sequence })]),
+    listening: () => client !== null,
+    onSilent(first) {
+      if (first)
+        report?.(
+          'database notifications are silent: changes of other instances do not arrive (a transaction-mode pooler? set database.listenUrl); listening anew',
+        );
+      const silent = client;
+      if (!silent || closed) return;
+      client = null;
+      silent.removeAllListeners('notification');
+      void silent.end().catch(() => undefined);
+      delayMs = RECONNECT_FIRST_MS;
+      retry();
+    },
+    onHeard: () => report?.('database notifications arrive again'),
+  });
+
   // Silence on either side counts as a lost connection: dropped, announced, reconnected.
   const stopWatching = watchLiveness({ listening: () => client, pool: options.pool }, (reason) => {
     if (client) lost(client, reason);
@@ -115,15 +143,28 @@ export function listenForChanges(options: ListenOptions): { ready: Promise<void>
 
   return {
     ready: connect(),
+    notifications: () => echoes.state(),
     async close() {
       closed = true;
       stopWatching();
+      echoes.stop();
       clearTimeout(retryTimer);
       const last = client;
       client = null;
       await last?.end().catch(() => undefined);
     },
   };
+}
+
+/** The sequence of an echo this instance sent itself (notification-echo.ts), else undefined. */
+function ownEcho(payload: string, instanceId: string): number | undefined {
+  if (!payload.includes('"echo"')) return undefined;
+  try {
+    const data = JSON.parse(payload) as Record<string, unknown>;
+    return data.kind === 'echo' && data.origin === instanceId && typeof data.sequence === 'number' ? data.sequence : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A notification of another instance as a change; our own (and anything unreadable) is null. */

@@ -21,7 +21,9 @@ import { createPostgresTrackStore } from './tracks';
 
 export async function openPostgresStore(url: string, options: StoreOptions): Promise<Store> {
   const instanceId = randomUUID();
-  const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize, options.onMigrated);
+  // Through a transaction-mode pooler, LISTEN and session state need a direct connection (database.listenUrl).
+  const directUrl = options.listenUrl || undefined;
+  const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize, directUrl, options.onMigrated);
   const context: PostgresContext = { pool, instanceId, now: options.now ?? Date.now };
   const tracks = createPostgresTrackStore(context);
 
@@ -30,12 +32,13 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   // Another instance's change, or changes missed while disconnected, make cached pages stale.
   events.on('change', tracks.markStale);
   events.on('reconnected', () => tracks.markStale());
-  const listener = listenForChanges({ url, instanceId, events, pool, report: options.onConnectionProblem });
+  const listener = listenForChanges({ url: directUrl ?? url, instanceId, events, pool, report: options.onConnectionProblem });
   try {
     await listener.ready;
   } catch (error) {
+    await listener.close();
     await pool.end().catch(() => undefined);
-    throw new StartupError(`cannot listen on database ${withoutPassword(url)}: ${errorMessage(error)}`);
+    throw new StartupError(`cannot listen on database ${withoutPassword(directUrl ?? url)}: ${errorMessage(error)}`);
   }
   let closing: Promise<void> | undefined;
 
@@ -48,6 +51,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     songRequests: createPostgresSongRequestStore(pool),
     requestSlots: createPostgresRequestSlots(pool),
     events,
+    notifications: () => listener.notifications(),
     probeWrite: () => probePostgresWrite(pool),
     close() {
       closing ??= listener.close().then(() => pool.end());

@@ -105,6 +105,8 @@ describe('docs/openapi.yaml against real answers', () => {
 
   test('When nothing has played, then status, last and history answer as documented', async () => {
     await exchange('GET', '/v1/status');
+    await exchange('GET', '/v1/health/live');
+    await exchange('GET', '/v1/health/ready');
     expect((await exchange('GET', '/v1/last')).json).toEqual({});
     await exchange('GET', '/v1/history');
     await exchange('GET', '/v1/outputs', { headers: auth });

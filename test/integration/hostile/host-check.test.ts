@@ -17,7 +17,7 @@ describe('the Host check on a loopback listener', () => {
     async (path) => {
       const res = await rawRequest(`${t.url}${path}`, { headers: { Host: 'evil.test:8899' } });
       expect(res.status).toBe(421);
-      expect(JSON.parse(res.text)).toEqual({ error: 'Unknown host: evil.test:8899' });
+      expect(JSON.parse(res.text)).toEqual({ error: 'Unknown host: evil.test:8899 (to answer to this name, add "evil.test" to allowedHosts in the config)' });
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(await storedCount(t.server.tracks)).toBe(0);
     },

@@ -58,6 +58,10 @@ describeOnTmpfs('storage failures on a small tmpfs', () => {
     expect([answer.status, answer.json]).toEqual([503, { error: 'Database unavailable' }]);
     for (let i = 0; i < 5; i += 1) expect((await postJson(`${t.url}/v1/remoteinput`, bigTrack(1000 + i))).status).toBe(503);
     expect(await status()).toEqual(expect.objectContaining({ status: 'ok', database: 'unavailable' }));
+    // A load balancer takes it out of the rotation (docs/several-instances.md "Health checks"); it is still live.
+    const ready = await request(`${t.url}/v1/health/ready`);
+    expect([ready.status, ready.json, ready.headers.get('retry-after')]).toEqual([503, { status: 'database unavailable' }, '1']);
+    expect((await request(`${t.url}/v1/health/live`)).status).toBe(200);
     // The current track is still served from memory.
     expect((await request(`${t.url}/v1/last`)).status).toBe(200);
     const failures = t.logs.filter((line) => line.includes('database unavailable'));
@@ -71,5 +75,7 @@ describeOnTmpfs('storage failures on a small tmpfs', () => {
     const answer = await postJson(`${t.url}/v1/remoteinput`, { artist: 'After', title: 'Space' });
     expect(answer.status).toBe(200);
     expect(await status()).toMatchObject({ database: 'ok' });
+    const ready = await request(`${t.url}/v1/health/ready`);
+    expect([ready.status, ready.json]).toEqual([200, { status: 'ok' }]);
   });
 });

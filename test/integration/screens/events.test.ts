@@ -90,14 +90,14 @@ describe('GET /v1/events', () => {
     expect(client.events).toHaveLength(1);
   });
 
-  test('When more than 100 records were missed, then the newest 100 come, oldest first, ending with the current one', async () => {
+  test('When more than 100 records were missed, then all of them come in pieces, oldest first, ending with the current one', async () => {
     const first = await submit('Gap start');
     const dbids: number[] = [];
     for (let i = 0; i < 105; i += 1) dbids.push(await submit(`Gap ${i}`));
     const client = await open(`/v1/events?since=${first}`);
     const events: number[] = [];
-    for (let i = 0; i < 100; i += 1) events.push(Number((await client.next()).id));
-    expect(events).toEqual(dbids.slice(-100));
+    for (let i = 0; i < 105; i += 1) events.push(Number((await client.next()).id));
+    expect(events).toEqual(dbids);
   });
 
   test.each(['abc', '-1', '1.5'])('When ?since=%s is not a dbid, then 400', async (since) => {
@@ -158,5 +158,30 @@ describe('GET /v1/events with a reader that stops reading', () => {
     while (reader.events.length < 300) await reader.next().then(() => undefined);
     expect(reader.events.map((event) => Number(event.id))).toEqual(dbids);
     reader.close();
+  });
+
+  test('When it stops reading while it catches up 300 large missed tracks, then the replay waits for it and holds only a piece', async () => {
+    // docs/several-instances.md "Resuming streams": a replay writes on only as its reader takes it.
+    const first = dbidOf(await postJson(`${t.url}/v1/remoteinput`, { artist: 'Before', title: 'Gap' }));
+    for (let i = 0; i < 300; i += 1) {
+      expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Missed', title: `M${i}`, comment: String(i % 10).repeat(BIG) })).status).toBe(200);
+    }
+    const port = new URL(t.url).port;
+    const stalled = net.connect(Number(port), '127.0.0.1');
+    stalled.pause();
+    stalled.on('error', () => undefined);
+    await new Promise<void>((resolve) => stalled.once('connect', () => resolve()));
+    stalled.write(`GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nLast-Event-ID: ${first}\r\n\r\n`);
+    while (t.server.events.readerCount() < 1) await new Promise((resolve) => setImmediate(resolve));
+    // Once the kernel's buffers are full, what svc holds for it stops growing: one piece (about 16 KiB
+    // plus one record), far below the 300 records of 60 KB it asked for.
+    let previous = -1;
+    while (t.server.events.unsentBytes() !== previous) {
+      previous = t.server.events.unsentBytes();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(t.server.events.unsentBytes()).toBeLessThanOrEqual(16 * 1024 + 2 * BIG + 1024);
+    expect(t.server.events.readerCount()).toBe(1);
+    stalled.destroy();
   });
 });

@@ -99,12 +99,23 @@ describe('loadConfig', () => {
   it('When a file gives database as a string, then it is the location; as an object it also sets poolSize (default 4); the environment replaces only the location', async () => {
     const root = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: 'postgres://db.example/svc' }) });
     const short = await loadConfig({ cwd: root, env: {} });
-    expect(short.config.database).toEqual({ location: 'postgres://db.example/svc', poolSize: 4 });
-    const full = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: { location: 'postgres://db.example/svc', poolSize: 8 } }) });
+    expect(short.config.database).toEqual({ location: 'postgres://db.example/svc', poolSize: 4, listenUrl: '' });
+    const full = makeConfigDir({
+      '.svcrc.json': JSON.stringify({ database: { location: 'postgres://db.example/svc', poolSize: 8, listenUrl: 'postgres://direct.example/svc' } }),
+    });
     const withEnv = await loadConfig({ cwd: full, env: { SVC_DATABASE: 'postgres://other.example/svc' } });
-    expect(withEnv.config.database).toEqual({ location: 'postgres://other.example/svc', poolSize: 8 });
+    expect(withEnv.config.database).toEqual({ location: 'postgres://other.example/svc', poolSize: 8, listenUrl: 'postgres://direct.example/svc' });
     const tooSmall = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: { poolSize: 0 } }) });
     expect((await failure(loadConfig({ cwd: tooSmall, env: {} }))).message).toContain('"database.poolSize"');
+  });
+
+  it('When database.listenUrl or a trustProxy entry is not what it should be, then start-up stops naming the key', async () => {
+    const badListen = makeConfigDir({ '.svcrc.json': JSON.stringify({ database: { listenUrl: 'mysql://x/y' } }) });
+    expect((await failure(loadConfig({ cwd: badListen, env: {} }))).message).toContain('database.listenUrl');
+    const badProxy = makeConfigDir({ '.svcrc.json': JSON.stringify({ trustProxy: ['10.0.0.0/8', 'proxy.example'] }) });
+    expect((await failure(loadConfig({ cwd: badProxy, env: {} }))).message).toMatch(/trustProxy.*IP address or a CIDR block/);
+    const good = makeConfigDir({ '.svcrc.json': JSON.stringify({ trustProxy: ['127.0.0.1', 'fd00::/8'] }) });
+    expect((await loadConfig({ cwd: good, env: {} })).config.trustProxy).toEqual(['127.0.0.1', 'fd00::/8']);
   });
 
   it('When the file sets nested keys, then the other nested defaults stay', async () => {

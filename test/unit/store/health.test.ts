@@ -1,5 +1,6 @@
 import { AppError } from '../../../src/errors';
 import { createStorageHealth, guardStore, isStorageUnavailable, storageFailureKind } from '../../../src/store/health';
+import { silentLogger } from '../../helpers/silent-logger';
 
 // docs/decisions.md "Hostile clients and browsers", storage failures, with injected SQLite errors
 // shaped like better-sqlite3's SqliteError (`code` holds the extended result code name).
@@ -89,6 +90,27 @@ describe('storage health', () => {
       ['insert'],
     );
     expect(() => store.insert()).toThrow(bug);
+    expect(health.state()).toBe('ok');
+  });
+});
+
+describe('writes while the connection is lost (docs/several-instances.md "Health checks")', () => {
+  it('When the connection is lost, then writes and the named operations are refused at once, reads still run, and a restore lets writes through', async () => {
+    const health = createStorageHealth(silentLogger);
+    let calls = 0;
+    const store = {
+      insert: async () => (calls += 1),
+      nextReceivedSeq: async () => (calls += 1),
+      current: async () => (calls += 1),
+    };
+    const guarded = guardStore(store, health, ['insert'], ['nextReceivedSeq']);
+    health.lost();
+    await expect(guarded.insert()).rejects.toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
+    await expect(guarded.nextReceivedSeq()).rejects.toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
+    await expect(guarded.current()).resolves.toBe(1);
+    expect(calls).toBe(1);
+    health.restored();
+    await expect(guarded.insert()).resolves.toBe(2);
     expect(health.state()).toBe('ok');
   });
 });
