@@ -66,8 +66,21 @@ const outputSchema = object({
   if (missing) return this.createError({ message: `${this.path}: a ${value.type} output needs "${missing}"` });
   const url = value.url ?? '';
   if ((value.type === 'mqtt') !== /^mqtts?:/.test(url)) return this.createError({ message: `${this.path}.url: the wrong scheme for a ${value.type} output` });
+  // The URL's path is the webhook's token: never sent in the clear, except to this machine
+  // (a local relay or a test), docs/outputs.md "discord".
+  if (value.type === 'discord' && !isHttpsOrLoopback(url)) return this.createError({ message: `${this.path}.url: a discord output needs an https:// URL` });
   return true;
 });
+
+function isHttpsOrLoopback(url: string): boolean {
+  if (/^https:\/\//i.test(url)) return true;
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  } catch {
+    return false;
+  }
+}
 
 function isTemplate(source: string): boolean {
   try {

@@ -5,7 +5,7 @@ import { throttledLog, type Logger } from '../log';
 import { deadlineSignal } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
 import type { MessageOf, OutputEvent, OutputMessage, OutputStore } from '../store/outputs';
-import { nextAttemptDelayMs } from './backoff';
+import { MAX_ATTEMPTS_PER_MESSAGE, nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
 
@@ -274,7 +274,7 @@ export class OutputDispatcher {
       return;
     }
     const nextAttemptAt = delivery.outcome === 'retry' ? at + nextAttemptDelayMs(attempts, delivery.retryAfterMs) : undefined;
-    if (nextAttemptAt !== undefined && nextAttemptAt - message.createdAt <= retryForMs) {
+    if (nextAttemptAt !== undefined && nextAttemptAt - message.createdAt <= retryForMs && attempts < MAX_ATTEMPTS_PER_MESSAGE) {
       await this.deps.store.finish(message.id, { ...base, outcome: 'retry', error: delivery.error, nextAttemptAt });
       if (message.attempts === 0) this.deps.logger.warn(`output ${output.name}: track ${message.dbid} not delivered (${delivery.error}); retrying`);
       return;
