@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
-import { deadlineSignal } from '../signals';
+import { deadlineSignal, sleep } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
 import type { MessageOf, OutputEvent, OutputMessage, OutputStore } from '../store/outputs';
 import { MAX_ATTEMPTS_PER_MESSAGE, nextAttemptDelayMs } from './backoff';
@@ -26,6 +26,9 @@ export interface DispatcherDeps {
   pollMs?: number;
   now?: () => number;
 }
+
+/** How long a shutdown waits for each output's own goodbye (docs/limits-and-load.md "Shutdown"). */
+const OUTPUT_CLOSE_MS = 300;
 
 export type OutputState = 'ok' | 'retrying' | 'failing';
 
@@ -157,7 +160,9 @@ export class OutputDispatcher {
     await this.expansion?.running;
     for (const worker of this.workers.values()) worker.wake();
     await Promise.all([...this.workers.values()].map((worker) => worker.done));
-    await Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
+    // A target that never answers (a frozen MQTT broker's PUBACK) does not hold the shutdown.
+    const closing = Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
+    await Promise.race([closing, sleep(OUTPUT_CLOSE_MS, undefined, { unref: true })]);
   }
 
   /** Never rejects: with the database down at start, each expansion tries again (a new output may then miss what came before). */

@@ -1,5 +1,6 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
@@ -108,7 +109,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     imageStore: storage.plainImageStore,
     events: sockets.events,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
-    close: closeInOrder(server.http, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
+    close: closeInOrder(server, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
 }
 
@@ -341,7 +342,7 @@ function createHttpServer(
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
-): { http: http.Server } {
+): { http: http.Server; open: ReadonlySet<Socket> } {
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
@@ -361,6 +362,13 @@ function createHttpServer(
     ),
   );
   limitConnections(server, config.limits, logger);
+  // Every socket, upgraded ones too (server.closeAllConnections() knows only HTTP ones): the
+  // shutdown destroys what is still open at its deadline.
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (hostAllowed && !hostAllowed(request.headers.host)) {
@@ -377,9 +385,11 @@ function createHttpServer(
     }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
+  // A CONNECT (a proxy tunnel) is no request svc serves: 405, never a silent close.
+  server.on('connect', (_request: http.IncomingMessage, socket: Duplex) => endWithError(socket, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed'));
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnknownExpectation);
-  return { http: server };
+  return { http: server, open };
 }
 
 /**
@@ -387,7 +397,7 @@ function createHttpServer(
  * submissions finish within the grace, then background work, and the database last.
  */
 function closeInOrder(
-  server: http.Server,
+  { http: server, open }: { http: http.Server; open: ReadonlySet<Socket> },
   sockets: Sockets,
   storage: Storage,
   work: Work,
@@ -406,7 +416,10 @@ function closeInOrder(
       sockets.events.close();
       await Promise.all([sockets.hub.close(), sockets.wsStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
-      if (!drained) server.closeAllConnections();
+      if (!drained) {
+        server.closeAllConnections();
+        for (const socket of open) socket.destroy();
+      }
       await stopped;
       // A submission whose client went away still runs; let it finish before the database closes.
       await Promise.race([Promise.allSettled([...work.inFlight]), deadline]);

@@ -22,7 +22,10 @@ describe('retry floors', () => {
     ['Retry-After in the past', { status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' } }],
   ])('When a webhook target answers %s, then the next tries wait the normal backoff (at least 0.5 s, then 1 s)', async (_name, reply) => {
     receiver.answer = () => reply;
-    const server = await startTestServer({ config: { outputs: [{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }] } as never, outputPollMs: 20 });
+    const server = await startTestServer({
+      config: { outputs: [{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }] } as never,
+      outputPollMs: 20,
+    });
     try {
       await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Flood' });
       const arrived = await receiver.waitFor(3);
@@ -33,7 +36,7 @@ describe('retry floors', () => {
     }
   });
 
-  it("When Discord answers 429 with retry_after: 0, then the next try waits the normal backoff", async () => {
+  it('When Discord answers 429 with retry_after: 0, then the next try waits the normal backoff', async () => {
     receiver.answer = () => ({ status: 429, body: JSON.stringify({ message: 'You are being rate limited.', retry_after: 0, global: false }) });
     const url = `${receiver.url}/api/webhooks/1/token`;
     const server = await startTestServer({ config: { outputs: [{ name: 'chat', type: 'discord', url }] } as never, outputPollMs: 20 });
