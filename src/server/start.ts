@@ -34,6 +34,8 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
 import { idempotent as idempotentWrites } from './middleware/idempotency';
+import { reportFailedAuthentication, throttleFailedAuthentication } from './middleware/auth-throttle';
+import { AuthThrottle } from '../domain/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -74,6 +76,8 @@ export interface RunningServer {
   imageStore: ImageStore;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
+  /** Failed authentication per address: the Icecast listener's doors share it with the HTTP API. */
+  authentication: { throttle: AuthThrottle; report: ReturnType<typeof reportFailedAuthentication> };
   /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
   events: EventStream;
   close(): Promise<void>;
@@ -108,6 +112,7 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     images: work.images,
     imageStore: storage.plainImageStore,
     events: sockets.events,
+    authentication: { throttle: work.authThrottle, report: work.reportFailedAuthentication },
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
     close: closeInOrder(server, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
@@ -175,6 +180,9 @@ interface Work {
   queueBudget: QueueBudget;
   expensiveWork: WorkPool;
   currentImages: CurrentImages;
+  /** Failed authentication per address, shared by every door (docs/security.md "Guessing the secret"). */
+  authThrottle: AuthThrottle;
+  reportFailedAuthentication: ReturnType<typeof reportFailedAuthentication>;
   /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
   idempotent: ReturnType<typeof idempotentWrites>;
 }
@@ -228,6 +236,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   return {
+    authThrottle: new AuthThrottle(),
+    reportFailedAuthentication: reportFailedAuthentication(logger),
     idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
     images,
     outputs,
@@ -271,6 +281,7 @@ function createHttpApp(
     nextRequestId,
     hostAllowed,
     writeOrigins: config.writeOrigins,
+    authThrottle: throttleFailedAuthentication(config.secret, work.authThrottle, work.reportFailedAuthentication),
     routers: [
       v1Routes({
         version: VERSION,

@@ -4,7 +4,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import type { ImageCategory, TrackRecord } from '../../domain/track';
 import type { CurrentImageSet, CurrentImages } from '../current-images';
-import type { Logger } from '../../log';
+import { throttledLog, type Logger } from '../../log';
 import type { NowPlaying } from '../../domain/current-track';
 import type { QueueBudget } from '../queue-budget';
 import { createFanOut } from '../fan-out';
@@ -53,6 +53,8 @@ interface Reader {
 
 export function createWsStream(options: WsStreamOptions): WsStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
+  // A client's protocol errors are its own: one line a minute with a count, not one per frame (docs/security.md "Logs").
+  const reportProtocolError = throttledLog((message) => options.logger.warn(message));
   const readers = new Map<WebSocket, Reader>();
   const heartbeat = startHeartbeat(wss, options.pingIntervalMs ?? 30_000);
 
@@ -98,7 +100,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       }),
     };
     readers.set(socket, reader);
-    socket.on('error', (error) => options.logger.warn(`wsstream: ${error.message}`));
+    socket.on('error', (error) => reportProtocolError('protocol', `wsstream: ${error.message}`));
     socket.on('close', () => readers.delete(socket));
     if (options.nowPlaying.current()) send(reader);
   });
