@@ -238,7 +238,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   return {
     authThrottle: new AuthThrottle(),
     reportFailedAuthentication: reportFailedAuthentication(logger),
-    idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs }),
+    idempotent: idempotentWrites(store.idempotency, { waitMs: idempotencyLeaseMs + 2000, leaseMs: idempotencyLeaseMs, secret: config.secret }),
     images,
     outputs,
     stopFollowing,

@@ -186,4 +186,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX output_messages_finished ON output_messages (output, finished_at) WHERE state <> 'pending';
     `,
   },
+  {
+    version: 11,
+    name: 'store keys',
+    sql: `
+      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
+      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
+      -- The key is made by svc on first use, not here (SQLite has no strong random source).
+      CREATE TABLE store_keys (
+        name TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      );
+      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
+      DELETE FROM idempotency_keys;
+    `,
+  },
 ];

@@ -22,7 +22,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
     outputs: createOutputStore(db),
-    idempotency: createIdempotencyStore(db),
+    idempotency: createIdempotencyStore(db, options.idempotencyBounds),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),
     close: async () => {

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { ImageCategory } from '../domain/track';
-import type { IdempotencyStore } from './idempotency';
+import type { IdempotencyBounds, IdempotencyStore } from './idempotency';
 import type { ImageStore } from './images';
 import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
@@ -76,6 +76,8 @@ export interface StoreOptions {
   poolSize?: number;
   /** PostgreSQL: reports a lost or regained connection (logged by the caller). */
   onConnectionProblem?: (message: string) => void;
+  /** Idempotency keys kept at most (entries, bytes); tests use small ones (store/idempotency.ts). */
+  idempotencyBounds?: IdempotencyBounds;
 }
 
 export function isPostgresUrl(database: string): boolean {

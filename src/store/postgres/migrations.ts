@@ -162,6 +162,21 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX output_messages_finished ON output_messages (output, finished_at) WHERE state <> 'pending';
     `,
   },
+  {
+    version: 8,
+    name: 'store keys',
+    sql: `
+      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
+      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
+      -- The key is made by the first instance that needs it (crypto.randomBytes), not here.
+      CREATE TABLE store_keys (
+        name text PRIMARY KEY,
+        value bytea NOT NULL
+      );
+      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
+      DELETE FROM idempotency_keys;
+    `,
+  },
 ];
 
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {

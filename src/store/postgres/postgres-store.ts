@@ -43,7 +43,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),
-    idempotency: createPostgresIdempotencyStore(pool),
+    idempotency: createPostgresIdempotencyStore(pool, options.idempotencyBounds),
     requestSlots: createPostgresRequestSlots(pool),
     events,
     probeWrite: () => probePostgresWrite(pool),
