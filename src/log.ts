@@ -41,6 +41,7 @@ function createBatchedStderr(): LogSink {
  * forge or hide a line: C0 and C1 controls (CR, LF, terminal escapes), DEL, the Unicode line and
  * paragraph separators and the bidirectional overrides (docs/security.md "Logs").
  */
+// eslint-disable-next-line no-control-regex -- control characters are what is escaped
 const UNSAFE_IN_LOG = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Every line one line, with what could forge or hide one written as `\uXXXX`. */

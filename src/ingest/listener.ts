@@ -47,7 +47,7 @@ export interface IcecastListenerOptions {
   sourceMemoryBytes?: number;
   totalSourceMemoryBytes?: number;
   /** Failed passwords per address, shared with the HTTP API (docs/security.md "Guessing the secret"). */
-  authentication?: { throttle: AuthThrottle; report(door: string, address: string, failures: number, delayMs: number): void };
+  authentication?: { throttle: AuthThrottle; report: (door: string, address: string, failures: number, delayMs: number) => void };
 }
 
 export interface RunningIcecastListener {

@@ -73,6 +73,7 @@ export function normalizeMount(path: string): string | null {
   } catch {
     return null;
   }
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
   if (/[\u0000-\u001f\u007f-\u009f\\\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(decoded)) return null;
   const segments = decoded.split('/').filter((segment) => segment !== '' && segment !== '.');
   if (segments.includes('..')) return null;

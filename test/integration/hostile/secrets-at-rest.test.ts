@@ -45,7 +45,7 @@ describe('secrets at rest', () => {
     try {
       const first = await rawRequest(`${t.url}/v1/remoteinput?artist=A&title=B`, { headers: { 'X-SVC-Client-Auth': SECRET, 'Idempotency-Key': 'key-2' } });
       expect(first.status).toBe(200);
-      for (const headers of [{ 'X-SVC-Client-Auth': 'wrong' }, {}]) {
+      for (const headers of [{ 'X-SVC-Client-Auth': 'wrong' }, {}] as Record<string, string>[]) {
         const repeat = await rawRequest(`${t.url}/v1/remoteinput?artist=A&title=B`, { headers: { ...headers, 'Idempotency-Key': 'key-2' } });
         expect(repeat.status).toBe(403);
         expect(repeat.text).not.toContain('dbid');
