@@ -3,7 +3,7 @@ import { ERRORS } from '../../src/errors';
 describe('the error catalogue', () => {
   it('uses only the statuses of the docs/http-api.md "Errors" table (426 for a plain GET on the WebSocket path, 431 from the HTTP parser)', () => {
     // 421 and 503: docs/decisions.md "Hostile clients and browsers".
-    const documented = [400, 403, 404, 405, 408, 409, 413, 415, 417, 421, 422, 426, 431, 500, 503];
+    const documented = [400, 403, 404, 405, 408, 409, 413, 415, 417, 421, 422, 426, 429, 431, 500, 503];
     for (const [code, spec] of Object.entries(ERRORS)) expect([code, documented.includes(spec.status)]).toEqual([code, true]);
   });
 
