@@ -47,13 +47,16 @@ export function parseRequestHead(head: Buffer): RequestHead | null {
 }
 
 /**
- * A request a browser sent: browsers always add `Origin`, a `Sec-Fetch-*` header or a `Referer`
- * to what a page makes them send (an `<img>`, a form, fetch); DJ software and curl send none of
- * them (docs/security.md "Icecast sources").
+ * A request a browser sent (docs/security.md "Icecast sources"): a browser adds `Origin`, a
+ * `Referer`, `Sec-Fetch-Site` (with `-Mode` and `-Dest`) or, on a navigation to a plain-http
+ * address it does not trust, `Upgrade-Insecure-Requests` to what a page makes it send (an
+ * `<img>`, a form, fetch, a redirect). DJ software and curl send none of them. `Sec-Fetch-Mode`
+ * alone is what Node's fetch() sends; a browser never sends it without `Sec-Fetch-Site`.
  */
 export function isFromBrowser(head: RequestHead): boolean {
   for (const name of head.headers.keys()) {
-    if (name === 'origin' || name === 'referer' || name.startsWith('sec-fetch-')) return true;
+    if (name === 'origin' || name === 'referer' || name === 'upgrade-insecure-requests') return true;
+    if (name.startsWith('sec-fetch-') && name !== 'sec-fetch-mode') return true;
   }
   return false;
 }

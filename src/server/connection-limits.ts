@@ -10,7 +10,7 @@ import { throttledLog } from '../log';
 // "Connections"): a client that really talks always gets in before one that only holds a slot.
 // When every open connection has talked, the address holding the most connections loses its
 // oldest idle one (no request being answered: an idle keep-alive or a quiet WebSocket), so a fresh
-// address always gets /v1/status and /v1/last (docs/security.md "Connection caps"). Only when
+// address always gets /v1/status and /v1/last (docs/security.md "Nothing outlives its client"). Only when
 // no connection is idle is a new one refused. The server says so in its log (once a minute).
 
 export interface ConnectionLimits {

@@ -61,11 +61,17 @@ describe('the Icecast port, round three', () => {
   let svc: IcecastTestServer;
   afterEach(async () => svc?.close());
 
-  it('N3: When a request carries Origin, Sec-Fetch-Site or Referer, then it is refused 403 even with the right password, and nothing is stored', async () => {
+  it('N3: When a request carries Origin, Sec-Fetch-Site, Sec-Fetch-Dest, Referer or Upgrade-Insecure-Requests, then it is refused 403 even with the right password, and nothing is stored', async () => {
     svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD } });
     const port = svc.listener.port;
     const auth = `Authorization: ${basicAuth(PASSWORD)}\r\n`;
-    for (const browserHeader of ['Origin: http://evil.example', 'Sec-Fetch-Site: cross-site', 'Sec-Fetch-Mode: no-cors', 'Referer: http://evil.example/page']) {
+    for (const browserHeader of [
+      'Origin: http://evil.example',
+      'Sec-Fetch-Site: cross-site',
+      'Sec-Fetch-Dest: image',
+      'Upgrade-Insecure-Requests: 1',
+      'Referer: http://evil.example/page',
+    ]) {
       expect(statusOf(await ask(port, '127.0.0.1', `${updinfo('Evil - Title')}${auth}${browserHeader}\r\n\r\n`))).toBe('HTTP/1.0 403 Forbidden');
       expect(statusOf(await ask(port, '127.0.0.1', `GET /admin.cgi?mode=updinfo&pass=${PASSWORD}&song=Evil HTTP/1.0\r\n${browserHeader}\r\n\r\n`))).toBe(
         'HTTP/1.0 403 Forbidden',

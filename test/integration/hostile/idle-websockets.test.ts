@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer } from '../../helpers/test-server';
 
-// Round three, "still from before" (docs/security.md "Connection caps"): 10,000 idle WebSockets
+// Round three, "still from before" (docs/security.md "Nothing outlives its client"): 10,000 idle WebSockets
 // from 42 addresses locked every fresh address out (0 of 40 status probes). Scaled down: a cap of
 // 24 connections filled by idle /v1/images/ws sockets from 3 addresses; fresh addresses probe.
 
