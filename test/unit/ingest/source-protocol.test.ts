@@ -85,7 +85,7 @@ describe('normalizeMount', () => {
 });
 
 describe('isFromBrowser', () => {
-  const head = (headers: Record<string, string>) =>
+  const head = (headers: Readonly<Record<string, string | undefined>>) =>
     parseRequestHead(
       Buffer.from(
         `GET /admin.cgi HTTP/1.0\r\n${Object.entries(headers)
