@@ -137,15 +137,18 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
   };
 
   const admitFromAddress = perAddressCap(options.maxConnectionsPerAddress ?? 8, report);
+  const withinTotal = totalCap(options.maxConnections ?? 64, report);
   const server = net.createServer((socket) => {
-    if (!admitFromAddress(socket)) return;
+    if (!admitFromAddress(socket) || !withinTotal.admit(socket)) return;
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     socket.setTimeout(idleTimeoutMs, () => socket.destroy());
-    readHead(socket, idleTimeoutMs, (head, rest) => route(socket, head, rest));
+    readHead(socket, idleTimeoutMs, (head, rest) => {
+      withinTotal.headRead(socket);
+      route(socket, head, rest);
+    });
   });
-  server.maxConnections = options.maxConnections ?? 64;
   await listen(server, options.port, options.host);
   const { port } = server.address() as AddressInfo;
 
@@ -189,6 +192,54 @@ function perAddressCap(cap: number, report: (kind: string, message: string) => v
       else perAddress.set(address, left);
     });
     return true;
+  };
+}
+
+/**
+ * At most `cap` connections. At the cap, the oldest connection still sending its request head,
+ * of the address holding the most such connections, is closed to make room: half-open updates
+ * from a few addresses cannot keep the DJ's software out (docs/security.md "Icecast sources").
+ * Only when every connection has sent its head is a new one closed.
+ */
+function totalCap(cap: number, report: (kind: string, message: string) => void): { admit(socket: Socket): boolean; headRead(socket: Socket): void } {
+  // Connections still sending their head, per address, oldest first.
+  const halfOpen = new Map<string, Set<Socket>>();
+  let open = 0;
+  const headRead = (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const waiting = halfOpen.get(address);
+    waiting?.delete(socket);
+    if (waiting?.size === 0) halfOpen.delete(address);
+  };
+  const evictHalfOpen = (): boolean => {
+    let busiest: Set<Socket> | undefined;
+    for (const waiting of halfOpen.values()) if (!busiest || waiting.size > busiest.size) busiest = waiting;
+    const oldest = busiest?.values().next().value;
+    if (!oldest) return false;
+    report('evicted', `icecast listener: closed the oldest half-open connection of ${oldest.remoteAddress ?? ''}: ${open} connections open`);
+    headRead(oldest);
+    oldest.destroy();
+    return true;
+  };
+  return {
+    admit(socket) {
+      if (open >= cap && !evictHalfOpen()) {
+        report('total', `icecast listener: connection from ${socket.remoteAddress ?? ''} refused: ${open} connections open`);
+        socket.destroy();
+        return false;
+      }
+      open += 1;
+      const address = socket.remoteAddress ?? '';
+      const waiting = halfOpen.get(address) ?? new Set<Socket>();
+      waiting.add(socket);
+      halfOpen.set(address, waiting);
+      socket.once('close', () => {
+        open -= 1;
+        headRead(socket);
+      });
+      return true;
+    },
+    headRead,
   };
 }
 

@@ -150,6 +150,21 @@ describe('the Icecast port, round three', () => {
     for (const client of attackers) client.socket.destroy();
   });
 
+  it('N6: When half-open title updates from several addresses fill every slot, then the DJ from a fresh address still streams', async () => {
+    svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD } }, undefined, { maxConnections: 16 });
+    const port = svc.listener.port;
+    const attackers: Client[] = [];
+    for (const address of ['127.0.0.21', '127.0.0.22']) {
+      for (let index = 0; index < 8; index++) attackers.push(await connectFrom(port, address, updinfo('Half - Open')));
+    }
+    const dj = await connectFrom(port, '127.0.0.1', sourceHead('PUT', '/live.ogg', PASSWORD));
+    await until(() => dj.received().includes('\r\n\r\n'));
+    expect(statusOf(dj.received())).toBe('HTTP/1.0 200 OK');
+    expect(svc.ts.logs.some((line) => line.includes('closed the oldest half-open connection of 127.0.0.2'))).toBe(true);
+    dj.socket.destroy();
+    for (const client of attackers) client.socket.destroy();
+  });
+
   it('N6: When 8 answered title updates from one address never close, then svc closes them and that address is served again', async () => {
     svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD } });
     const port = svc.listener.port;
