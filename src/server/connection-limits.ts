@@ -23,28 +23,18 @@ export function limitConnections(server: http.Server, limits: ConnectionLimits, 
   const report = throttledLog((message) => logger.warn(message));
   // Connections that have not yet sent a whole request head, oldest first (a Set keeps insertion order).
   const silent = new Set<Socket>();
-  // Every connection by address, oldest first, and the requests each is answering now.
+  // Every connection by address, oldest first.
   const byAddress = new Map<string, Set<Socket>>();
-  const answering = new Map<Socket, number>();
   let open = 0;
   const spoke = (socket: Socket) => silent.delete(socket);
-  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
-    const socket = request.socket;
-    spoke(socket);
-    answering.set(socket, (answering.get(socket) ?? 0) + 1);
-    response.once('close', () => {
-      const left = (answering.get(socket) ?? 1) - 1;
-      if (left <= 0) answering.delete(socket);
-      else answering.set(socket, left);
-    });
-  });
+  server.on('request', (request: http.IncomingMessage) => spoke(request.socket));
   server.on('upgrade', (request: http.IncomingMessage) => spoke(request.socket));
 
   /** The oldest idle connection of the address that holds the most, or undefined when none is idle. */
   const idleOfBusiestAddress = (): Socket | undefined => {
     const addresses = [...byAddress.values()].sort((a, b) => b.size - a.size);
     for (const sockets of addresses) {
-      for (const socket of sockets) if (!answering.has(socket)) return socket;
+      for (const socket of sockets) if (isIdle(socket)) return socket;
     }
     return undefined;
   };
@@ -95,9 +85,18 @@ export function limitConnections(server: http.Server, limits: ConnectionLimits, 
     socket.once('close', () => {
       open -= 1;
       silent.delete(socket);
-      answering.delete(socket);
       sockets.delete(socket);
       if (sockets.size === 0 && byAddress.get(address) === sockets) byAddress.delete(address);
     });
   });
+}
+
+/**
+ * No answer in progress: Node's HTTP server attaches the response it is writing to its socket
+ * (`_httpMessage`, the head of any pipelined ones) and detaches it when done; an upgraded or
+ * kept-alive socket between requests has none. Read only at the cap, so the /v1/last hot path
+ * pays nothing for it.
+ */
+function isIdle(socket: Socket): boolean {
+  return (socket as Socket & { _httpMessage?: unknown })._httpMessage == null;
 }
