@@ -24,6 +24,8 @@ export interface DispatcherDeps {
   retryForSeconds: ReadonlyMap<string, number>;
   /** How often a worker looks at its queue without news (other instances, due retries). */
   pollMs?: number;
+  /** Attempts per message at most (MAX_ATTEMPTS_PER_MESSAGE; tests use a few). */
+  maxAttemptsPerMessage?: number;
   now?: () => number;
 }
 
@@ -279,7 +281,11 @@ export class OutputDispatcher {
       return;
     }
     const nextAttemptAt = delivery.outcome === 'retry' ? at + nextAttemptDelayMs(attempts, delivery.retryAfterMs) : undefined;
-    if (nextAttemptAt !== undefined && nextAttemptAt - message.createdAt <= retryForMs && attempts < MAX_ATTEMPTS_PER_MESSAGE) {
+    if (
+      nextAttemptAt !== undefined &&
+      nextAttemptAt - message.createdAt <= retryForMs &&
+      attempts < (this.deps.maxAttemptsPerMessage ?? MAX_ATTEMPTS_PER_MESSAGE)
+    ) {
       await this.deps.store.finish(message.id, { ...base, outcome: 'retry', error: delivery.error, nextAttemptAt });
       if (message.attempts === 0) this.deps.logger.warn(`output ${output.name}: track ${message.dbid} not delivered (${delivery.error}); retrying`);
       return;

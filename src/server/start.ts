@@ -63,6 +63,8 @@ export interface StartOptions {
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
   /** Outputs: tests poll their queues more often. */
   outputPollMs?: number;
+  /** Outputs: tests give up after a few attempts instead of 500. */
+  outputMaxAttempts?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
@@ -206,6 +208,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     logger,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
+    ...(options.outputMaxAttempts === undefined ? {} : { maxAttemptsPerMessage: options.outputMaxAttempts }),
   });
   const inFlight = new Set<Promise<unknown>>();
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {

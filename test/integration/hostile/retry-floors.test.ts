@@ -1,6 +1,14 @@
 import { asObject, postJson } from '../../helpers/http';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { eventually } from '../../helpers/eventually';
+import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer } from '../../helpers/test-server';
+
+interface OutputView {
+  state: string;
+  pending: number;
+  lastError: { message: string } | null;
+}
 
 // Round three, N4 (docs/security.md "Retries"): a target answering `Retry-After: 0`, a date in
 // the past, or Discord's `retry_after: 0` used to be retried at once, 130,966 times a minute for
@@ -45,6 +53,26 @@ describe('retry floors', () => {
       expect(asObject(answer.json).dbid).toBeDefined();
       const arrived = await receiver.waitFor(2);
       expect(arrived[1].at - arrived[0].at).toBeGreaterThanOrEqual(450);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('When a target keeps answering 429 with Retry-After: 1, then a message gets at most its attempts cap (3 here, 500 by default) and fails', async () => {
+    receiver.answer = () => ({ status: 429, headers: { 'retry-after': '1' } });
+    const server = await startTestServer({
+      config: { outputs: [{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }] } as never,
+      outputPollMs: 20,
+      outputMaxAttempts: 3,
+    });
+    try {
+      await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Capped' });
+      await receiver.waitFor(3);
+      const readOutput = async () => (JSON.parse((await rawRequest(`${server.url}/v1/outputs`)).text) as { outputs: OutputView[] }).outputs[0];
+      const failed = await eventually(readOutput, (output) => output?.state === 'failing');
+      expect(failed).toMatchObject({ state: 'failing', pending: 0 });
+      expect(failed?.lastError?.message).toContain('gave up after 3 attempts');
+      expect(receiver.received).toHaveLength(3);
     } finally {
       await server.close();
     }
