@@ -105,6 +105,6 @@ async function startIcecastSource(
     logger,
     authentication: server.authentication,
   });
-  const passwordSource: IcecastBannerFacts['password'] = effectivePassword === '' ? 'none' : password === undefined ? 'secret' : 'own';
+  const passwordSource: IcecastBannerFacts['password'] = password === undefined ? 'secret' : 'own';
   return { listener, facts: { url: listener.url, password: passwordSource } };
 }
