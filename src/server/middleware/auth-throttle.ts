@@ -3,6 +3,7 @@ import { AppError } from '../../errors';
 import { throttledLog, type Logger } from '../../log';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
+import { requestGone } from '../work-pool';
 
 // The HTTP API's door to the shared secret, throttled per address (docs/security.md "Guessing
 // the secret"): a request that may carry a secret waits its address's turn; a wrong secret makes
@@ -29,7 +30,11 @@ export function throttleFailedAuthentication(secret: string, throttle: AuthThrot
     if ('refusedForMs' in turn) {
       throw new AppError('TOO_MANY_FAILED_AUTHENTICATIONS', undefined, { headers: { 'Retry-After': String(Math.ceil(turn.refusedForMs / 1000)) } });
     }
-    if (turn.waitMs > 0) await sleep(turn.waitMs);
+    // A client that leaves while waiting its turn holds nothing (docs/security.md "Nothing outlives its client").
+    if (turn.waitMs > 0)
+      await sleep(turn.waitMs, requestGone(ctx.res)).catch((error: unknown) => {
+        throw new AppError('REQUEST_ABORTED', undefined, { cause: error });
+      });
     try {
       await next();
     } catch (error) {
