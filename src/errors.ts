@@ -42,6 +42,8 @@ export const ERRORS = {
   UNKNOWN_HOST: { status: 421, message: 'Unknown host', expose: true },
   HEADERS_TOO_LARGE: { status: 431, message: 'Request line or headers too large', expose: true },
   UPGRADE_REQUIRED: { status: 426, message: 'This endpoint only accepts WebSocket connections', expose: true },
+  // docs/security.md "Guessing the secret": an address whose next turn is over a minute away.
+  TOO_MANY_FAILED_AUTHENTICATIONS: { status: 429, message: 'Too many failed authentications from this address, retry later', expose: true },
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
   // Exposed: the client may retry later, and the message names no internals.
   DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },

@@ -36,8 +36,21 @@ function createBatchedStderr(): LogSink {
   };
 }
 
+/**
+ * Characters that would let a logged outside field (a mount, a title, a client's error text)
+ * forge or hide a line: C0 and C1 controls (CR, LF, terminal escapes), DEL, the Unicode line and
+ * paragraph separators and the bidirectional overrides (docs/security.md "Logs").
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what is escaped
+const UNSAFE_IN_LOG = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Every line one line, with what could forge or hide one written as `\uXXXX`. */
+export function escapeForLog(text: string): string {
+  return text.replace(UNSAFE_IN_LOG, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function createLogger(sink: LogSink = batchedStderr()): Logger {
-  const write = (level: string, message: string) => sink(`${new Date().toISOString()} ${level} ${message}`);
+  const write = (level: string, message: string) => sink(`${new Date().toISOString()} ${level} ${escapeForLog(message)}`);
   return {
     info: (message) => write('info', message),
     warn: (message) => write('warn', message),

@@ -26,14 +26,13 @@ export interface BannerFacts {
 
 export interface IcecastBannerFacts {
   url: string;
-  /** Which password a source gives: the shared secret, icecastSource.password, or none. */
-  password: 'secret' | 'own' | 'none';
+  /** Which password a source gives: the shared secret or icecastSource.password (one is required). */
+  password: 'secret' | 'own';
 }
 
 const ICECAST_LOGIN: Readonly<Record<IcecastBannerFacts['password'], string>> = {
   secret: 'any user, password: the shared secret',
   own: 'any user, password: icecastSource.password',
-  none: 'no password asked',
 };
 
 const PAGES: readonly (readonly [name: string, path: string, purpose: string])[] = [

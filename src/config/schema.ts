@@ -103,6 +103,10 @@ const outputSchema = object({
   if (value.url !== undefined && !OUTPUT_URL_SCHEMES[value.type].test(value.url)) {
     return this.createError({ message: `${this.path}.url: the wrong scheme for ${withArticle(value.type)} output` });
   }
+  // The URL's path is the webhook's token: never sent in the clear, except to this machine
+  // (a local relay or a test), docs/outputs.md "discord".
+  if (value.type === 'discord' && !isHttpsOrLoopback(value.url ?? ''))
+    return this.createError({ message: `${this.path}.url: a discord output needs an https:// URL` });
   if (value.body !== undefined && value.method !== 'POST') return this.createError({ message: `${this.path}.body: a body is sent with method: POST only` });
   if ((value.imageInput === undefined) !== (value.imagePath === undefined)) {
     return this.createError({ message: `${this.path}: imageInput and imagePath go together (the Image source, and the file it shows)` });
@@ -135,6 +139,16 @@ function isBlock(entry: string): boolean {
   try {
     parseBlock(entry);
     return true;
+  } catch {
+    return false;
+  }
+}
+
+function isHttpsOrLoopback(url: string): boolean {
+  if (/^https:\/\//i.test(url)) return true;
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
   } catch {
     return false;
   }

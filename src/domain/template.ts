@@ -167,11 +167,18 @@ function yearOf(date: unknown): string {
 
 /**
  * Values come from whoever submitted the track: control characters (newlines, terminal
- * escapes) become spaces so that one track stays one line and cannot drive the terminal.
+ * escapes) and the Unicode line and paragraph separators (U+2028, U+2029) become spaces so that
+ * one track stays one line and cannot drive the terminal; the bidirectional overrides and
+ * isolates (U+202A-U+202E, U+2066-U+2069), which make a line read backwards, are removed.
  */
 export function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return (
+    text
+      .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+      .trim()
+  );
 }
 
 export interface TrackLineParts {

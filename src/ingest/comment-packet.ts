@@ -1,3 +1,4 @@
+import type { ByteBudget } from './byte-budget';
 import { OggStreamError } from './ogg-pages';
 
 // The comment header of one logical Ogg stream, read as it arrives, never held whole: a comment
@@ -21,6 +22,8 @@ export interface CommentLimits {
   maxValueBytes: number;
   /** Values kept per name (ARTIST may repeat). */
   maxValuesPerName: number;
+  /** The bytes of kept values count here while the packet is read; past it the stream is refused. */
+  budget?: ByteBudget;
 }
 
 /** Names (upper case) to values, in the order they came. */
@@ -52,6 +55,8 @@ export class CommentPacketReader {
   private total = 0;
   private commentsLeft = 0;
   private readonly comments = new Map<string, string[]>();
+  /** Bytes taken from the budget, given back when the packet ends. */
+  private charged = 0;
 
   constructor(
     private readonly codec: CommentCodec,
@@ -71,6 +76,8 @@ export class CommentPacketReader {
 
   /** The packet has ended: the comments read. */
   finish(): Comments {
+    this.limits.budget?.give(this.charged);
+    this.charged = 0;
     return this.comments;
   }
 
@@ -140,6 +147,7 @@ export class CommentPacketReader {
 
   private readValue(step: Extract<Step, { kind: 'value' }>, piece: Uint8Array, at: number): number {
     const taken = Math.min(step.remaining, piece.length - at);
+    if (step.kept) this.charge(taken);
     step.kept?.push(Buffer.from(piece.subarray(at, at + taken)));
     step.remaining -= taken;
     if (step.remaining === 0) this.endValue(step);
@@ -153,6 +161,15 @@ export class CommentPacketReader {
       this.comments.set(step.name, values);
     }
     this.step = this.nextComment();
+  }
+
+  private charge(bytes: number): void {
+    const budget = this.limits.budget;
+    if (!budget) return;
+    const outcome = budget.take(bytes);
+    if (outcome === 'own') throw new OggStreamError(`comment data over this source's memory budget (${budget.maxBytes} bytes)`);
+    if (outcome === 'shared') throw new OggStreamError('comment data over the memory budget all sources share');
+    this.charged += bytes;
   }
 
   private nextComment(countOne = true): Step {

@@ -41,6 +41,7 @@ export class OggTrackReader {
       maxPacketBytes: options.maxPacketBytes ?? 16 * 1024 * 1024,
       maxValueBytes: options.maxValueBytes ?? 16 * 1024,
       maxValuesPerName: options.maxValuesPerName ?? 8,
+      ...(options.budget ? { budget: options.budget } : {}),
     };
     this.maxOpenStreams = options.maxOpenStreams ?? 16;
   }

@@ -46,6 +46,44 @@ export function parseRequestHead(head: Buffer): RequestHead | null {
   };
 }
 
+/**
+ * A request a browser sent (docs/security.md "Icecast sources"): a browser adds `Origin`, a
+ * `Referer`, `Sec-Fetch-Site` (with `-Mode` and `-Dest`) or, on a navigation to a plain-http
+ * address it does not trust, `Upgrade-Insecure-Requests` to what a page makes it send (an
+ * `<img>`, a form, fetch, a redirect). DJ software and curl send none of them. `Sec-Fetch-Mode`
+ * alone is what Node's fetch() sends; a browser never sends it without `Sec-Fetch-Site`.
+ */
+export function isFromBrowser(head: RequestHead): boolean {
+  for (const name of head.headers.keys()) {
+    if (name === 'origin' || name === 'referer' || name === 'upgrade-insecure-requests') return true;
+    if (name.startsWith('sec-fetch-') && name !== 'sec-fetch-mode') return true;
+  }
+  return false;
+}
+
+const MAX_MOUNT_LENGTH = 256;
+
+/**
+ * One spelling per mount: `%XX` decoded, repeated and trailing slashes dropped, `.` segments
+ * removed; null for a mount that is not one (`..`, control characters, a backslash, not UTF-8,
+ * longer than 256 characters). `/live.ogg/`, `//live.ogg` and `/%6Cive.ogg` are `/live.ogg`.
+ */
+export function normalizeMount(path: string): string | null {
+  if (!path.startsWith('/')) return null;
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(percentDecode(path.replaceAll('+', '%2B')));
+  } catch {
+    return null;
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (/[\u0000-\u001f\u007f-\u009f\\\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(decoded)) return null;
+  const segments = decoded.split('/').filter((segment) => segment !== '' && segment !== '.');
+  if (segments.includes('..')) return null;
+  const mount = `/${segments.join('/')}`;
+  return mount.length > MAX_MOUNT_LENGTH ? null : mount;
+}
+
 /** The password of `Authorization: Basic` (any user name, as Icecast's source login), or null. */
 export function basicPassword(authorization: string | undefined): string | null {
   const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
@@ -133,6 +171,16 @@ export function authenticationRequired(): string {
     'You need to authenticate\r\n',
     'WWW-Authenticate: Basic realm="Icecast2 Server"\r\n',
   );
+}
+
+/** A request from a browser: never served on this port. */
+export function browserRefused(): string {
+  return answer('403 Forbidden', 'text/plain; charset=utf-8', 'Browsers may not use this port');
+}
+
+/** An address whose next password attempt is further away than svc holds a connection. */
+export function tooManyAttempts(retryAfterSeconds: number): string {
+  return answer('429 Too Many Requests', 'text/plain; charset=utf-8', 'Too many failed authentications, retry later', `Retry-After: ${retryAfterSeconds}\r\n`);
 }
 
 /** A second source on a mount that has one. */

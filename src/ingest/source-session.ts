@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../log';
+import type { ByteBudget } from './byte-budget';
 import { ChunkedBodyError, ChunkedDecoder } from './chunked-body';
 import { fieldsFromComments, isWantedComment } from './comment-fields';
 import { OggStreamError } from './ogg-pages';
@@ -17,12 +18,17 @@ const MAX_WAITING_TRACKS = 8;
 export interface SourceSessionDeps {
   submit: SubmitFields;
   logger: Logger;
+  /** This source's share of the memory budget for comment headers (listener.ts). */
+  budget: ByteBudget;
+  /** One line per kind per minute: lines a source can repeat at will are summarised. */
+  report: (kind: string, message: string) => void;
 }
 
 export function runSourceSession(socket: Socket, head: RequestHead, mount: string, firstBytes: Buffer, deps: SourceSessionDeps): void {
   const label = `icecast source ${mount.slice(0, 256)} from ${socket.remoteAddress ?? 'unknown'}`;
   const chunked = /\bchunked\b/i.test(head.headers.get('transfer-encoding') ?? '') ? new ChunkedDecoder() : null;
   const contentType = (head.headers.get('content-type') ?? '').toLowerCase();
+  const newReader = () => new OggTrackReader({ wanted: isWantedComment, budget: deps.budget });
   let ogg: OggTrackReader | null | undefined = isOggType(contentType) ? newReader() : contentType === '' ? undefined : null;
   let waiting = 0;
   let queue: Promise<void> = Promise.resolve();
@@ -30,7 +36,7 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
 
   const enqueue = (fields: Record<string, string>) => {
     if (waiting >= MAX_WAITING_TRACKS) {
-      deps.logger.warn(`${label}: track ${describeTrack(fields)} dropped, ${MAX_WAITING_TRACKS} tracks already waiting`);
+      deps.report('tracks-dropped', `${label}: track ${describeTrack(fields)} dropped, ${MAX_WAITING_TRACKS} tracks already waiting`);
       return;
     }
     waiting++;
@@ -54,7 +60,7 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
     for (const track of ogg.push(body)) {
       const fields = fieldsFromComments(track.comments);
       if (Object.keys(fields).length > 0) enqueue(fields);
-      else deps.logger.warn(`${label}: a ${track.codec} comment header without tags svc reads`);
+      else deps.report('no-tags', `${label}: a ${track.codec} comment header without tags svc reads`);
     }
   };
 
@@ -77,10 +83,6 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
   });
   socket.on('data', onData);
   onData(firstBytes);
-}
-
-function newReader(): OggTrackReader {
-  return new OggTrackReader({ wanted: isWantedComment });
 }
 
 /** The Content-Types Icecast 2.4 reads as Ogg (xiph/Icecast-Server src/format.c). */

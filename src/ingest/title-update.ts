@@ -8,8 +8,10 @@ import {
   basicPassword,
   decodeText,
   queryBytes,
+  normalizeMount,
   serviceUnavailable,
   splitSong,
+  tooManyAttempts,
   type RequestHead,
 } from './source-protocol';
 import { describeFailure, describeTrack, type SubmitFields } from './submitter';
@@ -19,12 +21,16 @@ import { describeFailure, describeTrack, type SubmitFields } from './submitter';
 // SHOUTcast v1's `GET /admin.cgi?mode=updinfo&pass=…` (Icecast's command_shoutcast_metadata).
 // Each is an ordinary submission; the answer is sent once it is stored (or refused).
 
+/**
+ * Checks a given password at one door for one address; 'accepted', 'refused', or the seconds the
+ * address must wait before trying again (listener.ts, throttled per address).
+ */
+export type PasswordCheck = (given: string | null | undefined, from: string, door: string) => Promise<'accepted' | 'refused' | number>;
+
 export interface TitleUpdateDeps {
-  password: string;
+  checkPassword: PasswordCheck;
   submit: SubmitFields;
   logger: Logger;
-  /** A refused password: logged at most once a minute (a guessing client is one line, not a flood). */
-  onRefused(message: string): void;
 }
 
 export type TitleUpdateKind = 'icecast' | 'shoutcast';
@@ -36,17 +42,17 @@ export async function answerTitleUpdate(kind: TitleUpdateKind, head: RequestHead
     kind === 'shoutcast'
       ? (params.get('pass')?.toString('utf8') ?? basicPassword(head.headers.get('authorization')))
       : basicPassword(head.headers.get('authorization'));
-  if (!passwordAccepted(given, deps.password)) {
-    deps.onRefused(`icecast listener: title update from ${from} refused: wrong or missing password`);
-    return authenticationRequired();
-  }
+  const verdict = await deps.checkPassword(given, from, kind === 'shoutcast' ? 'admin.cgi' : 'admin/metadata');
+  if (typeof verdict === 'number') return tooManyAttempts(verdict);
+  if (verdict === 'refused') return authenticationRequired();
   const mode = params.get('mode')?.toString('utf8');
   if (mode !== 'updinfo') return kind === 'icecast' ? adminXml('No such action', false) : badRequest('No such action');
   const fields = titleFields(params);
   if (fields === 'bad-charset') return badRequest('Unsupported charset');
   if (!fields) return badRequest('Missing parameter');
-  const mount = params.get('mount')?.toString('utf8');
-  const what = `title update${mount ? ` for ${mount.slice(0, 256)}` : ''} from ${from} ${describeTrack(fields)}`;
+  const mountText = params.get('mount')?.toString('utf8');
+  const mount = mountText === undefined ? null : (normalizeMount(mountText) ?? '(an invalid mount)');
+  const what = `title update${mount ? ` for ${mount}` : ''} from ${from} ${describeTrack(fields)}`;
   try {
     const result = await deps.submit(fields);
     deps.logger.info(`icecast listener: ${what} stored as dbid ${result.dbid}`);

@@ -11,9 +11,20 @@ function backoffMs(failedAttempts: number, random: number = Math.random()): numb
   return Math.round(full / 2 + (full / 2) * random);
 }
 
-/** When a message that just failed goes next; the target's own wait wins when it names one. */
+/**
+ * Attempts per message, whatever the waits: a target that keeps answering `Retry-After: 1` cannot
+ * keep one message busy for a day (docs/outputs.md "Delivery").
+ */
+export const MAX_ATTEMPTS_PER_MESSAGE = 500;
+
+/**
+ * When a message that just failed goes next; the target's own wait wins when it names one of at
+ * least the backoff floor (1 s). `Retry-After: 0`, a date in the past or Discord's
+ * `retry_after: 0` mean the normal backoff, never an immediate retry.
+ */
 export function nextAttemptDelayMs(failedAttempts: number, retryAfterMs: number | undefined, random?: number): number {
-  return retryAfterMs === undefined ? backoffMs(failedAttempts, random) : Math.max(0, retryAfterMs);
+  if (retryAfterMs === undefined || !Number.isFinite(retryAfterMs) || retryAfterMs < FIRST_RETRY_MS) return backoffMs(failedAttempts, random);
+  return retryAfterMs;
 }
 
 /** 5xx, 408 and 429 are worth another try; a redirect (never followed) and other 4xx are not. */

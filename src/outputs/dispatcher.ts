@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
-import { deadlineSignal } from '../signals';
+import { deadlineSignal, sleep } from '../signals';
 import type { NowPlaying } from '../domain/current-track';
 import type { MessageOf, OutputEvent, OutputMessage, OutputStore } from '../store/outputs';
-import { nextAttemptDelayMs } from './backoff';
+import { MAX_ATTEMPTS_PER_MESSAGE, nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
 
@@ -31,8 +31,13 @@ export interface DispatcherDeps {
   retryForSeconds: ReadonlyMap<string, number>;
   /** How often a worker looks at its queue without news (other instances, due retries). */
   pollMs?: number;
+  /** Attempts per message at most (MAX_ATTEMPTS_PER_MESSAGE; tests use a few). */
+  maxAttemptsPerMessage?: number;
   now?: () => number;
 }
+
+/** How long a shutdown waits for each output's own goodbye (docs/limits-and-load.md "Shutdown"). */
+const OUTPUT_CLOSE_MS = 300;
 
 export type OutputState = 'ok' | 'retrying' | 'failing';
 
@@ -179,7 +184,9 @@ export class OutputDispatcher {
     await this.expansion?.running;
     for (const worker of this.workers.values()) worker.wake();
     await Promise.all([...this.workers.values()].map((worker) => worker.done));
-    await Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
+    // A target that never answers (a frozen MQTT broker's PUBACK) does not hold the shutdown.
+    const closing = Promise.all(this.deps.outputs.map((output) => output.close().catch(() => undefined)));
+    await Promise.race([closing, sleep(OUTPUT_CLOSE_MS, undefined, { unref: true })]);
   }
 
   /** Never rejects: with the database down at start, each expansion tries again (a new output may then miss what came before). */
@@ -302,7 +309,11 @@ export class OutputDispatcher {
       return;
     }
     const nextAttemptAt = delivery.outcome === 'retry' ? at + nextAttemptDelayMs(attempts, delivery.retryAfterMs) : undefined;
-    if (nextAttemptAt !== undefined && nextAttemptAt - message.createdAt <= retryForMs) {
+    if (
+      nextAttemptAt !== undefined &&
+      nextAttemptAt - message.createdAt <= retryForMs &&
+      attempts < (this.deps.maxAttemptsPerMessage ?? MAX_ATTEMPTS_PER_MESSAGE)
+    ) {
       await this.deps.store.finish(message.id, { ...base, outcome: 'retry', error: delivery.error, nextAttemptAt });
       if (message.attempts === 0) this.deps.logger.warn(`output ${output.name}: track ${message.dbid} not delivered (${delivery.error}); retrying`);
       return;

@@ -1,4 +1,4 @@
-import { compileTemplate, type Template } from '../domain/template';
+import { compileTemplate, oneLine, type Template } from '../domain/template';
 import type { TrackData } from './output';
 
 // The text a stream title output sets (docs/outputs.md "icecast and shoutcast"): `format` in the
@@ -13,8 +13,9 @@ const MAX_TITLE_LENGTH = 1000;
 /** Compiled once, when the output is built: a broken format fails the start, not every track. */
 export function streamTitleTemplate(format: string = DEFAULT_TITLE_FORMAT): (data: TrackData) => string {
   const template: Template = compileTemplate(format);
+  // A stream title is one line on every listener's player.
   return (data) =>
-    template(data)
+    oneLine(template(data))
       .replace(/^(\s*[-–—|·:]\s*)+/, '')
       .replace(/(\s*[-–—|·:]\s*)+$/, '')
       .trim()

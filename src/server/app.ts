@@ -20,6 +20,8 @@ export interface AppDeps {
   hostAllowed?: ReturnType<typeof hostCheck>;
   /** Origins whose pages may write (docs/configuration.md `writeOrigins`); same origin always may. */
   writeOrigins?: readonly string[];
+  /** Failed authentication throttled per address (middleware/auth-throttle.ts); none in unit tests of the app. */
+  authThrottle?: AppMiddleware;
   /** Shared with the /v1/last fast path, so ids stay unique across both. */
   nextRequestId?: () => string;
   /** `trustProxy` (docs/running.md "Behind a proxy"): whose forwarding headers name the client. */
@@ -61,6 +63,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(refuseUnknownHosts(deps.hostAllowed ?? null));
   app.use(cors(deps.cors));
   app.use(refuseCrossSiteWrites(deps.writeOrigins ?? []));
+  if (deps.authThrottle) app.use(deps.authThrottle);
   for (const router of deps.routers) app.use(router.routes() as unknown as AppMiddleware);
   app.use(unmatched(deps.routers));
   return app;

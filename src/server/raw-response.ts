@@ -6,9 +6,17 @@ import { ERRORS, type ErrorCode } from '../errors';
 // upgrade, and requests Node's HTTP parser rejects (headers over 16 KiB, garbage).
 // Still `{"error": "..."}`, like every other error of svc.
 
+/**
+ * How long an answered socket may still drain what its client sends before it is destroyed:
+ * an `Upgrade` request with a body to a path that is no WebSocket used to hold its socket after
+ * the client had gone (docs/security.md "Nothing outlives its client").
+ */
+const LINGER_MS = 2000;
+
 export function endWithError(socket: Duplex, code: ErrorCode, message?: string): void {
   const { status } = ERRORS[code];
   const body = JSON.stringify({ error: message ?? ERRORS[code].message });
+  closeAfterAnswer(socket);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
@@ -17,6 +25,19 @@ export function endWithError(socket: Duplex, code: ErrorCode, message?: string):
       'Connection: close\r\n\r\n' +
       body,
   );
+}
+
+/**
+ * The answer goes out; what the client still sends is read and dropped (so its end is seen and
+ * the socket closes), and after LINGER_MS the socket goes whatever the client does.
+ */
+function closeAfterAnswer(socket: Duplex): void {
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.on('error', () => socket.destroy());
+  socket.on('data', () => undefined);
+  socket.resume();
 }
 
 /** Node's `clientError`: answer in JSON when the socket can still take it. */

@@ -8,17 +8,16 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/** The host name of a `Host` header, lower-cased, without its port or IPv6 brackets. */
-function hostName(hostHeader: string): string {
-  const value = hostHeader.trim().toLowerCase();
-  if (value.startsWith('[')) {
-    const end = value.indexOf(']');
-    return end === -1 ? value : value.slice(1, end);
-  }
-  const colon = value.indexOf(':');
-  // Two colons: a bare IPv6 address (not valid in Host, but never a name we allow either).
-  if (colon !== -1 && value.indexOf(':', colon + 1) === -1) return value.slice(0, colon);
-  return value;
+/**
+ * The host name of a `Host` header (RFC 9110 section 7.2: uri-host [":" port]), lower-cased,
+ * without its port or IPv6 brackets; null for anything else (`localhost:evil.example`, spaces,
+ * a port that is not digits), which no listener answers to.
+ */
+function hostName(hostHeader: string): string | null {
+  const value = hostHeader.toLowerCase();
+  const match = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9._~-]+))(?::(\d{1,5}))?$/.exec(value);
+  if (!match) return null;
+  return match[1] ?? match[2] ?? null;
 }
 
 /**
@@ -31,6 +30,7 @@ export function hostCheck(listenHost: string, allowedHosts: readonly string[]): 
   const allowed = new Set(allowedHosts.map((name) => name.toLowerCase()));
   const decide = (hostHeader: string): boolean => {
     const name = hostName(hostHeader);
+    if (name === null) return false;
     if (name === 'localhost' || allowed.has(name)) return true;
     return (isIP(name) === 4 && name.startsWith('127.')) || name === '::1';
   };

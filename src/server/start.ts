@@ -1,6 +1,7 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
+import type { Duplex } from 'node:stream';
 import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
@@ -35,6 +36,8 @@ import { limitRequestsInFlight } from './pipelining';
 import { QueueBudget } from './queue-budget';
 import { createWorkPool, type WorkPool } from './work-pool';
 import { idempotent as idempotentWrites } from './middleware/idempotency';
+import { reportFailedAuthentication, throttleFailedAuthentication } from './middleware/auth-throttle';
+import { AuthThrottle } from '../domain/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
@@ -67,6 +70,8 @@ export interface StartOptions {
   imageFetch?: Partial<Pick<ImageFetcherOptions, 'resolve' | 'timeoutMs' | 'maxBytes' | 'allowAddress'>>;
   /** Outputs: tests poll their queues more often. */
   outputPollMs?: number;
+  /** Outputs: tests give up after a few attempts instead of 500. */
+  outputMaxAttempts?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
 }
@@ -80,6 +85,8 @@ export interface RunningServer {
   imageStore: ImageStore;
   /** What another entry point (the Icecast source listener) needs to submit as /v1/remoteinput does. */
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
+  /** Failed authentication per address: the Icecast listener's doors share it with the HTTP API. */
+  authentication: { throttle: AuthThrottle; report: ReturnType<typeof reportFailedAuthentication> };
   /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
   events: EventStream;
   close(): Promise<void>;
@@ -114,8 +121,9 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     images: work.images,
     imageStore: storage.plainImageStore,
     events: sockets.events,
+    authentication: { throttle: work.authThrottle, report: work.reportFailedAuthentication },
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
-    close: closeInOrder(server.http, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
+    close: closeInOrder(server, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
 }
 
@@ -188,6 +196,9 @@ interface Work {
   queueBudget: QueueBudget;
   expensiveWork: WorkPool;
   currentImages: CurrentImages;
+  /** Failed authentication per address, shared by every door (docs/security.md "Guessing the secret"). */
+  authThrottle: AuthThrottle;
+  reportFailedAuthentication: ReturnType<typeof reportFailedAuthentication>;
   /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
   idempotent: ReturnType<typeof idempotentWrites>;
   /** The song-request queue (docs/song-requests.md). */
@@ -225,6 +236,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     // A record's enrichment ends by its deadline; the second covers its last write.
     holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
+    ...(options.outputMaxAttempts === undefined ? {} : { maxAttemptsPerMessage: options.outputMaxAttempts }),
   });
   const inFlight = new Set<Promise<unknown>>();
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
@@ -260,6 +272,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   return {
     songRequests,
+    authThrottle: new AuthThrottle(),
+    reportFailedAuthentication: reportFailedAuthentication(logger),
     idempotent: idempotentWrites(store.idempotency, {
       waitMs: idempotencyLeaseMs + 2000,
       leaseMs: idempotencyLeaseMs,
@@ -267,6 +281,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
         const record = await tracks.byDbid(dbid);
         return record ? JSON.stringify({ dbid: record.dbid, processed_metadata: record.metadata }) : null;
       },
+      secret: config.secret,
     }),
     images,
     outputs,
@@ -315,6 +330,7 @@ function createHttpApp(
     hostAllowed,
     writeOrigins: config.writeOrigins,
     trustedProxy,
+    authThrottle: throttleFailedAuthentication(config.secret, work.authThrottle, work.reportFailedAuthentication),
     routers: [
       v1Routes({
         version: VERSION,
@@ -413,7 +429,7 @@ function createHttpServer(
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
-): { http: http.Server } {
+): { http: http.Server; open: ReadonlySet<Socket> } {
   const reportFlood = throttledLog((message) => logger.warn(message));
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
@@ -433,6 +449,13 @@ function createHttpServer(
     ),
   );
   limitConnections(server, config.limits, logger, trustedProxy);
+  // Every socket, upgraded ones too (server.closeAllConnections() knows only HTTP ones): the
+  // shutdown destroys what is still open at its deadline.
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
     if (hostAllowed && !hostAllowed(request.headers.host)) {
@@ -453,9 +476,11 @@ function createHttpServer(
     }
     endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
   });
+  // A CONNECT (a proxy tunnel) is no request svc serves: 405, never a silent close.
+  server.on('connect', (_request: http.IncomingMessage, socket: Duplex) => endWithError(socket, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed'));
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnknownExpectation);
-  return { http: server };
+  return { http: server, open };
 }
 
 /**
@@ -463,7 +488,7 @@ function createHttpServer(
  * submissions finish within the grace, then background work, and the database last.
  */
 function closeInOrder(
-  server: http.Server,
+  { http: server, open }: { http: http.Server; open: ReadonlySet<Socket> },
   sockets: Sockets,
   storage: Storage,
   work: Work,
@@ -482,7 +507,10 @@ function closeInOrder(
       sockets.events.close();
       await Promise.all([sockets.hub.close(), sockets.wsStream.close(), sockets.fanartStream.close()]);
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
-      if (!drained) server.closeAllConnections();
+      if (!drained) {
+        server.closeAllConnections();
+        for (const socket of open) socket.destroy();
+      }
       await stopped;
       // A submission whose client went away still runs; let it finish before the database closes.
       await Promise.race([Promise.allSettled([...work.inFlight]), deadline]);

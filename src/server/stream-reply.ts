@@ -17,6 +17,16 @@ const REPLY_CHUNK_BYTES = 64 * 1024;
  */
 export const STALLED_READER_MS = 60_000;
 
+/**
+ * Drops a stalled reply with its connection. `response.destroy()` alone waits for the response
+ * to get its socket, which a pipelined reply behind an unread one never does: the connection
+ * itself goes (docs/limits-and-load.md "Memory").
+ */
+export function dropWithConnection(response: ServerResponse): void {
+  response.req.socket.destroy();
+  response.destroy();
+}
+
 export interface Lease {
   bytes: Buffer;
   release(): void;
@@ -76,7 +86,12 @@ export class SharedBlobs {
 /** Streams the leased bytes to the response as the reader drains (after earlier pipelined replies); releases the lease. */
 export async function streamReply(response: ServerResponse, lease: Lease): Promise<void> {
   try {
-    if (!response.socket) await settled(response, 'socket');
+    if (!response.socket) {
+      // Behind unread pipelined replies: the wait for the socket is a stall too.
+      const stalled = setTimeout(() => dropWithConnection(response), STALLED_READER_MS);
+      await settled(response, 'socket');
+      clearTimeout(stalled);
+    }
     for (let offset = 0; offset < lease.bytes.length && !response.destroyed; offset += REPLY_CHUNK_BYTES) {
       await written(response, lease.bytes.subarray(offset, offset + REPLY_CHUNK_BYTES));
     }
@@ -100,7 +115,7 @@ export const ONE_WRITE_MAX_BYTES = 1024 * 1024;
  * only this timer until it fires.
  */
 export function endWithShared(response: ServerResponse, bytes: Buffer): void {
-  const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
+  const stalled = setTimeout(() => dropWithConnection(response), STALLED_READER_MS);
   response.end(bytes, () => clearTimeout(stalled));
 }
 
@@ -120,7 +135,7 @@ function settled(response: ServerResponse, event: 'socket'): Promise<void> {
 function written(response: ServerResponse, chunk: Buffer): Promise<void> {
   return new Promise((resolve) => {
     let done = false;
-    const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
+    const stalled = setTimeout(() => dropWithConnection(response), STALLED_READER_MS);
     const settle = () => {
       if (done) return;
       done = true;

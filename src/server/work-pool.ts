@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors';
 import { sleep } from '../signals';
 import type { QueueBudget } from './queue-budget';
-import { STALLED_READER_MS } from './stream-reply';
+import { STALLED_READER_MS, dropWithConnection } from './stream-reply';
 
 // Expensive answers (history pages, SSE replays, ...) run here, a few at a time, so cheap ones
 // (/v1/status, /v1/last, the streams) never wait behind them (docs/limits-and-load.md "Expensive
@@ -158,7 +158,7 @@ export interface ReplyReservation {
 export async function reserveReply(request: IncomingMessage, response: ServerResponse, budget: QueueBudget, bytes: number): Promise<ReplyReservation> {
   if (!(await budget.reserveWithin(bytes, WORK_POOL_DEFAULTS.maxWaitMs))) throw busy();
   let held = bytes;
-  const stalled = setTimeout(() => response.destroy(), STALLED_READER_MS);
+  const stalled = setTimeout(() => dropWithConnection(response), STALLED_READER_MS);
   stalled.unref();
   const release = () => {
     clearTimeout(stalled);

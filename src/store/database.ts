@@ -49,7 +49,8 @@ function prepareDirectory(file: string): void {
   if (!fs.statSync(dir).isDirectory()) throw fail(`${dir} is not a directory`);
   for (const child of missing) {
     try {
-      fs.mkdirSync(child);
+      // Only its owner may list what svc keeps (docs/security.md "Secrets at rest").
+      fs.mkdirSync(child, { mode: 0o700 });
     } catch (error) {
       throw fail(`cannot create directory ${child}: ${describeFsError(error)}`);
     }
@@ -61,6 +62,21 @@ function prepareDirectory(file: string): void {
     fs.accessSync(parent, fs.constants.W_OK | fs.constants.X_OK);
   } catch (error) {
     throw fail(`cannot write in directory ${parent}: ${describeFsError(error)}`);
+  }
+  createOwnerOnly(target, fail);
+}
+
+/**
+ * A new database file is made 0600 before SQLite opens it (an empty file is an empty database),
+ * and SQLite gives its -wal and -shm files the database's mode: readable by the owner only.
+ * An existing file keeps the mode its owner gave it.
+ */
+function createOwnerOnly(target: string, fail: (why: string) => Error): void {
+  try {
+    fs.closeSync(fs.openSync(target, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw fail(`cannot create ${target}: ${describeFsError(error)}`);
   }
 }
 

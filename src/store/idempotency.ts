@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
+import { randomBytes } from 'node:crypto';
 import type { Db } from './database';
 
 // Idempotency-Key (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
@@ -7,6 +8,37 @@ import type { Db } from './database';
 
 /** How long a first answer is kept. */
 export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Within those 24 h, at most this many keys and this many bytes of kept answers; past either
+ * the oldest go first (docs/security.md "Idempotency keys"): 5,000 keys used to keep 295 MiB.
+ */
+export const IDEMPOTENCY_MAX_ENTRIES = 10_000;
+export const IDEMPOTENCY_MAX_BYTES = 32 * 1024 * 1024;
+/** What a row costs beside its answer's body (key, fingerprint, row overhead), counted against the bytes. */
+const ROW_BYTES = 'length(key) + length(fingerprint) + 64';
+
+/** Deletes the oldest rows past the entry and byte bounds; `$1`/`?` is the byte bound, `$2`/`?` the entry bound. */
+export function trimOldestSql(placeholder: (index: number) => string): string {
+  return `DELETE FROM idempotency_keys WHERE key IN (
+    SELECT key FROM (
+      SELECT key,
+        SUM(COALESCE(length(body), 0) + ${ROW_BYTES}) OVER (ORDER BY created_at DESC, key DESC) AS bytes,
+        ROW_NUMBER() OVER (ORDER BY created_at DESC, key DESC) AS position
+      FROM idempotency_keys
+    ) AS newest_first WHERE bytes > ${placeholder(1)} OR position > ${placeholder(2)}
+  )`;
+}
+
+export interface IdempotencyBounds {
+  maxEntries: number;
+  maxBytes: number;
+}
+
+export const IDEMPOTENCY_BOUNDS: IdempotencyBounds = { maxEntries: IDEMPOTENCY_MAX_ENTRIES, maxBytes: IDEMPOTENCY_MAX_BYTES };
+
+/** The name of the database's random key for idempotency fingerprints (table store_keys). */
+export const FINGERPRINT_KEY_NAME = 'idempotency-fingerprint';
 
 export type IdempotencyClaim =
   /** The key was free: this request goes ahead and must `answer` or `forget` it. */
@@ -29,6 +61,11 @@ export interface IdempotencyStore {
   answer(key: string, status: number, body: string): Promise<void>;
   /** Frees the key: the request failed and a retry should run it again (kept when it had stored a record). */
   forget(key: string): Promise<void>;
+  /**
+   * This database's random key for fingerprints (HMAC-SHA-256), made on first use and the same
+   * for every instance on the database: a fingerprint never reveals the secret it covers.
+   */
+  fingerprintKey(): Promise<Buffer>;
 }
 
 export interface IdempotencyRow {
@@ -58,7 +95,7 @@ export function claimOf(row: IdempotencyRow): IdempotencyClaim {
   return { state: 'answered', fingerprint: row.fingerprint, status: row.status, body: row.body };
 }
 
-export function createIdempotencyStore(db: Db): IdempotencyStore {
+export function createIdempotencyStore(db: Db, bounds: IdempotencyBounds = IDEMPOTENCY_BOUNDS): IdempotencyStore {
   const expire = db.prepare<[number, number], never>(
     `DELETE FROM idempotency_keys WHERE created_at < ? OR (status IS NULL AND created_at < ? AND ${RECORD_NOT_KEPT})`,
   );
@@ -68,6 +105,10 @@ export function createIdempotencyStore(db: Db): IdempotencyStore {
   const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body, dbid, owner FROM idempotency_keys WHERE key = ?');
   const answer = db.prepare<[number, string, string], never>('UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ?');
   const forget = db.prepare<[string], never>(`DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL AND ${RECORD_NOT_KEPT}`);
+  const trim = db.prepare<[number, number], never>(trimOldestSql(() => '?'));
+  const insertKey = db.prepare<[string, Buffer], never>('INSERT OR IGNORE INTO store_keys (name, value) VALUES (?, ?)');
+  const selectKey = db.prepare<[string], { value: Buffer }>('SELECT value FROM store_keys WHERE name = ?');
+  let fingerprintKey: Buffer | undefined;
   const claim = db.transaction((key: string, fingerprint: string, now: number, leaseMs: number, owner: string | null): IdempotencyClaim => {
     expire.run(now - IDEMPOTENCY_KEEP_MS, now - leaseMs);
     if (insert.run(key, fingerprint, now, owner).changes === 1) return { state: 'new' };
@@ -80,9 +121,18 @@ export function createIdempotencyStore(db: Db): IdempotencyStore {
     },
     async answer(key, status, body) {
       answer.run(status, body, key);
+      trim.run(bounds.maxBytes, bounds.maxEntries);
     },
     async forget(key) {
       forget.run(key);
+    },
+    async fingerprintKey() {
+      if (!fingerprintKey) {
+        insertKey.run(FINGERPRINT_KEY_NAME, randomBytes(32));
+        fingerprintKey = selectKey.get(FINGERPRINT_KEY_NAME)?.value;
+      }
+      if (!fingerprintKey) throw new Error('the fingerprint key could not be stored');
+      return fingerprintKey;
     },
   };
 }

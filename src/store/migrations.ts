@@ -233,4 +233,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
     `,
   },
+  {
+    version: 11,
+    name: 'store keys',
+    sql: `
+      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
+      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
+      -- The key is made by svc on first use, not here (SQLite has no strong random source).
+      CREATE TABLE store_keys (
+        name TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      );
+      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
+      DELETE FROM idempotency_keys;
+    `,
+  },
 ];

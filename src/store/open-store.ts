@@ -23,7 +23,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
     outputs: createOutputStore(db),
-    idempotency: createIdempotencyStore(db),
+    idempotency: createIdempotencyStore(db, options.idempotencyBounds),
     songRequests: createSongRequestStore(db),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { ImageCategory } from '../domain/track';
-import type { IdempotencyStore } from './idempotency';
+import type { IdempotencyBounds, IdempotencyStore } from './idempotency';
 import type { ImageStore } from './images';
 import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
@@ -88,6 +88,8 @@ export interface StoreOptions {
   onConnectionProblem?: (message: string) => void;
   /** Told when this start upgraded the schema: the version before and after (logged by the caller). */
   onMigrated?: (fromVersion: number, toVersion: number) => void;
+  /** Idempotency keys kept at most (entries, bytes); tests use small ones (store/idempotency.ts). */
+  idempotencyBounds?: IdempotencyBounds;
 }
 
 export function isPostgresUrl(database: string): boolean {

@@ -6,6 +6,7 @@ import { encodeVorbis, makeTone } from '../helpers/audio-files';
 import { request } from '../helpers/http';
 import { connectSource, sourceHead, until, writeAll } from '../helpers/icecast-source';
 import { VORBIS_COMMENT_PREFIX, VORBIS_ID_PACKET, oggPage } from '../helpers/ogg-pages';
+import { runCli } from '../helpers/run-cli';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { gateOnPeers } from '../helpers/peers';
 import { makeTempDir } from '../helpers/temp-dir';
@@ -141,4 +142,13 @@ test('icecastSource.password, when set, is the password sources and updates give
     own.child.kill('SIGTERM');
     await own.exited;
   }
+});
+
+// Round three, N3 (docs/security.md "Icecast sources"): without a password the port took tracks
+// from anyone, any web page included. Now start-up stops and says what to set.
+test('without a secret or icecastSource.password, svc serve --icecast-port stops at start-up and says what to set', async () => {
+  const result = await runCli(['serve', '--port', '0', '--icecast-port', '0', '--db', ':memory:', '--offline']);
+  expect(result.code).not.toBe(0);
+  expect(result.stderr).toContain('icecastSource.port needs a password: set icecastSource.password or a secret');
+  expect(result.stdout).not.toContain('svc listening on');
 });

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { startIcecastListener, type RunningIcecastListener } from '../../src/ingest/listener';
+import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener } from '../../src/ingest/listener';
 import { createLogger } from '../../src/log';
 import type { TrackFields } from '../../src/domain/track';
 import type { TrackStore } from '../../src/store/tracks';
@@ -14,10 +14,25 @@ export interface IcecastTestServer {
   close(): Promise<void>;
 }
 
-export async function startIcecastTestServer(password: string, options: TestServerOptions = {}, idleTimeoutMs?: number): Promise<IcecastTestServer> {
+export async function startIcecastTestServer(
+  password: string,
+  options: TestServerOptions = {},
+  idleTimeoutMs?: number,
+  listenerOptions: Partial<IcecastListenerOptions> = {},
+): Promise<IcecastTestServer> {
   const ts = await startTestServer(options);
   const logger = createLogger((line) => ts.logs.push(line));
-  const listener = await startIcecastListener({ host: '127.0.0.1', port: 0, password, submission: ts.server.submission, logger, idleTimeoutMs });
+  // Wired as `svc serve` wires it: failed passwords counted with the HTTP API's.
+  const listener = await startIcecastListener({
+    host: '127.0.0.1',
+    port: 0,
+    password,
+    submission: ts.server.submission,
+    logger,
+    idleTimeoutMs,
+    authentication: ts.server.authentication,
+    ...listenerOptions,
+  });
   return {
     ts,
     listener,

@@ -31,6 +31,7 @@ export interface TestServerOptions {
   imageFetch?: StartOptions['imageFetch'];
   ws?: StartOptions['ws'];
   outputPollMs?: number;
+  outputMaxAttempts?: number;
 }
 
 /** Config for tests: embedded defaults, port 0, a temp database, no outbound enrichment. */
@@ -47,7 +48,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const logs: string[] = [];
   const logger = createLogger((line) => logs.push(line));
   let config = testConfig(options.config ?? {}, dbFile);
-  const startOptions = (): StartOptions => ({ logger, plan: options.plan, imageFetch: options.imageFetch, ws: options.ws, outputPollMs: options.outputPollMs });
+  const startOptions = (): StartOptions => ({
+    logger,
+    plan: options.plan,
+    imageFetch: options.imageFetch,
+    ws: options.ws,
+    outputPollMs: options.outputPollMs,
+    outputMaxAttempts: options.outputMaxAttempts,
+  });
   let server = await startServer(config, startOptions());
   let running = true;
   const handle: TestServer = {

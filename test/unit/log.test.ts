@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import querystring from 'node:querystring';
 import fc from 'fast-check';
-import { redactSecretQuery } from '../../src/log';
+import { createLogger, escapeForLog, redactSecretQuery } from '../../src/log';
 
 const dist = path.join(__dirname, '..', '..', 'dist', 'log.js');
 
@@ -59,5 +59,24 @@ describe('the stderr logger', () => {
         .split('\n')
         .map((line) => line.replace(/^\S+ /, '')),
     ).toEqual(['info one', 'info two', 'info three']);
+  });
+});
+
+// Round three, N9 (docs/security.md "Logs"): a field from outside forged lines and drove the terminal.
+describe('escapeForLog', () => {
+  it('When a message carries CR, LF, escapes, C1, U+2028 or a bidi override, then the line stays one line with them written as \\uXXXX', () => {
+    const lines: string[] = [];
+    createLogger((line) => lines.push(line)).warn('mount /live\r\n2026-01-01T00:00:00.000Z error forged \u001b[2J\u0085\u2028\u202e end');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('mount /live\\u000d\\u000a2026-01-01T00:00:00.000Z error forged \\u001b[2J\\u0085\\u2028\\u202e end');
+  });
+
+  it('When any string is escaped, then no control character, line break or bidi control is left', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        // eslint-disable-next-line no-control-regex -- control characters are what must not be left
+        expect(escapeForLog(text)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+      }),
+    );
   });
 });

@@ -61,7 +61,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   if (!isLoopbackHost(config.host) && config.secret === '') {
     logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
   }
-  const icecast = await startIcecastSource(config, server, logger, isLoopbackHost).catch(async (error: unknown) => {
+  const icecast = await startIcecastSource(config, server, logger).catch(async (error: unknown) => {
     await server.close();
     throw error;
   });
@@ -92,18 +92,21 @@ async function startIcecastSource(
   config: FrozenConfig,
   server: RunningServer,
   logger: Logger,
-  isLoopback: (host: string) => boolean,
 ): Promise<{ listener: RunningIcecastListener; facts: IcecastBannerFacts } | null> {
   const { port, password } = config.icecastSource;
   if (port === undefined) return null;
   const { startIcecastListener } = require('../../ingest/listener') as typeof import('../../ingest/listener');
   const effectivePassword = password ?? config.secret;
-  if (effectivePassword === '' && !isLoopback(config.host)) {
-    logger.warn(
-      `taking Icecast sources on ${config.host} without a password: anyone who can reach port ${port} can set the track (set icecastSource.password or --secret)`,
-    );
-  }
-  const listener = await startIcecastListener({ host: config.host, port, password: effectivePassword, submission: server.submission, logger });
-  const passwordSource: IcecastBannerFacts['password'] = effectivePassword === '' ? 'none' : password === undefined ? 'secret' : 'own';
+  // Without a password any web page or LAN client could set the track through this port:
+  // start-up stops and says what to set (docs/security.md "Icecast sources").
+  const listener = await startIcecastListener({
+    host: config.host,
+    port,
+    password: effectivePassword,
+    submission: server.submission,
+    logger,
+    authentication: server.authentication,
+  });
+  const passwordSource: IcecastBannerFacts['password'] = password === undefined ? 'secret' : 'own';
   return { listener, facts: { url: listener.url, password: passwordSource } };
 }

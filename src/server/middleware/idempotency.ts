@@ -1,8 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors';
+import { authenticate } from '../../pipeline/authenticate';
+import { parseSubmission, requestCredential, type RawRequest } from '../../pipeline/parse';
 import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
-import type { AppMiddleware } from '../context';
+import type { AppContext, AppMiddleware } from '../context';
+import { isFormRequest } from './body';
 
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is
@@ -25,6 +28,8 @@ export interface IdempotencyOptions {
   leaseMs: number;
   /** The answer for a record a first request stored (null: it is gone); without it a repeat waits. */
   storedAnswer?: (dbid: number) => Promise<string | null>;
+  /** The shared secret: a wrong one is 403 before any key is looked up ('' : none asked). */
+  secret: string;
 }
 
 export function idempotent(store: IdempotencyStore, options: IdempotencyOptions): AppMiddleware {
@@ -37,9 +42,12 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
       return;
     }
     if (!VALID_KEY.test(key)) throw new AppError('INVALID_PARAMETERS', 'Invalid Idempotency-Key: expected 1 to 255 printable ASCII characters');
+    // A guess of the secret learns nothing from a key's stored answer (docs/security.md "Idempotency keys").
+    authenticateFirst(ctx, options.secret);
     const request = ctx.request as { rawBody?: string };
-    // What makes two requests "the same": method, path, query, body and credentials.
-    const fingerprint = createHash('sha256')
+    // What makes two requests "the same": method, path, query, body and credentials; an HMAC under
+    // the database's own random key, so a stored fingerprint never reveals the secret in it.
+    const fingerprint = createHmac('sha256', await store.fingerprintKey())
       .update(JSON.stringify([ctx.method, ctx.path, ctx.querystring, request.rawBody ?? '', ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth')]))
       .digest('hex');
     const giveUpAt = Date.now() + options.waitMs;
@@ -80,4 +88,19 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
       await store.forget(key).catch(() => undefined);
     }
   };
+}
+
+/** The request's secret, checked as the route would check it (the body's `secret` for a POST). */
+function authenticateFirst(ctx: AppContext, secret: string): void {
+  if (secret === '') return;
+  const request: RawRequest = {
+    method: ctx.method,
+    query: ctx.query,
+    body: ctx.method === 'POST' ? (ctx.request as { body?: unknown }).body : undefined,
+    rawBody: ctx.method === 'POST' ? (ctx.request as { rawBody?: string }).rawBody : undefined,
+    bodyIsForm: isFormRequest(ctx.get('Content-Type')),
+    authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth'),
+  };
+  const credential = ctx.method === 'POST' ? parseSubmission(request, { maxFields: Number.MAX_SAFE_INTEGER }).credential : requestCredential(request);
+  authenticate(credential, secret);
 }

@@ -49,6 +49,15 @@ async function serveStatic(ctx: RouterContext<AppState>, root: string): Promise<
     throw notFound();
   }
   if (!file.startsWith(root + path.sep) || !stat.isFile()) throw notFound();
+  // A symlink to a hidden file or into a hidden folder of staticDir (`cover.png -> .env`) is
+  // refused like the hidden file itself (docs/security.md "Smaller doors").
+  if (
+    path
+      .relative(root, file)
+      .split(path.sep)
+      .some((segment) => segment.startsWith('.'))
+  )
+    throw notFound();
   const type = staticContentType(file);
   ctx.set('Cache-Control', 'no-cache');
   ctx.set('X-Content-Type-Options', 'nosniff');

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { TrackImage, TrackRecord } from '../../domain/track';
-import type { Logger } from '../../log';
+import { throttledLog, type Logger } from '../../log';
 import type { NowPlaying } from '../../domain/current-track';
 import { errorFrame, imageFrame, trackFrame, type PushFrame } from './frames';
 import { MAX_REQUESTS_IN_FLIGHT } from '../pipelining';
@@ -69,6 +69,8 @@ interface Client {
 
 export function createImageHub(options: HubOptions): ImageHub {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
+  // A client's protocol errors are its own: one line a minute with a count, not one per frame (docs/security.md "Logs").
+  const reportProtocolError = throttledLog((message) => options.logger.warn(message));
   const clients = new Map<WebSocket, Client>();
   const pushes = createPushStream(options);
   const heartbeat = watchHeartbeat(wss, clients, options.pingIntervalMs ?? 30_000);
@@ -77,7 +79,7 @@ export function createImageHub(options: HubOptions): ImageHub {
     heartbeat.watch(socket);
     const client = newClient(socket, options);
     clients.set(socket, client);
-    socket.on('error', (error) => options.logger.warn(`images ws: ${error.message}`));
+    socket.on('error', (error) => reportProtocolError('protocol', `images ws: ${error.message}`));
     socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary, options, pushes.subscribe));
     socket.on('close', () => {
       if (client.window) clearTimeout(client.window);

@@ -5,7 +5,7 @@ import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import { fieldText, type ImageCategory, type TrackRecord } from '../../domain/track';
 import { nameKey } from '../../images/names';
 import type { CurrentImageSet, CurrentImages } from '../current-images';
-import type { Logger } from '../../log';
+import { throttledLog, type Logger } from '../../log';
 import type { NowPlaying } from '../../domain/current-track';
 import type { QueueBudget } from '../queue-budget';
 import { createFanOut } from '../fan-out';
@@ -70,6 +70,8 @@ interface Reader {
 
 export function createWsStream(options: WsStreamOptions): WsStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_BYTES, perMessageDeflate: false });
+  // A client's protocol errors are its own: one line a minute with a count, not one per frame (docs/security.md "Logs").
+  const reportProtocolError = throttledLog((message) => options.logger.warn(message));
   const readers = new Map<WebSocket, Reader>();
   const heartbeat = startHeartbeat(wss, options.pingIntervalMs ?? 30_000);
 
@@ -130,7 +132,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       }),
     };
     readers.set(socket, reader);
-    socket.on('error', (error) => options.logger.warn(`wsstream: ${error.message}`));
+    socket.on('error', (error) => reportProtocolError('protocol', `wsstream: ${error.message}`));
     const slideshow = options.fanart ? setInterval(() => options.nowPlaying.current() && send(reader), options.fanart.intervalMs) : undefined;
     socket.on('close', () => {
       clearInterval(slideshow);

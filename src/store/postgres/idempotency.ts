@@ -1,11 +1,24 @@
 import type pg from 'pg';
-import { IDEMPOTENCY_KEEP_MS, RECORD_NOT_KEPT, claimOf, type IdempotencyRow, type IdempotencyStore } from '../idempotency';
+import { randomBytes } from 'node:crypto';
+import {
+  FINGERPRINT_KEY_NAME,
+  IDEMPOTENCY_BOUNDS,
+  IDEMPOTENCY_KEEP_MS,
+  RECORD_NOT_KEPT,
+  claimOf,
+  trimOldestSql,
+  type IdempotencyBounds,
+  type IdempotencyRow,
+  type IdempotencyStore,
+} from '../idempotency';
 
 // Idempotency keys on PostgreSQL (docs/limits-and-load.md "Idempotency and retries"; SQLite in
 // store/idempotency.ts): the primary key decides which of several instances' concurrent
 // requests goes ahead; the others read its row.
 
-export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore {
+export function createPostgresIdempotencyStore(pool: pg.Pool, bounds: IdempotencyBounds = IDEMPOTENCY_BOUNDS): IdempotencyStore {
+  const trim = trimOldestSql((index) => `$${index}`);
+  let fingerprintKey: Buffer | undefined;
   return {
     async claim(key, fingerprint, now, leaseMs, owner) {
       await pool.query(`DELETE FROM idempotency_keys WHERE created_at < $1 OR (status IS NULL AND created_at < $2 AND ${RECORD_NOT_KEPT})`, [
@@ -23,9 +36,20 @@ export function createPostgresIdempotencyStore(pool: pg.Pool): IdempotencyStore 
     },
     async answer(key, status, body) {
       await pool.query('UPDATE idempotency_keys SET status = $1, body = $2 WHERE key = $3', [status, body, key]);
+      await pool.query(trim, [bounds.maxBytes, bounds.maxEntries]);
     },
     async forget(key) {
       await pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL AND ${RECORD_NOT_KEPT}`, [key]);
+    },
+    async fingerprintKey() {
+      if (!fingerprintKey) {
+        // The first instance's random key wins; every other instance reads it.
+        await pool.query('INSERT INTO store_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [FINGERPRINT_KEY_NAME, randomBytes(32)]);
+        const row = (await pool.query<{ value: Buffer }>('SELECT value FROM store_keys WHERE name = $1', [FINGERPRINT_KEY_NAME])).rows[0];
+        if (!row) throw new Error('the fingerprint key could not be stored');
+        fingerprintKey = row.value;
+      }
+      return fingerprintKey;
     },
   };
 }

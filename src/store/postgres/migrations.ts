@@ -201,6 +201,21 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
     `,
   },
+  {
+    version: 8,
+    name: 'store keys',
+    sql: `
+      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
+      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
+      -- The key is made by the first instance that needs it (crypto.randomBytes), not here.
+      CREATE TABLE store_keys (
+        name text PRIMARY KEY,
+        value bytea NOT NULL
+      );
+      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
+      DELETE FROM idempotency_keys;
+    `,
+  },
 ];
 
 /**

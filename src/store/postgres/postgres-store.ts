@@ -47,7 +47,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),
-    idempotency: createPostgresIdempotencyStore(pool),
+    idempotency: createPostgresIdempotencyStore(pool, options.idempotencyBounds),
     songRequests: createPostgresSongRequestStore(pool),
     requestSlots: createPostgresRequestSlots(pool),
     events,

@@ -31,6 +31,14 @@ describe('the Host check on a loopback listener', () => {
     },
   );
 
+  // Round three: loose parsing took the part before the first colon, so `localhost:evil.example` was 200.
+  it.each(['localhost:evil.example', 'localhost:80:81', '127.0.0.1:', 'localhost evil.example', '127.0.0.1@evil.example', '[::1]evil'])(
+    'When Host is the malformed %s, then 421',
+    async (host) => {
+      for (const path of ['/v1/last', '/v1/status']) expect((await rawRequest(`${t.url}${path}`, { headers: { Host: host } })).status).toBe(421);
+    },
+  );
+
   it('When a WebSocket upgrade names a foreign host, then 421 and no upgrade', async () => {
     await expect(upgradeStatus(t.url, 'evil.test')).resolves.toBe(421);
   });

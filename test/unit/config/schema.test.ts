@@ -34,6 +34,8 @@ describe('outputs config', () => {
     ['a missing key', [{ name: 'a', type: 'webhook', url: 'https://x/1' }], /needs "secret"/],
     ['a secret that is not whsec_', [{ name: 'a', type: 'webhook', url: 'https://x/1', secret: 'plain' }], /whsec_/],
     ['an http URL for mqtt', [{ name: 'a', type: 'mqtt', url: 'http://broker' }], /wrong scheme/],
+    // Round three: the webhook token in the path would travel in the clear.
+    ['an http:// URL for discord', [{ name: 'a', type: 'discord', url: 'http://discord.com/api/webhooks/1/abc' }], /needs an https:\/\/ URL/],
     ['a broken format', [{ name: 'a', type: 'icecast', url: 'http://h/m', password: 'p', format: '{{title' }], /template/],
   ])('When an output has %s, then the config is refused', (_, outputs, message) => {
     expect(() => validate(outputs)).toThrow(message);

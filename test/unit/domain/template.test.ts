@@ -80,6 +80,12 @@ describe('the human line', () => {
     expect(dates.map((date) => year({ date }))).toEqual(['2001', '2001', '1998', '', '']);
   });
 
+  // Round three: U+2028 and U+2029 broke "one line" in chat bots; U+202E made a title read backwards.
+  test('oneLine turns the Unicode line separators into spaces and removes bidirectional overrides', () => {
+    expect(oneLine('Artist\u2028Title\u2029End')).toBe('Artist Title End');
+    expect(oneLine('\u202eeltiT\u202c - \u2066x\u2069')).toBe('eltiT - x');
+  });
+
   test('oneLine trims and collapses control characters', () => {
     expect(oneLine(' a\r\n\tb\u0007 ')).toBe('a b');
   });

@@ -1,5 +1,14 @@
 import { ChunkedBodyError, ChunkedDecoder } from '../../../src/ingest/chunked-body';
-import { basicPassword, decodeText, endOfHead, parseRequestHead, queryBytes, splitSong } from '../../../src/ingest/source-protocol';
+import {
+  basicPassword,
+  decodeText,
+  endOfHead,
+  isFromBrowser,
+  normalizeMount,
+  parseRequestHead,
+  queryBytes,
+  splitSong,
+} from '../../../src/ingest/source-protocol';
 
 // The pure HTTP side of the Icecast listener (docs/dj-software.md).
 
@@ -55,4 +64,45 @@ test('a chunked body is taken apart, whatever the pieces (RFC 9112 section 7.1)'
   }
   expect(() => new ChunkedDecoder().push(Buffer.from('zz\r\n'))).toThrow(ChunkedBodyError);
   expect(() => new ChunkedDecoder().push(Buffer.from('1'.repeat(2000)))).toThrow(/too long/);
+});
+
+// Round three (docs/security.md "Icecast sources"): one spelling per mount, and what marks a browser.
+describe('normalizeMount', () => {
+  it.each([
+    ['/live.ogg', '/live.ogg'],
+    ['/live.ogg/', '/live.ogg'],
+    ['//live.ogg', '/live.ogg'],
+    ['/./live.ogg', '/live.ogg'],
+    ['/%6Cive.ogg', '/live.ogg'],
+    ['/a+b', '/a+b'],
+    ['/', '/'],
+  ])('When the mount is %s, then it is %s', (path, mount) => expect(normalizeMount(path)).toBe(mount));
+
+  it.each(['live.ogg', '/../etc', '/a/%2e%2e/b', '/a\\b', '/live%0d%0a', '/%ff', `/${'a'.repeat(300)}`, '/\u202eevil'])(
+    'When the mount is %j, then it is refused',
+    (path) => expect(normalizeMount(path)).toBeNull(),
+  );
+});
+
+describe('isFromBrowser', () => {
+  const head = (headers: Readonly<Record<string, string | undefined>>) =>
+    parseRequestHead(
+      Buffer.from(
+        `GET /admin.cgi HTTP/1.0\r\n${Object.entries(headers)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('')}`,
+      ),
+    );
+  it.each([
+    { Origin: 'null' },
+    { Referer: 'http://evil.example/' },
+    { 'Sec-Fetch-Site': 'cross-site' },
+    { 'Sec-Fetch-Dest': 'image' },
+    { 'Upgrade-Insecure-Requests': '1' },
+  ])('When a request carries %j, then it is a browser', (headers) =>
+    expect(isFromBrowser(head(headers) ?? { method: '', path: '', query: '', headers: new Map() })).toBe(true),
+  );
+  it.each([{}, { 'User-Agent': 'libshout/2.4.6' }, { 'Sec-Fetch-Mode': 'cors' }])('When a request carries %j, then it is not', (headers) =>
+    expect(isFromBrowser(head(headers) ?? { method: '', path: '', query: '', headers: new Map() })).toBe(false),
+  );
 });

@@ -8,7 +8,7 @@ import { EXPAND_BATCH, type MessageOf, type NewOutputChange, type OutputEvent } 
 import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations';
 import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
-import { IDEMPOTENCY_KEEP_MS } from '../../../src/store/idempotency';
+import { IDEMPOTENCY_KEEP_MS, type IdempotencyBounds } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { normaliseName, type NewSongRequest } from '../../../src/domain/song-request';
 import { makeTempDir } from '../../helpers/temp-dir';
@@ -22,7 +22,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface Backend {
   /** Opens the store on an empty database. */
-  open(options: { maxImageBytes: number; now: () => number }): Promise<Store>;
+  open(options: { maxImageBytes: number; now: () => number; idempotencyBounds?: IdempotencyBounds }): Promise<Store>;
   /** Rows of a query run directly on the database (backends agree on these table names). */
   rows(sql: string): Promise<Record<string, unknown>[]>;
   /** Empties the database between tests. */
@@ -43,8 +43,8 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     await store?.close();
     store = undefined;
   });
-  const open = async (maxImageBytes = 1024 * 1024): Promise<Store> => {
-    store = await harness.backend().open({ maxImageBytes, now: () => clock });
+  const open = async (maxImageBytes = 1024 * 1024, idempotencyBounds?: IdempotencyBounds): Promise<Store> => {
+    store = await harness.backend().open({ maxImageBytes, now: () => clock, ...(idempotencyBounds ? { idempotencyBounds } : {}) });
     return store;
   };
   /** The store the test opened. */
@@ -614,6 +614,35 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       await keys.answer('done', 204, '');
       await keys.forget('done');
       expect(await keys.claim('done', 'f', 1000 + LEASE + 1, LEASE)).toMatchObject({ state: 'answered', status: 204 });
+    });
+
+    // Round three, N11 (docs/security.md "Idempotency keys"): 5,000 keys of large answers kept
+    // 295 MiB for 24 h. Scaled down: bounds of 5 entries and 4,000 bytes.
+    it('When more answers are kept than the bounds allow, then the oldest go first and both bounds hold', async () => {
+      await open(1024 * 1024, { maxEntries: 5, maxBytes: 4000 });
+      const keys = opened().idempotency;
+      for (let index = 0; index < 10; index++) {
+        await keys.claim(`big-${index}`, 'f', 200_000_000 + index, LEASE);
+        await keys.answer(`big-${index}`, 200, 'x'.repeat(1000));
+      }
+      const big = await harness.backend().rows('SELECT key, length(body) AS bytes FROM idempotency_keys ORDER BY created_at');
+      expect(big.map((row) => row.key)).toEqual(['big-7', 'big-8', 'big-9']);
+      for (let index = 0; index < 10; index++) {
+        await keys.claim(`small-${index}`, 'f', 300_000_000 + index, LEASE);
+        await keys.answer(`small-${index}`, 200, '{}');
+      }
+      const small = await harness.backend().rows('SELECT key FROM idempotency_keys ORDER BY created_at');
+      expect(small.map((row) => row.key)).toEqual(['small-5', 'small-6', 'small-7', 'small-8', 'small-9']);
+    });
+
+    // N8: the fingerprint key is random per database and the same every time it is read.
+    it('When the fingerprint key is read, then it is 32 random bytes of this database, the same on every read', async () => {
+      await open();
+      const first = await opened().idempotency.fingerprintKey();
+      expect(first).toHaveLength(32);
+      expect((await opened().idempotency.fingerprintKey()).equals(first)).toBe(true);
+      const rows = await harness.backend().rows("SELECT value FROM store_keys WHERE name = 'idempotency-fingerprint'");
+      expect(Buffer.from(rows[0]?.value as Uint8Array).equals(first)).toBe(true);
     });
   });
 }

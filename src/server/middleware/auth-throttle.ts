@@ -1,0 +1,56 @@
+import { AuthThrottle } from '../../domain/auth-throttle';
+import { AppError } from '../../errors';
+import { throttledLog, type Logger } from '../../log';
+import { sleep } from '../../signals';
+import type { AppContext, AppMiddleware } from '../context';
+import { requestGone } from '../work-pool';
+
+// The HTTP API's door to the shared secret, throttled per address (docs/security.md "Guessing
+// the secret"): a request that may carry a secret waits its address's turn; a wrong secret makes
+// the next turn come later; one summary line a minute says who is guessing.
+
+/** One log line a minute for all failed authentications, with how many more there were. */
+export function reportFailedAuthentication(logger: Logger): (door: string, address: string, failures: number, delayMs: number) => void {
+  const report = throttledLog((message) => logger.warn(message));
+  return (door, address, failures, delayMs) =>
+    report(
+      'failed-authentication',
+      `failed authentication on ${door} from ${address}: ${failures} in a row from it; its next attempt waits ${(delayMs / 1000).toFixed(2)} s`,
+    );
+}
+
+export function throttleFailedAuthentication(secret: string, throttle: AuthThrottle, report: ReturnType<typeof reportFailedAuthentication>): AppMiddleware {
+  return async function throttledAuthentication(ctx, next) {
+    if (secret === '' || !mayCarrySecret(ctx)) {
+      await next();
+      return;
+    }
+    const address = ctx.ip;
+    const turn = throttle.turn(address);
+    if ('refusedForMs' in turn) {
+      throw new AppError('TOO_MANY_FAILED_AUTHENTICATIONS', undefined, { headers: { 'Retry-After': String(Math.ceil(turn.refusedForMs / 1000)) } });
+    }
+    // A client that leaves while waiting its turn holds nothing (docs/security.md "Nothing outlives its client").
+    if (turn.waitMs > 0)
+      await sleep(turn.waitMs, requestGone(ctx.res)).catch((error: unknown) => {
+        throw new AppError('REQUEST_ABORTED', undefined, { cause: error });
+      });
+    try {
+      await next();
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'INVALID_SECRET') {
+        const { failures, delayMs } = throttle.failed(address);
+        report('the HTTP API', address, failures, delayMs);
+      }
+      throw error;
+    }
+    if (ctx.status < 400) throttle.succeeded(address);
+  };
+}
+
+/** An auth header, a `secret` query parameter in any spelling, or a body (which may hold `secret`). */
+function mayCarrySecret(ctx: AppContext): boolean {
+  if (ctx.get('X-SVC-Client-Auth') !== '' || ctx.get('X-WNP-Client-Auth') !== '') return true;
+  if (Object.keys(ctx.query).some((name) => name.toLowerCase().includes('secret'))) return true;
+  return ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH' || ctx.method === 'DELETE';
+}
