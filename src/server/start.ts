@@ -206,6 +206,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    delaySeconds: new Map(config.outputs.map((output) => [output.name, output.delay])),
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
   });
   const inFlight = new Set<Promise<unknown>>();
