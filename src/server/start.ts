@@ -19,6 +19,7 @@ import type { Store } from '../store/store';
 import { createStorageHealth, guardStore, isStorageUnavailable, type StorageHealth } from '../store/health';
 import { withMemoryCache, type MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
+import type { PlayLogStore } from '../store/plays';
 import { sleep } from '../signals';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
@@ -79,6 +80,9 @@ export interface RunningServer {
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
   events: EventStream;
+  /** The play log's store: plays, listener sessions (docs/play-log.md). */
+  plays: PlayLogStore;
+  playLog: PlayLog;
   close(): Promise<void>;
 }
 
@@ -113,6 +117,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     images: work.images,
     imageStore: storage.plainImageStore,
     events: sockets.events,
+    plays: storage.store.plays,
+    playLog: work.playLog,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
     close: closeInOrder(server.http, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
