@@ -163,6 +163,13 @@ export function placePlay(latest: LatestPlay | undefined, requestedStart: string
   return { startedAt, previousEnd: { dbid: latest.dbid, endedAt: startedAt, reason: 'next', trimmedSeconds: cut } };
 }
 
+/** The planned end moves with the start: a play placed later than it asked runs its whole duration from there. */
+export function plannedEndFor(play: NewPlay, startedAt: string): string | null {
+  if (play.plannedEndAt === undefined) return null;
+  const durationMs = Date.parse(play.plannedEndAt) - Date.parse(play.startedAt);
+  return new Date(Date.parse(startedAt) + Math.max(0, durationMs)).toISOString();
+}
+
 /** An end never before the play's start (a clock that went back, an end sent at once). */
 export function endNotBefore(startedAt: string, at: string): string {
   return at < startedAt ? startedAt : at;

@@ -2,7 +2,7 @@
 import type { NewPlay, PlayInfo } from '../domain/play';
 import type { TrackFields, TrackRecord } from '../domain/track';
 import type { Db } from './database';
-import { PLAY_COLUMNS, createPlayLogStore, defaultPlay, playFromRow, type PlayColumns } from './plays';
+import { PLAY_COLUMNS, createPlayLogStore, defaultPlay, playFromRow, plannedEndFor, type PlayColumns } from './plays';
 
 interface TrackRow extends PlayColumns {
   dbid: number;
@@ -99,7 +99,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       play.usage,
       play.dj ?? null,
       play.show ?? null,
-      play.plannedEndAt ?? null,
+      plannedEndFor(play, startedAt),
     );
     return {
       dbid: Number(info.lastInsertRowid),

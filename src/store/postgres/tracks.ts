@@ -1,5 +1,5 @@
 import type { TrackFields, TrackRecord } from '../../domain/track';
-import { PLAY_COLUMNS, defaultPlay, playFromRow, type PlayColumns } from '../plays';
+import { PLAY_COLUMNS, defaultPlay, playFromRow, plannedEndFor, type PlayColumns } from '../plays';
 import type { StoreChange } from '../store';
 import { historyUpperBound, startedPlay, type TrackStore } from '../tracks';
 import { inTransaction, type PostgresContext } from './connection';
@@ -54,7 +54,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
             play.usage,
             play.dj ?? null,
             play.show ?? null,
-            play.plannedEndAt ?? null,
+            plannedEndFor(play, startedAt),
           ],
         );
         const row = result.rows[0];
