@@ -88,6 +88,8 @@ export interface PlayLogStore {
   openSessions(server: string, mount: string): Promise<ListenerSession[]>;
   /** The key of the address hash, made once per database. */
   addressKey(): Promise<string>;
+  /** Bumped by every change of a play's end or listeners here: part of TrackStore.version(). */
+  version(): number;
 }
 
 /** The play-log columns of `tracks`, in the order playFromRow reads them. */
@@ -278,6 +280,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
   );
   const key = db.prepare<[], { value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
 
+  let writes = 0;
   const applyEnd = (end: NonNullable<PlacedPlay['previousEnd']>) => {
     if (end.trimmedSeconds === null) setEndKeepTrim.run(end.endedAt, end.reason, end.dbid);
     else setEnd.run(end.endedAt, end.reason, end.trimmedSeconds, end.dbid);
@@ -338,10 +341,14 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
       }
     },
     async end(channel, at, reason) {
-      return endOnAir(channel, at, reason);
+      const dbid = endOnAir(channel, at, reason);
+      if (dbid !== null) writes += 1;
+      return dbid;
     },
     async endDue(now) {
-      return endDue(now);
+      const ended = endDue(now);
+      writes += ended.length;
+      return ended;
     },
     async nextPlannedEnd() {
       return nextPlanned.get()?.at ?? null;
@@ -351,6 +358,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     },
     async setListeners(dbid, listeners) {
       setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid);
+      writes += 1;
     },
     async overlapping(channel, startedAt, endedAt) {
       const longestMs = longest.get(channel)?.longest_ms ?? 0;
@@ -386,6 +394,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     async addressKey() {
       return key.get()?.value ?? '';
     },
+    version: () => writes,
   };
 }
 

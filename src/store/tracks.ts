@@ -55,8 +55,8 @@ export interface TrackStore {
   /** Deletes one record (its image links go with it); false when there is no such dbid. */
   remove(dbid: number): Promise<boolean>;
   /**
-   * Bumped by every write through this store (on PostgreSQL also by every change another instance
-   * announces): a copy of a page made at one version is current while it stays.
+   * Bumped by every write through this store and the play log's (on PostgreSQL also by every change
+   * another instance announces): a copy of a page made at one version is current while it stays.
    */
   version(): number;
   /**
@@ -160,7 +160,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       return removed;
     },
     version() {
-      return writes;
+      return writes + plays.version();
     },
     removals() {
       return deletions;

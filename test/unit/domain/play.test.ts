@@ -38,6 +38,16 @@ describe('recordJson', () => {
       metadata: { artist: 'A', kind: 'forged' },
       play: { startedAt: at(0), endedAt: null, endReason: null, channel: 'main', kind: 'jingle', usage: 'feature', listeners: null },
     });
-    expect(json).toEqual({ dbid: 1, artist: 'A', kind: 'jingle', started_at: at(0), ended_at: null, end_reason: null, usage: 'feature', channel: 'main', listeners: null });
+    expect(json).toEqual({
+      dbid: 1,
+      artist: 'A',
+      kind: 'jingle',
+      started_at: at(0),
+      ended_at: null,
+      end_reason: null,
+      usage: 'feature',
+      channel: 'main',
+      listeners: null,
+    });
   });
 });

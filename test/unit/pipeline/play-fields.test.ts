@@ -17,7 +17,10 @@ describe('takePlay', () => {
   });
 
   it('When started_at is within the window, then it is believed; the play fields leave the metadata', () => {
-    const taken = takePlay({ artist: 'A', started_at: '2026-11-27T11:55:00+00:00', channel: '/live.ogg', dj: 'Ana', show: 'Late', usage: 'theme', kind: 'Jingle' }, ARRIVAL);
+    const taken = takePlay(
+      { artist: 'A', started_at: '2026-11-27T11:55:00+00:00', channel: '/live.ogg', dj: 'Ana', show: 'Late', usage: 'theme', kind: 'Jingle' },
+      ARRIVAL,
+    );
     expect(taken.play).toEqual({ startedAt: '2026-11-27T11:55:00.000Z', channel: '/live.ogg', kind: 'jingle', usage: 'theme', dj: 'Ana', show: 'Late' });
     expect(taken.metadata).toEqual({ artist: 'A' });
     expect(taken.warnings).toEqual([]);
