@@ -273,6 +273,7 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger): Pick
     policy: playlog,
     logger,
     countsListeners: listenerSessions.configured,
+    complement: playlog.complement,
     minSessionSeconds: playlog.minSessionSeconds,
   });
   const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });

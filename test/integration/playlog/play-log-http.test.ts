@@ -35,7 +35,7 @@ describe('play log over HTTP', () => {
     t = await startTestServer({
       config: {
         secret: SECRET,
-        playlog: { kindRules: [{ match: { artist: '^Station ID$' }, kind: 'id' }], shortItemSeconds: 20, shortItemKind: 'jingle' },
+        playlog: { complement: true, kindRules: [{ match: { artist: '^Station ID$' }, kind: 'id' }], shortItemSeconds: 20, shortItemKind: 'jingle' },
       },
     });
   });
