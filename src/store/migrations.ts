@@ -235,8 +235,10 @@ export const MIGRATIONS: readonly Migration[] = [
         connected_at TEXT NOT NULL,
         disconnected_at TEXT
       );
-      CREATE INDEX listener_sessions_by_start ON listener_sessions (channel, connected_at);
-      CREATE INDEX listener_sessions_by_end ON listener_sessions (channel, disconnected_at);
+      -- With disconnected_at: the overlap of a play is read from the index alone.
+      CREATE INDEX listener_sessions_by_start ON listener_sessions (channel, connected_at, disconnected_at);
+      -- The listeners still connected, per channel: they overlap every play after they joined.
+      CREATE INDEX listener_sessions_open_by_channel ON listener_sessions (channel, connected_at) WHERE disconnected_at IS NULL;
       CREATE INDEX listener_sessions_open ON listener_sessions (server, mount, client_id) WHERE disconnected_at IS NULL;
       -- The longest closed session per channel: the sessions overlapping a play are then a range on
       -- connected_at, whatever the size of the table.

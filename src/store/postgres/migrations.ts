@@ -201,8 +201,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         connected_at text COLLATE "C" NOT NULL,
         disconnected_at text COLLATE "C"
       );
-      CREATE INDEX listener_sessions_by_start ON listener_sessions (channel, connected_at);
-      CREATE INDEX listener_sessions_by_end ON listener_sessions (channel, disconnected_at);
+      -- With disconnected_at: the overlap of a play is read from the index alone.
+      CREATE INDEX listener_sessions_by_start ON listener_sessions (channel, connected_at, disconnected_at);
+      CREATE INDEX listener_sessions_open_by_channel ON listener_sessions (channel, connected_at) WHERE disconnected_at IS NULL;
       CREATE INDEX listener_sessions_open ON listener_sessions (server, mount, client_id) WHERE disconnected_at IS NULL;
       CREATE TABLE listener_session_bounds (
         channel text PRIMARY KEY,
