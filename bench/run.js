@@ -31,16 +31,8 @@ const EXPECTED = [
   { file: 'outputs.bench.js', budget: 90, what: 'outputs: webhook receipts with one black-holed target; submission latency with vs without outputs' },
   { file: 'title-first.bench.js', budget: 90, what: 'title first: POST to the first and to the enriched frame on 100 /v1/images/ws clients' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
-  {
-    file: 'playlog.bench.js',
-    budget: 180,
-    what: 'play log: listener counts for a month (every play) against one hand-written SQL query; POST latency with session tracking on vs off',
-  },
-  {
-    file: 'instances.bench.js',
-    budget: 180,
-    what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance',
-  },
+  { file: 'playlog.bench.js', budget: 180, what: 'play log: listener counts for a month (every play) against one hand-written SQL query; POST latency with session tracking on vs off' },
+  { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;
 /** Every file's budget fits: by default the whole run may take the sum of EXPECTED's budgets. */
