@@ -241,6 +241,71 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     );
   const pageAll = playPage(false);
   const pageChannel = playPage(true);
+
+  let writes = 0;
+  const applyEnd = (end: NonNullable<PlacedPlay['previousEnd']>) => {
+    if (end.trimmedSeconds === null) setEndKeepTrim.run(end.endedAt, end.reason, end.dbid);
+    else setEnd.run(end.endedAt, end.reason, end.trimmedSeconds, end.dbid);
+  };
+  const endOnAir = db.transaction((channel: string, at: string, reason: EndReason): number | null => {
+    const play = onAir.get(channel);
+    if (!play) return null;
+    setEndKeepTrim.run(endNotBefore(play.started_at, at), reason, play.dbid);
+    return play.dbid;
+  });
+  const endDue = db.transaction((now: string): number[] =>
+    due.all(now).map((play) => {
+      setEndKeepTrim.run(play.planned_end_at, 'duration', play.dbid);
+      return play.dbid;
+    }),
+  );
+
+  return {
+    place(play) {
+      const placed = placePlay(latest.get(play.channel), play.startedAt);
+      if (placed.previousEnd) applyEnd(placed.previousEnd);
+      return placed;
+    },
+    async *plays(range) {
+      let after: [string, number] = [range.from, 0];
+      for (;;) {
+        const rows =
+          range.channel === undefined
+            ? pageAll.all(after[0], after[1], range.to, PLAY_PAGE)
+            : pageChannel.all(range.channel, after[0], after[1], range.to, PLAY_PAGE);
+        yield* rows.map(playRowOf);
+        const last = rows[rows.length - 1];
+        if (!last || rows.length < PLAY_PAGE) return;
+        after = [last.started_at ?? '', last.dbid];
+      }
+    },
+    async end(channel, at, reason) {
+      const dbid = endOnAir(channel, at, reason);
+      if (dbid !== null) writes += 1;
+      return dbid;
+    },
+    async endDue(now) {
+      const ended = endDue(now);
+      writes += ended.length;
+      return ended;
+    },
+    async nextPlannedEnd() {
+      return nextPlanned.get()?.at ?? null;
+    },
+    async uncounted(limit) {
+      return uncounted.all(limit).map((row) => ({ dbid: row.dbid, channel: row.channel, startedAt: row.started_at, endedAt: row.ended_at }));
+    },
+    async setListeners(dbid, listeners) {
+      setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid);
+      writes += 1;
+    },
+    ...createListenerSessionStore(db),
+    version: () => writes,
+  };
+}
+
+/** The SQLite listener sessions (the half of PlayLogStore that Icecast feeds). */
+function createListenerSessionStore(db: Db): Pick<PlayLogStore, 'sessions' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
   const sessionPage = (channel: boolean) =>
     db.prepare<unknown[], SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM listener_sessions
@@ -279,24 +344,6 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE server = ? AND mount = ? AND disconnected_at IS NULL ORDER BY id`,
   );
   const key = db.prepare<[], { value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
-
-  let writes = 0;
-  const applyEnd = (end: NonNullable<PlacedPlay['previousEnd']>) => {
-    if (end.trimmedSeconds === null) setEndKeepTrim.run(end.endedAt, end.reason, end.dbid);
-    else setEnd.run(end.endedAt, end.reason, end.trimmedSeconds, end.dbid);
-  };
-  const endOnAir = db.transaction((channel: string, at: string, reason: EndReason): number | null => {
-    const play = onAir.get(channel);
-    if (!play) return null;
-    setEndKeepTrim.run(endNotBefore(play.started_at, at), reason, play.dbid);
-    return play.dbid;
-  });
-  const endDue = db.transaction((now: string): number[] =>
-    due.all(now).map((play) => {
-      setEndKeepTrim.run(play.planned_end_at, 'duration', play.dbid);
-      return play.dbid;
-    }),
-  );
   const close = db.transaction((found: SessionRow, at: string) => {
     const disconnectedAt = endNotBefore(found.connected_at, at);
     closeSession.run(disconnectedAt, found.id);
@@ -304,24 +351,6 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
   });
 
   return {
-    place(play) {
-      const placed = placePlay(latest.get(play.channel), play.startedAt);
-      if (placed.previousEnd) applyEnd(placed.previousEnd);
-      return placed;
-    },
-    async *plays(range) {
-      let after: [string, number] = [range.from, 0];
-      for (;;) {
-        const rows =
-          range.channel === undefined
-            ? pageAll.all(after[0], after[1], range.to, PLAY_PAGE)
-            : pageChannel.all(range.channel, after[0], after[1], range.to, PLAY_PAGE);
-        yield* rows.map(playRowOf);
-        const last = rows[rows.length - 1];
-        if (!last || rows.length < PLAY_PAGE) return;
-        after = [last.started_at ?? '', last.dbid];
-      }
-    },
     async *sessions(range) {
       // Sessions connected before `from` minus the longest closed one can overlap only if still open.
       const longestMs = range.channel === undefined ? (longestAny.get()?.longest_ms ?? 0) : (longest.get(range.channel)?.longest_ms ?? 0);
@@ -339,26 +368,6 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
         if (!last || rows.length < PLAY_PAGE) return;
         after = [last.connected_at, last.id];
       }
-    },
-    async end(channel, at, reason) {
-      const dbid = endOnAir(channel, at, reason);
-      if (dbid !== null) writes += 1;
-      return dbid;
-    },
-    async endDue(now) {
-      const ended = endDue(now);
-      writes += ended.length;
-      return ended;
-    },
-    async nextPlannedEnd() {
-      return nextPlanned.get()?.at ?? null;
-    },
-    async uncounted(limit) {
-      return uncounted.all(limit).map((row) => ({ dbid: row.dbid, channel: row.channel, startedAt: row.started_at, endedAt: row.ended_at }));
-    },
-    async setListeners(dbid, listeners) {
-      setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid);
-      writes += 1;
     },
     async overlapping(channel, startedAt, endedAt) {
       const longestMs = longest.get(channel)?.longest_ms ?? 0;
@@ -394,7 +403,6 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     async addressKey() {
       return key.get()?.value ?? '';
     },
-    version: () => writes,
   };
 }
 

@@ -139,7 +139,12 @@ describe('Title first, details after', () => {
       expect(asObject(again.json).processed_metadata).toEqual({ artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine' });
       const history = asObject((await request(`${t.url}/v1/history`)).json);
       expect(history.tracks).toHaveLength(1);
-      expect(withoutPlayFields((await request(`${t.url}/v1/last`)).json)).toEqual({ dbid: first.dbid, artist: 'Massive Attack', title: 'Teardrop', album: 'Mezzanine' });
+      expect(withoutPlayFields((await request(`${t.url}/v1/last`)).json)).toEqual({
+        dbid: first.dbid,
+        artist: 'Massive Attack',
+        title: 'Teardrop',
+        album: 'Mezzanine',
+      });
       await client.waitFor((frame) => frame.type === 'track' && trackOf(frame).album === 'Mezzanine');
       // Another title is a new play.
       const other = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Angel' })).json);

@@ -56,15 +56,7 @@ interface PlayPageRow extends PlayColumns {
 
 export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext): PlayLogStore {
   let writes = 0;
-  const longestMs = async (channel: string | undefined): Promise<number> => {
-    const result =
-      channel === undefined
-        ? await pool.query<{ longest_ms: string | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds')
-        : await pool.query<{ longest_ms: string | null }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = $1', [channel]);
-    return Number(result.rows[0]?.longest_ms ?? 0);
-  };
-  const channelFilter = (channel: string | undefined, index: number) => (channel === undefined ? '' : `channel = $${index} AND `);
-  const withChannel = (values: unknown[], channel: string | undefined) => (channel === undefined ? values : [...values, channel]);
+  const { channelFilter, withChannel } = rangeFilters;
 
   return {
     async *plays(range) {
@@ -82,28 +74,6 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
         const last = rows.rows[rows.rows.length - 1];
         if (!last || rows.rows.length < PLAY_PAGE) return;
         after = [last.started_at ?? '', Number(last.dbid)];
-      }
-    },
-    async *sessions(range) {
-      // Sessions connected before `from` minus the longest closed one can overlap only if still open.
-      const earliest = new Date(Date.parse(range.from) - (await longestMs(range.channel))).toISOString();
-      const openBefore = await pool.query<Parameters<typeof sessionFromRow>[0]>(
-        `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
-        withChannel([earliest], range.channel),
-      );
-      yield* openBefore.rows.map(sessionFromRow);
-      let after: [string, number] = [earliest, 0];
-      for (;;) {
-        const rows = await pool.query<Parameters<typeof sessionFromRow>[0]>(
-          `SELECT ${SESSION_COLUMNS} FROM listener_sessions
-            WHERE ${channelFilter(range.channel, 6)}(connected_at, id) > ($1, $2) AND connected_at < $3 AND (disconnected_at IS NULL OR disconnected_at > $4)
-            ORDER BY connected_at, id LIMIT $5`,
-          withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
-        );
-        yield* rows.rows.map(sessionFromRow);
-        const last = rows.rows[rows.rows.length - 1];
-        if (!last || rows.rows.length < PLAY_PAGE) return;
-        after = [last.connected_at, Number(last.id)];
       }
     },
     async end(channel, at, reason: EndReason) {
@@ -155,6 +125,52 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
         dbid,
       ]);
     },
+    version: () => writes,
+    ...createPostgresSessionStore(pool),
+  };
+}
+
+/** Optional channel conditions of the range reads: the channel is the last parameter. */
+const rangeFilters = {
+  channelFilter: (channel: string | undefined, index: number) => (channel === undefined ? '' : `channel = $${index} AND `),
+  withChannel: (values: unknown[], channel: string | undefined) => (channel === undefined ? values : [...values, channel]),
+};
+
+/** The PostgreSQL listener sessions (the half of PlayLogStore that Icecast feeds). */
+function createPostgresSessionStore(
+  pool: pg.Pool,
+): Pick<PlayLogStore, 'sessions' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
+  const longestMs = async (channel: string | undefined): Promise<number> => {
+    const result =
+      channel === undefined
+        ? await pool.query<{ longest_ms: string | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds')
+        : await pool.query<{ longest_ms: string | null }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = $1', [channel]);
+    return Number(result.rows[0]?.longest_ms ?? 0);
+  };
+  const { channelFilter, withChannel } = rangeFilters;
+  return {
+    async *sessions(range) {
+      // Sessions connected before `from` minus the longest closed one can overlap only if still open.
+      const earliest = new Date(Date.parse(range.from) - (await longestMs(range.channel))).toISOString();
+      const openBefore = await pool.query<Parameters<typeof sessionFromRow>[0]>(
+        `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
+        withChannel([earliest], range.channel),
+      );
+      yield* openBefore.rows.map(sessionFromRow);
+      let after: [string, number] = [earliest, 0];
+      for (;;) {
+        const rows = await pool.query<Parameters<typeof sessionFromRow>[0]>(
+          `SELECT ${SESSION_COLUMNS} FROM listener_sessions
+            WHERE ${channelFilter(range.channel, 6)}(connected_at, id) > ($1, $2) AND connected_at < $3 AND (disconnected_at IS NULL OR disconnected_at > $4)
+            ORDER BY connected_at, id LIMIT $5`,
+          withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
+        );
+        yield* rows.rows.map(sessionFromRow);
+        const last = rows.rows[rows.rows.length - 1];
+        if (!last || rows.rows.length < PLAY_PAGE) return;
+        after = [last.connected_at, Number(last.id)];
+      }
+    },
     async overlapping(channel, startedAt, endedAt) {
       const earliest = new Date(Date.parse(startedAt) - (await longestMs(channel))).toISOString();
       const result = await pool.query<{ connected_at: string; disconnected_at: string | null }>(
@@ -204,6 +220,5 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
       const result = await pool.query<{ value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
       return result.rows[0]?.value ?? '';
     },
-    version: () => writes,
   };
 }
