@@ -28,6 +28,8 @@ export const DEFAULT_PLAY_POLICY: PlayPolicy = {
   shortItemKind: 'jingle',
 };
 
+const MAX_PLANNED_SECONDS = 86_400;
+
 /** Taken out of the metadata into the play's own columns. */
 const PLAY_FIELDS = ['started_at', 'channel', 'kind', 'usage', 'dj', 'show'] as const;
 /** The log's own: a submission never sets them. */
@@ -56,7 +58,8 @@ export function takePlay(fields: Readonly<TrackFields>, receivedAt: string, poli
   if (dj !== undefined) play.dj = dj;
   if (show !== undefined) play.show = show;
   const duration = fields.duration;
-  if (typeof duration === 'number' && Number.isFinite(duration) && duration > 0) {
+  // A day at most: a longer "duration" is no track length, and the play ends with the next one.
+  if (typeof duration === 'number' && Number.isFinite(duration) && duration > 0 && duration <= MAX_PLANNED_SECONDS) {
     play.plannedEndAt = new Date(Date.parse(startedAt) + duration * 1000).toISOString();
   }
   return { metadata, play, warnings };

@@ -81,3 +81,9 @@ describe('takePlay', () => {
     });
   });
 });
+
+describe('takePlay with hostile durations', () => {
+  it.each([1e300, 86_401, -5, Number.MAX_VALUE])('When duration is %s, then no end is planned (and nothing throws)', (duration) => {
+    expect(takePlay({ artist: 'A', duration }, ARRIVAL).play.plannedEndAt).toBeUndefined();
+  });
+});
