@@ -77,6 +77,16 @@ export const HISTORY_PAGE_SQL = `SELECT ${TRACK_COLUMNS} FROM tracks
   WHERE (received_at, dbid) < (?, ?) AND received_at >= ?
   ORDER BY received_at DESC, dbid DESC LIMIT ?`;
 
+/**
+ * After a play is removed, the play it had ended (`next`, at its start) ends where the next play
+ * on the channel starts, or is on air again when there is none; its listeners are counted anew.
+ */
+const HEAL_AFTER_REMOVAL_SQL = `UPDATE tracks SET
+    ended_at = (SELECT n.started_at FROM tracks n WHERE n.channel = @channel AND n.started_at >= @started ORDER BY n.started_at, n.dbid LIMIT 1),
+    end_reason = CASE WHEN EXISTS (SELECT 1 FROM tracks n WHERE n.channel = @channel AND n.started_at >= @started) THEN 'next' END,
+    listeners = NULL, listeners_done = 0
+  WHERE channel = @channel AND end_reason = 'next' AND ended_at = @started`;
+
 /** The SQLite store: synchronous better-sqlite3 calls behind the asynchronous interface. */
 
 export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogStore> = createPlayLogStore(db)): TrackStore {
@@ -116,6 +126,16 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
   // Where a cursor stands: its own received_at, or that of the nearest older dbid if it was deleted.
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
   const remove = db.prepare<[number], never>('DELETE FROM tracks WHERE dbid = ?');
+  const placeOf = db.prepare<[number], { channel: string; started_at: string | null }>('SELECT channel, started_at FROM tracks WHERE dbid = ?');
+  const heal = db.prepare<{ channel: string; started: string }, never>(HEAL_AFTER_REMOVAL_SQL);
+  // The play the removed one ended runs on to the next play, or is on air again (docs/play-log.md "Air times").
+  const removeAndHeal = db.transaction((dbid: number): boolean => {
+    const place = placeOf.get(dbid);
+    if (!place) return false;
+    remove.run(dbid);
+    if (place.started_at !== null) heal.run({ channel: place.channel, started: place.started_at });
+    return true;
+  });
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
   const since = db.prepare<[number, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?`);
 
@@ -152,7 +172,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       return { records: rows.slice(0, query.limit).map(fromRow), more: rows.length > query.limit };
     },
     async remove(dbid) {
-      const removed = remove.run(dbid).changes > 0;
+      const removed = removeAndHeal(dbid);
       if (removed) {
         writes += 1;
         deletions += 1;

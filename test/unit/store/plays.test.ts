@@ -62,6 +62,17 @@ function playContract(openFresh: () => Promise<Store>): void {
     expect(first?.play).toMatchObject({ endedAt: at(190), endReason: 'next', trimmedSeconds: 10 });
   });
 
+  it('When a play is removed, then the play it had ended runs on to the next one, or is on air again', async () => {
+    const one = await play(0);
+    const two = await play(100);
+    const three = await play(200);
+    expect(await store.tracks.remove(two.dbid)).toBe(true);
+    expect((await store.tracks.byDbid(one.dbid))?.play).toMatchObject({ endedAt: at(200), endReason: 'next' });
+    expect(await store.tracks.remove(three.dbid)).toBe(true);
+    expect((await store.tracks.byDbid(one.dbid))?.play).toMatchObject({ endedAt: null, endReason: null });
+    expect(await store.tracks.remove(three.dbid)).toBe(false);
+  });
+
   it('When a play says it started before the previous one started, then it starts with it: never out of order', async () => {
     await play(100);
     const early = await play(50);
