@@ -75,9 +75,12 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */
   update(record: TrackRecord): void {
-    if (this.snapshotValue.record?.dbid !== record.dbid) return;
-    this.snapshotValue = serialize(record);
-    this.emit('track-updated', record);
+    const shown = this.snapshotValue.record;
+    if (shown?.dbid !== record.dbid) return;
+    // A play's end never goes back: an enrichment update made from an older copy keeps the end shown.
+    const updated = shown.play?.endedAt && record.play && !record.play.endedAt ? { ...record, play: shown.play } : record;
+    this.snapshotValue = serialize(updated);
+    this.emit('track-updated', updated);
   }
 
   private readonly settleWork = new Set<(record: TrackRecord) => Promise<void>>();

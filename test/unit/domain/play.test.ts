@@ -1,4 +1,5 @@
 import { countListeners, recordJson } from '../../../src/domain/play';
+import { NowPlaying } from '../../../src/domain/current-track';
 
 // Listeners per play (docs/play-log.md): atp = distinct sessions overlapping the play,
 // listener seconds within it, and the peak at one moment.
@@ -49,5 +50,17 @@ describe('recordJson', () => {
       channel: 'main',
       listeners: null,
     });
+  });
+});
+
+describe('NowPlaying and a play that ended', () => {
+  it('When an update from an older copy (enrichment) comes after the end, then the end shown stays', () => {
+    const onAir = { startedAt: at(0), endedAt: null, endReason: null, channel: 'main', kind: 'music' as const, usage: 'feature' as const, listeners: null };
+    const record = { dbid: 1, receivedSeq: 1, receivedAt: at(0), metadata: { artist: 'A' }, play: onAir };
+    const nowPlaying = new NowPlaying(record);
+    nowPlaying.update({ ...record, play: { ...onAir, endedAt: at(60), endReason: 'explicit' } });
+    nowPlaying.update({ ...record, metadata: { artist: 'A', album: 'found later' } });
+    expect(nowPlaying.current()?.play?.endedAt).toBe(at(60));
+    expect(nowPlaying.current()?.metadata.album).toBe('found later');
   });
 });
