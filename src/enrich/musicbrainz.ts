@@ -138,7 +138,7 @@ const WRITER_ROLES: ReadonlySet<string> = new Set(['composer', 'lyricist', 'writ
  * What a licensing report asks for (docs/play-log.md "Rights data"): catalogue number, barcode and
  * release group of the release; ISWC and writers of the recording's work. Names as MusicBrainz spells them.
  */
-function rightsFields(release: MbRelease | undefined, recording: MbRecording): Record<string, string | string[] | undefined> {
+export function rightsFields(release: MbRelease | undefined, recording: MbRecording): Record<string, string | string[] | undefined> {
   const labelInfo = release?.['label-info']?.find((info) => info['catalog-number'] !== undefined);
   const works = recording.works ?? [];
   const credits = works.flatMap((work) => work.relations ?? []);
