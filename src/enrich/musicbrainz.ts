@@ -100,13 +100,12 @@ async function describe(
   const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;
 
   // Secondary lookups only add detail: when one fails or the deadline passes, the match stands.
-  const [releaseDetail, artistDetail, recordingDetail] = await Promise.all([
+  // Works (ISWC, writers) come with a recording looked up by MBID or ISRC; a search answer has
+  // none, and a lookup more would cost every new track a second at MusicBrainz's rate, ahead of
+  // the artist providers (docs/play-log.md "Rights data").
+  const [releaseDetail, artistDetail] = await Promise.all([
     release ? api.release(release.id, signal).catch((error: unknown) => logFailure(deps, signal, 'release lookup', error)) : undefined,
     artistId ? api.artist(artistId, signal).catch((error: unknown) => logFailure(deps, signal, 'artist lookup', error)) : undefined,
-    // A search answer (it has a score) carries no works: their ISWC and writers come from the recording's lookup.
-    recording.score !== undefined
-      ? api.recording(recording.id, signal).catch((error: unknown) => logFailure(deps, signal, 'recording lookup', error))
-      : undefined,
   ]);
   const chosen: MbRelease | undefined = releaseDetail ?? release;
   const genres = topGenres([recording.genres, chosen?.['release-group']?.genres, release?.['release-group']?.genres, chosen?.genres, artistDetail?.genres]);
@@ -123,7 +122,7 @@ async function describe(
       album: release?.title,
       date: release?.date ?? recording['first-release-date'],
       label: chosen?.['label-info']?.[0]?.label.name,
-      ...rightsFields(chosen, recordingDetail ?? recording),
+      ...rightsFields(chosen, recording),
       genre: genres[0],
       genres,
       artistwebsites: websites(artistDetail ?? undefined),

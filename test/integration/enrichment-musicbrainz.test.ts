@@ -46,13 +46,7 @@ describe('MusicBrainz provider', () => {
     // Search answers carry no genres, so they come from the release lookup.
     expect(result?.fields).toEqual(TEARDROP_FIELDS);
     const calls = fakes.musicbrainz.calls();
-    // The recording's own lookup brings its works (ISWC, writers), which a search answer lacks.
-    expect(calls.map((call) => call.path)).toEqual([
-      '/ws/2/recording',
-      `/ws/2/release/${MEZZANINE}`,
-      `/ws/2/artist/${MASSIVE_ATTACK}`,
-      `/ws/2/recording/${TEARDROP}`,
-    ]);
+    expect(calls.map((call) => call.path)).toEqual(['/ws/2/recording', `/ws/2/release/${MEZZANINE}`, `/ws/2/artist/${MASSIVE_ATTACK}`]);
     expect(calls[0]?.query).toEqual({ query: 'recording:"Teardrop" AND artist:"Massive Attack"', limit: '25', fmt: 'json' });
     expect(calls[1]?.query.inc).toBe('labels genres release-groups');
     expect(calls[2]?.query.inc).toBe('url-rels genres');
