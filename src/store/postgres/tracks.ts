@@ -104,25 +104,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, 
       return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
     },
     async remove(dbid) {
-      const removed = await inTransaction(pool, async (client) => {
-        const place = (await client.query<{ channel: string; started_at: string | null }>('SELECT channel, started_at FROM tracks WHERE dbid = $1', [dbid]))
-          .rows[0];
-        if (!place) return false;
-        await lockChannel(client, place.channel);
-        await client.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid]);
-        // The play the removed one had ended runs on to the next play, or is on air again (docs/play-log.md "Air times").
-        if (place.started_at !== null) {
-          await client.query(
-            `UPDATE tracks SET
-                ended_at = (SELECT n.started_at FROM tracks n WHERE n.channel = $1 AND n.started_at >= $2 ORDER BY n.started_at, n.dbid LIMIT 1),
-                end_reason = CASE WHEN EXISTS (SELECT 1 FROM tracks n WHERE n.channel = $1 AND n.started_at >= $2) THEN 'next' END,
-                listeners = NULL, listeners_done = false
-              WHERE channel = $1 AND end_reason = 'next' AND ended_at = $2`,
-            [place.channel, place.started_at],
-          );
-        }
-        return true;
-      });
+      const removed = await removeAndHeal(pool, instanceId, dbid);
       if (removed) {
         writes += 1;
         deletions += 1;
@@ -154,4 +136,27 @@ function fromTrackRow(row: TrackRow): TrackRecord {
     metadata: row.metadata,
     play: playFromRow(row, row.received_at),
   };
+}
+
+/** Deletes a record; the play it had ended runs on to the next play, or is on air again (docs/play-log.md "Air times"). */
+async function removeAndHeal(pool: PostgresContext['pool'], instanceId: string, dbid: number): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    const place = (await client.query<{ channel: string; started_at: string | null }>('SELECT channel, started_at FROM tracks WHERE dbid = $1', [dbid]))
+      .rows[0];
+    if (!place) return false;
+    await lockChannel(client, place.channel);
+    await client.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid]);
+    // The play the removed one had ended runs on to the next play, or is on air again (docs/play-log.md "Air times").
+    if (place.started_at !== null) {
+      await client.query(
+        `UPDATE tracks SET
+            ended_at = (SELECT n.started_at FROM tracks n WHERE n.channel = $1 AND n.started_at >= $2 ORDER BY n.started_at, n.dbid LIMIT 1),
+            end_reason = CASE WHEN EXISTS (SELECT 1 FROM tracks n WHERE n.channel = $1 AND n.started_at >= $2) THEN 'next' END,
+            listeners = NULL, listeners_done = false
+          WHERE channel = $1 AND end_reason = 'next' AND ended_at = $2`,
+        [place.channel, place.started_at],
+      );
+    }
+    return true;
+  });
 }
