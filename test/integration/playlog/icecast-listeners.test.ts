@@ -120,6 +120,7 @@ function urlAuthMount(svcUrl: string, options: { add: boolean }): string {
     <authentication type="url">
       ${options.add ? `<option name="listener_add" value="${target}"/>` : ''}
       <option name="listener_remove" value="${target}"/>
+      <option name="mount_remove" value="${target}"/>
       <option name="auth_header" value="icecast-auth-user: 1"/>
     </authentication>
   </mount>`;
@@ -156,6 +157,24 @@ describe('play log: listener sessions from a real icecast2', () => {
     expect(
       sessions.every((session) => session.source === 'auth' && /^[0-9a-f]{64}$/.test(session.address) && session.userAgent === 'playlog-test-listener'),
     ).toBe(true);
+  });
+
+  it('When the source on the audience Icecast goes away, then its mount_remove call ends the play on the channel (source_disconnect)', async () => {
+    const port = await freePort();
+    t = await startTestServer({
+      config: { secret: SECRET, playlog: { icecast: [{ url: `http://127.0.0.1:${port}`, adminUser: 'admin', mounts: { [MOUNT]: 'main' } }] } },
+    });
+    icecast = await startIcecast({ port, extraConfig: urlAuthMount(t.url, { add: true }) });
+    source = await startSource(icecast, MOUNT);
+    expect((await postJson(`${t.url}/v1/remoteinput`, { secret: SECRET, artist: 'Band', title: 'Live' })).status).toBe(200);
+    source.stop();
+    const server = t;
+    const plays = await eventually(
+      () => history(server),
+      (list) => list[0]?.end_reason === 'source_disconnect',
+      20_000,
+    );
+    expect(plays[0]).toMatchObject({ title: 'Live', end_reason: 'source_disconnect' });
   });
 
   it('When svc only polls /admin/listclients, then the counts match within its polling error', async () => {
