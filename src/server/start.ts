@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import type { Duplex } from 'node:stream';
+import { recordJson } from '../domain/play';
 import { serverUrl } from '../config/client-target';
 import type { FrozenConfig } from '../config/schema';
 import type { EnrichmentPlan } from '../enrich/enricher';
@@ -241,7 +242,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
       records: {
         before: async (dbid) => {
           const [record] = (await tracks.history({ limit: 1, before: dbid })).records;
-          return record ? { data: { dbid: record.dbid, ...record.metadata }, receivedAtMs: Date.parse(record.receivedAt) } : undefined;
+          // As /v1/last shows it, play fields included: its air time, kind and listeners.
+          return record ? { data: recordJson(record), receivedAtMs: Date.parse(record.receivedAt) } : undefined;
         },
       },
     }),
