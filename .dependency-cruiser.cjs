@@ -4,7 +4,7 @@
 // folders below it (peers on one level do not import each other); `npm run layers` checks it in CI.
 'use strict';
 
-const LAYERS = [['cli'], ['server', 'ingest'], ['pipeline', 'images', 'outputs'], ['enrich'], ['store', 'config'], ['domain'], ['(errors|log|signals|version)\\.ts$']];
+const LAYERS = [['cli'], ['server', 'ingest'], ['pipeline', 'images', 'outputs', 'reports'], ['enrich'], ['store', 'config'], ['domain'], ['(errors|log|signals|version)\\.ts$']];
 
 const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
 

@@ -1,0 +1,61 @@
+// What a report reads: the play log's plays and the listener sessions, in the shapes the formats
+// need (docs/reports.md "Where the rows come from"). Imports nothing: every format and the
+// store adapter depend on these shapes, not on each other.
+
+export const PLAY_KINDS = ['music', 'jingle', 'id', 'ad', 'talk', 'bed', 'unknown'] as const;
+export type PlayKind = (typeof PLAY_KINDS)[number];
+
+export const PLAY_USAGES = ['feature', 'theme', 'background'] as const;
+export type PlayUsage = (typeof PLAY_USAGES)[number];
+
+/** Who heard a play: distinct sessions, their summed seconds inside it, the most at once. */
+export interface PlayListeners {
+  atp: number;
+  listener_seconds: number;
+  peak: number;
+}
+
+/** The names a matched source (MusicBrainz) spells for a play, for the capitals check. */
+export type SourceNames = Partial<Record<'artist' | 'title' | 'album' | 'label', string>>;
+
+/** One play of the log; times are ISO 8601 UTC. */
+export interface ReportPlay {
+  dbid: number;
+  started_at: string;
+  /** null while on air. */
+  ended_at: string | null;
+  end_reason: string | null;
+  kind: PlayKind;
+  usage: PlayUsage;
+  channel: string;
+  artist?: string;
+  title?: string;
+  album?: string;
+  label?: string;
+  isrc?: string;
+  catalogue_number?: string;
+  composers?: readonly string[];
+  /** The recording's own length in seconds, when known (the aired length is ended_at - started_at). */
+  duration?: number;
+  /** null until the play ends, or when no listener source was configured. */
+  listeners: PlayListeners | null;
+  /** Seconds cut from this play's end because the next one started early. */
+  trimmed_seconds: number;
+  source_names?: SourceNames;
+}
+
+/** One listener's connection to one channel's stream; times are ISO 8601 UTC. */
+export interface ListenerSession {
+  id: number;
+  channel: string;
+  /** The listener's address, kept only with playlog.keepAddresses; otherwise absent. */
+  address?: string;
+  /** The keyed hash of the address, always present. */
+  address_hash: string;
+  user_agent?: string;
+  connected_at: string;
+  /** null while connected. */
+  disconnected_at: string | null;
+  /** The HTTP status the listener got; 200 when the log does not say. */
+  status?: number;
+}

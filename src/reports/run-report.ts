@@ -1,0 +1,116 @@
+import { withListeners } from './census';
+import { PlayChecker, sessionProblems, type Problem } from './checks';
+import type { ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
+import type { ListenerSession, ReportPlay } from './rows';
+import { exclusionOf } from './selection';
+
+// One report run in two passes over the same rows (docs/reports.md "How a report is made"): the
+// check pass lists every problem and learns what the file must know before its first line; the
+// write pass streams the file. Neither holds the plays or the sessions.
+
+export interface ReportQuery {
+  startMs: number;
+  endMs: number;
+  channel?: string;
+}
+
+/** Where the rows come from: the play log of the store (the store's adapter implements it). */
+export interface ReportSource {
+  /** Plays that started in [startMs, endMs), every kind, by started_at then dbid. */
+  plays(query: ReportQuery): AsyncIterable<ReportPlay>;
+  /** Listener sessions overlapping [startMs, endMs), by connected_at then id. */
+  sessions(query: ReportQuery): AsyncIterable<ListenerSession>;
+  /** Whether any session of the channel overlaps the range. */
+  hasSessions(query: ReportQuery & { channel: string }): Promise<boolean>;
+}
+
+export interface ReportDeps {
+  source: ReportSource;
+  format: ReportFormat;
+  /** playlog.minSessionSeconds: listener counts made here leave shorter sessions out. */
+  minSessionSeconds: number;
+}
+
+/** A play may end this long after the range and still take listeners who joined after it. */
+const LONGEST_PLAY_MS = 6 * 3_600_000;
+
+const query = (run: ReportRun): ReportQuery => ({ startMs: run.range.startMs, endMs: run.range.endMs, channel: run.channel });
+
+/** The check pass: every problem to `onProblem`, in air order, and the facts of the run. */
+export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem: (problem: Problem) => void): Promise<ReportFacts> {
+  const facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0 };
+  const report = (problem: Problem) => {
+    facts.problems++;
+    onProblem(problem);
+  };
+  const needsPerformances = deps.format.needsPerformances(run);
+  const checker = new PlayChecker({ identity: ['soundexchange', 'ppl'].includes(run.format), performances: needsPerformances });
+  const channels = new Set<string>();
+  const sessionsOf = new Map<string, boolean>();
+  for await (const play of deps.source.plays(query(run))) {
+    const exclusion = exclusionOf(play, run.settings.minSeconds);
+    if (exclusion === 'kind') facts.excludedKinds[play.kind] = (facts.excludedKinds[play.kind] ?? 0) + 1;
+    if (exclusion === 'short') facts.excludedShort++;
+    if (exclusion !== undefined) continue;
+    facts.musicPlays++;
+    channels.add(play.channel);
+    if (play.trimmed_seconds > 0) facts.anyTrimmed = true;
+    let hasSessions = true;
+    if (needsPerformances && play.listeners === null) hasSessions = await channelHasSessions(deps, run, play.channel, sessionsOf);
+    for (const problem of checker.check(play, hasSessions)) report(problem);
+  }
+  if (checker.overlaps > 0) facts.anyTrimmed = true;
+  facts.channels = [...channels].sort();
+  if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
+    report({ subject: 'report', what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel` });
+  if (deps.format.readsSessions(run) && run.format === 'npr-streams') await inspectSessions(deps, run, report);
+  return facts;
+}
+
+async function channelHasSessions(deps: ReportDeps, run: ReportRun, channel: string, known: Map<string, boolean>): Promise<boolean> {
+  let has = known.get(channel);
+  if (has === undefined) {
+    has = await deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel });
+    known.set(channel, has);
+  }
+  return has;
+}
+
+async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void): Promise<void> {
+  let withoutAddress = 0;
+  let sessions = 0;
+  for await (const session of deps.source.sessions(query(run))) {
+    const connectedMs = Date.parse(session.connected_at);
+    if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) continue;
+    sessions++;
+    if (session.address === undefined || session.address === '') withoutAddress++;
+    for (const problem of sessionProblems(session)) report(problem);
+  }
+  if (withoutAddress > 0)
+    report({
+      subject: 'report',
+      what: `${withoutAddress} of ${sessions} sessions have only a hashed address; NPR/DS needs the address (set playlog.keepAddresses)`,
+    });
+}
+
+/** The rows the write pass gives the format. */
+export function reportInput(deps: ReportDeps, run: ReportRun): ReportInput {
+  return {
+    plays: () => {
+      const reported = reportedPlays(deps.source.plays(query(run)), run);
+      if (!deps.format.needsPerformances(run)) return reported;
+      const sessions = () => deps.source.sessions({ ...query(run), endMs: run.range.endMs + LONGEST_PLAY_MS });
+      return withListeners(reported, sessions, { minSessionSeconds: deps.minSessionSeconds, nowMs: run.nowMs });
+    },
+    sessions: () => deps.source.sessions(query(run)),
+  };
+}
+
+async function* reportedPlays(plays: AsyncIterable<ReportPlay>, run: ReportRun): AsyncGenerator<ReportPlay> {
+  for await (const play of plays) if (exclusionOf(play, run.settings.minSeconds) === undefined) yield play;
+}
+
+/** The write pass: the file, piece by piece. */
+export function renderReport(deps: ReportDeps, run: ReportRun, facts: ReportFacts): AsyncIterable<string> {
+  return deps.format.render(reportInput(deps, run), run, facts);
+}
