@@ -62,7 +62,10 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
   if (checker.overlaps > 0) facts.anyTrimmed = true;
   facts.channels = [...channels].sort();
   if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
-    report({ subject: 'report', what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel` });
+    report({
+      subject: 'report',
+      what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
+    });
   if (deps.format.readsSessions(run) && run.format === 'npr-streams') await inspectSessions(deps, run, report);
   return facts;
 }

@@ -7,9 +7,11 @@ function oneLine(value: string): string {
   return value.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ');
 }
 
-/** SoundExchange text: `^` and `|` removed (the layout has no escape), wrapped in carets. */
+/** SoundExchange text: `^` and `|` removed (the layout has no escape), a tab made a space, wrapped in carets. */
 export function caretField(value: string | undefined): string {
-  return `^${oneLine(value ?? '').replace(/[|^]/g, '')}^`;
+  return `^${oneLine(value ?? '')
+    .replace(/[|^]/g, '')
+    .replace(/\t/g, ' ')}^`;
 }
 
 /** Tab-delimited files: a tab inside a value becomes a space. */

@@ -24,7 +24,14 @@ export function playlistChannel(run: ReportRun, channels: readonly string[]): st
 
 function line(held: Held, timeZone: string, withTrimmed: boolean): string {
   const { play } = held;
-  const fields = [nprLocalTime(held.startMs, timeZone), nprLocalTime(held.endMs, timeZone), tabField(play.title), tabField(play.artist), tabField(play.album), tabField(play.label)];
+  const fields = [
+    nprLocalTime(held.startMs, timeZone),
+    nprLocalTime(held.endMs, timeZone),
+    tabField(play.title),
+    tabField(play.artist),
+    tabField(play.album),
+    tabField(play.label),
+  ];
   if (withTrimmed) fields.push(String(Math.round(held.trimmedSeconds)));
   return `${fields.join('\t')}\n`;
 }

@@ -47,7 +47,11 @@ async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<strin
     else rows.set(key, { play, hour, seconds: play.duration ?? airedSeconds(play) ?? 0, plays: 1 });
   }
   const ordered = [...rows.values()].sort((a, b) => a.hour - b.hour);
-  for (let i = 0; i < ordered.length; i += 256) yield ordered.slice(i, i + 256).map(line).join('');
+  for (let i = 0; i < ordered.length; i += 256)
+    yield ordered
+      .slice(i, i + 256)
+      .map(line)
+      .join('');
 }
 
 export const prs: ReportFormat = {
