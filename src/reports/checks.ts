@@ -1,4 +1,4 @@
-import type { ListenerSession, ReportPlay, SourceNames } from './rows';
+import type { ListenerSession, ReportPlay } from './rows';
 import { ISRC_SHAPE, normalizedIsrc } from './selection';
 
 // What `svc report check` finds in the rows a file would be made from (docs/reports.md "Checks").
@@ -84,7 +84,7 @@ function capitalProblems(play: ReportPlay): string[] {
   const whats: string[] = [];
   for (const field of NAME_FIELDS) {
     const value = play[field];
-    const source = (play.source_names as SourceNames | undefined)?.[field];
+    const source = play.source_names?.[field];
     if (value === undefined || source === undefined || !isAllCapitals(value) || isAllCapitals(source)) continue;
     if (value.toLocaleUpperCase() !== source.toLocaleUpperCase()) continue;
     whats.push(`${field} "${value}" is in capitals; the source spells it "${source}"`);
