@@ -1,8 +1,10 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
+import type { NewPlay, PlayInfo } from '../domain/play';
 import type { TrackFields, TrackRecord } from '../domain/track';
 import type { Db } from './database';
+import { PLAY_COLUMNS, createPlayLogStore, defaultPlay, playFromRow, type PlayColumns } from './plays';
 
-interface TrackRow {
+interface TrackRow extends PlayColumns {
   dbid: number;
   received_seq: number;
   received_at: string;
@@ -13,7 +15,12 @@ export interface NewTrack {
   receivedSeq: number;
   receivedAt: string;
   metadata: TrackFields;
+  /** Its play (docs/play-log.md); without one it aired from its arrival on the main channel, as music. */
+  play?: NewPlay;
 }
+
+/** The columns every track read selects. */
+const TRACK_COLUMNS = `dbid, received_seq, received_at, metadata, ${PLAY_COLUMNS}`;
 
 /** One page of GET /v1/history (docs/decisions.md "History"): newest first by received time. */
 export interface HistoryQuery {
@@ -66,23 +73,51 @@ export interface TrackStore {
  * `until`; row values use the index as a range (sqlite.org/rowvalue.html, "Scrolling Window
  * Queries"), so SQLite reads `limit` index entries, never the table (a test checks the plan).
  */
-export const HISTORY_PAGE_SQL = `SELECT dbid, received_seq, received_at, metadata FROM tracks
+export const HISTORY_PAGE_SQL = `SELECT ${TRACK_COLUMNS} FROM tracks
   WHERE (received_at, dbid) < (?, ?) AND received_at >= ?
   ORDER BY received_at DESC, dbid DESC LIMIT ?`;
 
 /** The SQLite store: synchronous better-sqlite3 calls behind the asynchronous interface. */
 
-export function createTrackStore(db: Db): TrackStore {
-  const insert = db.prepare<[number, string, string, string], never>('INSERT INTO tracks (received_seq, received_at, stored_at, metadata) VALUES (?, ?, ?, ?)');
-  const current = db.prepare<[], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
-  const byDbid = db.prepare<[number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = ?');
+export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogStore> = createPlayLogStore(db)): TrackStore {
+  const insert = db.prepare<[number, string, string, string, string, string, string, string, string | null, string | null, string | null], never>(
+    'INSERT INTO tracks (received_seq, received_at, stored_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  // The play is placed after the channel's latest and the new row written in one transaction:
+  // plays on one channel never overlap (docs/play-log.md "Air times").
+  const insertPlay = db.transaction((track: NewTrack): TrackRecord => {
+    const play = track.play ?? defaultPlay(track.receivedAt);
+    const { startedAt } = plays.place(play);
+    const info = insert.run(
+      track.receivedSeq,
+      track.receivedAt,
+      new Date().toISOString(),
+      JSON.stringify(track.metadata),
+      startedAt,
+      play.channel,
+      play.kind,
+      play.usage,
+      play.dj ?? null,
+      play.show ?? null,
+      play.plannedEndAt ?? null,
+    );
+    return {
+      dbid: Number(info.lastInsertRowid),
+      receivedSeq: track.receivedSeq,
+      receivedAt: track.receivedAt,
+      metadata: track.metadata,
+      play: startedPlay(play, startedAt),
+    };
+  });
+  const current = db.prepare<[], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1`);
+  const byDbid = db.prepare<[number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = ?`);
   const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
   const page = db.prepare<[string, number, string, number], TrackRow>(HISTORY_PAGE_SQL);
   // Where a cursor stands: its own received_at, or that of the nearest older dbid if it was deleted.
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
   const remove = db.prepare<[number], never>('DELETE FROM tracks WHERE dbid = ?');
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
-  const since = db.prepare<[number, number], TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?');
+  const since = db.prepare<[number, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?`);
 
   let lastSeq = maxSeq.get()?.seq ?? 0;
   let writes = 0;
@@ -90,9 +125,9 @@ export function createTrackStore(db: Db): TrackStore {
 
   return {
     async insert(track) {
-      const info = insert.run(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata));
+      const record = insertPlay(track);
       writes += 1;
-      return { dbid: Number(info.lastInsertRowid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
+      return record;
     },
     async current() {
       const row = current.get();
@@ -165,5 +200,14 @@ function fromRow(row: TrackRow): TrackRecord {
     receivedSeq: row.received_seq,
     receivedAt: row.received_at,
     metadata: JSON.parse(row.metadata) as TrackFields,
+    play: playFromRow(row, row.received_at),
   };
+}
+
+/** A play just placed: on air, its listeners not counted yet (both backends). */
+export function startedPlay(play: NewPlay, startedAt: string): PlayInfo {
+  const started: PlayInfo = { startedAt, endedAt: null, endReason: null, channel: play.channel, kind: play.kind, usage: play.usage, listeners: null };
+  if (play.dj !== undefined) started.dj = play.dj;
+  if (play.show !== undefined) started.show = play.show;
+  return started;
 }

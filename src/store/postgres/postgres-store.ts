@@ -7,6 +7,7 @@ import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
 import { createPostgresOutputStore } from './outputs';
+import { createPostgresPlayLogStore } from './plays';
 import { createPostgresIdempotencyStore } from './idempotency';
 import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
@@ -40,6 +41,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
 
   return {
     tracks: tracks.store,
+    plays: createPostgresPlayLogStore(pool),
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),

@@ -1,13 +1,15 @@
 import type { TrackFields, TrackRecord } from '../../domain/track';
+import { PLAY_COLUMNS, defaultPlay, playFromRow, type PlayColumns } from '../plays';
 import type { StoreChange } from '../store';
-import { historyUpperBound, type TrackStore } from '../tracks';
-import type { PostgresContext } from './connection';
+import { historyUpperBound, startedPlay, type TrackStore } from '../tracks';
+import { inTransaction, type PostgresContext } from './connection';
 import { announced } from './notifications';
+import { lockChannel, placePostgresPlay } from './plays';
 
 // The PostgreSQL side of TrackStore: every change of a record is announced to the other
 // instances in the same statement (notifications.ts).
 
-interface TrackRow {
+interface TrackRow extends PlayColumns {
   dbid: string;
   received_seq: string;
   received_at: string;
@@ -21,36 +23,63 @@ export interface PostgresTracks {
   markStale: (change?: StoreChange) => void;
 }
 
+/** The columns every track read selects. */
+const TRACK_COLUMNS = `dbid, received_seq, received_at, metadata, ${PLAY_COLUMNS}`;
+
 export function createPostgresTrackStore({ pool, instanceId }: PostgresContext): PostgresTracks {
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   let deletions = 0;
   const store: TrackStore = {
     async insert(track) {
-      const result = await pool.query<{ dbid: string }>(announced('track', 'INSERT INTO tracks (received_seq, received_at, metadata) VALUES ($2, $3, $4)'), [
-        instanceId,
-        track.receivedSeq,
-        track.receivedAt,
-        JSON.stringify(track.metadata),
-      ]);
-      const row = result.rows[0];
-      if (!row) throw new Error('insert returned no dbid');
+      const play = track.play ?? defaultPlay(track.receivedAt);
+      // The channel's lock, the placing after its latest play and the insert are one transaction:
+      // plays on one channel never overlap, whichever instance stores them (docs/play-log.md).
+      const record = await inTransaction(pool, async (client) => {
+        await lockChannel(client, play.channel);
+        const { startedAt } = await placePostgresPlay(client, play);
+        const result = await client.query<{ dbid: string }>(
+          announced(
+            'track',
+            'INSERT INTO tracks (received_seq, received_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at) VALUES ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+          ),
+          [
+            instanceId,
+            track.receivedSeq,
+            track.receivedAt,
+            JSON.stringify(track.metadata),
+            startedAt,
+            play.channel,
+            play.kind,
+            play.usage,
+            play.dj ?? null,
+            play.show ?? null,
+            play.plannedEndAt ?? null,
+          ],
+        );
+        const row = result.rows[0];
+        if (!row) throw new Error('insert returned no dbid');
+        return {
+          dbid: Number(row.dbid),
+          receivedSeq: track.receivedSeq,
+          receivedAt: track.receivedAt,
+          metadata: track.metadata,
+          play: startedPlay(play, startedAt),
+        };
+      });
       writes += 1;
-      return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: track.receivedAt, metadata: track.metadata };
+      return record;
     },
     async current() {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1');
+      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY received_seq DESC, dbid DESC LIMIT 1`);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async byDbid(dbid) {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = $1', [dbid]);
+      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = $1`, [dbid]);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async since(dbid, limit) {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2', [
-        dbid,
-        limit,
-      ]);
+      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit]);
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
@@ -67,7 +96,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       if (!bound) return { records: [], more: false };
       // The same keyset page as SQLite's (tracks.ts HISTORY_PAGE_SQL), on the (received_at, dbid) index.
       const rows = await pool.query<TrackRow>(
-        `SELECT dbid, received_seq, received_at, metadata FROM tracks
+        `SELECT ${TRACK_COLUMNS} FROM tracks
           WHERE (received_at, dbid) < ($1, $2) AND received_at >= $3
           ORDER BY received_at DESC, dbid DESC LIMIT $4`,
         [bound[0], Math.min(bound[1], Number.MAX_SAFE_INTEGER), query.since ?? '', query.limit + 1],
@@ -100,5 +129,11 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
 }
 
 function fromTrackRow(row: TrackRow): TrackRecord {
-  return { dbid: Number(row.dbid), receivedSeq: Number(row.received_seq), receivedAt: row.received_at, metadata: row.metadata };
+  return {
+    dbid: Number(row.dbid),
+    receivedSeq: Number(row.received_seq),
+    receivedAt: row.received_at,
+    metadata: row.metadata,
+    play: playFromRow(row, row.received_at),
+  };
 }
