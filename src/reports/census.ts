@@ -1,12 +1,12 @@
-import type { ListenerSession, PlayListeners, ReportPlay } from './rows';
+import { countListeners, type SessionInterval } from '../domain/play';
+import type { ListenerSession, ReportPlay } from './rows';
 
-// Listener counts per play from listener sessions (docs/reports.md "Performances"): a session
-// counts for a play when it overlaps it, `connected_at < ended_at` and it is either still
-// connected or disconnected after `started_at`, so a listener connected through the end counts.
-// The join streams: plays in air order, sessions in connection order, holding only the sessions
-// still open at the current play.
+// Listener counts for plays the log has none for (docs/reports.md "Performances"), counted by the
+// play log's own rule (countListeners, docs/play-log.md "Listeners per play"), so a listener
+// connected through the end counts. The join streams: plays in air order, sessions in connection
+// order, holding only the sessions still open at the current play.
 
-interface Interval {
+interface Interval extends SessionInterval {
   startMs: number;
   /** undefined: still connected. */
   endMs: number | undefined;
@@ -14,34 +14,11 @@ interface Interval {
 
 function sessionInterval(session: ListenerSession): Interval {
   return {
+    connectedAt: session.connected_at,
+    disconnectedAt: session.disconnected_at,
     startMs: Date.parse(session.connected_at),
     endMs: session.disconnected_at === null ? undefined : Date.parse(session.disconnected_at),
   };
-}
-
-/** The counts of one play from the sessions of its channel (any order; those not overlapping are ignored). */
-export function countListeners(playStartMs: number, playEndMs: number, sessions: Iterable<Interval>): PlayListeners {
-  const edges: Array<[number, number]> = [];
-  let atp = 0;
-  let listenerMs = 0;
-  for (const session of sessions) {
-    const overlaps = session.startMs < playEndMs && (session.endMs === undefined || session.endMs > playStartMs);
-    if (!overlaps) continue;
-    const from = Math.max(session.startMs, playStartMs);
-    const to = Math.min(session.endMs ?? playEndMs, playEndMs);
-    atp++;
-    listenerMs += to - from;
-    edges.push([from, 1], [to, -1]);
-  }
-  // A listener who leaves at the instant another joins is not two at once: ends sort first.
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let peak = 0;
-  for (const [, step] of edges) {
-    now += step;
-    peak = Math.max(peak, now);
-  }
-  return { atp, listener_seconds: Math.round(listenerMs) / 1000, peak };
 }
 
 export interface ListenerJoinOptions {
@@ -66,11 +43,11 @@ export async function* withListeners(
         yield play;
         continue;
       }
-      window ??= new SessionWindow(openSessions()[Symbol.asyncIterator](), options);
+      window ??= new SessionWindow(openSessions()[Symbol.asyncIterator]());
       const startMs = Date.parse(play.started_at);
-      const endMs = Date.parse(play.ended_at);
-      const open = await window.advance(startMs, endMs, play.channel);
-      yield { ...play, listeners: countListeners(startMs, endMs, open) };
+      const open = await window.advance(startMs, Date.parse(play.ended_at), play.channel);
+      const listeners = countListeners({ startedAt: play.started_at, endedAt: play.ended_at }, open, options.minSessionSeconds, options.nowMs);
+      yield { ...play, listeners };
     }
   } finally {
     await window?.close();
@@ -83,10 +60,7 @@ class SessionWindow {
   private ahead: { channel: string; interval: Interval } | undefined;
   private done = false;
 
-  constructor(
-    private readonly sessions: AsyncIterator<ListenerSession>,
-    private readonly options: ListenerJoinOptions,
-  ) {}
+  constructor(private readonly sessions: AsyncIterator<ListenerSession>) {}
 
   /** Reads sessions that connected before `endMs`, drops those that ended by `startMs`. */
   async advance(startMs: number, endMs: number, channel: string): Promise<Interval[]> {
@@ -97,7 +71,6 @@ class SessionWindow {
           this.done = true;
           break;
         }
-        if (this.tooShort(next.value)) continue;
         this.ahead = { channel: next.value.channel, interval: sessionInterval(next.value) };
       }
       if (this.ahead.interval.startMs >= endMs) break;
@@ -114,12 +87,6 @@ class SessionWindow {
       );
     }
     return this.open.get(channel) ?? [];
-  }
-
-  private tooShort(session: ListenerSession): boolean {
-    if (this.options.minSessionSeconds <= 0) return false;
-    const interval = sessionInterval(session);
-    return ((interval.endMs ?? this.options.nowMs) - interval.startMs) / 1000 < this.options.minSessionSeconds;
   }
 
   async close(): Promise<void> {

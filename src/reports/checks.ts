@@ -24,6 +24,7 @@ export interface PlayCheckOptions {
 const NAME_FIELDS = ['artist', 'title', 'album', 'label'] as const;
 
 export class PlayChecker {
+  private readonly spellings = new SpellingTracker();
   private readonly lastEnd = new Map<string, { dbid: number; endMs: number }>();
   /** Plays found starting before the previous one on their channel ended. */
   overlaps = 0;
@@ -34,10 +35,11 @@ export class PlayChecker {
   check(play: ReportPlay, channelHasSessions: boolean): Problem[] {
     const subject = `dbid ${play.dbid}`;
     const whats = [...this.timeProblems(play), ...namesMissing(play), ...capitalProblems(play)];
+    const problems: Problem[] = this.spellings.see(play);
     if (this.options.identity) whats.push(...identityProblems(play));
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
-    return whats.map((what) => ({ subject, what }));
+    return [...whats.map((what) => ({ subject, what })), ...problems];
   }
 
   private timeProblems(play: ReportPlay): string[] {
@@ -106,4 +108,68 @@ export function sessionProblems(session: ListenerSession): Problem[] {
   if (session.disconnected_at !== null && Date.parse(session.disconnected_at) < connected)
     whats.push(`disconnects (${session.disconnected_at}) before it connects (${session.connected_at})`);
   return whats.map((what) => ({ subject, what }));
+}
+
+interface Pending {
+  value: string;
+  dbids: number[];
+}
+
+/**
+ * The other source of a spelling: the same recording (its ISRC, else its artist and title in any
+ * case) played elsewhere in the range with the name in mixed case. A play in capitals is named
+ * when the mixed-case spelling is known, at once or when it first appears; memory grows with the
+ * recordings, not the plays.
+ */
+class SpellingTracker {
+  private readonly known = new Map<string, string>();
+  private readonly pending = new Map<string, Pending[]>();
+
+  see(play: ReportPlay): Problem[] {
+    const problems: Problem[] = [];
+    const recording = spellingKey(play);
+    for (const field of NAME_FIELDS) {
+      const value = play[field];
+      if (value === undefined || play.source_names?.[field] !== undefined) continue;
+      const key = `${field}\u0000${recording}`;
+      if (isAllCapitals(value)) problems.push(...this.capitals(key, field, value, play.dbid));
+      else if (/\p{Ll}/u.test(value)) problems.push(...this.mixed(key, field, value));
+    }
+    return problems;
+  }
+
+  private capitals(key: string, field: string, value: string, dbid: number): Problem[] {
+    const spelling = this.known.get(key);
+    if (spelling !== undefined && sameName(spelling, value)) return [capitalsProblem(dbid, field, value, spelling)];
+    const list = this.pending.get(key) ?? [];
+    const entry = list.find((item) => item.value === value);
+    if (entry) entry.dbids.push(dbid);
+    else list.push({ value, dbids: [dbid] });
+    this.pending.set(key, list);
+    return [];
+  }
+
+  private mixed(key: string, field: string, value: string): Problem[] {
+    if (!this.known.has(key)) this.known.set(key, value);
+    const list = this.pending.get(key) ?? [];
+    const found = list.filter((item) => sameName(item.value, value));
+    if (found.length === 0) return [];
+    this.pending.set(
+      key,
+      list.filter((item) => !found.includes(item)),
+    );
+    return found.flatMap((item) => item.dbids.map((dbid) => capitalsProblem(dbid, field, item.value, value)));
+  }
+}
+
+function spellingKey(play: ReportPlay): string {
+  const isrc = normalizedIsrc(play.isrc);
+  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return isrc;
+  return JSON.stringify([(play.artist ?? '').toLocaleLowerCase(), (play.title ?? '').toLocaleLowerCase()]);
+}
+
+const sameName = (a: string, b: string): boolean => a.toLocaleUpperCase() === b.toLocaleUpperCase();
+
+function capitalsProblem(dbid: number, field: string, value: string, spelling: string): Problem {
+  return { subject: `dbid ${dbid}`, what: `${field} "${value}" is in capitals; the same recording is spelled "${spelling}" elsewhere in the log` };
 }

@@ -1,19 +1,10 @@
-// What a report reads: the play log's plays and the listener sessions, in the shapes the formats
-// need (docs/reports.md "Where the rows come from"). Imports nothing: every format and the
-// store adapter depend on these shapes, not on each other.
+import type { PlayKind, PlayListeners, PlayUsage } from '../domain/play';
 
-export const PLAY_KINDS = ['music', 'jingle', 'id', 'ad', 'talk', 'bed', 'unknown'] as const;
-export type PlayKind = (typeof PLAY_KINDS)[number];
+// What a report reads: the play log's plays and the listener sessions, flattened into the rows the
+// formats need (docs/reports.md "Where the rows come from"); store-source.ts makes them from the
+// store's play log, the tests from fixed arrays.
 
-export const PLAY_USAGES = ['feature', 'theme', 'background'] as const;
-export type PlayUsage = (typeof PLAY_USAGES)[number];
-
-/** Who heard a play: distinct sessions, their summed seconds inside it, the most at once. */
-export interface PlayListeners {
-  atp: number;
-  listener_seconds: number;
-  peak: number;
-}
+export type { PlayKind, PlayListeners, PlayUsage };
 
 /** The names a matched source (MusicBrainz) spells for a play, for the capitals check. */
 export type SourceNames = Partial<Record<'artist' | 'title' | 'album' | 'label', string>>;

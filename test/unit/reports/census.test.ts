@@ -1,9 +1,12 @@
-import { countListeners, withListeners } from '../../../src/reports/census';
+import { withListeners } from '../../../src/reports/census';
+import { countListeners } from '../../../src/domain/play';
 import type { ListenerSession, ReportPlay } from '../../../src/reports/rows';
 import { PLAYS, SESSIONS } from '../../fixtures/reports/play-log';
 
 const at = (time: string) => Date.parse(`2026-10-01T${time}.000Z`);
-const interval = (from: string, to: string | null) => ({ startMs: at(from), endMs: to === null ? undefined : at(to) });
+const iso = (time: string) => `2026-10-01T${time}.000Z`;
+const interval = (from: string, to: string | null) => ({ connectedAt: iso(from), disconnectedAt: to === null ? null : iso(to) });
+const play = { startedAt: iso('10:00:00'), endedAt: iso('10:04:00') };
 
 async function* iterate<T>(items: readonly T[]): AsyncGenerator<T> {
   for (const item of items) yield item;
@@ -34,12 +37,12 @@ describe('listener counts per play (census)', () => {
   ];
 
   it('When sessions start before, end after, span the play and stay connected, then the counts match the hand count', () => {
-    expect(countListeners(at('10:00:00'), at('10:04:00'), sessions)).toEqual({ atp: 4, listener_seconds: 600, peak: 4 });
+    expect(countListeners(play, sessions, 0, at('12:00:00'))).toEqual({ atp: 4, listener_seconds: 600, peak: 4 });
   });
 
   it('When one listener leaves at the instant another joins, then the peak is one, not two', () => {
     const handover = [interval('09:00:00', '10:02:00'), interval('10:02:00', '11:00:00')];
-    expect(countListeners(at('10:00:00'), at('10:04:00'), handover)).toEqual({ atp: 2, listener_seconds: 240, peak: 1 });
+    expect(countListeners(play, handover, 0, at('12:00:00'))).toEqual({ atp: 2, listener_seconds: 240, peak: 1 });
   });
 
   it('When a play has no kept count, then the streaming join counts it from the sessions of its channel, and kept counts stay', async () => {

@@ -72,6 +72,17 @@ describe('report checks', () => {
     expect(await problemsOf('prs', [shouting, band])).toEqual(['dbid 16: artist "DAFT PUNK" is in capitals; the source spells it "Daft Punk"']);
   });
 
+  it('When a recording is spelled in capitals on one play and in mixed case on another, then the capitals play is named', async () => {
+    const before = broken(22, 0, { artist: 'DAFT PUNK', title: 'ONE MORE TIME', isrc: undefined });
+    const mixed = broken(23, 10, { isrc: undefined });
+    const after = broken(24, 20, { artist: 'DAFT PUNK', isrc: undefined });
+    expect(await problemsOf('prs', [before, mixed, after])).toEqual([
+      'dbid 22: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+      'dbid 22: title "ONE MORE TIME" is in capitals; the same recording is spelled "One More Time" elsewhere in the log',
+      'dbid 24: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+    ]);
+  });
+
   it('When a play has no title, then it is named', async () => {
     expect(await problemsOf('prs', [broken(18, 0, { title: ' ' })])).toEqual(['dbid 18: no title']);
   });
