@@ -5,6 +5,7 @@ import { registerCompletion } from './commands/completion';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
 import { registerOutputs } from './commands/outputs';
+import { registerReport } from './commands/report';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
@@ -52,6 +53,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerHistory(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
   registerOutputs(program, ctx, setResult);
+  registerReport(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);

@@ -45,6 +45,7 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
   };
   const needsPerformances = deps.format.needsPerformances(run);
   const checker = new PlayChecker({ identity: ['soundexchange', 'ppl'].includes(run.format), performances: needsPerformances });
+  for (const problem of settingProblems(run)) report(problem);
   const channels = new Set<string>();
   const sessionsOf = new Map<string, boolean>();
   for await (const play of deps.source.plays(query(run))) {
@@ -68,6 +69,14 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
     });
   if (deps.format.readsSessions(run) && run.format === 'npr-streams') await inspectSessions(deps, run, report);
   return facts;
+}
+
+/** Config the file cannot do without. */
+function settingProblems(run: ReportRun): Problem[] {
+  const missing: string[] = [];
+  if (['soundexchange', 'bmi', 'ppl'].includes(run.format) && run.settings.service.trim() === '') missing.push('reports.service (the name of the service)');
+  if (run.format === 'soundexchange' && run.settings.category.trim() === '') missing.push('reports.category (the transmission category)');
+  return missing.map((key) => ({ subject: 'report', what: `${key} is not set` }));
 }
 
 async function channelHasSessions(deps: ReportDeps, run: ReportRun, channel: string, known: Map<string, boolean>): Promise<boolean> {

@@ -42,6 +42,9 @@ import { createEventStream, type EventStream } from './sse/event-stream';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
 import { outputRoutes } from './routes/outputs';
+import { reportRoutes } from './routes/reports';
+import { reportSettings } from '../reports/settings';
+import { storeReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
@@ -284,6 +287,7 @@ function createHttpApp(
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
+      reportRoutes({ secret: config.secret, settings: reportSettings(config), source: storeReportSource(storage.store.plays), minSessionSeconds: 0 }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
       pageRoutes(),
