@@ -94,8 +94,8 @@ async function runCheck(format: string, options: ReportOptions, ctx: CliContext,
     const record = JSON.parse(line) as { problem?: string; summary?: Record<string, unknown> };
     if (record.problem !== undefined) {
       problems++;
-      if (toStderr || options.json !== true) (toStderr ? ctx.io.err : ctx.io.out)(record.problem);
-      else ctx.io.out(line);
+      if (toStderr) ctx.io.err(record.problem);
+      else ctx.io.out(options.json === true ? line : record.problem);
     } else if (record.summary !== undefined) {
       if (options.json === true && !toStderr) ctx.io.out(line);
       else ctx.io.err(summaryText(record.summary));

@@ -32,13 +32,12 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
   const now = deps.now ?? Date.now;
 
-  const prepare = (ctx: AppContext) => {
+  const prepare = (ctx: AppContext, name: string) => {
     if (deps.secret === '') throw new AppError('MISSING_SECRET', 'Reports need the shared secret, and none is configured: set secret');
     authenticate(
       requestCredential({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }),
       deps.secret,
     );
-    const name = ctx.params.format ?? '';
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());
     const reportDeps: ReportDeps = { source: deps.source, format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };
@@ -47,13 +46,13 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   };
 
   router.get('/reports/:format/check', (ctx) => {
-    const { run, reportDeps } = prepare(ctx);
+    const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
     ctx.type = 'application/x-ndjson';
     ctx.body = Readable.from(checkLines(reportDeps, run));
   });
 
   router.get('/reports/:format', async (ctx) => {
-    const { run, reportDeps } = prepare(ctx);
+    const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
     const shown: string[] = [];
     const facts = await inspectReport(reportDeps, run, (problem: Problem) => {
       if (shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
@@ -104,7 +103,7 @@ async function* checkLines(deps: ReportDeps, run: ReturnType<typeof reportRun>):
     if (waiting.length > 0) yield waiting.splice(0).join('');
   }
   await pass;
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) throw failure instanceof Error ? failure : new Error('report check failed');
   if (waiting.length > 0) yield waiting.splice(0).join('');
   yield `${JSON.stringify({ summary: summaryOf(finished as ReportFacts) })}\n`;
 }
@@ -136,7 +135,6 @@ function flag(value: string | string[] | undefined): boolean {
 
 /** `attachment` with an ASCII name for old clients and the exact name in RFC 8187 form. */
 export function contentDisposition(fileName: string): string {
-  // eslint-disable-next-line no-control-regex
   const ascii = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
