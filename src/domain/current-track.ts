@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { TrackRecord } from './track';
 import { etagOf } from './etag';
+import { recordJson } from './play';
 
 // The current track (docs/decisions.md: the successful submission that arrived last) and the
 // in-process "track changed" event. /v1/last is served from a copy serialized once per change.
@@ -99,6 +100,6 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 }
 
 function serialize(record: TrackRecord | null): NowPlayingSnapshot {
-  const body = record ? JSON.stringify({ dbid: record.dbid, ...record.metadata }) : '{}';
+  const body = record ? JSON.stringify(recordJson(record)) : '{}';
   return { record, body, etag: etagOf(body) };
 }

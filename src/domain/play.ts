@@ -124,3 +124,12 @@ export function countListeners(
   }
   return { atp, listener_seconds: Math.round(listenerMs / 1000), peak };
 }
+
+/**
+ * A record as every surface shows it (/v1/last, /v1/history, the streams, outputs): its dbid,
+ * its metadata, and its play's fields after them, so a submitted field of the same name never
+ * hides the log's own.
+ */
+export function recordJson(record: { dbid: number; metadata: Readonly<Record<string, unknown>>; play?: PlayInfo }): { dbid: number } & Record<string, unknown> {
+  return record.play ? { dbid: record.dbid, ...record.metadata, ...playJson(record.play) } : { dbid: record.dbid, ...record.metadata };
+}

@@ -104,7 +104,12 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
     socket.once('close', () => mounts.delete(mount));
     if (/100-continue/i.test(head.headers.get('expect') ?? '')) socket.write(CONTINUE);
     socket.write(SOURCE_ACCEPTED);
-    runSourceSession(socket, head, mount, rest, { submit, logger });
+    const { playLog } = options.submission.deps;
+    runSourceSession(socket, head, mount, rest, {
+      submit,
+      logger,
+      ...(playLog ? { disconnected: (channel: string) => playLog.end(channel, 'source_disconnect') } : {}),
+    });
   };
 
   const server = net.createServer((socket) => {

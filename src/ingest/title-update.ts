@@ -48,7 +48,8 @@ export async function answerTitleUpdate(kind: TitleUpdateKind, head: RequestHead
   const mount = params.get('mount')?.toString('utf8');
   const what = `title update${mount ? ` for ${mount.slice(0, 256)}` : ''} from ${from} ${describeTrack(fields)}`;
   try {
-    const result = await deps.submit(fields);
+    // A title for a mount is a play on the channel of that mount (docs/play-log.md "Channels").
+    const result = await deps.submit(mount && mount.startsWith('/') ? { ...fields, channel: mount } : fields);
     deps.logger.info(`icecast listener: ${what} stored as dbid ${result.dbid}`);
     return kind === 'icecast' ? adminXml('Metadata update successful', true) : adminHtml('Metadata update successful');
   } catch (error) {

@@ -8,6 +8,7 @@ import type { MessageOf, OutputEvent, OutputMessage, OutputStore } from '../stor
 import { nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
+import { recordJson } from '../domain/play';
 
 // Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
 // A submission waits only for its change row; the changes are moved into the outputs' queues
@@ -299,7 +300,7 @@ export class OutputDispatcher {
 
 /** The /v1/last object of a stored record: what every output builds its message from. */
 function recordPayload(record: TrackRecord): string {
-  return JSON.stringify({ dbid: record.dbid, ...record.metadata });
+  return JSON.stringify(recordJson(record));
 }
 
 /**

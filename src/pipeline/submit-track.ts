@@ -6,10 +6,12 @@ import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError, errorMessage } from '../errors';
 import type { Logger } from '../log';
-import type { TrackStore } from '../store/tracks';
+import type { NewTrack, TrackStore } from '../store/tracks';
 import { authenticate } from './authenticate';
 import type { NowPlaying } from '../domain/current-track';
 import { parseSubmission, type RawRequest } from './parse';
+import { takePlay } from './play-fields';
+import type { PlayLog } from './play-log';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
@@ -37,6 +39,8 @@ export interface SubmitDeps {
   images?: ImageIntake;
   /** Records being enriched here: a repeat of the same play joins its enrichment (without it, it answers with what is stored). */
   inProgress?: RecordsInProgress;
+  /** The play log's rules and bookkeeping (docs/play-log.md); without it the defaults apply and nothing ends by itself. */
+  playLog?: PlayLog;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -60,8 +64,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, deps);
-  requireIdentifyingField(fields);
+  const sanitized = sanitize(rawFields, deps);
+  const { submittedCoverUrl, recognitionInput } = sanitized;
+  requireIdentifyingField(sanitized.fields);
+  const { metadata: fields, play, warnings: playWarnings } = takePlay(sanitized.fields, receivedAt, deps.playLog?.policy);
+  const warnings = [...sanitized.warnings, ...playWarnings];
 
   const current = deps.nowPlaying.current();
   const announced: Announced = { previous: null };
@@ -71,7 +78,10 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       if (isSamePlay(current, fields, Date.parse(receivedAt), deps.dedupeSeconds)) {
         return samePlay(current, fields, submittedCoverUrl, warnings, signal, deps);
       }
-      const stored = await storeAndAnnounce({ receivedSeq, receivedAt, metadata: fields }, announced, signal, deps);
+      const stored = await storeAndAnnounce({ receivedSeq, receivedAt, metadata: fields, play }, announced, signal, deps);
+      if (stored.play && stored.play.startedAt !== play.startedAt) {
+        warnings.push(`started_at ${play.startedAt} is before the start of the previous play on channel "${play.channel}"; ${stored.play.startedAt} is used`);
+      }
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
       const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps);
@@ -79,6 +89,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       await enriched;
       const settled = await updates.settled();
       await deps.nowPlaying.settle(settled);
+      warnings.push(...(await complementWarnings(settled, deps)));
       return settled;
     });
   } catch (error) {
@@ -89,6 +100,16 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const result: SubmitResult = { dbid: record.dbid, processed_metadata: record.metadata };
   if (warnings.length > 0) result.warnings = warnings;
   return result;
+}
+
+/** The performance complement as the play starts; a store that cannot answer costs the warning, never the submission. */
+async function complementWarnings(record: TrackRecord, deps: SubmitDeps): Promise<string[]> {
+  try {
+    return (await deps.playLog?.complement(record)) ?? [];
+  } catch (error) {
+    deps.logger.warn(`dbid ${record.dbid}: performance complement not checked: ${errorMessage(error)}`);
+    return [];
+  }
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
@@ -102,16 +123,12 @@ export function checkSubmission(
 }
 
 /** Stores the sanitized record and makes it current at once, before any outside service is asked. */
-async function storeAndAnnounce(
-  track: { receivedSeq: number; receivedAt: string; metadata: TrackFields },
-  announced: Announced,
-  signal: AbortSignal,
-  deps: SubmitDeps,
-): Promise<TrackRecord> {
+async function storeAndAnnounce(track: NewTrack, announced: Announced, signal: AbortSignal, deps: SubmitDeps): Promise<TrackRecord> {
   // `coverurl` only ever names an image in our store (docs/decisions.md: never echoed): it comes back with the cover.
   const metadata = { ...track.metadata };
   delete metadata.coverurl;
   const stored = await deps.tracks.insert({ ...track, metadata });
+  deps.playLog?.started();
   if (signal.aborted) {
     // A store so slow that the 408 went out first: the record is taken back before anyone saw it.
     forget(stored.dbid, deps);

@@ -2,6 +2,7 @@ import type { TrackRecord } from '../domain/track';
 import type { HistoryQuery, TrackStore } from '../store/tracks';
 import { etagOf } from '../domain/etag';
 import { BoundedMap } from '../domain/bounded-map';
+import { recordJson } from '../domain/play';
 
 // GET /v1/history bodies, serialized once per change of the store, like /v1/last's snapshot:
 // setlist pages and pollers ask for the same page again and again, and a page of 100 costs about
@@ -129,5 +130,5 @@ function pageBody(entries: readonly string[], lastDbid: number | undefined, quer
 
 function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
-  return { dbid: record.dbid, ...record.metadata, received_at: record.receivedAt };
+  return { ...recordJson(record), received_at: record.receivedAt };
 }

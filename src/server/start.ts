@@ -22,6 +22,9 @@ import type { TrackStore } from '../store/tracks';
 import { sleep } from '../signals';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
+import { IcecastPoller } from '../pipeline/icecast-poller';
+import { ListenerSessions } from '../pipeline/listener-sessions';
+import { PlayLog } from '../pipeline/play-log';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -41,6 +44,7 @@ import { eventRoutes } from './routes/events';
 import { createEventStream, type EventStream } from './sse/event-stream';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
+import { icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
 import { reportRoutes } from './routes/reports';
 import { reportSettings } from '../reports/settings';
@@ -97,6 +101,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   } catch (error) {
     work.stopFollowing();
     await work.outputs.close();
+    await work.poller.close();
+    await work.playLog.close();
     await storage.store.close();
     throw error;
   }
@@ -179,6 +185,10 @@ interface Work {
   currentImages: CurrentImages;
   /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
   idempotent: ReturnType<typeof idempotentWrites>;
+  /** Planned ends, listener counts and complement warnings of the play log (docs/play-log.md). */
+  playLog: PlayLog;
+  listenerSessions: ListenerSessions;
+  poller: IcecastPoller;
 }
 
 function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
@@ -210,6 +220,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
+  const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger);
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
@@ -225,6 +236,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     images,
+    playLog,
   };
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
@@ -242,7 +254,27 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
     expensiveWork: createWorkPool(),
     currentImages: new CurrentImages({ nowPlaying, store: imageStore, announcements: images }),
+    playLog,
+    listenerSessions,
+    poller,
   };
+}
+
+/** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
+function createPlayLog(config: FrozenConfig, store: Store, logger: Logger): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
+  const { playlog } = config;
+  const listenerSessions = new ListenerSessions({ plays: store.plays, servers: playlog.icecast, keepAddresses: playlog.keepAddresses, logger });
+  const playLog = new PlayLog({
+    plays: store.plays,
+    policy: playlog,
+    logger,
+    countsListeners: listenerSessions.configured,
+    minSessionSeconds: playlog.minSessionSeconds,
+  });
+  const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
+  playLog.start();
+  poller.start();
+  return { playLog, listenerSessions, poller };
 }
 
 /** The Koa app, its routes, and the policies every request shares (CORS, Host, request ids). */
@@ -284,10 +316,18 @@ function createHttpApp(
         trackInFlight: work.trackInFlight,
         idempotent: work.idempotent,
         submit: work.submitDeps,
+        playLog: work.playLog,
+      }),
+      icecastListenerRoutes({
+        secret: config.secret,
+        maxBodyBytes: config.maxBodyBytes,
+        sessions: work.listenerSessions,
+        playLog: work.playLog,
+        logger,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
-      reportRoutes({ secret: config.secret, settings: reportSettings(config), source: storeReportSource(storage.store.plays), minSessionSeconds: 0 }),
+      reportRoutes({ secret: config.secret, settings: reportSettings(config), source: storeReportSource(storage.store.plays), minSessionSeconds: config.playlog.minSessionSeconds }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
       pageRoutes(),
@@ -419,6 +459,8 @@ function closeInOrder(
       work.stopFollowing();
       // Deliveries under way are cut short and stay pending in the store for the next start.
       await work.outputs.close();
+      await work.poller.close();
+      await work.playLog.close();
       await storage.store.close();
     })();
     return closing;

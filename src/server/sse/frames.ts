@@ -1,4 +1,5 @@
 import type { TrackRecord } from '../../domain/track';
+import { recordJson } from '../../domain/play';
 
 // The text of /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"), as the HTML
 // standard's event-stream format reads it: fields `event`, `id`, `data`, `retry`, each line
@@ -21,7 +22,7 @@ export function trackEvent(dbid: number, body: string): string {
 }
 
 export function recordEvent(record: TrackRecord): string {
-  return trackEvent(record.dbid, JSON.stringify({ dbid: record.dbid, ...record.metadata }));
+  return trackEvent(record.dbid, JSON.stringify(recordJson(record)));
 }
 
 /** A dbid as `Last-Event-ID` or `?since=` carries it; undefined for anything else. */
