@@ -1,4 +1,5 @@
 import { countListeners, type SessionInterval } from '../domain/play';
+import type { Batches } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 
 // Listener counts for plays the log has none for (docs/reports.md "Performances"), counted by the
@@ -32,22 +33,29 @@ export interface ListenerJoinOptions {
  * sessions. Sessions are read only once a play needs them.
  */
 export async function* withListeners(
-  plays: AsyncIterable<ReportPlay>,
-  openSessions: () => AsyncIterable<ListenerSession>,
+  plays: Batches<ReportPlay>,
+  openSessions: () => Batches<ListenerSession>,
   options: ListenerJoinOptions,
-): AsyncGenerator<ReportPlay> {
+): Batches<ReportPlay> {
   let window: SessionWindow | undefined;
   try {
-    for await (const play of plays) {
-      if (play.listeners !== null || play.ended_at === null) {
-        yield play;
+    for await (const batch of plays) {
+      if (batch.every((play) => play.listeners !== null || play.ended_at === null)) {
+        yield batch;
         continue;
       }
-      window ??= new SessionWindow(openSessions()[Symbol.asyncIterator]());
-      const startMs = Date.parse(play.started_at);
-      const open = await window.advance(startMs, Date.parse(play.ended_at), play.channel);
-      const listeners = countListeners({ startedAt: play.started_at, endedAt: play.ended_at }, open, options.minSessionSeconds, options.nowMs);
-      yield { ...play, listeners };
+      const filled: ReportPlay[] = [];
+      for (const play of batch) {
+        if (play.listeners !== null || play.ended_at === null) {
+          filled.push(play);
+          continue;
+        }
+        window ??= new SessionWindow(openSessions()[Symbol.asyncIterator]());
+        const open = await window.advance(Date.parse(play.started_at), Date.parse(play.ended_at), play.channel);
+        const listeners = countListeners({ startedAt: play.started_at, endedAt: play.ended_at }, open, options.minSessionSeconds, options.nowMs);
+        filled.push({ ...play, listeners });
+      }
+      yield filled;
     }
   } finally {
     await window?.close();
@@ -57,27 +65,36 @@ export async function* withListeners(
 /** The sessions that may still overlap a play, per channel. */
 class SessionWindow {
   private readonly open = new Map<string, Interval[]>();
-  private ahead: { channel: string; interval: Interval } | undefined;
+  private batch: readonly ListenerSession[] = [];
+  private next = 0;
   private done = false;
 
-  constructor(private readonly sessions: AsyncIterator<ListenerSession>) {}
+  constructor(private readonly sessions: AsyncIterator<readonly ListenerSession[]>) {}
 
-  /** Reads sessions that connected before `endMs`, drops those that ended by `startMs`. */
-  async advance(startMs: number, endMs: number, channel: string): Promise<Interval[]> {
-    while (!this.done) {
-      if (this.ahead === undefined) {
-        const next = await this.sessions.next();
-        if (next.done) {
-          this.done = true;
-          break;
-        }
-        this.ahead = { channel: next.value.channel, interval: sessionInterval(next.value) };
+  /** The next session not yet taken, reading a batch when the last is used up; undefined at the end. */
+  private async peek(): Promise<ListenerSession | undefined> {
+    while (this.next >= this.batch.length) {
+      if (this.done) return undefined;
+      const read = await this.sessions.next();
+      if (read.done) {
+        this.done = true;
+        return undefined;
       }
-      if (this.ahead.interval.startMs >= endMs) break;
-      const list = this.open.get(this.ahead.channel) ?? [];
-      list.push(this.ahead.interval);
-      this.open.set(this.ahead.channel, list);
-      this.ahead = undefined;
+      this.batch = read.value;
+      this.next = 0;
+    }
+    return this.batch[this.next];
+  }
+
+  /** Takes sessions that connected before `endMs`, drops those that ended by `startMs`. */
+  async advance(startMs: number, endMs: number, channel: string): Promise<Interval[]> {
+    for (let session = await this.peek(); session !== undefined; session = await this.peek()) {
+      const interval = sessionInterval(session);
+      if (interval.startMs >= endMs) break;
+      const list = this.open.get(session.channel) ?? [];
+      list.push(interval);
+      this.open.set(session.channel, list);
+      this.next++;
     }
     for (const [name, list] of this.open) {
       // Plays come in start order: a session over by this start overlaps no later play.

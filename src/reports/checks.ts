@@ -96,9 +96,11 @@ function capitalProblems(play: ReportPlay): string[] {
 
 /** Has letters with case, at least two, and none of them lower case. */
 export function isAllCapitals(text: string): boolean {
-  const cased = Array.from(text).filter((char) => char.toLowerCase() !== char.toUpperCase());
-  return cased.length >= 2 && text === text.toUpperCase();
+  return !LOWER_CASE.test(text) && TWO_CAPITALS.test(text);
 }
+
+const LOWER_CASE = /\p{Ll}/u;
+const TWO_CAPITALS = /\p{Lu}.*\p{Lu}/su;
 
 /** The problems of one listener session for the NPR/DS streaming log. */
 export function sessionProblems(session: ListenerSession): Problem[] {
@@ -133,7 +135,7 @@ class SpellingTracker {
       if (value === undefined || play.source_names?.[field] !== undefined) continue;
       const key = `${field}\u0000${recording}`;
       if (isAllCapitals(value)) problems.push(...this.capitals(key, field, value, play.dbid));
-      else if (/\p{Ll}/u.test(value)) problems.push(...this.mixed(key, field, value));
+      else if (LOWER_CASE.test(value)) problems.push(...this.mixed(key, field, value));
     }
     return problems;
   }
@@ -151,7 +153,8 @@ class SpellingTracker {
 
   private mixed(key: string, field: string, value: string): Problem[] {
     if (!this.known.has(key)) this.known.set(key, value);
-    const list = this.pending.get(key) ?? [];
+    const list = this.pending.get(key);
+    if (list === undefined) return [];
     const found = list.filter((item) => sameName(item.value, value));
     if (found.length === 0) return [];
     this.pending.set(
@@ -165,10 +168,10 @@ class SpellingTracker {
 function spellingKey(play: ReportPlay): string {
   const isrc = normalizedIsrc(play.isrc);
   if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return isrc;
-  return JSON.stringify([(play.artist ?? '').toLocaleLowerCase(), (play.title ?? '').toLocaleLowerCase()]);
+  return `${(play.artist ?? '').toLowerCase()}\u0000${(play.title ?? '').toLowerCase()}`;
 }
 
-const sameName = (a: string, b: string): boolean => a.toLocaleUpperCase() === b.toLocaleUpperCase();
+const sameName = (a: string, b: string): boolean => a.toUpperCase() === b.toUpperCase();
 
 function capitalsProblem(dbid: number, field: string, value: string, spelling: string): Problem {
   return { subject: `dbid ${dbid}`, what: `${field} "${value}" is in capitals; the same recording is spelled "${spelling}" elsewhere in the log` };

@@ -59,10 +59,16 @@ export interface ReportRun {
   nowMs: number;
 }
 
+/**
+ * Rows in batches of a few hundred: one await per batch rather than per row keeps a month's
+ * report fast and its garbage small (docs/reports.md "Memory and speed").
+ */
+export type Batches<T> = AsyncIterable<readonly T[]>;
+
 /** The rows of one run: reported plays in air order (music, long enough, listeners filled) and sessions. */
 export interface ReportInput {
-  plays(): AsyncIterable<ReportPlay>;
-  sessions(): AsyncIterable<ListenerSession>;
+  plays(): Batches<ReportPlay>;
+  sessions(): Batches<ListenerSession>;
 }
 
 export interface ReportFormat {

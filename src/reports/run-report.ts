@@ -1,6 +1,6 @@
 import { withListeners } from './census';
 import { PlayChecker, sessionProblems, type Problem } from './checks';
-import type { ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
+import type { Batches, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 import { exclusionOf } from './selection';
 
@@ -17,9 +17,9 @@ export interface ReportQuery {
 /** Where the rows come from: the play log of the store (the store's adapter implements it). */
 export interface ReportSource {
   /** Plays that started in [startMs, endMs), every kind, by started_at then dbid. */
-  plays(query: ReportQuery): AsyncIterable<ReportPlay>;
+  plays(query: ReportQuery): Batches<ReportPlay>;
   /** Listener sessions overlapping [startMs, endMs), by connected_at then id. */
-  sessions(query: ReportQuery): AsyncIterable<ListenerSession>;
+  sessions(query: ReportQuery): Batches<ListenerSession>;
   /** Whether any session of the channel overlaps the range. */
   hasSessions(query: ReportQuery & { channel: string }): Promise<boolean>;
 }
@@ -43,32 +43,61 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
     facts.problems++;
     onProblem(problem);
   };
-  const needsPerformances = deps.format.needsPerformances(run);
-  const checker = new PlayChecker({ identity: ['soundexchange', 'ppl'].includes(run.format), performances: needsPerformances });
   for (const problem of settingProblems(run)) report(problem);
-  const channels = new Set<string>();
+  const needsPerformances = deps.format.needsPerformances(run);
+  const plays = new PlayInspection(run, facts, report, needsPerformances);
   const sessionsOf = new Map<string, boolean>();
-  for await (const play of deps.source.plays(query(run))) {
-    const exclusion = exclusionOf(play, run.settings.minSeconds);
-    if (exclusion === 'kind') facts.excludedKinds[play.kind] = (facts.excludedKinds[play.kind] ?? 0) + 1;
-    if (exclusion === 'short') facts.excludedShort++;
-    if (exclusion !== undefined) continue;
-    facts.musicPlays++;
-    channels.add(play.channel);
-    if (play.trimmed_seconds > 0) facts.anyTrimmed = true;
-    let hasSessions = true;
-    if (needsPerformances && play.listeners === null) hasSessions = await channelHasSessions(deps, run, play.channel, sessionsOf);
-    for (const problem of checker.check(play, hasSessions)) report(problem);
+  for await (const batch of deps.source.plays(query(run))) {
+    for (const play of batch) {
+      // A count can be made from sessions only if the channel has any: asked once per channel.
+      if (needsPerformances && play.listeners === null && !sessionsOf.has(play.channel))
+        sessionsOf.set(
+          play.channel,
+          await deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel: play.channel }),
+        );
+      plays.inspect(play, sessionsOf.get(play.channel) ?? true);
+    }
   }
-  if (checker.overlaps > 0) facts.anyTrimmed = true;
-  facts.channels = [...channels].sort();
+  plays.finish();
   if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
     report({
       subject: 'report',
       what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
     });
-  if (deps.format.readsSessions(run) && run.format === 'npr-streams') await inspectSessions(deps, run, report);
+  if (run.format === 'npr-streams') await inspectSessions(deps, run, report);
   return facts;
+}
+
+/** What the check pass does with each play. */
+class PlayInspection {
+  private readonly checker: PlayChecker;
+  private readonly channels = new Set<string>();
+
+  constructor(
+    private readonly run: ReportRun,
+    private readonly facts: ReportFacts,
+    private readonly report: (problem: Problem) => void,
+    needsPerformances: boolean,
+  ) {
+    this.checker = new PlayChecker({ identity: ['soundexchange', 'ppl'].includes(run.format), performances: needsPerformances });
+  }
+
+  inspect(play: ReportPlay, channelHasSessions: boolean): void {
+    const { facts } = this;
+    const exclusion = exclusionOf(play, this.run.settings.minSeconds);
+    if (exclusion === 'kind') facts.excludedKinds[play.kind] = (facts.excludedKinds[play.kind] ?? 0) + 1;
+    if (exclusion === 'short') facts.excludedShort++;
+    if (exclusion !== undefined) return;
+    facts.musicPlays++;
+    this.channels.add(play.channel);
+    if (play.trimmed_seconds > 0) facts.anyTrimmed = true;
+    for (const problem of this.checker.check(play, channelHasSessions)) this.report(problem);
+  }
+
+  finish(): void {
+    if (this.checker.overlaps > 0) this.facts.anyTrimmed = true;
+    this.facts.channels = [...this.channels].sort();
+  }
 }
 
 /** Config the file cannot do without. */
@@ -79,21 +108,13 @@ function settingProblems(run: ReportRun): Problem[] {
   return missing.map((key) => ({ subject: 'report', what: `${key} is not set` }));
 }
 
-async function channelHasSessions(deps: ReportDeps, run: ReportRun, channel: string, known: Map<string, boolean>): Promise<boolean> {
-  let has = known.get(channel);
-  if (has === undefined) {
-    has = await deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel });
-    known.set(channel, has);
-  }
-  return has;
-}
-
 async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void): Promise<void> {
   let withoutAddress = 0;
   let sessions = 0;
-  for await (const session of deps.source.sessions(query(run))) {
+  for await (const batch of deps.source.sessions(query(run))) for (const session of batch) inspectSession(session);
+  function inspectSession(session: ListenerSession): void {
     const connectedMs = Date.parse(session.connected_at);
-    if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) continue;
+    if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) return;
     sessions++;
     if (session.address === undefined || session.address === '') withoutAddress++;
     for (const problem of sessionProblems(session)) report(problem);
@@ -118,8 +139,11 @@ export function reportInput(deps: ReportDeps, run: ReportRun): ReportInput {
   };
 }
 
-async function* reportedPlays(plays: AsyncIterable<ReportPlay>, run: ReportRun): AsyncGenerator<ReportPlay> {
-  for await (const play of plays) if (exclusionOf(play, run.settings.minSeconds) === undefined) yield play;
+async function* reportedPlays(plays: Batches<ReportPlay>, run: ReportRun): Batches<ReportPlay> {
+  for await (const batch of plays) {
+    const reported = batch.filter((play) => exclusionOf(play, run.settings.minSeconds) === undefined);
+    if (reported.length > 0) yield reported;
+  }
 }
 
 /** The write pass: the file, piece by piece. */

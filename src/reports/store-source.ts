@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { fieldText, fieldTexts } from '../domain/track';
 import type { ListenerSession as StoredSession, PlayLogStore, PlayRow } from '../store/plays';
 import type { ReportQuery, ReportSource } from './run-report';
+import type { Batches } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 
 // The play log of the store as a report source (docs/reports.md "Where the rows come from"): each
@@ -50,15 +51,26 @@ export function reportSessionOf(session: StoredSession): ListenerSession {
   };
 }
 
+/** Rows the store streams one by one, as report rows in batches. */
+async function* batched<T, R>(rows: AsyncIterable<T>, map: (row: T) => R): Batches<R> {
+  let batch: R[] = [];
+  for await (const row of rows) {
+    batch.push(map(row));
+    if (batch.length === BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+const BATCH = 500;
+
 export function storeReportSource(plays: PlayLogStore): ReportSource {
   const range = (query: ReportQuery) => ({ from: iso(query.startMs), to: iso(query.endMs), channel: query.channel });
   return {
-    async *plays(query) {
-      for await (const row of plays.plays(range(query))) yield reportPlayOf(row);
-    },
-    async *sessions(query) {
-      for await (const session of plays.sessions(range(query))) yield reportSessionOf(session);
-    },
+    plays: (query) => batched(plays.plays(range(query)), reportPlayOf),
+    sessions: (query) => batched(plays.sessions(range(query)), reportSessionOf),
     async hasSessions(query) {
       // The first page answers; leaving the loop closes the store's reader.
       for await (const session of plays.sessions(range(query))) return session !== undefined;

@@ -64,16 +64,10 @@ export const trailerRecord = (records: number): string => `TRLR${String(records)
 async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
   yield headerRecord(run);
   let records = 1;
-  let lines: string[] = [];
-  for await (const play of input.plays()) {
-    lines.push(playRecord(run, play));
-    records++;
-    if (lines.length === 256) {
-      yield lines.join('');
-      lines = [];
-    }
+  for await (const batch of input.plays()) {
+    records += batch.length;
+    yield batch.map((play) => playRecord(run, play)).join('');
   }
-  if (lines.length > 0) yield lines.join('');
   yield trailerRecord(records + 1);
 }
 

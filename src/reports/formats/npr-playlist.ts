@@ -1,4 +1,5 @@
 import { compactDate, fileSafe, type ReportFormat, type ReportInput, type ReportRun } from '../format';
+import type { Batches } from '../format';
 import type { ReportPlay } from '../rows';
 import { tabField } from '../text-fields';
 import { nprLocalTime } from './local-stamp';
@@ -37,27 +38,31 @@ function line(held: Held, timeZone: string, withTrimmed: boolean): string {
 }
 
 /** Plays of one channel with each end cut at the next start; holds one play back to know it. */
-export async function* trimmedPlays(plays: AsyncIterable<ReportPlay>, channel: string): AsyncGenerator<Held> {
+export async function* trimmedPlays(plays: Batches<ReportPlay>, channel: string): Batches<Held> {
   let held: Held | undefined;
-  for await (const play of plays) {
-    if (play.channel !== channel || play.ended_at === null) continue;
-    const startMs = Date.parse(play.started_at);
-    const current: Held = { play, startMs, endMs: Math.max(startMs, Date.parse(play.ended_at)), trimmedSeconds: play.trimmed_seconds };
-    if (held && held.endMs > startMs) {
-      held.trimmedSeconds += (held.endMs - Math.max(startMs, held.startMs)) / 1000;
-      held.endMs = Math.max(startMs, held.startMs);
+  for await (const batch of plays) {
+    const ready: Held[] = [];
+    for (const play of batch) {
+      if (play.channel !== channel || play.ended_at === null) continue;
+      const startMs = Date.parse(play.started_at);
+      const current: Held = { play, startMs, endMs: Math.max(startMs, Date.parse(play.ended_at)), trimmedSeconds: play.trimmed_seconds };
+      if (held && held.endMs > startMs) {
+        held.trimmedSeconds += (held.endMs - Math.max(startMs, held.startMs)) / 1000;
+        held.endMs = Math.max(startMs, held.startMs);
+      }
+      if (held) ready.push(held);
+      held = current;
     }
-    if (held) yield held;
-    held = current;
+    if (ready.length > 0) yield ready;
   }
-  if (held) yield held;
+  if (held) yield [held];
 }
 
 async function* render(input: ReportInput, run: ReportRun, facts: { channels: string[]; anyTrimmed: boolean }): AsyncGenerator<string> {
   const withTrimmed = facts.anyTrimmed;
   yield `${[...HEADER, ...(withTrimmed ? ['Trimmed'] : [])].join('\t')}\n`;
   const channel = playlistChannel(run, facts.channels);
-  for await (const held of trimmedPlays(input.plays(), channel)) yield line(held, run.settings.timeZone, withTrimmed);
+  for await (const ready of trimmedPlays(input.plays(), channel)) yield ready.map((held) => line(held, run.settings.timeZone, withTrimmed)).join('');
 }
 
 export const nprPlaylist: ReportFormat = {

@@ -36,18 +36,16 @@ function line(session: ListenerSession, run: ReportRun): string {
 }
 
 async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
-  let lines: string[] = [];
-  for await (const session of input.sessions()) {
-    const connectedMs = Date.parse(session.connected_at);
-    if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) continue;
-    if (run.channel !== undefined && session.channel !== run.channel) continue;
-    lines.push(line(session, run));
-    if (lines.length === 256) {
-      yield lines.join('');
-      lines = [];
+  for await (const batch of input.sessions()) {
+    const lines: string[] = [];
+    for (const session of batch) {
+      const connectedMs = Date.parse(session.connected_at);
+      if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) continue;
+      if (run.channel !== undefined && session.channel !== run.channel) continue;
+      lines.push(line(session, run));
     }
+    if (lines.length > 0) yield lines.join('');
   }
-  if (lines.length > 0) yield lines.join('');
 }
 
 export const nprStreams: ReportFormat = {

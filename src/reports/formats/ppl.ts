@@ -28,13 +28,17 @@ export interface PplFigures {
 async function figures(input: ReportInput, run: ReportRun): Promise<PplFigures> {
   let plays = 0;
   let census = 0;
-  for await (const play of input.plays()) {
-    plays++;
-    census += play.listeners?.atp ?? 0;
+  for await (const batch of input.plays()) {
+    for (const play of batch) {
+      plays++;
+      census += play.listeners?.atp ?? 0;
+    }
   }
   let seconds = 0;
-  for await (const session of input.sessions()) {
-    if (run.channel === undefined || session.channel === run.channel) seconds += secondsInside(session, run.range.startMs, run.range.endMs, run.nowMs);
+  for await (const batch of input.sessions()) {
+    for (const session of batch) {
+      if (run.channel === undefined || session.channel === run.channel) seconds += secondsInside(session, run.range.startMs, run.range.endMs, run.nowMs);
+    }
   }
   const listenerHours = seconds / 3600;
   const tracksPerHour = plays / ((run.range.endMs - run.range.startMs) / 3_600_000);
@@ -59,9 +63,10 @@ function summary(run: ReportRun, facts: ReportFacts, numbers: PplFigures): strin
 
 async function* programme(input: ReportInput): AsyncGenerator<string> {
   yield `${PROGRAMME_COLUMNS.join(',')}\r\n`;
-  for await (const play of input.plays()) {
-    const fields = [play.artist, play.title, play.label, play.catalogue_number, normalizedIsrc(play.isrc)];
-    yield `${fields.map(csvField).join(',')}\r\n`;
+  for await (const batch of input.plays()) {
+    yield batch
+      .map((play) => `${[play.artist, play.title, play.label, play.catalogue_number, normalizedIsrc(play.isrc)].map(csvField).join(',')}\r\n`)
+      .join('');
   }
 }
 

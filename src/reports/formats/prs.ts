@@ -38,13 +38,15 @@ function line(row: Row): string {
 async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
   yield `${HEADER.join('\t')}\n`;
   const rows = new Map<string, Row>();
-  for await (const play of input.plays()) {
-    const hour = localParts(Date.parse(play.started_at), run.settings.timeZone).hour;
-    const key = `${hour}\u0000${recordingKey(play)}`;
-    const row = rows.get(key);
-    if (row) row.plays++;
-    // Duration of use: the recording's own length when known, else what aired of it.
-    else rows.set(key, { play, hour, seconds: play.duration ?? airedSeconds(play) ?? 0, plays: 1 });
+  for await (const batch of input.plays()) {
+    for (const play of batch) {
+      const hour = localParts(Date.parse(play.started_at), run.settings.timeZone).hour;
+      const key = `${hour}\u0000${recordingKey(play)}`;
+      const row = rows.get(key);
+      if (row) row.plays++;
+      // Duration of use: the recording's own length when known, else what aired of it.
+      else rows.set(key, { play, hour, seconds: play.duration ?? airedSeconds(play) ?? 0, plays: 1 });
+    }
   }
   const ordered = [...rows.values()].sort((a, b) => a.hour - b.hour);
   for (let i = 0; i < ordered.length; i += 256)

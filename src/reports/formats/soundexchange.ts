@@ -1,4 +1,4 @@
-import { compactDate, fileSafe, type ReportFormat, type ReportInput, type ReportRun } from '../format';
+import { compactDate, fileSafe, type Batches, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import type { ReportPlay } from '../rows';
 import { normalizedIsrc, recordingKey } from '../selection';
 import { caretField, csvField } from '../text-fields';
@@ -35,21 +35,23 @@ interface Recording {
  * The recordings of the run in order of first play. Memory grows with the distinct recordings
  * (per channel for the CSV), never with the plays or the sessions.
  */
-async function recordings(plays: AsyncIterable<ReportPlay>, byChannel: boolean): Promise<Iterable<Recording>> {
+async function recordings(plays: Batches<ReportPlay>, byChannel: boolean): Promise<Iterable<Recording>> {
   const found = new Map<string, Recording>();
-  for await (const play of plays) {
-    const key = byChannel ? `${play.channel}\u0000${recordingKey(play)}` : recordingKey(play);
-    let recording = found.get(key);
-    if (!recording) {
-      recording = { ...pickNames(play), channel: play.channel, performances: 0, listenerSeconds: 0, plays: 0 };
-      found.set(key, recording);
-    }
-    fillNames(recording, play);
-    recording.performances += play.listeners?.atp ?? 0;
-    recording.listenerSeconds += play.listeners?.listener_seconds ?? 0;
-    recording.plays++;
-  }
+  for await (const batch of plays) for (const play of batch) add(found, play, byChannel);
   return found.values();
+}
+
+function add(found: Map<string, Recording>, play: ReportPlay, byChannel: boolean): void {
+  const key = byChannel ? `${play.channel}\u0000${recordingKey(play)}` : recordingKey(play);
+  let recording = found.get(key);
+  if (!recording) {
+    recording = { ...pickNames(play), channel: play.channel, performances: 0, listenerSeconds: 0, plays: 0 };
+    found.set(key, recording);
+  }
+  fillNames(recording, play);
+  recording.performances += play.listeners?.atp ?? 0;
+  recording.listenerSeconds += play.listeners?.listener_seconds ?? 0;
+  recording.plays++;
 }
 
 function pickNames(play: ReportPlay): Pick<Recording, 'artist' | 'title' | 'isrc' | 'album' | 'label'> {

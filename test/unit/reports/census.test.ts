@@ -8,13 +8,14 @@ const iso = (time: string) => `2026-10-01T${time}.000Z`;
 const interval = (from: string, to: string | null) => ({ connectedAt: iso(from), disconnectedAt: to === null ? null : iso(to) });
 const play = { startedAt: iso('10:00:00'), endedAt: iso('10:04:00') };
 
-async function* iterate<T>(items: readonly T[]): AsyncGenerator<T> {
-  for (const item of items) yield item;
+/** Batches of three rows. */
+async function* iterate<T>(items: readonly T[]): AsyncGenerator<readonly T[]> {
+  for (let i = 0; i < items.length; i += 3) yield items.slice(i, i + 3);
 }
 
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+async function collect<T>(batches: AsyncIterable<readonly T[]>): Promise<T[]> {
   const out: T[] = [];
-  for await (const item of items) out.push(item);
+  for await (const batch of batches) out.push(...batch);
   return out;
 }
 
