@@ -1,6 +1,6 @@
 import type { Streams } from './io';
 
-// Small pieces of `svc report` (docs/cli.md "svc report"): the file name the server gives, and the
+// Small pieces of `svc report` (docs/cli.md "`svc report`"): the file name the server gives, and the
 // progress line on a terminal.
 
 /** The name in a Content-Disposition header (RFC 8187 `filename*` first); never a path. */

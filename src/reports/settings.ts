@@ -1,7 +1,7 @@
 import type { FrozenConfig } from '../config/schema';
 import type { ReportSettings } from './format';
 
-// The `reports.*` keys as a run reads them (docs/configuration.md "Reports").
+// The `reports.*` keys as a run reads them (docs/reports.md "Configuration").
 
 /** The zone of this machine, for a station that names none. */
 export function systemTimeZone(): string {

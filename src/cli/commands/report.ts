@@ -13,7 +13,7 @@ import { isCalendarDate } from '../../reports/local-time';
 import { fileNameOf, ProgressLine } from '../report-files';
 import { createInterface } from 'node:readline';
 
-// `svc report FORMAT` and `svc report check FORMAT` (docs/reports.md; docs/cli.md "svc report"):
+// `svc report FORMAT` and `svc report check FORMAT` (docs/reports.md; docs/cli.md "`svc report`"):
 // the check runs first; with problems nothing is written unless --allow-problems, and then the
 // problems go to stderr. The file streams from GET /v1/reports/FORMAT to stdout or --out.
 
