@@ -327,7 +327,12 @@ function createHttpApp(
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
-      reportRoutes({ secret: config.secret, settings: reportSettings(config), source: storeReportSource(storage.store.plays), minSessionSeconds: config.playlog.minSessionSeconds }),
+      reportRoutes({
+        secret: config.secret,
+        settings: reportSettings(config),
+        source: storeReportSource(storage.store.plays),
+        minSessionSeconds: config.playlog.minSessionSeconds,
+      }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
       pageRoutes(),
