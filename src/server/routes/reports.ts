@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import { authenticate } from '../../pipeline/authenticate';
 import { requestCredential } from '../../pipeline/parse';
+import { isStorageUnavailable } from '../../store/health';
 import { problemLine, type Problem } from '../../reports/checks';
 import type { ReportFacts, ReportSettings } from '../../reports/format';
 import { FORMATS } from '../../reports/formats';
@@ -56,6 +57,10 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
     const shown: string[] = [];
     const facts = await inspectReport(reportDeps, run, (problem: Problem) => {
       if (shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
+    }).catch((error: unknown) => {
+      // A lost database before the first byte is a 503 like any read's; later, the cut
+      // connection tells the client that the file is incomplete.
+      throw isStorageUnavailable(error) ? new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error }) : error;
     });
     if (facts.problems > 0 && !flag(ctx.query.allow_problems)) {
       ctx.status = 422;
