@@ -226,6 +226,8 @@ export const configSchema = object({
     shortItemKind: string<PlayKind>()
       .oneOf([...PLAY_KINDS], '${path} must be one of: ${values}')
       .default('jingle'),
+    // Warn on the US performance complement (17 U.S.C. 114(j)(13)); for stations under that licence.
+    complement: boolean().default(false),
     minSessionSeconds: number().min(0).default(0),
     keepAddresses: boolean().default(false),
     icecast: array(playlogIcecastSchema.defined()).default([]),

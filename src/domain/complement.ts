@@ -45,9 +45,9 @@ export function complementWarnings(plays: readonly ComplementPlay[]): string[] {
     let inRow = 0;
     for (let index = window.length - 1; index >= 0 && keyOf(window[index]?.metadata ?? {}) === key; index -= 1) inRow += 1;
     const limit = LIMITS[what];
-    const label = what === 'release' ? `release "${name ?? key}"` : `artist "${name ?? key}"`;
-    if (inRow > limit.inRow) warnings.push(`performance complement: ${inRow} plays in a row from ${label} (at most ${limit.inRow} in 3 hours)`);
-    else if (total > limit.total) warnings.push(`performance complement: ${total} plays from ${label} within 3 hours (at most ${limit.total})`);
+    const label = what === 'release' ? `from release "${name ?? key}"` : `by artist "${name ?? key}"`;
+    if (inRow > limit.inRow) warnings.push(`performance complement: ${inRow} plays in a row ${label} (at most ${limit.inRow} in a row)`);
+    else if (total > limit.total) warnings.push(`performance complement: ${total} plays ${label} within 3 hours (at most ${limit.total})`);
   };
   check('release', releaseKey, fieldText(latest.metadata, 'album'));
   check('artist', artistKey, fieldText(latest.metadata, 'artist'));

@@ -100,9 +100,13 @@ async function describe(
   const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;
 
   // Secondary lookups only add detail: when one fails or the deadline passes, the match stands.
-  const [releaseDetail, artistDetail] = await Promise.all([
+  const [releaseDetail, artistDetail, recordingDetail] = await Promise.all([
     release ? api.release(release.id, signal).catch((error: unknown) => logFailure(deps, signal, 'release lookup', error)) : undefined,
     artistId ? api.artist(artistId, signal).catch((error: unknown) => logFailure(deps, signal, 'artist lookup', error)) : undefined,
+    // A search answer (it has a score) carries no works: their ISWC and writers come from the recording's lookup.
+    recording.score !== undefined
+      ? api.recording(recording.id, signal).catch((error: unknown) => logFailure(deps, signal, 'recording lookup', error))
+      : undefined,
   ]);
   const chosen: MbRelease | undefined = releaseDetail ?? release;
   const genres = topGenres([recording.genres, chosen?.['release-group']?.genres, release?.['release-group']?.genres, chosen?.genres, artistDetail?.genres]);
@@ -119,10 +123,34 @@ async function describe(
       album: release?.title,
       date: release?.date ?? recording['first-release-date'],
       label: chosen?.['label-info']?.[0]?.label.name,
+      ...rightsFields(chosen, recordingDetail ?? recording),
       genre: genres[0],
       genres,
       artistwebsites: websites(artistDetail ?? undefined),
     }),
+  };
+}
+
+/** Writer roles of a work's artist relations (MusicBrainz relationship types), in the order they are named. */
+const WRITER_ROLES: ReadonlySet<string> = new Set(['composer', 'lyricist', 'writer', 'librettist']);
+
+/**
+ * What a licensing report asks for (docs/play-log.md "Rights data"): catalogue number, barcode and
+ * release group of the release; ISWC and writers of the recording's work. Names as MusicBrainz spells them.
+ */
+function rightsFields(release: MbRelease | undefined, recording: MbRecording): Record<string, string | string[] | undefined> {
+  const labelInfo = release?.['label-info']?.find((info) => info['catalog-number'] !== undefined);
+  const works = recording.works ?? [];
+  const credits = works.flatMap((work) => work.relations ?? []);
+  const namesFor = (roles: (type: string) => boolean) => [...new Set(credits.filter((credit) => roles(credit.type)).map((credit) => credit.artist.name))];
+  const composers = namesFor((type) => type === 'composer' || type === 'writer');
+  return {
+    catalognumber: labelInfo?.['catalog-number'],
+    barcode: release?.barcode,
+    releasegroup: release?.['release-group']?.title,
+    iswc: works.flatMap((work) => work.iswcs ?? [])[0],
+    composer: composers.length > 0 ? composers.join(', ') : undefined,
+    writers: namesFor((type) => WRITER_ROLES.has(type)),
   };
 }
 

@@ -23,6 +23,8 @@ export interface DispatcherDeps {
   logger: Logger;
   /** `retryForSeconds` per output name (default 86400). */
   retryForSeconds: ReadonlyMap<string, number>;
+  /** `delay` per output name, seconds (default 0): its messages wait this long after the change. */
+  delaySeconds?: ReadonlyMap<string, number>;
   /** How often a worker looks at its queue without news (other instances, due retries). */
   pollMs?: number;
   now?: () => number;
@@ -216,7 +218,16 @@ export class OutputDispatcher {
   private readonly messageOf: MessageOf = (change, name) => {
     const kind = this.workers.get(name)?.output.feeds[change.event];
     if (!kind) return undefined;
-    return { output: name, dbid: change.dbid, kind, messageId: newMessageId(change.createdAt), payload: change.payload, createdAt: change.createdAt };
+    const delayMs = (this.deps.delaySeconds?.get(name) ?? 0) * 1000;
+    return {
+      output: name,
+      dbid: change.dbid,
+      kind,
+      messageId: newMessageId(change.createdAt),
+      payload: change.payload,
+      createdAt: change.createdAt,
+      ...(delayMs > 0 ? { notBefore: change.createdAt + delayMs } : {}),
+    };
   };
 
   private startWorker(output: Output): Worker {

@@ -16,6 +16,8 @@ export interface PlayLogOptions {
   logger: Logger;
   /** Whether any listener source is configured; without one, listeners stay null. */
   countsListeners: boolean;
+  /** `playlog.complement`: whether plays are checked against the performance complement. */
+  complement: boolean;
   minSessionSeconds: number;
   now?: () => number;
 }
@@ -69,7 +71,7 @@ export class PlayLog {
   /** The complement warnings for a play that just started (music only); logged and kept for /v1/status. */
   async complement(record: TrackRecord): Promise<string[]> {
     const play = record.play;
-    if (!play || play.kind !== 'music') return [];
+    if (!this.options.complement || !play || play.kind !== 'music') return [];
     const from = new Date(Date.parse(play.startedAt) - COMPLEMENT_WINDOW_MS).toISOString();
     const recent = [];
     for await (const row of this.options.plays.plays({ from, to: `${play.startedAt}\uffff`, channel: play.channel })) {

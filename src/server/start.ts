@@ -19,6 +19,7 @@ import type { Store } from '../store/store';
 import { createStorageHealth, guardStore, isStorageUnavailable, type StorageHealth } from '../store/health';
 import { withMemoryCache, type MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
+import type { PlayLogStore } from '../store/plays';
 import { sleep } from '../signals';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
@@ -82,6 +83,9 @@ export interface RunningServer {
   submission: { deps: SubmitDeps; nextReceivedSeq(): Promise<number>; trackInFlight<T>(work: Promise<T>): Promise<T> };
   /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
   events: EventStream;
+  /** The play log's store: plays, listener sessions (docs/play-log.md). */
+  plays: PlayLogStore;
+  playLog: PlayLog;
   close(): Promise<void>;
 }
 
@@ -116,6 +120,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     images: work.images,
     imageStore: storage.plainImageStore,
     events: sockets.events,
+    plays: storage.store.plays,
+    playLog: work.playLog,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
     close: closeInOrder(server.http, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
@@ -209,6 +215,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
+    delaySeconds: new Map(config.outputs.map((output) => [output.name, output.delay])),
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
   });
   const inFlight = new Set<Promise<unknown>>();
@@ -269,6 +276,7 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger): Pick
     policy: playlog,
     logger,
     countsListeners: listenerSessions.configured,
+    complement: playlog.complement,
     minSessionSeconds: playlog.minSessionSeconds,
   });
   const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });

@@ -40,6 +40,8 @@ export interface NewOutputMessage {
   payload: string;
   /** ms since the epoch. */
   createdAt: number;
+  /** Not sent before this (ms since the epoch): an output's `delay` (docs/play-log.md "During, but not before"). */
+  notBefore?: number;
 }
 
 export interface OutputMessage extends NewOutputMessage {
@@ -293,7 +295,10 @@ function createChangeLog(db: Db) {
     const expansion = expansionOf(rows.map(changeOf), cursors, messageOf);
     const added = new Set(
       expansion.messages
-        .filter(({ output, dbid, kind, messageId, payload, createdAt }) => insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt).changes > 0)
+        .filter(
+          ({ output, dbid, kind, messageId, payload, createdAt, notBefore }) =>
+            insert.run(output, dbid, kind, messageId, payload, createdAt, notBefore ?? createdAt).changes > 0,
+        )
         .map((message) => message.output),
     );
     for (const [output, changeId] of expansion.cursors) moveCursor.run(changeId, output);

@@ -88,6 +88,8 @@ export interface PlayLogStore {
   openSessions(server: string, mount: string): Promise<ListenerSession[]>;
   /** The key of the address hash, made once per database. */
   addressKey(): Promise<string>;
+  /** Bumped by every change of a play's end or listeners here: part of TrackStore.version(). */
+  version(): number;
 }
 
 /** The play-log columns of `tracks`, in the order playFromRow reads them. */
@@ -161,6 +163,13 @@ export function placePlay(latest: LatestPlay | undefined, requestedStart: string
   if (latest.ended_at <= startedAt) return { startedAt };
   const cut = (Date.parse(latest.ended_at) - Date.parse(startedAt)) / 1000;
   return { startedAt, previousEnd: { dbid: latest.dbid, endedAt: startedAt, reason: 'next', trimmedSeconds: cut } };
+}
+
+/** The planned end moves with the start: a play placed later than it asked runs its whole duration from there. */
+export function plannedEndFor(play: NewPlay, startedAt: string): string | null {
+  if (play.plannedEndAt === undefined) return null;
+  const durationMs = Date.parse(play.plannedEndAt) - Date.parse(play.startedAt);
+  return new Date(Date.parse(startedAt) + Math.max(0, durationMs)).toISOString();
 }
 
 /** An end never before the play's start (a clock that went back, an end sent at once). */
@@ -271,6 +280,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
   );
   const key = db.prepare<[], { value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
 
+  let writes = 0;
   const applyEnd = (end: NonNullable<PlacedPlay['previousEnd']>) => {
     if (end.trimmedSeconds === null) setEndKeepTrim.run(end.endedAt, end.reason, end.dbid);
     else setEnd.run(end.endedAt, end.reason, end.trimmedSeconds, end.dbid);
@@ -331,10 +341,14 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
       }
     },
     async end(channel, at, reason) {
-      return endOnAir(channel, at, reason);
+      const dbid = endOnAir(channel, at, reason);
+      if (dbid !== null) writes += 1;
+      return dbid;
     },
     async endDue(now) {
-      return endDue(now);
+      const ended = endDue(now);
+      writes += ended.length;
+      return ended;
     },
     async nextPlannedEnd() {
       return nextPlanned.get()?.at ?? null;
@@ -344,6 +358,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     },
     async setListeners(dbid, listeners) {
       setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid);
+      writes += 1;
     },
     async overlapping(channel, startedAt, endedAt) {
       const longestMs = longest.get(channel)?.longest_ms ?? 0;
@@ -379,6 +394,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     async addressKey() {
       return key.get()?.value ?? '';
     },
+    version: () => writes,
   };
 }
 

@@ -2,7 +2,7 @@
 import type { NewPlay, PlayInfo } from '../domain/play';
 import type { TrackFields, TrackRecord } from '../domain/track';
 import type { Db } from './database';
-import { PLAY_COLUMNS, createPlayLogStore, defaultPlay, playFromRow, type PlayColumns } from './plays';
+import { PLAY_COLUMNS, createPlayLogStore, defaultPlay, playFromRow, plannedEndFor, type PlayColumns } from './plays';
 
 interface TrackRow extends PlayColumns {
   dbid: number;
@@ -55,8 +55,8 @@ export interface TrackStore {
   /** Deletes one record (its image links go with it); false when there is no such dbid. */
   remove(dbid: number): Promise<boolean>;
   /**
-   * Bumped by every write through this store (on PostgreSQL also by every change another instance
-   * announces): a copy of a page made at one version is current while it stays.
+   * Bumped by every write through this store and the play log's (on PostgreSQL also by every change
+   * another instance announces): a copy of a page made at one version is current while it stays.
    */
   version(): number;
   /**
@@ -99,7 +99,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       play.usage,
       play.dj ?? null,
       play.show ?? null,
-      play.plannedEndAt ?? null,
+      plannedEndFor(play, startedAt),
     );
     return {
       dbid: Number(info.lastInsertRowid),
@@ -160,7 +160,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       return removed;
     },
     version() {
-      return writes;
+      return writes + plays.version();
     },
     removals() {
       return deletions;

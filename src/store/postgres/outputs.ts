@@ -155,8 +155,8 @@ async function insertMessages(client: pg.PoolClient, messages: readonly NewOutpu
   if (messages.length === 0) return new Set();
   const result = await client.query<{ output: string }>(
     `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at)
-     SELECT output, dbid, kind, message_id, payload, created_at, created_at
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS m (output, dbid, kind, message_id, payload, created_at)
+     SELECT output, dbid, kind, message_id, payload, created_at, not_before
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS m (output, dbid, kind, message_id, payload, created_at, not_before)
      ON CONFLICT (output, dbid, kind) DO NOTHING
      RETURNING output`,
     [
@@ -166,6 +166,7 @@ async function insertMessages(client: pg.PoolClient, messages: readonly NewOutpu
       messages.map((message) => message.messageId),
       messages.map((message) => message.payload),
       messages.map((message) => message.createdAt),
+      messages.map((message) => message.notBefore ?? message.createdAt),
     ],
   );
   return new Set(result.rows.map((row) => row.output));

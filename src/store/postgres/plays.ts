@@ -14,7 +14,8 @@ import {
   type PlayColumns,
   type PlayLogStore,
 } from '../plays';
-import { inTransaction } from './connection';
+import { inTransaction, type PostgresContext } from './connection';
+import { announced } from './notifications';
 
 // The PostgreSQL side of the play log (store/plays.ts has the contract). Every change of a
 // channel's plays takes the channel's advisory lock first, so instances sharing the database
@@ -53,7 +54,8 @@ interface PlayPageRow extends PlayColumns {
   metadata: TrackFields;
 }
 
-export function createPostgresPlayLogStore(pool: pg.Pool): PlayLogStore {
+export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext): PlayLogStore {
+  let writes = 0;
   const longestMs = async (channel: string | undefined): Promise<number> => {
     const result =
       channel === undefined
@@ -113,20 +115,27 @@ export function createPostgresPlayLogStore(pool: pg.Pool): PlayLogStore {
         );
         const play = onAir.rows[0];
         if (!play) return null;
-        await client.query('UPDATE tracks SET ended_at = $1, end_reason = $2, listeners_done = false WHERE dbid = $3', [
+        // Announced: other instances re-read the record (its end shows on their /v1/last and pages).
+        await client.query(announced('track', 'UPDATE tracks SET ended_at = $2, end_reason = $3, listeners_done = false WHERE dbid = $4'), [
+          instanceId,
           endNotBefore(play.started_at, at),
           reason,
           play.dbid,
         ]);
+        writes += 1;
         return Number(play.dbid);
       });
     },
     async endDue(now) {
       const ended = await pool.query<{ dbid: string }>(
-        `UPDATE tracks SET ended_at = planned_end_at, end_reason = 'duration', listeners_done = false
-          WHERE ended_at IS NULL AND planned_end_at IS NOT NULL AND planned_end_at <= $1 RETURNING dbid`,
-        [now],
+        announced(
+          'track',
+          `UPDATE tracks SET ended_at = planned_end_at, end_reason = 'duration', listeners_done = false
+            WHERE ended_at IS NULL AND planned_end_at IS NOT NULL AND planned_end_at <= $2`,
+        ),
+        [instanceId, now],
       );
+      writes += ended.rows.length;
       return ended.rows.map((row) => Number(row.dbid));
     },
     async nextPlannedEnd() {
@@ -195,5 +204,6 @@ export function createPostgresPlayLogStore(pool: pg.Pool): PlayLogStore {
       const result = await pool.query<{ value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
       return result.rows[0]?.value ?? '';
     },
+    version: () => writes,
   };
 }

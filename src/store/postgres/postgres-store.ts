@@ -23,7 +23,8 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   const instanceId = randomUUID();
   const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize);
   const context: PostgresContext = { pool, instanceId, now: options.now ?? Date.now };
-  const tracks = createPostgresTrackStore(context);
+  const plays = createPostgresPlayLogStore(context);
+  const tracks = createPostgresTrackStore(context, plays);
 
   const events = new EventEmitter<StoreEvents>();
   events.setMaxListeners(0);
@@ -41,7 +42,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
 
   return {
     tracks: tracks.store,
-    plays: createPostgresPlayLogStore(pool),
+    plays,
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),

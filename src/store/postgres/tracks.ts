@@ -1,5 +1,5 @@
 import type { TrackFields, TrackRecord } from '../../domain/track';
-import { PLAY_COLUMNS, defaultPlay, playFromRow, type PlayColumns } from '../plays';
+import { PLAY_COLUMNS, defaultPlay, playFromRow, plannedEndFor, type PlayColumns, type PlayLogStore } from '../plays';
 import type { StoreChange } from '../store';
 import { historyUpperBound, startedPlay, type TrackStore } from '../tracks';
 import { inTransaction, type PostgresContext } from './connection';
@@ -26,7 +26,7 @@ export interface PostgresTracks {
 /** The columns every track read selects. */
 const TRACK_COLUMNS = `dbid, received_seq, received_at, metadata, ${PLAY_COLUMNS}`;
 
-export function createPostgresTrackStore({ pool, instanceId }: PostgresContext): PostgresTracks {
+export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, plays: Pick<PlayLogStore, 'version'>): PostgresTracks {
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   let deletions = 0;
@@ -54,7 +54,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
             play.usage,
             play.dj ?? null,
             play.show ?? null,
-            play.plannedEndAt ?? null,
+            plannedEndFor(play, startedAt),
           ],
         );
         const row = result.rows[0];
@@ -111,7 +111,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       }
       return removed;
     },
-    version: () => writes,
+    version: () => writes + plays.version(),
     removals: () => deletions,
     async nextReceivedSeq() {
       const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");

@@ -105,6 +105,34 @@ function playContract(openFresh: () => Promise<Store>): void {
     expect(all.map((row) => row.metadata.title)).toEqual(['t10', 't11', 't12', 't13', 't14', 't15', 't16', 't17', 't18', 't19']);
   });
 
+  it('When 1,000 plays arrive with random starts, durations and ends on three channels, then no two plays of a channel ever overlap', async () => {
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const channels = ['main', '/live.ogg', 'two'];
+    for (let i = 0; i < 1000; i += 1) {
+      const channel = channels[Math.floor(random() * 3)] ?? 'main';
+      const second = i * 20 + Math.floor(random() * 600) - 300;
+      const duration = random() < 0.3 ? Math.floor(random() * 60) + 1 : undefined;
+      await play(second, { channel, ...(duration ? { plannedEndAt: at(second + duration) } : {}) }, `t${i}`);
+      if (random() < 0.1) await store.plays.end(channel, at(second + Math.floor(random() * 100)), 'explicit');
+      if (random() < 0.1) await store.plays.endDue(at(second + 30));
+    }
+    for (const channel of channels) {
+      const rows = await collect(store.plays.plays({ from: at(-1000), to: at(30_000), channel }));
+      expect(rows.length).toBeGreaterThan(250);
+      rows.forEach((row, index) => {
+        const next = rows[index + 1];
+        if (row.play.endedAt !== null) expect(row.play.endedAt >= row.play.startedAt).toBe(true);
+        if (!next) return;
+        expect(row.play.endedAt).not.toBeNull();
+        expect((row.play.endedAt ?? '') <= next.play.startedAt).toBe(true);
+      });
+    }
+  });
+
   it('When listeners come and go, then sessions are kept, overlap a play as the rule says, and are read by range', async () => {
     const key = (clientId: string) => ({ server: 'http://127.0.0.1:8000', mount: '/live.mp3', clientId });
     const open = (clientId: string, second: number) =>
