@@ -74,7 +74,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
     ctx.set({
       'Content-Disposition': contentDisposition(fileName),
       'X-Report-Problems': String(facts.problems),
-      'X-Report-Summary': JSON.stringify(summaryOf(facts)),
+      'X-Report-Summary': asciiJson(summaryOf(facts)),
     });
     ctx.type = reportDeps.format.contentType(run);
     ctx.body = Readable.from(renderReport(reportDeps, run, facts));
@@ -122,6 +122,11 @@ export function summaryOf(facts: ReportFacts): Record<string, unknown> {
     channels: facts.channels,
     problems: facts.problems,
   };
+}
+
+/** JSON a header can carry: every character past ASCII escaped (a channel may be named in any script). */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function parameters(ctx: AppContext): ReportParameters {

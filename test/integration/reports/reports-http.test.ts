@@ -91,6 +91,14 @@ describe('GET /v1/reports', () => {
     expect(lines[lines.length - 1]).toEqual({ summary: { music_plays: 2, excluded_not_music: {}, excluded_short: 0, channels: ['main'], problems: 2 } });
   });
 
+  it('When a play is on a channel named in another script, then the summary header carries it escaped', async () => {
+    const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Aphex Twin', title: 'Xtal', channel: 'Радио Ü' }, auth);
+    expect(res.status).toBe(200);
+    const file = await request(path('prs', '&allow_problems=1'), { headers: auth });
+    expect(file.status).toBe(200);
+    expect(JSON.parse(file.headers.get('x-report-summary') ?? '{}')).toMatchObject({ channels: ['main', 'Радио Ü'] });
+  });
+
   it('When a parameter is wrong, then it answers 400 naming it; an unknown format is 404', async () => {
     expect(asObject((await request(`${t.url}/v1/reports/bmi?from=2026-02-30&to=2026-03-01`, { headers: auth })).json).error).toMatch(
       /^from must be a local date/,
