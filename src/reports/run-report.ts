@@ -36,12 +36,25 @@ const LONGEST_PLAY_MS = 6 * 3_600_000;
 
 const query = (run: ReportRun): ReportQuery => ({ startMs: run.range.startMs, endMs: run.range.endMs, channel: run.channel });
 
+/**
+ * Hears each problem; a promise holds the pass until it settles (a slow reader of the check's
+ * answer slows the pass down instead of piling problems up).
+ */
+export type ProblemSink = (problem: Problem) => void | Promise<void>;
+
 /** The check pass: every problem to `onProblem`, in air order, and the facts of the run. */
-export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem: (problem: Problem) => void): Promise<ReportFacts> {
+export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<ReportFacts> {
   const facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0 };
+  let found: Problem[] = [];
   const report = (problem: Problem) => {
     facts.problems++;
-    onProblem(problem);
+    found.push(problem);
+  };
+  // Problems are handed over after each batch: a batch's worth at most is held.
+  const handOver = async () => {
+    const ready = found;
+    found = [];
+    for (const problem of ready) await onProblem(problem);
   };
   for (const problem of settingProblems(run)) report(problem);
   const needsPerformances = deps.format.needsPerformances(run);
@@ -57,6 +70,7 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
         );
       plays.inspect(play, sessionsOf.get(play.channel) ?? true);
     }
+    if (found.length > 0) await handOver();
   }
   plays.finish();
   if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
@@ -64,7 +78,8 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
       subject: 'report',
       what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
     });
-  if (run.format === 'npr-streams') await inspectSessions(deps, run, report);
+  if (run.format === 'npr-streams') await inspectSessions(deps, run, report, handOver);
+  await handOver();
   return facts;
 }
 
@@ -108,10 +123,13 @@ function settingProblems(run: ReportRun): Problem[] {
   return missing.map((key) => ({ subject: 'report', what: `${key} is not set` }));
 }
 
-async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void): Promise<void> {
+async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void, handOver: () => Promise<void>): Promise<void> {
   let withoutAddress = 0;
   let sessions = 0;
-  for await (const batch of deps.source.sessions(query(run))) for (const session of batch) inspectSession(session);
+  for await (const batch of deps.source.sessions(query(run))) {
+    for (const session of batch) inspectSession(session);
+    await handOver();
+  }
   function inspectSession(session: ListenerSession): void {
     const connectedMs = Date.parse(session.connected_at);
     if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) return;

@@ -1,11 +1,11 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import Router from '@koa/router';
 import { AppError } from '../../errors';
 import { authenticate } from '../../pipeline/authenticate';
 import { requestCredential } from '../../pipeline/parse';
 import { isStorageUnavailable } from '../../store/health';
 import { problemLine, type Problem } from '../../reports/checks';
-import type { ReportFacts, ReportSettings } from '../../reports/format';
+import type { ReportFacts, ReportRun, ReportSettings } from '../../reports/format';
 import { FORMATS } from '../../reports/formats';
 import { isReportFormat, reportRun, type ReportParameters } from '../../reports/report-query';
 import { inspectReport, renderReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
@@ -49,7 +49,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   router.get('/reports/:format/check', (ctx) => {
     const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
     ctx.type = 'application/x-ndjson';
-    ctx.body = Readable.from(checkLines(reportDeps, run));
+    ctx.body = checkLines(reportDeps, run);
   });
 
   router.get('/reports/:format', async (ctx) => {
@@ -83,34 +83,25 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   return router;
 }
 
-/** The check as NDJSON: one `{"problem": ...}` line each, then `{"summary": ...}`. */
-async function* checkLines(deps: ReportDeps, run: ReturnType<typeof reportRun>): AsyncGenerator<string> {
-  const waiting: string[] = [];
-  let wake: (() => void) | undefined;
-  let finished: ReportFacts | undefined;
-  let failure: unknown;
-  const pass = inspectReport(deps, run, (problem) => {
-    waiting.push(`${JSON.stringify({ problem: problemLine(problem) })}\n`);
-    wake?.();
-  }).then(
-    (facts) => {
-      finished = facts;
-      wake?.();
-    },
-    (error: unknown) => {
-      failure = error ?? new Error('report check failed');
-      wake?.();
-    },
+/**
+ * The check as NDJSON: one `{"problem": ...}` line each, then `{"summary": ...}`. The pass waits
+ * while the reader is behind, and stops when it goes away.
+ */
+function checkLines(deps: ReportDeps, run: ReportRun): Readable {
+  const out = new PassThrough();
+  const send = async (problem: Problem) => {
+    if (out.destroyed) throw new Error('the reader of the check went away');
+    if (out.write(`${JSON.stringify({ problem: problemLine(problem) })}\n`)) return;
+    await new Promise<void>((resolve) => {
+      out.once('drain', resolve);
+      out.once('close', resolve);
+    });
+  };
+  inspectReport(deps, run, send).then(
+    (facts) => out.end(`${JSON.stringify({ summary: summaryOf(facts) })}\n`),
+    (error: unknown) => out.destroy(error instanceof Error ? error : new Error('report check failed')),
   );
-  while (finished === undefined && failure === undefined) {
-    if (waiting.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-    wake = undefined;
-    if (waiting.length > 0) yield waiting.splice(0).join('');
-  }
-  await pass;
-  if (failure !== undefined) throw failure instanceof Error ? failure : new Error('report check failed');
-  if (waiting.length > 0) yield waiting.splice(0).join('');
-  yield `${JSON.stringify({ summary: summaryOf(finished as ReportFacts) })}\n`;
+  return out;
 }
 
 /** What a run left out and found, as the check's last line and a header of the file's answer. */
