@@ -59,7 +59,9 @@ export async function renderToText(source: ReportSource, run: ReportRun, minSess
   const format = FORMATS[run.format];
   const deps = { source, format, minSessionSeconds };
   const problems: Problem[] = [];
-  const facts = await inspectReport(deps, run, (problem) => problems.push(problem));
+  const facts = await inspectReport(deps, run, (problem) => {
+    problems.push(problem);
+  });
   let text = '';
   for await (const piece of renderReport(deps, run, facts)) text += piece;
   return { text, fileName: format.fileName(run, facts), problems, facts };
