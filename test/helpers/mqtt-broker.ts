@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { connectAsync } from 'mqtt';
+import { MQTT_TEST_URL } from './peers';
 
-// The machine's Mosquitto on 127.0.0.1:1883 as the MQTT tests use it: read a retained message as a
+// The machine's Mosquitto (127.0.0.1:1883, or SVC_TEST_MQTT_URL: test/helpers/peers.ts) as the MQTT tests use it: read a retained message as a
 // fresh subscriber gets it, and clear the retained messages a test left under its own prefix.
 
-export const BROKER = 'mqtt://127.0.0.1:1883';
+export const BROKER = MQTT_TEST_URL;
 
 /** Every retained message under `filter` (a topic filter with `+`/`#`), as a fresh subscriber gets them. */
 export async function retainedUnder(filter: string): Promise<Map<string, string>> {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { findProgram } from './peers';
 import { ADMIN_URL } from './postgres';
 import { makeTempDir } from './temp-dir';
 
@@ -12,7 +13,8 @@ import { makeTempDir } from './temp-dir';
 // default_pool_size, max_client_conn, user). Run as root, PgBouncer refuses to start unless
 // `user` names an account to switch to: the files are made readable for it.
 
-export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((file) => fs.existsSync(file));
+/** Where pgbouncer is installed (Debian puts it in /usr/sbin), or undefined (test/helpers/peers.ts). */
+export const PGBOUNCER = findProgram('pgbouncer');
 
 export interface PgBouncer {
   /** The URL of `database` through PgBouncer (same user as ADMIN_URL). */

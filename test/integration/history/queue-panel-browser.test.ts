@@ -1,4 +1,4 @@
-import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -7,7 +7,6 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // by the request events of /v1/events: a request appears when it is queued and goes when its track
 // plays. The screenshot goes to test/artifacts/history-queue.png.
 
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 const SECRET = 'queue-panel-secret';
 const AUTH = { 'X-SVC-Client-Auth': SECRET };
 

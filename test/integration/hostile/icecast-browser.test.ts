@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { startIcecastTestServer, type IcecastTestServer } from '../../helpers/icecast-source';
 import { storedCount } from '../../helpers/stored-count';
 
@@ -11,7 +11,6 @@ import { storedCount } from '../../helpers/stored-count';
 // Before: the secret was learned in 7.6 s and 21 of 21 writes were stored. Now Chromium's own
 // Origin / Sec-Fetch-* / Referer headers get every request refused.
 
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 const PASSWORD = 'dj-secret-3';
 
 function attackPage(icecastUrl: string, svcUrl: string): string {

@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startCli, unusedPort } from '../../cli/cli-process';
 import { asObject, postJson, request } from '../../helpers/http';
-import { NGINX, startNginxFront, type NginxFront } from '../../helpers/nginx';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { startNginxFront, type NginxFront } from '../../helpers/nginx';
+import { describeWithPeers } from '../../helpers/peers';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
 import { startResumingReader, streamFaults, type ResumingReader } from '../../helpers/resuming-sse';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
@@ -111,7 +112,7 @@ function faultsOf(readers: ResumingReader[], expected: number[]) {
   };
 }
 
-(NGINX ? describeWithPostgres : describe.skip)('SSE readers and followers through nginx while an instance is killed', () => {
+describeWithPeers(['nginx', 'postgresql'], 'SSE readers and followers through nginx while an instance is killed', () => {
   jest.setTimeout(180_000);
   let station: Station | undefined;
   afterEach(async () => {

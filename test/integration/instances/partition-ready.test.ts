@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { unusedPort } from '../../cli/cli-process';
 import { asObject, postJson, request } from '../../helpers/http';
-import { NGINX, startNginxFront, type NginxFront } from '../../helpers/nginx';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { startNginxFront, type NginxFront } from '../../helpers/nginx';
+import { describeWithPeers } from '../../helpers/peers';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
 import { proxyInFrontOf, type TcpProxy } from '../../helpers/tcp-proxy';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -21,7 +22,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The POST /v1/remoteinput lines of an instance's access log (method, path, status, ms). */
 const writesIn = (logs: readonly string[]) => logs.filter((line) => line.includes('POST /v1/remoteinput '));
 
-(NGINX ? describeWithPostgres : describe.skip)('a partitioned instance behind nginx', () => {
+describeWithPeers(['nginx', 'postgresql'], 'a partitioned instance behind nginx', () => {
   jest.setTimeout(90_000);
   let database: TestDatabase;
   let proxy: TcpProxy;

@@ -1,8 +1,9 @@
 import { unusedPort } from '../../cli/cli-process';
 import { eventually } from '../../helpers/eventually';
 import { asObject, postJson, request } from '../../helpers/http';
-import { PGBOUNCER, startPgBouncer, type PgBouncer } from '../../helpers/pgbouncer';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { describeWithPeers } from '../../helpers/peers';
+import { startPgBouncer, type PgBouncer } from '../../helpers/pgbouncer';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // docs/several-instances.md "PgBouncer": Debian's real pgbouncer in transaction mode between the
@@ -15,16 +16,7 @@ const BOUNCER_POOL = 10;
 /** The bench goal (bench/proxies.bench.js): server connections for ten instances through PgBouncer. */
 const MAX_SERVER_CONNECTIONS = 25;
 
-function describeWithPgBouncer(name: string, body: () => void): void {
-  if (PGBOUNCER) {
-    describeWithPostgres(name, body);
-    return;
-  }
-  process.stderr.write(`SKIPPED "${name}": pgbouncer is not installed (Debian package pgbouncer)\n`);
-  describe.skip(name, body);
-}
-
-describeWithPgBouncer('instances behind PgBouncer in transaction mode', () => {
+describeWithPeers(['pgbouncer', 'postgresql'], 'instances behind PgBouncer in transaction mode', () => {
   let database: TestDatabase;
   let bouncer: PgBouncer;
   let instances: TestServer[] = [];

@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { unusedPort } from '../../cli/cli-process';
 import { eventually } from '../../helpers/eventually';
-import { NGINX, startNginxFront, type NginxFront } from '../../helpers/nginx';
-import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
+import { startNginxFront, type NginxFront } from '../../helpers/nginx';
+import { describeWithPeers } from '../../helpers/peers';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { runCli } from '../../helpers/run-cli';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
@@ -20,7 +21,7 @@ const CLIENTS = 3;
 const PER_CLIENT = 40;
 const SIGNING = `whsec_${randomBytes(24).toString('base64')}`;
 
-(NGINX ? describeWithPostgres : describe.skip)('kill -9 of instances behind nginx during submissions', () => {
+describeWithPeers(['nginx', 'postgresql'], 'kill -9 of instances behind nginx during submissions', () => {
   jest.setTimeout(120_000);
   let database: TestDatabase;
   let temp: ReturnType<typeof makeTempDir>;

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { unusedPort } from '../../cli/cli-process';
-import { NGINX, startNginxFront, type NginxFront } from '../../helpers/nginx';
+import { startNginxFront, type NginxFront } from '../../helpers/nginx';
 import { postJson } from '../../helpers/http';
+import { describeWithPeers } from '../../helpers/peers';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { makeTempDir } from '../../helpers/temp-dir';
 
@@ -48,7 +49,7 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-(NGINX ? describe : describe.skip)('the nginx example and a POST whose instance dies under it', () => {
+describeWithPeers(['nginx'], 'the nginx example and a POST whose instance dies under it', () => {
   let temp: ReturnType<typeof makeTempDir>;
   let droppers: Dropper[];
   let server: TestServer;

@@ -6,7 +6,8 @@ import { asObject, postJson } from '../../helpers/http';
 import { startIcecast, startSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { afterDelay, serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
-import { clearRetained } from '../../helpers/mqtt-broker';
+import { BROKER, clearRetained } from '../../helpers/mqtt-broker';
+import { describeWithPeers } from '../../helpers/peers';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { runCli } from '../../helpers/run-cli';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -16,7 +17,6 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // being enriched holds only the ones behind it, current-state targets never go back to an older
 // record, and an Icecast mount without a source is retried until it has one.
 
-const BROKER = 'mqtt://127.0.0.1:1883';
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 
 interface OutputRow {
@@ -38,7 +38,7 @@ async function titleOf(icecast: IcecastServer, mount: string): Promise<unknown> 
   return (await icecast.sources()).find((one) => typeof one.listenurl === 'string' && one.listenurl.endsWith(mount))?.title;
 }
 
-describe('three tracks, the first with a slow cover', () => {
+describeWithPeers(['mosquitto', 'icecast2'], 'three tracks, the first with a slow cover', () => {
   const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   let host: ImageHost;
   let receiver: Receiver;
@@ -120,7 +120,7 @@ describe('three tracks, the first with a slow cover', () => {
   }, 40_000);
 });
 
-describe('an Icecast mount whose source connects later', () => {
+describeWithPeers(['icecast2'], 'an Icecast mount whose source connects later', () => {
   let icecast: IcecastServer;
   let source: IcecastSource | undefined;
   let server: TestServer;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from '../../helpers/eventually';
 import { asObject, postJson } from '../../helpers/http';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../../helpers/postgres';
+import { createTestDatabase, postgresForPart, type TestDatabase } from '../../helpers/postgres';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
@@ -96,8 +96,7 @@ describe('kill -9 at every step of a submission', () => {
     }
   });
 
-  const backends = postgresReachable() ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
-  if (backends.length === 1) process.stdout.write('SKIPPED fault injection on PostgreSQL: no PostgreSQL server reachable\n');
+  const backends = postgresForPart('kill -9 at every step of a submission, on PostgreSQL') ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
   for (const backend of backends) {
     for (const step of STEPS) {
       it(`When ${backend} is killed at "${step}", then every stored track reaches every output exactly once, in dbid order`, async () => {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from '../../helpers/eventually';
 import { BROKER, clearRetained, retainedUnder } from '../../helpers/mqtt-broker';
+import { describeWithPeers } from '../../helpers/peers';
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
 
@@ -11,7 +12,7 @@ import { makeTempDir } from '../../helpers/temp-dir';
 // last will, Home Assistant's discovery lists both with availability_mode any, and the service
 // topic stays online while either lives.
 
-describe('two instances on one MQTT prefix', () => {
+describeWithPeers(['mosquitto'], 'two instances on one MQTT prefix', () => {
   const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   const name = `ha-${randomBytes(3).toString('hex')}`;
   const sensorTopic = `homeassistant/sensor/svc_${name}/now_playing/config`;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Page } from 'playwright-core';
 import type { Enricher } from '../../../src/enrich/enricher';
-import { artifactPath, chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
 import { afterDelay, serveBytes, startImageHost, type Handler, type ImageHost } from '../../helpers/image-host';
@@ -162,8 +162,6 @@ interface InPage {
   loads: { at: number; field: string; width: number; title: string }[];
   document: { querySelector(selector: string): { complete: boolean; naturalWidth: number } | null };
 }
-
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 
 describeWithChromium("What's Now Playing's image templates across a track change, in headless Chromium", () => {
   jest.setTimeout(90_000);

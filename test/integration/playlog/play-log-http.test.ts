@@ -6,6 +6,7 @@ import { encodeVorbis, makeTone } from '../../helpers/audio-files';
 import { eventually } from '../../helpers/eventually';
 import { asObject, postJson, request } from '../../helpers/http';
 import { startIcecastTestServer } from '../../helpers/icecast-source';
+import { describeWithPeers } from '../../helpers/peers';
 import { startReceiver } from '../../helpers/receiver';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -155,7 +156,7 @@ describe('play log: an output with a delay', () => {
   });
 });
 
-describe('play log: a source that goes away', () => {
+describeWithPeers(['sox', 'oggenc', 'vorbiscomment', 'ezstream'], 'play log: a source that goes away', () => {
   it('When ezstream stops streaming to the svc Icecast listener, then the play on its mount ends with source_disconnect', async () => {
     const temp = makeTempDir('svc-playlog-ezstream-');
     const svc = await startIcecastTestServer('hackme', { config: { secret: 'hackme' } });

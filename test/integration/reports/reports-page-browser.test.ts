@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import { chromiumInstalled, launchBrowser, type Browser } from '../../helpers/browser';
+import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // The "Reports" section of the history page (docs/reports.md "From the history page"), in
 // headless Chromium: pick a month and a format, see the problems, download the file anyway.
 
-const describeWithChromium = chromiumInstalled() ? describe : describe.skip;
 const SECRET = 'page-secret';
 
 describeWithChromium('the Reports section of the history page, in headless Chromium', () => {
