@@ -94,7 +94,8 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       const metadata = withKnown(submitted, known, deps.maxRecordBytes);
       const track = { receivedSeq, receivedAt, metadata, play, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
       const stored = await storeAndAnnounce(track, known.images, announced, signal, deps);
-      if (stored.play && stored.play.startedAt !== play.startedAt) {
+      // Only a start the DJ software gave is news: an arrival time moved past a play stored meanwhile is the rule.
+      if (sanitized.fields.started_at !== undefined && stored.play && stored.play.startedAt !== play.startedAt) {
         warnings.push(`started_at ${play.startedAt} is before the start of the previous play on channel "${play.channel}"; ${stored.play.startedAt} is used`);
       }
       const updates = new RecordUpdates(stored, deps);

@@ -13,6 +13,8 @@ const DEFAULT_POOL_SIZE = 4;
 /** A cut network hangs instead of failing: these bound how long a request waits for the database. */
 export const CONNECT_TIMEOUT_MS = 3000;
 const QUERY_TIMEOUT_MS = 5000;
+/** Longest a pooled connection may sit inside a transaction waiting for svc. */
+const IDLE_IN_TRANSACTION_MS = 2000;
 
 /** The database's clock in ms since the epoch: one clock for every instance's request spacing. */
 export const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
@@ -41,6 +43,9 @@ export async function openPostgresPool(
     max: poolSize,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
+    // A transaction whose instance froze or lost its network must not hold its locks (a channel's
+    // play placement, the insert order) for everyone: the server ends it (docs/several-instances.md).
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     application_name: 'svc',
