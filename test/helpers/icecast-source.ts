@@ -4,6 +4,7 @@ import { createLogger } from '../../src/log';
 import type { TrackFields } from '../../src/domain/track';
 import type { TrackStore } from '../../src/store/tracks';
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server';
+import { until } from './eventually';
 
 // A real svc (HTTP server and Icecast source listener, as `svc serve --icecast-port` wires them)
 // and a source client that speaks to it as libshout does over a raw socket.
@@ -93,12 +94,4 @@ export async function writeAll(connection: SourceConnection, body: Buffer, piece
 export async function waitForTracks(tracks: TrackStore, count: number): Promise<TrackFields[]> {
   await until(async () => (await tracks.since(0, 1000)).length >= count);
   return (await tracks.since(0, 1000)).map((record) => record.metadata);
-}
-
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
