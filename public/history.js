@@ -9,7 +9,29 @@
 (function () {
   const { connectStream, imageUrl } = window.svcStream;
   const PAGE = 100;
-  const CSV_COLUMNS = ['received_at', 'artist', 'title', 'album', 'label', 'date', 'isrc', 'duration'];
+  const CSV_COLUMNS = [
+    'received_at',
+    'artist',
+    'title',
+    'album',
+    'label',
+    'date',
+    'isrc',
+    'duration',
+    'started_at',
+    'ended_at',
+    'end_reason',
+    'kind',
+    'usage',
+    'channel',
+    'dj',
+    'show',
+    'atp',
+    'listener_seconds',
+    'peak',
+  ];
+  // Read from the play's `listeners` object (docs/play-log.md "Listeners per play").
+  const LISTENER_COLUMNS = ['atp', 'listener_seconds', 'peak'];
   const SPAN = /^(\d{1,6})(s|m|h|d|w)$/;
   const UNIT_MS = { s: 1e3, m: 6e4, h: 36e5, d: 864e5, w: 6048e5 };
 
@@ -84,7 +106,9 @@
   /** Text from a submitter, made one line: control characters (a newline, a terminal escape) become spaces. */
   function oneLine(value) {
     // eslint-disable-next-line no-control-regex -- matching control characters is the point
-    return text(value).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+    return text(value)
+      .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+      .trim();
   }
 
   /** Whether `a` comes after `b` in the history (received time, then dbid). */
@@ -109,6 +133,7 @@
       ['title', text(track.title) || `untitled #${track.dbid}`],
       ['artist', text(track.artist)],
       ['album', [text(track.album), text(track.date).slice(0, 4)].filter(Boolean).join(' · ')],
+      ['play', playLine(track)],
     ];
     for (const [name, value] of lines) {
       const line = document.createElement('div');
@@ -118,6 +143,19 @@
     }
     item.append(time, thumb, body);
     return item;
+  }
+
+  /** Air times with seconds, kind, channel, people and listeners (docs/play-log.md). */
+  function playLine(track) {
+    if (typeof track.started_at !== 'string') return '';
+    const seconds = (iso) => {
+      const at = new Date(iso);
+      return Number.isNaN(at.getTime()) ? '' : `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+    };
+    const air = `${seconds(track.started_at)}–${typeof track.ended_at === 'string' ? seconds(track.ended_at) : 'on air'}`;
+    const listeners = track.listeners && typeof track.listeners.atp === 'number' ? `${track.listeners.atp} listeners (peak ${track.listeners.peak})` : '';
+    const parts = [air, text(track.kind), text(track.channel), text(track.dj), text(track.show), listeners];
+    return parts.filter(Boolean).join(' · ');
   }
 
   /** The cover, or an empty tile of the same size while there is none. */
@@ -160,7 +198,12 @@
     const textBody = oldestFirst
       .map((t) => `${clock(t.received_at, withDate)}  ${[oneLine(t.artist), oneLine(t.title)].filter(Boolean).join(' - ') || `untitled #${t.dbid}`}\n`)
       .join('');
-    const csvBody = [CSV_COLUMNS.join(','), ...oldestFirst.map((t) => CSV_COLUMNS.map((c) => csvField(t[c])).join(','))].map((l) => `${l}\r\n`).join('');
+    const csvBody = [
+      CSV_COLUMNS.join(','),
+      ...oldestFirst.map((t) => CSV_COLUMNS.map((c) => csvField(LISTENER_COLUMNS.includes(c) ? (t.listeners || {})[c] : t[c])).join(',')),
+    ]
+      .map((l) => `${l}\r\n`)
+      .join('');
     csvLink.href = URL.createObjectURL(new Blob([csvBody], { type: 'text/csv;charset=utf-8' }));
     textLink.href = URL.createObjectURL(new Blob([textBody], { type: 'text/plain;charset=utf-8' }));
     objectUrls = [csvLink.href, textLink.href];

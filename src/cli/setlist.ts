@@ -50,7 +50,31 @@ function localClock(receivedAt: unknown, withDate: boolean): string {
   return withDate ? `${localDay(receivedAt)} ${time}` : time;
 }
 
-export const CSV_COLUMNS = ['received_at', 'artist', 'title', 'album', 'label', 'date', 'isrc', 'duration'] as const;
+/** The setlist's columns, then the play log's (docs/play-log.md): air times, kind, channel, people, listeners. */
+export const CSV_COLUMNS = [
+  'received_at',
+  'artist',
+  'title',
+  'album',
+  'label',
+  'date',
+  'isrc',
+  'duration',
+  'started_at',
+  'ended_at',
+  'end_reason',
+  'kind',
+  'usage',
+  'channel',
+  'dj',
+  'show',
+  'atp',
+  'listener_seconds',
+  'peak',
+] as const;
+
+/** Columns read from the play's `listeners` object. */
+const LISTENER_COLUMNS: ReadonlySet<string> = new Set(['atp', 'listener_seconds', 'peak']);
 
 /** One RFC 4180 record, without its CRLF. Lists (What's Now Playing sends `isrc` as one) join with "; ". */
 function csvRecord(values: readonly unknown[]): string {
@@ -58,7 +82,9 @@ function csvRecord(values: readonly unknown[]): string {
 }
 
 export function csvRow(track: TrackObject): string {
-  return csvRecord(CSV_COLUMNS.map((column) => track[column]));
+  const listeners = track.listeners;
+  const counts = typeof listeners === 'object' && listeners !== null ? (listeners as Readonly<Record<string, unknown>>) : {};
+  return csvRecord(CSV_COLUMNS.map((column) => (LISTENER_COLUMNS.has(column) ? counts[column] : track[column])));
 }
 
 function csvText(value: unknown): string {

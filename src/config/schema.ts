@@ -1,5 +1,6 @@
 import { array, boolean, mixed, number, object, string, type InferType } from 'yup';
 import { closestName, withArticle } from '../domain/edit-distance';
+import { PLAY_KINDS, type PlayKind } from '../domain/play';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { parseBlock } from '../domain/trusted-proxies';
@@ -42,7 +43,7 @@ const OUTPUT_TYPE_KEYS = {
   dls: { required: ['path'], optional: ['format'] },
 } as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
 export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
-const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds'];
+const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds', 'delay'];
 
 const outputSchema = object({
   name: string()
@@ -87,6 +88,8 @@ const outputSchema = object({
   discoveryPrefix: string().matches(/^[^#+\s]+$/, '${path} must be an MQTT topic without wildcards or spaces'),
   instance: string().matches(/^[A-Za-z0-9_.-]{1,64}$/, '${path} must be 1 to 64 of A-Z, a-z, 0-9, _, . and -'),
   retryForSeconds: positiveSeconds(),
+  // docs/play-log.md "During, but not before": the output's messages wait this long after the change.
+  delay: number().min(0, '${path} must be 0 or a positive number of seconds').max(600, '${path} must be at most 600 seconds').default(0),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
   const spec = OUTPUT_TYPE_KEYS[value.type];
   if (!spec) return true;
@@ -162,6 +165,47 @@ function isTemplate(source: string): boolean {
     return false;
   }
 }
+
+/** `{field: regex}`: every field must match (case-insensitively) for the rule to apply. */
+function isFieldPatterns(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) return false;
+  return Object.values(value).every((pattern) => typeof pattern === 'string' && isRegExp(pattern));
+}
+
+function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source, 'iu');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const kindRuleSchema = object({
+  match: mixed<Record<string, string>>()
+    .required('${path} is required')
+    .test('patterns', '${path} must map field names to regular expressions', (value) => isFieldPatterns(value)),
+  kind: string<PlayKind>()
+    .required('${path} is required')
+    .oneOf([...PLAY_KINDS], '${path} must be one of: ${values}'),
+});
+
+/** `{"/live.mp3": "main"}`: each mount of the server and the channel it carries. */
+function isMountMap(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) return false;
+  return Object.entries(value).every(([mount, channel]) => mount.startsWith('/') && typeof channel === 'string' && channel !== '');
+}
+
+const playlogIcecastSchema = object({
+  url: httpUrl().required('${path} is required'),
+  adminUser: string().min(1).default('admin'),
+  adminPassword: string().min(1).optional(),
+  // Seconds between /admin/listclients polls; absent: this server is not polled (URL authentication only).
+  poll: positiveSeconds().max(3600).optional(),
+  mounts: mixed<Record<string, string>>()
+    .required('${path} is required')
+    .test('mounts', '${path} must map mounts ("/live.mp3") to channel names', (value) => isMountMap(value)),
+});
 
 export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
@@ -268,6 +312,22 @@ export const configSchema = object({
   icecastSource: object({
     port: number().integer('${path} must be an integer').min(0).max(65535).optional(),
     password: string().optional(),
+  }),
+  // docs/play-log.md: air times, kinds, channels and listeners of every play.
+  playlog: object({
+    startedAtPastSeconds: number().min(0).default(600),
+    startedAtFutureSeconds: number().min(0).default(5),
+    kindRules: array(kindRuleSchema.defined()).default([]),
+    // Plays with a duration below this many seconds are not music (0: off); they get shortItemKind.
+    shortItemSeconds: number().min(0).default(0),
+    shortItemKind: string<PlayKind>()
+      .oneOf([...PLAY_KINDS], '${path} must be one of: ${values}')
+      .default('jingle'),
+    // Warn on the US performance complement (17 U.S.C. 114(j)(13)); for stations under that licence.
+    complement: boolean().default(false),
+    minSessionSeconds: number().min(0).default(0),
+    keepAddresses: boolean().default(false),
+    icecast: array(playlogIcecastSchema.defined()).default([]),
   }),
   // Your own files (templates, fonts, images) for the pages, served at /static/ and
   // /httpstatic/ (docs/first-hour.md "Your own files"); empty: nothing is served there.

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { TrackRecord } from './track';
 import { etagOf } from './etag';
+import { recordJson } from './play';
 
 // The current track (docs/decisions.md "Delivery promises": the stored record with the highest
 // dbid, whatever order the bodies arrived in) and the
@@ -75,9 +76,12 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */
   update(record: TrackRecord): void {
-    if (this.snapshotValue.record?.dbid !== record.dbid) return;
-    this.snapshotValue = serialize(record);
-    this.emit('track-updated', record);
+    const shown = this.snapshotValue.record;
+    if (shown?.dbid !== record.dbid) return;
+    // A play's end never goes back: an enrichment update made from an older copy keeps the end shown.
+    const updated = shown.play?.endedAt && record.play && !record.play.endedAt ? { ...record, play: shown.play } : record;
+    this.snapshotValue = serialize(updated);
+    this.emit('track-updated', updated);
   }
 
   private readonly settleWork = new Set<(record: TrackRecord) => Promise<void>>();
@@ -100,6 +104,6 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 }
 
 function serialize(record: TrackRecord | null): NowPlayingSnapshot {
-  const body = record ? JSON.stringify({ dbid: record.dbid, ...record.metadata }) : '{}';
+  const body = record ? JSON.stringify(recordJson(record)) : '{}';
   return { record, body, etag: etagOf(body) };
 }

@@ -1,5 +1,6 @@
-// The shapes that travel through svc. This module imports nothing on purpose:
-// every layer may depend on it, it depends on none.
+// The shapes that travel through svc. This module imports nothing but the play log's types
+// (play.ts, itself without imports): every layer may depend on it, it depends on none.
+import type { PlayInfo } from './play';
 
 /**
  * A single metadata value. Submissions yield scalars and lists of text (What's Now Playing sends
@@ -18,6 +19,8 @@ export interface TrackRecord {
   receivedSeq: number;
   receivedAt: string;
   metadata: TrackFields;
+  /** Its air times, kind, channel and listeners (docs/play-log.md); absent only on records not read from the store. */
+  play?: PlayInfo;
 }
 
 /**

@@ -29,9 +29,18 @@ export class MusicBrainzApi {
     private readonly baseUrl: string,
   ) {}
 
-  /** `/recording/{mbid}` with artists, releases (and their release groups), ISRCs and genres. */
+  /**
+   * `/recording/{mbid}` with artists, releases (and their release groups), ISRCs, genres, and the
+   * works it performs with their writers (`work-rels` + `work-level-rels` + `artist-rels`: the
+   * work relations and, on each work, its artist relations such as composer and lyricist).
+   */
   recording(id: string, signal: AbortSignal): Promise<MbRecording | null> {
-    return this.get(`recording/${id}`, 'inc=artist-credits+releases+release-groups+isrcs+genres', required(decodeRecording, 'recording'), signal);
+    return this.get(
+      `recording/${id}`,
+      'inc=artist-credits+releases+release-groups+isrcs+genres+work-rels+work-level-rels+artist-rels',
+      required(decodeRecording, 'recording'),
+      signal,
+    );
   }
 
   /**

@@ -25,6 +25,7 @@ export interface MbReleaseGroup {
 
 export interface MbLabelInfo {
   label: { id?: string; name: string };
+  'catalog-number'?: string;
 }
 
 export interface MbRelease {
@@ -36,6 +37,22 @@ export interface MbRelease {
   'release-group'?: MbReleaseGroup;
   'label-info'?: MbLabelInfo[];
   genres?: MbGenre[];
+  /** UPC/EAN as printed. */
+  barcode?: string;
+}
+
+/** An artist's part in a work (composer, lyricist, writer, ...): a `work-level-rels` relation. */
+export interface MbWorkCredit {
+  type: string;
+  artist: { name: string };
+}
+
+/** The work a recording performs (`work-rels`), with its ISWCs and writers. */
+export interface MbWork {
+  id: string;
+  title?: string;
+  iswcs?: string[];
+  relations?: MbWorkCredit[];
 }
 
 export interface MbRecording {
@@ -48,6 +65,8 @@ export interface MbRecording {
   releases?: MbRelease[];
   isrcs?: string[];
   genres?: MbGenre[];
+  /** The works it is a performance of. */
+  works?: MbWork[];
 }
 
 export interface MbUrlRelation {
@@ -107,7 +126,26 @@ function decodeReleaseGroup(value: unknown): MbReleaseGroup | undefined {
 function decodeLabelInfo(value: unknown): MbLabelInfo | undefined {
   const label = asObject(asObject(value)?.label);
   const name = asText(label?.name);
-  return name === undefined ? undefined : { label: defined({ id: asMbid(label?.id), name }) };
+  return name === undefined
+    ? undefined
+    : defined({ label: defined({ id: asMbid(label?.id), name }), 'catalog-number': asText(asObject(value)?.['catalog-number']) });
+}
+
+/** The works of a recording's relations: `performance` relations to a work, with that work's artist relations. */
+function decodeWorks(relations: unknown): MbWork[] | undefined {
+  const works = asList(relations).flatMap((relation): MbWork[] => {
+    const work = asObject(asObject(relation)?.work);
+    const id = asMbid(work?.id);
+    if (!work || !id) return [];
+    const credits = asList(work.relations).flatMap((credit): MbWorkCredit[] => {
+      const type = asText(asObject(credit)?.type);
+      const name = asText(asObject(asObject(credit)?.artist)?.name);
+      return type !== undefined && name !== undefined ? [{ type, artist: { name } }] : [];
+    });
+    const iswcs = asTexts(work.iswcs);
+    return [defined({ id, title: asText(work.title), iswcs: iswcs.length > 0 ? iswcs : undefined, relations: credits.length > 0 ? credits : undefined })];
+  });
+  return works.length > 0 ? works : undefined;
 }
 
 export function decodeRelease(value: unknown): MbRelease | undefined {
@@ -124,6 +162,7 @@ export function decodeRelease(value: unknown): MbRelease | undefined {
     'release-group': decodeReleaseGroup(item['release-group']),
     'label-info': optionalList(item['label-info'], decodeLabelInfo),
     genres: optionalList(item.genres, decodeGenre),
+    barcode: asText(item.barcode),
   });
 }
 
@@ -142,6 +181,7 @@ export function decodeRecording(value: unknown): MbRecording | undefined {
     releases: optionalList(item.releases, decodeRelease),
     isrcs: isrcs.length > 0 ? isrcs : undefined,
     genres: optionalList(item.genres, decodeGenre),
+    works: decodeWorks(item.relations) ?? (Array.isArray(item.works) ? readList(item.works, (work) => decodeWorks([{ work }])?.[0]) : undefined),
   });
 }
 

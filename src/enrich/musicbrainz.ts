@@ -100,6 +100,9 @@ async function describe(
   const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;
 
   // Secondary lookups only add detail: when one fails or the deadline passes, the match stands.
+  // Works (ISWC, writers) come with a recording looked up by MBID or ISRC; a search answer has
+  // none, and a lookup more would cost every new track a second at MusicBrainz's rate, ahead of
+  // the artist providers (docs/play-log.md "Rights data").
   const [releaseDetail, artistDetail] = await Promise.all([
     release ? api.release(release.id, signal).catch((error: unknown) => logFailure(deps, signal, 'release lookup', error)) : undefined,
     artistId ? api.artist(artistId, signal).catch((error: unknown) => logFailure(deps, signal, 'artist lookup', error)) : undefined,
@@ -119,10 +122,34 @@ async function describe(
       album: release?.title,
       date: release?.date ?? recording['first-release-date'],
       label: chosen?.['label-info']?.[0]?.label.name,
+      ...rightsFields(chosen, recording),
       genre: genres[0],
       genres,
       artistwebsites: websites(artistDetail ?? undefined),
     }),
+  };
+}
+
+/** Writer roles of a work's artist relations (MusicBrainz relationship types), in the order they are named. */
+const WRITER_ROLES: ReadonlySet<string> = new Set(['composer', 'lyricist', 'writer', 'librettist']);
+
+/**
+ * What a licensing report asks for (docs/play-log.md "Rights data"): catalogue number, barcode and
+ * release group of the release; ISWC and writers of the recording's work. Names as MusicBrainz spells them.
+ */
+export function rightsFields(release: MbRelease | undefined, recording: MbRecording): Record<string, string | string[] | undefined> {
+  const labelInfo = release?.['label-info']?.find((info) => info['catalog-number'] !== undefined);
+  const works = recording.works ?? [];
+  const credits = works.flatMap((work) => work.relations ?? []);
+  const namesFor = (roles: (type: string) => boolean) => [...new Set(credits.filter((credit) => roles(credit.type)).map((credit) => credit.artist.name))];
+  const composers = namesFor((type) => type === 'composer' || type === 'writer');
+  return {
+    catalognumber: labelInfo?.['catalog-number'],
+    barcode: release?.barcode,
+    releasegroup: release?.['release-group']?.title,
+    iswc: works.flatMap((work) => work.iswcs ?? [])[0],
+    composer: composers.length > 0 ? composers.join(', ') : undefined,
+    writers: namesFor((type) => WRITER_ROLES.has(type)),
   };
 }
 

@@ -72,6 +72,10 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
   const sourcesBudget = new ByteBudget(options.totalSourceMemoryBytes ?? 8 * 1024 * 1024);
   const sourceMemoryBytes = options.sourceMemoryBytes ?? 256 * 1024;
   const checkPassword = passwordCheck(password, options.authentication ?? { throttle: new AuthThrottle(), report: logFailedPassword(logger) });
+  const { playLog } = options.submission.deps;
+  // A source that goes away ends the play on its mount's channel (docs/play-log.md "Air times").
+  const ended = playLog ? { disconnected: (channel: string) => playLog.end(channel, 'source_disconnect') } : {};
+  const sessionDeps = { submit, logger, report, ...ended };
 
   const route = (socket: Socket, head: RequestHead, rest: Buffer) => {
     const from = socket.remoteAddress ?? 'unknown';
@@ -133,7 +137,7 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
     });
     if (/100-continue/i.test(head.headers.get('expect') ?? '')) socket.write(CONTINUE);
     socket.write(SOURCE_ACCEPTED);
-    runSourceSession(socket, head, mount, rest, { submit, logger, budget, report });
+    runSourceSession(socket, head, mount, rest, { ...sessionDeps, budget });
   };
 
   const admitFromAddress = perAddressCap(options.maxConnectionsPerAddress ?? 8, report);

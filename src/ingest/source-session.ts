@@ -22,6 +22,8 @@ export interface SourceSessionDeps {
   budget: ByteBudget;
   /** One line per kind per minute: lines a source can repeat at will are summarised. */
   report: (kind: string, message: string) => void;
+  /** The source went away: the play on its mount's channel ends (docs/play-log.md "Air times"). */
+  disconnected?: (channel: string) => Promise<unknown>;
 }
 
 export function runSourceSession(socket: Socket, head: RequestHead, mount: string, firstBytes: Buffer, deps: SourceSessionDeps): void {
@@ -42,7 +44,8 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
     waiting++;
     queue = queue.then(async () => {
       try {
-        const result = await deps.submit(fields);
+        // The mount is the channel of the plays it carries (docs/play-log.md "Channels").
+        const result = await deps.submit({ ...fields, channel: mount });
         deps.logger.info(`${label}: track ${describeTrack(fields)} stored as dbid ${result.dbid}`);
       } catch (error) {
         logFailure(deps.logger, `${label}: track ${describeTrack(fields)}`, error);
@@ -80,6 +83,10 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
   deps.logger.info(`${label} connected (${contentType || 'no Content-Type'})`);
   socket.on('close', () => {
     if (!refused) deps.logger.info(`${label} disconnected`);
+    // After the tracks it sent are stored: the last of them is the play that ends.
+    queue = queue.then(async () => {
+      await deps.disconnected?.(mount).catch(() => undefined);
+    });
   });
   socket.on('data', onData);
   onData(firstBytes);

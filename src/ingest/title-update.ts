@@ -54,7 +54,8 @@ export async function answerTitleUpdate(kind: TitleUpdateKind, head: RequestHead
   const mount = mountText === undefined ? null : (normalizeMount(mountText) ?? '(an invalid mount)');
   const what = `title update${mount ? ` for ${mount}` : ''} from ${from} ${describeTrack(fields)}`;
   try {
-    const result = await deps.submit(fields);
+    // A title for a mount is a play on the channel of that mount (docs/play-log.md "Channels").
+    const result = await deps.submit(mount && mount.startsWith('/') ? { ...fields, channel: mount } : fields);
     deps.logger.info(`icecast listener: ${what} stored as dbid ${result.dbid}`);
     return kind === 'icecast' ? adminXml('Metadata update successful', true) : adminHtml('Metadata update successful');
   } catch (error) {

@@ -8,6 +8,7 @@ import type { MessageOf, OutputEvent, OutputMessage, OutputStore } from '../stor
 import { MAX_ATTEMPTS_PER_MESSAGE, nextAttemptDelayMs } from './backoff';
 import { HTTP_TIMEOUT_MS } from './http-send';
 import type { Delivery, Output } from './output';
+import { recordJson } from '../domain/play';
 
 // Feeds record events to the outputs and delivers their queues (docs/outputs.md "Delivery").
 // A stored track's change row is written with it by the store (docs/decisions.md "Delivery
@@ -29,6 +30,8 @@ export interface DispatcherDeps {
   holdMs: number;
   /** `retryForSeconds` per output name (default 86400). */
   retryForSeconds: ReadonlyMap<string, number>;
+  /** `delay` per output name, seconds (default 0): its messages wait this long after the change. */
+  delaySeconds?: ReadonlyMap<string, number>;
   /** How often a worker looks at its queue without news (other instances, due retries). */
   pollMs?: number;
   /** Attempts per message at most (MAX_ATTEMPTS_PER_MESSAGE; tests use a few). */
@@ -244,7 +247,16 @@ export class OutputDispatcher {
   private readonly messageOf: MessageOf = (change, name) => {
     const feeds = this.workers.get(name)?.output.feeds;
     if (!feeds) return undefined;
-    const message = { output: name, dbid: change.dbid, messageId: newMessageId(change.createdAt), payload: change.payload, createdAt: change.createdAt };
+    // An output's `delay` (docs/play-log.md "During, but not before"): its messages wait that long after the change.
+    const delayMs = (this.deps.delaySeconds?.get(name) ?? 0) * 1000;
+    const message = {
+      output: name,
+      dbid: change.dbid,
+      messageId: newMessageId(change.createdAt),
+      payload: change.payload,
+      createdAt: change.createdAt,
+      ...(delayMs > 0 ? { notBefore: change.createdAt + delayMs } : {}),
+    };
     const kind = feeds[change.event];
     if (kind) return { ...message, kind };
     // Told once enrichment ended: its place in the queue is taken at the change (dbid order),
@@ -338,7 +350,7 @@ export class OutputDispatcher {
 
 /** The /v1/last object of a stored record: what every output builds its message from. */
 function recordPayload(record: TrackRecord): string {
-  return JSON.stringify({ dbid: record.dbid, ...record.metadata });
+  return JSON.stringify(recordJson(record));
 }
 
 /**

@@ -13,6 +13,8 @@ import { authenticate } from './authenticate';
 import type { NowPlaying } from '../domain/current-track';
 import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
+import { takePlay } from './play-fields';
+import type { PlayLog } from './play-log';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import type { SongRequests } from './song-requests';
 import { sanitize } from './sanitize';
@@ -45,6 +47,8 @@ export interface SubmitDeps {
   coversInFlight?: CoversInFlight;
   /** The song-request queue: a new record fulfils the request it matches, and names its requester. */
   songRequests?: Pick<SongRequests, 'fulfil'>;
+  /** The play log's rules and bookkeeping (docs/play-log.md); without it the defaults apply and nothing ends by itself. */
+  playLog?: PlayLog;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -69,8 +73,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);
-  const { fields, warnings, submittedCoverUrl, recognitionInput } = sanitize(rawFields, deps);
-  requireIdentifyingField(fields);
+  const sanitized = sanitize(rawFields, deps);
+  const { submittedCoverUrl, recognitionInput } = sanitized;
+  requireIdentifyingField(sanitized.fields);
+  const { metadata: fields, play, warnings: playWarnings } = takePlay(sanitized.fields, receivedAt, deps.playLog?.policy);
+  const warnings = [...sanitized.warnings, ...playWarnings];
 
   const current = deps.nowPlaying.current();
   const announced: Announced = { previous: null };
@@ -85,8 +92,11 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       delete submitted.coverurl;
       const known = await knownBeforeAnnounce({ ...submitted, ...recognitionInput }, deps);
       const metadata = withKnown(submitted, known, deps.maxRecordBytes);
-      const track = { receivedSeq, receivedAt, metadata, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+      const track = { receivedSeq, receivedAt, metadata, play, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
       const stored = await storeAndAnnounce(track, known.images, announced, signal, deps);
+      if (stored.play && stored.play.startedAt !== play.startedAt) {
+        warnings.push(`started_at ${play.startedAt} is before the start of the previous play on channel "${play.channel}"; ${stored.play.startedAt} is used`);
+      }
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
       const coverFound = lookingForCover(stored, deps);
@@ -97,6 +107,7 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       await fulfilled;
       const settled = await updates.settled();
       await deps.nowPlaying.settle(settled);
+      warnings.push(...(await complementWarnings(settled, deps)));
       return settled;
     });
   } catch (error) {
@@ -107,6 +118,16 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
   const result: SubmitResult = { dbid: record.dbid, processed_metadata: record.metadata };
   if (warnings.length > 0) result.warnings = warnings;
   return result;
+}
+
+/** The performance complement as the play starts; a store that cannot answer costs the warning, never the submission. */
+async function complementWarnings(record: TrackRecord, deps: SubmitDeps): Promise<string[]> {
+  try {
+    return (await deps.playLog?.complement(record)) ?? [];
+  } catch (error) {
+    deps.logger.warn(`dbid ${record.dbid}: performance complement not checked: ${errorMessage(error)}`);
+    return [];
+  }
 }
 
 /** Validation only: what a GET would answer, without enrichment or storage (HEAD never creates a record). */
@@ -132,6 +153,7 @@ async function storeAndAnnounce(
   deps: SubmitDeps,
 ): Promise<TrackRecord> {
   const stored = await deps.tracks.insert(track);
+  deps.playLog?.started();
   if (signal.aborted) {
     // A store so slow that the 408 went out first: the record is taken back before anyone saw it.
     forget(stored.dbid, deps);

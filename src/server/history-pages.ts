@@ -2,6 +2,7 @@ import type { TrackRecord } from '../domain/track';
 import type { HistoryQuery, TrackStore } from '../store/tracks';
 import { etagOf } from '../domain/etag';
 import { BoundedMap } from '../domain/bounded-map';
+import { recordJson } from '../domain/play';
 
 // GET /v1/history bodies, serialized once per change of the store, like /v1/last's snapshot:
 // setlist pages and pollers ask for the same page again and again, and a page of 100 costs about
@@ -68,9 +69,9 @@ export function createHistoryPages(tracks: TrackStore, now: () => number = Date.
       if (copy) return copy;
       const readAt = tracks.version();
       const removalsAt = tracks.removals();
-      const { body, newestAt } = await readHistoryPage(tracks, query);
+      const { body, changedAt } = await readHistoryPage(tracks, query);
       const answer = { body, bytes: Buffer.from(body), etag: etagOf(body) };
-      const old = newestAt !== undefined && Date.parse(newestAt) < now() - SETTLED_AFTER_MS;
+      const old = changedAt !== undefined && Date.parse(changedAt) < now() - SETTLED_AFTER_MS;
       if (query.before !== undefined && old && tracks.removals() === removalsAt && removalsAt === settledAt) {
         settled.set(keyOf(query), answer);
         return answer;
@@ -93,20 +94,21 @@ export function createHistoryPages(tracks: TrackStore, now: () => number = Date.
  * the /v1/last shape of its record plus `received_at`. Serialized entry by entry, so the page
  * can stop at HISTORY_PAGE_MAX_BYTES (always with at least one entry) and say where to go on.
  */
-async function readHistoryPage(tracks: TrackStore, query: HistoryQuery): Promise<{ body: string; newestAt?: string }> {
+async function readHistoryPage(tracks: TrackStore, query: HistoryQuery): Promise<{ body: string; changedAt?: string }> {
   const entries: string[] = [];
   let size = 100; // the braces, "tracks" and the next link
   let before = query.before;
   let more = false;
-  let newestAt: string | undefined;
+  /** The last change on the page: its newest arrival or latest play end; a play on air may still change. */
+  let changedAt: string | undefined;
   while (entries.length < query.limit) {
     if (entries.length > 0) await new Promise((resolve) => setImmediate(resolve));
     const page = await tracks.history({ ...query, before, limit: Math.min(READ_CHUNK, query.limit - entries.length) });
     for (const record of page.records) {
-      newestAt ??= record.receivedAt;
+      changedAt = latestChange(changedAt, record);
       const entry = JSON.stringify(historyEntry(record));
       const entryBytes = Buffer.byteLength(entry) + 1;
-      if (entries.length > 0 && size + entryBytes > HISTORY_PAGE_MAX_BYTES) return { body: pageBody(entries, before, query, true), newestAt };
+      if (entries.length > 0 && size + entryBytes > HISTORY_PAGE_MAX_BYTES) return { body: pageBody(entries, before, query, true), changedAt };
       entries.push(entry);
       size += entryBytes;
       before = record.dbid;
@@ -114,7 +116,16 @@ async function readHistoryPage(tracks: TrackStore, query: HistoryQuery): Promise
     more = page.more;
     if (!more) break;
   }
-  return { body: pageBody(entries, before, query, more), newestAt };
+  return { body: pageBody(entries, before, query, more), changedAt };
+}
+
+/** Sorts after every time: a page with a play on air is never settled. */
+const ON_AIR = '\uffff';
+
+function latestChange(changedAt: string | undefined, record: TrackRecord): string {
+  const own = record.play ? (record.play.endedAt ?? ON_AIR) : record.receivedAt;
+  const latest = own > record.receivedAt ? own : record.receivedAt;
+  return changedAt === undefined || latest > changedAt ? latest : changedAt;
 }
 
 function pageBody(entries: readonly string[], lastDbid: number | undefined, query: HistoryQuery, more: boolean): string {
@@ -129,5 +140,5 @@ function pageBody(entries: readonly string[], lastDbid: number | undefined, quer
 
 function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
-  return { dbid: record.dbid, ...record.metadata, received_at: record.receivedAt };
+  return { ...recordJson(record), received_at: record.receivedAt };
 }

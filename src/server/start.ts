@@ -21,9 +21,13 @@ import type { Store } from '../store/store';
 import { createStorageHealth, guardStore, isStorageUnavailable, type StorageHealth } from '../store/health';
 import { withMemoryCache, type MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
+import type { PlayLogStore } from '../store/plays';
 import { sleep } from '../signals';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
+import { IcecastPoller } from '../pipeline/icecast-poller';
+import { ListenerSessions } from '../pipeline/listener-sessions';
+import { PlayLog } from '../pipeline/play-log';
 import { followOtherInstances } from './other-instances';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
@@ -49,6 +53,7 @@ import { requestRoutes } from './routes/requests';
 import { SongRequests } from '../pipeline/song-requests';
 import { CurrentImages } from './current-images';
 import { historyRoutes } from './routes/history';
+import { icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
@@ -89,6 +94,9 @@ export interface RunningServer {
   authentication: { throttle: AuthThrottle; report: ReturnType<typeof reportFailedAuthentication> };
   /** GET /v1/events: its readers and their unsent bytes (tests check the bound). */
   events: EventStream;
+  /** The play log's store: plays, listener sessions (docs/play-log.md). */
+  plays: PlayLogStore;
+  playLog: PlayLog;
   close(): Promise<void>;
 }
 
@@ -108,6 +116,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
   } catch (error) {
     work.stopFollowing();
     await work.outputs.close();
+    await work.poller.close();
+    await work.playLog.close();
     await storage.store.close();
     throw error;
   }
@@ -122,6 +132,8 @@ export async function startServer(config: FrozenConfig, options: StartOptions = 
     imageStore: storage.plainImageStore,
     events: sockets.events,
     authentication: { throttle: work.authThrottle, report: work.reportFailedAuthentication },
+    plays: storage.store.plays,
+    playLog: work.playLog,
     submission: { deps: work.submitDeps, nextReceivedSeq: () => tracks.nextReceivedSeq(), trackInFlight: work.trackInFlight },
     close: closeInOrder(server, sockets, storage, work, shutdown, SHUTDOWN_GRACE_MS),
   };
@@ -203,6 +215,10 @@ interface Work {
   idempotent: ReturnType<typeof idempotentWrites>;
   /** The song-request queue (docs/song-requests.md). */
   songRequests: SongRequests;
+  /** Planned ends, listener counts and complement warnings of the play log (docs/play-log.md). */
+  playLog: PlayLog;
+  listenerSessions: ListenerSessions;
+  poller: IcecastPoller;
 }
 
 function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
@@ -235,6 +251,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
     // A record's enrichment ends by its deadline; the second covers its last write.
     holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
+    delaySeconds: new Map(config.outputs.map((output) => [output.name, output.delay])),
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
     ...(options.outputMaxAttempts === undefined ? {} : { maxAttemptsPerMessage: options.outputMaxAttempts }),
   });
@@ -248,6 +265,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
   const songRequests = new SongRequests(store.songRequests, logger);
+  const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger);
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
@@ -266,6 +284,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     images,
+    playLog,
   };
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
@@ -294,7 +313,28 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
     expensiveWork: createWorkPool(),
     currentImages: new CurrentImages({ nowPlaying, store: imageStore, announcements: images }),
+    playLog,
+    listenerSessions,
+    poller,
   };
+}
+
+/** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
+function createPlayLog(config: FrozenConfig, store: Store, logger: Logger): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
+  const { playlog } = config;
+  const listenerSessions = new ListenerSessions({ plays: store.plays, servers: playlog.icecast, keepAddresses: playlog.keepAddresses, logger });
+  const playLog = new PlayLog({
+    plays: store.plays,
+    policy: playlog,
+    logger,
+    countsListeners: listenerSessions.configured,
+    complement: playlog.complement,
+    minSessionSeconds: playlog.minSessionSeconds,
+  });
+  const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
+  playLog.start();
+  poller.start();
+  return { playLog, listenerSessions, poller };
 }
 
 /** The Koa app, its routes, and the policies every request shares (CORS, Host, request ids). */
@@ -343,6 +383,14 @@ function createHttpApp(
         trackInFlight: work.trackInFlight,
         idempotent: work.idempotent,
         submit: work.submitDeps,
+        playLog: work.playLog,
+      }),
+      icecastListenerRoutes({
+        secret: config.secret,
+        maxBodyBytes: config.maxBodyBytes,
+        sessions: work.listenerSessions,
+        playLog: work.playLog,
+        logger,
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
@@ -519,6 +567,8 @@ function closeInOrder(
       work.stopFollowing();
       // Deliveries under way are cut short and stay pending in the store for the next start.
       await work.outputs.close();
+      await work.poller.close();
+      await work.playLog.close();
       await storage.store.close();
     })();
     return closing;

@@ -248,4 +248,72 @@ export const MIGRATIONS: readonly Migration[] = [
       DELETE FROM idempotency_keys;
     `,
   },
+  {
+    version: 9,
+    name: 'play log',
+    sql: `
+      -- The play log (docs/play-log.md): air times, kind, channel and people of each play, kept in
+      -- columns so reports read ranges without parsing the metadata. Times are ISO 8601 UTC text
+      -- with milliseconds, as received_at.
+      ALTER TABLE tracks ADD COLUMN started_at TEXT;
+      ALTER TABLE tracks ADD COLUMN ended_at TEXT;
+      ALTER TABLE tracks ADD COLUMN end_reason TEXT CHECK (end_reason IS NULL OR end_reason IN ('next', 'explicit', 'source_disconnect', 'duration'));
+      ALTER TABLE tracks ADD COLUMN planned_end_at TEXT;
+      ALTER TABLE tracks ADD COLUMN channel TEXT NOT NULL DEFAULT 'main';
+      ALTER TABLE tracks ADD COLUMN kind TEXT NOT NULL DEFAULT 'music' CHECK (kind IN ('music', 'jingle', 'id', 'ad', 'talk', 'bed', 'unknown'));
+      ALTER TABLE tracks ADD COLUMN usage TEXT NOT NULL DEFAULT 'feature' CHECK (usage IN ('feature', 'theme', 'background'));
+      ALTER TABLE tracks ADD COLUMN dj TEXT;
+      ALTER TABLE tracks ADD COLUMN show TEXT;
+      ALTER TABLE tracks ADD COLUMN trimmed_seconds REAL;
+      -- {atp, listener_seconds, peak} as JSON once the play has ended and been counted.
+      ALTER TABLE tracks ADD COLUMN listeners TEXT CHECK (listeners IS NULL OR json_valid(listeners));
+      -- 1 once the listeners of an ended play were counted (or there was nothing to count them from).
+      ALTER TABLE tracks ADD COLUMN listeners_done INTEGER NOT NULL DEFAULT 0;
+      -- Earlier plays aired from their arrival until the next arrival (one channel then).
+      UPDATE tracks SET started_at = received_at, listeners_done = 1;
+      UPDATE tracks SET ended_at = (
+          SELECT n.received_at FROM tracks n WHERE (n.received_at, n.dbid) > (tracks.received_at, tracks.dbid)
+          ORDER BY n.received_at, n.dbid LIMIT 1),
+        end_reason = 'next';
+      UPDATE tracks SET end_reason = NULL WHERE ended_at IS NULL;
+      CREATE INDEX tracks_by_channel_start ON tracks (channel, started_at, dbid);
+      CREATE INDEX tracks_by_start ON tracks (started_at, dbid);
+      CREATE INDEX tracks_on_air ON tracks (channel) WHERE ended_at IS NULL;
+      CREATE INDEX tracks_to_count ON tracks (dbid) WHERE listeners_done = 0 AND ended_at IS NOT NULL;
+
+      -- Listener sessions from the Icecast server the audience listens to (docs/play-log.md
+      -- "Listener sessions"). address is a keyed hash unless playlog.keepAddresses is set.
+      CREATE TABLE listener_sessions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        channel TEXT NOT NULL,
+        -- 'auth' (Icecast's URL authentication) or 'poll' (/admin/listclients).
+        source TEXT NOT NULL CHECK (source IN ('auth', 'poll')),
+        server TEXT NOT NULL,
+        mount TEXT NOT NULL,
+        -- Icecast's client id, unique per server while it runs.
+        client_id TEXT NOT NULL,
+        address TEXT NOT NULL,
+        user_agent TEXT NOT NULL DEFAULT '',
+        connected_at TEXT NOT NULL,
+        disconnected_at TEXT
+      );
+      -- With disconnected_at: the overlap of a play is read from the index alone.
+      CREATE INDEX listener_sessions_by_start ON listener_sessions (channel, connected_at, disconnected_at);
+      -- The listeners still connected, per channel: they overlap every play after they joined.
+      CREATE INDEX listener_sessions_open_by_channel ON listener_sessions (channel, connected_at) WHERE disconnected_at IS NULL;
+      CREATE INDEX listener_sessions_open ON listener_sessions (server, mount, client_id) WHERE disconnected_at IS NULL;
+      -- The longest closed session per channel: the sessions overlapping a play are then a range on
+      -- connected_at, whatever the size of the table.
+      CREATE TABLE listener_session_bounds (
+        channel TEXT PRIMARY KEY,
+        longest_ms INTEGER NOT NULL
+      );
+      -- The key of the address hash, made once per database.
+      CREATE TABLE playlog_keys (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      INSERT INTO playlog_keys (name, value) VALUES ('address', lower(hex(randomblob(32))));
+    `,
+  },
 ];

@@ -8,6 +8,7 @@ import { createOutputStore } from './outputs';
 import { openPostgresStore } from './postgres/postgres-store';
 import { isPostgresUrl, type Store, type StoreEvents, type StoreOptions } from './store';
 import { createSongRequestStore } from './song-requests';
+import { createPlayLogStore } from './plays';
 import { createTrackStore } from './tracks';
 
 /** Opens the store `database` names: a postgres:// URL, or else a SQLite file path. */
@@ -18,8 +19,10 @@ export async function openStore(database: string, options: StoreOptions): Promis
 
 export function openSqliteStore(file: string, options: StoreOptions): Store {
   const db = openDatabase(file, undefined, options.onMigrated);
+  const plays = createPlayLogStore(db);
   return {
-    tracks: createTrackStore(db),
+    tracks: createTrackStore(db, plays),
+    plays,
     images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
     lookupCache: createLookupCacheStore(db, options.now),
     outputs: createOutputStore(db),

@@ -46,6 +46,8 @@ export interface NewOutputMessage {
    * payload and releases it) or until this time (ms since the epoch), when it goes with what is stored.
    */
   heldUntil?: number;
+  /** Not sent before this (ms since the epoch): an output's `delay` (docs/play-log.md "During, but not before"). */
+  notBefore?: number;
 }
 
 export interface OutputMessage extends NewOutputMessage {
@@ -408,8 +410,8 @@ function createChangeLog(db: Db) {
     const added = new Set(
       expansion.messages
         .filter(
-          ({ output, dbid, kind, messageId, payload, createdAt, heldUntil }) =>
-            insert.run(output, dbid, kind, messageId, payload, createdAt, createdAt, heldUntil ?? null).changes > 0,
+          ({ output, dbid, kind, messageId, payload, createdAt, heldUntil, notBefore }) =>
+            insert.run(output, dbid, kind, messageId, payload, createdAt, notBefore ?? createdAt, heldUntil ?? null).changes > 0,
         )
         .map((message) => message.output),
     );

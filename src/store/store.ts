@@ -5,6 +5,7 @@ import type { ImageStore } from './images';
 import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
 import type { SongRequestStore } from './song-requests';
+import type { PlayLogStore } from './plays';
 import type { TrackStore } from './tracks';
 
 // Everything the app stores, behind one asynchronous interface (docs/several-instances.md, docs/decisions.md
@@ -49,6 +50,8 @@ export interface RequestSlots {
 
 export interface Store {
   readonly tracks: TrackStore;
+  /** Air times, listener sessions and listener counts (docs/play-log.md). */
+  readonly plays: PlayLogStore;
   readonly images: ImageStore;
   readonly lookupCache: LookupCacheStore;
   /** The outputs' delivery log (docs/outputs.md). */

@@ -59,10 +59,10 @@ describe('svc history, a short set', () => {
     const stored = (await t.server.tracks.history({ limit: 10 })).records.reverse();
     expect(result.stdout).toBe(
       [
-        'received_at,artist,title,album,label,date,isrc,duration',
-        `${stored[0].receivedAt},Massive Attack,Teardrop,Mezzanine,Virgin,1998,GBAAA9800001; GBAAA9800002,330`,
-        `${stored[1].receivedAt},Daft Punk,One More Time,Discovery,,2001-03-12,,`,
-        `${stored[2].receivedAt},"The ""Quoted"", Band","Commas, ""Quotes""\nand a line",Odd,,,,`,
+        'received_at,artist,title,album,label,date,isrc,duration,started_at,ended_at,end_reason,kind,usage,channel,dj,show,atp,listener_seconds,peak',
+        `${stored[0].receivedAt},Massive Attack,Teardrop,Mezzanine,Virgin,1998,GBAAA9800001; GBAAA9800002,330,${stored[0].receivedAt},${stored[1].receivedAt},next,music,feature,main,,,,,`,
+        `${stored[1].receivedAt},Daft Punk,One More Time,Discovery,,2001-03-12,,,${stored[1].receivedAt},${stored[2].receivedAt},next,music,feature,main,,,,,`,
+        `${stored[2].receivedAt},"The ""Quoted"", Band","Commas, ""Quotes""\nand a line",Odd,,,,,${stored[2].receivedAt},,,music,feature,main,,,,,`,
         '',
       ].join('\r\n'),
     );

@@ -24,10 +24,10 @@ describe('svc history: downloads that cannot attack, and dates across days', () 
     const result = await runCli(['history', '--url', t.url, '--csv'], { env });
     expect(result.code).toBe(0);
     expect(result.stdout.split('\r\n')).toEqual([
-      'received_at,artist,title,album,label,date,isrc,duration',
-      `2026-11-21T23:50:00.000Z,"'=HYPERLINK(""http://evil.example"",""click"")",'+cmd|' /C calc'!A0,,,,,`,
-      "2026-11-22T00:10:00.000Z,'@SUM(1+1),'-2+3,'\tTabbed,,,,",
-      '2026-11-22T00:20:00.000Z,Evil[2J31m,Safe,,,,,',
+      'received_at,artist,title,album,label,date,isrc,duration,started_at,ended_at,end_reason,kind,usage,channel,dj,show,atp,listener_seconds,peak',
+      `2026-11-21T23:50:00.000Z,"'=HYPERLINK(""http://evil.example"",""click"")",'+cmd|' /C calc'!A0,,,,,,2026-11-21T23:50:00.000Z,2026-11-22T00:10:00.000Z,next,music,feature,main,,,,,`,
+      "2026-11-22T00:10:00.000Z,'@SUM(1+1),'-2+3,'\tTabbed,,,,,2026-11-22T00:10:00.000Z,2026-11-22T00:20:00.000Z,next,music,feature,main,,,,,",
+      '2026-11-22T00:20:00.000Z,Evil[2J31m,Safe,,,,,,2026-11-22T00:20:00.000Z,,,music,feature,main,,,,,',
       '',
     ]);
   });

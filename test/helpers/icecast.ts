@@ -12,6 +12,7 @@ import { makeTempDir } from './temp-dir';
 
 export interface IcecastServer {
   url: string;
+  adminPassword: string;
   /** With `shoutcastCompat`: the port SHOUTcast 1 sources connect to (Icecast's is the next one up). */
   shoutcastSourcePort?: number;
   sourcePassword: string;
@@ -24,7 +25,7 @@ export interface IcecastSource {
   stop(): void;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = await startReceiver();
   await probe.close();
   return probe.port;
@@ -42,9 +43,17 @@ async function freePortPair(): Promise<number> {
   }
 }
 
-export async function startIcecast(options: { shoutcastCompat?: boolean } = {}): Promise<IcecastServer> {
+export interface IcecastOptions {
+  shoutcastCompat?: boolean;
+  /** Listen here instead of on a free port (a config that names the server first). */
+  port?: number;
+  /** Extra elements inside <icecast>, e.g. <mount> sections with URL authentication. */
+  extraConfig?: string;
+}
+
+export async function startIcecast(options: IcecastOptions = {}): Promise<IcecastServer> {
   const temp = makeTempDir('svc-icecast-');
-  const port = options.shoutcastCompat ? await freePortPair() : await freePort();
+  const port = options.port ?? (options.shoutcastCompat ? await freePortPair() : await freePort());
   const sourcePassword = `src-${Math.random().toString(36).slice(2)}`;
   const logDir = path.join(temp.dir, 'log');
   fs.mkdirSync(logDir);
@@ -61,6 +70,7 @@ export async function startIcecast(options: { shoutcastCompat?: boolean } = {}):
   <listen-socket><port>${port}</port><bind-address>127.0.0.1</bind-address></listen-socket>
   ${options.shoutcastCompat ? `<listen-socket><port>${port + 1}</port><bind-address>127.0.0.1</bind-address><shoutcast-compat>1</shoutcast-compat></listen-socket>` : ''}
   <fileserve>1</fileserve>
+  ${options.extraConfig ?? ''}
   <paths><basedir>/usr/share/icecast2</basedir><logdir>${logDir}</logdir><webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
   <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel></logging>
   ${root ? '<security><chroot>0</chroot><changeowner><user>icecast2</user><group>icecast</group></changeowner></security>' : ''}
@@ -90,6 +100,7 @@ export async function startIcecast(options: { shoutcastCompat?: boolean } = {}):
   }
   return {
     url,
+    adminPassword: `admin-${sourcePassword}`,
     ...(options.shoutcastCompat ? { shoutcastSourcePort: port + 1 } : {}),
     sourcePassword,
     sources: status,

@@ -21,6 +21,9 @@ const TEARDROP_FIELDS = {
   album: 'Mezzanine',
   date: '1998-04-20',
   label: 'Circa',
+  catalognumber: 'WBRCD4',
+  barcode: '724384559923',
+  releasegroup: 'Mezzanine',
   genre: 'trip hop',
   genres: ['trip hop', 'downtempo'],
   artistwebsites: ['https://www.massiveattack.co.uk/', 'https://www.wikidata.org/wiki/Q10527', 'https://www.discogs.com/artist/1615-Massive-Attack'],
@@ -74,7 +77,7 @@ describe('MusicBrainz provider', () => {
     const result = await musicbrainz().enrich({ musicbrainzrecordingid: TEARDROP }, noDeadline());
     expect(result?.fields).toMatchObject({ title: 'Teardrop', artist: 'Massive Attack', album: 'Mezzanine', musicbrainzalbumid: MEZZANINE });
     expect(fakes.musicbrainz.calls()[0]?.path).toBe(`/ws/2/recording/${TEARDROP}`);
-    expect(fakes.musicbrainz.calls()[0]?.query.inc).toBe('artist-credits releases release-groups isrcs genres');
+    expect(fakes.musicbrainz.calls()[0]?.query.inc).toBe('artist-credits releases release-groups isrcs genres work-rels work-level-rels artist-rels');
   });
 
   it('When only an ISRC is submitted, then MusicBrainz accepts every request and the recording, its album release and release group are found', async () => {

@@ -28,7 +28,18 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const submitted = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Daft Punk', title: 'One More Time', hostname: 'dj-pc', filename: '/music/a.mp3' });
     const { dbid, processed_metadata } = asObject(submitted.json);
     const last = await request(`${t.url}/v1/last`);
-    expect(last.json).toEqual({ dbid, ...asObject(processed_metadata) });
+    // Plus the play log's fields (docs/play-log.md): on air, on the main channel, as music.
+    expect(last.json).toEqual({
+      dbid,
+      ...asObject(processed_metadata),
+      started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      ended_at: null,
+      end_reason: null,
+      kind: 'music',
+      usage: 'feature',
+      channel: 'main',
+      listeners: null,
+    });
     expect(last.text).not.toMatch(/dj-pc|a\.mp3/);
   });
 

@@ -5,6 +5,7 @@ import { AppError } from '../../errors';
 import type { NowPlaying, NowPlayingSnapshot } from '../../domain/current-track';
 import type { AppState } from '../context';
 import type { LastResponse } from './last';
+import { recordJson } from '../../domain/play';
 
 // GET /v1/last.txt and /index.txt (docs/chat-bots-and-obs.md "Plain text"): the current track
 // as one line of text for chat bots (`$(urlfetch ...)`, `${customapi ...}`) and OBS text
@@ -28,7 +29,7 @@ export function createTextAnswers(idleText: string): TextAnswers {
   const idle = oneLine(idleText);
   const lineOf = (snapshot: NowPlayingSnapshot, render: (track: TrackObject) => string) => {
     const record = snapshot.record;
-    return record ? oneLine(render({ dbid: record.dbid, ...record.metadata })) : idle;
+    return record ? oneLine(render(recordJson(record))) : idle;
   };
   return {
     byDefault(snapshot, ifNoneMatch) {

@@ -2,6 +2,8 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { NowPlaying } from '../../domain/current-track';
 import type { RawRequest } from '../../pipeline/parse';
+import { endPlay } from '../../pipeline/end-play';
+import type { PlayLog } from '../../pipeline/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { TrackStore } from '../../store/tracks';
@@ -28,6 +30,8 @@ export interface V1Deps {
   idempotent: AppMiddleware;
   /** Lets a graceful shutdown wait for submissions already being processed. */
   trackInFlight: <T>(work: Promise<T>) => Promise<T>;
+  /** Ends plays, and names the complement warnings of the last 3 hours (docs/play-log.md). */
+  playLog: PlayLog;
 }
 
 export function v1Routes(deps: V1Deps): Router<AppState> {
@@ -41,9 +45,10 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     ctx.type = 'application/json';
     const failing = deps.failingServices();
     const notifications = deps.notifications?.();
-    // The usual answer is built once; a failing service or a silent channel is news worth a fresh one.
+    const warnings = deps.playLog.warnings();
+    // The usual answer is built once; a failing service, a silent channel or a complement warning is news worth a fresh one.
     ctx.body =
-      failing.length === 0 && notifications !== 'silent'
+      failing.length === 0 && notifications !== 'silent' && warnings.length === 0
         ? statusOf[deps.databaseState()]
         : JSON.stringify({
             status: 'ok',
@@ -51,6 +56,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
             database: deps.databaseState(),
             ...(notifications === 'silent' ? { notifications } : {}),
             ...(failing.length === 0 ? {} : { failing_services: failing }),
+            ...(warnings.length > 0 ? { playlog_warnings: warnings } : {}),
           });
   });
 
@@ -88,6 +94,14 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     throw new AppError('UPGRADE_REQUIRED', undefined, { headers: { Upgrade: 'websocket' } });
   });
 
+  router.post('/remoteinput/end', ...parseBody(deps.maxBodyBytes), async (ctx) => {
+    const ended = await endPlay(toRawRequest(ctx), { ...deps.submit, playLog: deps.playLog });
+    // The current track's end shows on /v1/last and the streams at once.
+    const shown = deps.nowPlaying.current();
+    const fresh = shown?.dbid === ended.dbid ? await deps.tracks.byDbid(ended.dbid) : null;
+    if (shown && fresh?.play) deps.nowPlaying.update({ ...shown, play: fresh.play });
+    ctx.body = ended;
+  });
   router.get('/remoteinput', stampArrival, deps.idempotent, remoteInput);
   router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), deps.idempotent, remoteInput);
   return router;

@@ -1,4 +1,5 @@
 import type { TrackRecord } from '../../domain/track';
+import { recordJson } from '../../domain/play';
 
 // The text of /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"), as the HTML
 // standard's event-stream format reads it: fields `event`, `id`, `data`, `retry`, each line
@@ -39,7 +40,7 @@ export function gapEvent(after: number, resumesAt: number): string {
 
 /** A stored record as /v1/last shows it: `{dbid, ...metadata}` on one line. */
 export function recordBody(record: TrackRecord): string {
-  return JSON.stringify({ dbid: record.dbid, ...record.metadata });
+  return JSON.stringify(recordJson(record));
 }
 
 export function recordEvent(record: TrackRecord): string {

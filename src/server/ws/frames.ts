@@ -1,5 +1,6 @@
 import { coverUrlFor } from '../../domain/image';
 import { fieldText, type ImageCategory, type TrackFields, type TrackImage } from '../../domain/track';
+import { recordJson } from '../../domain/play';
 
 // Frames of /v1/images/ws (docs/decisions.md "/v1/images/ws"). JSON text frames. Pure.
 // Pushed by the server, unprompted:
@@ -18,7 +19,7 @@ export interface TrackFrame {
   title?: string;
   album?: string;
   /** `{dbid, ...processed_metadata}`, the same object GET /v1/last answers. */
-  track: { dbid: number } & TrackFields;
+  track: { dbid: number } & Record<string, unknown>;
 }
 
 /** An image of a track is stored and can be fetched over HTTP. */
@@ -126,6 +127,6 @@ export function trackFrame(record: { dbid: number; metadata: TrackFields }): Tra
     artist: fieldText(record.metadata, 'artist'),
     title: fieldText(record.metadata, 'title'),
     album: fieldText(record.metadata, 'album'),
-    track: { dbid: record.dbid, ...record.metadata },
+    track: recordJson(record),
   };
 }

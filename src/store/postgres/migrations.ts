@@ -216,6 +216,60 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       DELETE FROM idempotency_keys;
     `,
   },
+  {
+    version: 6,
+    name: 'play log',
+    sql: `
+      -- The play log (docs/play-log.md), as in SQLite's migration 9. Times are ISO 8601 UTC text
+      -- with milliseconds in the C collation, as received_at.
+      ALTER TABLE tracks ADD COLUMN started_at text COLLATE "C";
+      ALTER TABLE tracks ADD COLUMN ended_at text COLLATE "C";
+      ALTER TABLE tracks ADD COLUMN end_reason text CHECK (end_reason IS NULL OR end_reason IN ('next', 'explicit', 'source_disconnect', 'duration'));
+      ALTER TABLE tracks ADD COLUMN planned_end_at text COLLATE "C";
+      ALTER TABLE tracks ADD COLUMN channel text NOT NULL DEFAULT 'main';
+      ALTER TABLE tracks ADD COLUMN kind text NOT NULL DEFAULT 'music' CHECK (kind IN ('music', 'jingle', 'id', 'ad', 'talk', 'bed', 'unknown'));
+      ALTER TABLE tracks ADD COLUMN usage text NOT NULL DEFAULT 'feature' CHECK (usage IN ('feature', 'theme', 'background'));
+      ALTER TABLE tracks ADD COLUMN dj text;
+      ALTER TABLE tracks ADD COLUMN show text;
+      ALTER TABLE tracks ADD COLUMN trimmed_seconds double precision;
+      ALTER TABLE tracks ADD COLUMN listeners json;
+      ALTER TABLE tracks ADD COLUMN listeners_done boolean NOT NULL DEFAULT false;
+      UPDATE tracks SET started_at = received_at, listeners_done = true;
+      UPDATE tracks t SET ended_at = n.next_at, end_reason = CASE WHEN n.next_at IS NULL THEN NULL ELSE 'next' END
+        FROM (SELECT dbid, lead(received_at) OVER (ORDER BY received_at, dbid) AS next_at FROM tracks) n
+        WHERE n.dbid = t.dbid;
+      CREATE INDEX tracks_by_channel_start ON tracks (channel, started_at, dbid);
+      CREATE INDEX tracks_by_start ON tracks (started_at, dbid);
+      CREATE INDEX tracks_on_air ON tracks (channel) WHERE ended_at IS NULL;
+      CREATE INDEX tracks_to_count ON tracks (dbid) WHERE NOT listeners_done AND ended_at IS NOT NULL;
+
+      CREATE TABLE listener_sessions (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        channel text NOT NULL,
+        source text NOT NULL CHECK (source IN ('auth', 'poll')),
+        server text NOT NULL,
+        mount text NOT NULL,
+        client_id text NOT NULL,
+        address text NOT NULL,
+        user_agent text NOT NULL DEFAULT '',
+        connected_at text COLLATE "C" NOT NULL,
+        disconnected_at text COLLATE "C"
+      );
+      -- With disconnected_at: the overlap of a play is read from the index alone.
+      CREATE INDEX listener_sessions_by_start ON listener_sessions (channel, connected_at, disconnected_at);
+      CREATE INDEX listener_sessions_open_by_channel ON listener_sessions (channel, connected_at) WHERE disconnected_at IS NULL;
+      CREATE INDEX listener_sessions_open ON listener_sessions (server, mount, client_id) WHERE disconnected_at IS NULL;
+      CREATE TABLE listener_session_bounds (
+        channel text PRIMARY KEY,
+        longest_ms bigint NOT NULL
+      );
+      CREATE TABLE playlog_keys (
+        name text PRIMARY KEY,
+        value text NOT NULL
+      );
+      INSERT INTO playlog_keys (name, value) VALUES ('address', md5(random()::text) || md5(random()::text));
+    `,
+  },
 ];
 
 /**

@@ -204,9 +204,9 @@ async function insertMessages(client: pg.PoolClient, messages: readonly NewOutpu
   if (messages.length === 0) return new Set();
   const result = await client.query<{ output: string }>(
     `INSERT INTO output_messages (output, dbid, kind, message_id, payload, created_at, next_attempt_at, held_until)
-     SELECT output, dbid, kind, message_id, payload, created_at, created_at, held_until
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
-       AS m (output, dbid, kind, message_id, payload, created_at, held_until)
+     SELECT output, dbid, kind, message_id, payload, created_at, not_before, held_until
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[])
+       AS m (output, dbid, kind, message_id, payload, created_at, not_before, held_until)
      ON CONFLICT (output, dbid, kind) DO UPDATE SET payload = excluded.payload, held_until = NULL
      WHERE output_messages.state = 'pending' AND output_messages.held_until IS NOT NULL AND excluded.held_until IS NULL
      RETURNING output`,
@@ -217,6 +217,7 @@ async function insertMessages(client: pg.PoolClient, messages: readonly NewOutpu
       messages.map((message) => message.messageId),
       messages.map((message) => message.payload),
       messages.map((message) => message.createdAt),
+      messages.map((message) => message.notBefore ?? message.createdAt),
       messages.map((message) => message.heldUntil ?? null),
     ],
   );

@@ -7,6 +7,7 @@ import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
 import { createPostgresOutputStore } from './outputs';
+import { createPostgresPlayLogStore } from './plays';
 import { createPostgresIdempotencyStore } from './idempotency';
 import { createPostgresSongRequestStore } from './song-requests';
 import { probePostgresWrite } from './probe-write';
@@ -25,7 +26,8 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   const directUrl = options.listenUrl || undefined;
   const pool = await openPostgresPool(url, options.onConnectionProblem, options.poolSize, directUrl, options.onMigrated);
   const context: PostgresContext = { pool, instanceId, now: options.now ?? Date.now };
-  const tracks = createPostgresTrackStore(context);
+  const plays = createPostgresPlayLogStore(context);
+  const tracks = createPostgresTrackStore(context, plays);
 
   const events = new EventEmitter<StoreEvents>();
   events.setMaxListeners(0);
@@ -44,6 +46,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
 
   return {
     tracks: tracks.store,
+    plays,
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),

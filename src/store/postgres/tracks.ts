@@ -1,9 +1,12 @@
+import { playJson } from '../../domain/play';
 import type { TrackFields, TrackRecord } from '../../domain/track';
+import { PLAY_COLUMNS, defaultPlay, playFromRow, plannedEndFor, type PlayColumns, type PlayLogStore } from '../plays';
 import type { StoreChange } from '../store';
-import { historyUpperBound, type NewTrack, type TrackStore } from '../tracks';
-import type { PostgresContext } from './connection';
+import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
+import { inTransaction, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
+import { lockChannel, placePostgresPlay } from './plays';
 
 /**
  * Held by each insert until it commits: dbids, change ids and commits come in one order on every
@@ -13,14 +16,15 @@ import { EXPAND_LOCK } from './outputs';
 const INSERT_LOCK = 0x5356_4304;
 
 /**
- * One statement, so one transaction: the row, the outputs' change row (its payload built as
- * trackPayload() in store/outputs.ts does), the Idempotency-Key's dbid and the announcement to the other instances.
- * received_at never goes below a stored one; the change row shares expand()'s lock (outputs.ts).
+ * The row, the outputs' change row (its payload the record's JSON with the dbid put first, as
+ * recordJson() in domain/play.ts makes it), the Idempotency-Key's dbid and the announcement to the
+ * other instances, in the transaction that placed the play. received_at never goes below a stored
+ * one; the change row shares expand()'s lock (outputs.ts).
  */
 const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK}), pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
   track AS (
-    INSERT INTO tracks (received_seq, received_at, metadata)
-    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::json FROM locked
+    INSERT INTO tracks (received_seq, received_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at)
+    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::json, $8, $9, $10, $11, $12, $13, $14 FROM locked
     RETURNING dbid, received_at
   ),
   change AS (
@@ -33,7 +37,7 @@ const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK})
 // The PostgreSQL side of TrackStore: every change of a record is announced to the other
 // instances in the same statement (notifications.ts).
 
-interface TrackRow {
+interface TrackRow extends PlayColumns {
   dbid: string;
   received_seq: string;
   received_at: string;
@@ -47,7 +51,10 @@ export interface PostgresTracks {
   markStale: (change?: StoreChange) => void;
 }
 
-export function createPostgresTrackStore({ pool, instanceId }: PostgresContext): PostgresTracks {
+/** The columns every track read selects. */
+const TRACK_COLUMNS = `dbid, received_seq, received_at, metadata, ${PLAY_COLUMNS}`;
+
+export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, plays: Pick<PlayLogStore, 'version'>): PostgresTracks {
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   let deletions = 0;
@@ -58,18 +65,15 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       return record;
     },
     async current() {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks ORDER BY dbid DESC LIMIT 1');
+      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async byDbid(dbid) {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid = $1', [dbid]);
+      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = $1`, [dbid]);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
     async since(dbid, limit) {
-      const result = await pool.query<TrackRow>('SELECT dbid, received_seq, received_at, metadata FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2', [
-        dbid,
-        limit,
-      ]);
+      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit]);
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
@@ -86,7 +90,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       if (!bound) return { records: [], more: false };
       // The same keyset page as SQLite's (tracks.ts HISTORY_PAGE_SQL), on the (received_at, dbid) index.
       const rows = await pool.query<TrackRow>(
-        `SELECT dbid, received_seq, received_at, metadata FROM tracks
+        `SELECT ${TRACK_COLUMNS} FROM tracks
           WHERE (received_at, dbid) < ($1, $2) AND received_at >= $3
           ORDER BY received_at DESC, dbid DESC LIMIT $4`,
         [bound[0], Math.min(bound[1], Number.MAX_SAFE_INTEGER), query.since ?? '', query.limit + 1],
@@ -94,14 +98,14 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
       return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
     },
     async remove(dbid) {
-      const removed = Boolean((await pool.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid])).rowCount);
+      const removed = await removeAndHeal(pool, instanceId, dbid);
       if (removed) {
         writes += 1;
         deletions += 1;
       }
       return removed;
     },
-    version: () => writes,
+    version: () => writes + plays.version(),
     removals: () => deletions,
     async nextReceivedSeq() {
       const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");
@@ -118,23 +122,69 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext):
   };
 }
 
+/**
+ * The channel's lock, the placing after its latest play and the insert are one transaction: plays
+ * on one channel never overlap, whichever instance stores them (docs/play-log.md "Air times").
+ */
 async function insertTrack(pool: PostgresContext['pool'], instanceId: string, track: NewTrack): Promise<TrackRecord> {
-  const metadata = JSON.stringify(track.metadata);
-  const result = await pool.query<{ dbid: string; received_at: string }>(INSERT_SQL, [
-    instanceId,
-    track.receivedSeq,
-    track.receivedAt,
-    metadata,
-    metadata,
-    Date.now(),
-    track.idempotencyKey ?? null,
-  ]);
-  const row = result.rows[0];
-  if (!row) throw new Error('insert returned no dbid');
-  const dbid = Number(row.dbid);
-  return { dbid, receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata };
+  const play = track.play ?? defaultPlay(track.receivedAt);
+  return inTransaction(pool, async (client) => {
+    await lockChannel(client, play.channel);
+    const { startedAt } = await placePostgresPlay(client, play);
+    const started = startedPlay(play, startedAt);
+    // recordJson() without the dbid, which the statement puts first.
+    const payload = { ...track.metadata, ...playJson(started) };
+    const result = await client.query<{ dbid: string; received_at: string }>(INSERT_SQL, [
+      instanceId,
+      track.receivedSeq,
+      track.receivedAt,
+      JSON.stringify(track.metadata),
+      JSON.stringify(payload),
+      Date.now(),
+      track.idempotencyKey ?? null,
+      startedAt,
+      play.channel,
+      play.kind,
+      play.usage,
+      play.dj ?? null,
+      play.show ?? null,
+      plannedEndFor(play, startedAt),
+    ]);
+    const row = result.rows[0];
+    if (!row) throw new Error('insert returned no dbid');
+    return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata, play: started };
+  });
 }
 
 function fromTrackRow(row: TrackRow): TrackRecord {
-  return { dbid: Number(row.dbid), receivedSeq: Number(row.received_seq), receivedAt: row.received_at, metadata: row.metadata };
+  return {
+    dbid: Number(row.dbid),
+    receivedSeq: Number(row.received_seq),
+    receivedAt: row.received_at,
+    metadata: row.metadata,
+    play: playFromRow(row, row.received_at),
+  };
+}
+
+/** Deletes a record; the play it had ended runs on to the next play, or is on air again (docs/play-log.md "Air times"). */
+async function removeAndHeal(pool: PostgresContext['pool'], instanceId: string, dbid: number): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    const place = (await client.query<{ channel: string; started_at: string | null }>('SELECT channel, started_at FROM tracks WHERE dbid = $1', [dbid]))
+      .rows[0];
+    if (!place) return false;
+    await lockChannel(client, place.channel);
+    await client.query(announced('deleted', 'DELETE FROM tracks WHERE dbid = $2'), [instanceId, dbid]);
+    // The play the removed one had ended runs on to the next play, or is on air again (docs/play-log.md "Air times").
+    if (place.started_at !== null) {
+      await client.query(
+        `UPDATE tracks SET
+            ended_at = (SELECT n.started_at FROM tracks n WHERE n.channel = $1 AND n.started_at >= $2 ORDER BY n.started_at, n.dbid LIMIT 1),
+            end_reason = CASE WHEN EXISTS (SELECT 1 FROM tracks n WHERE n.channel = $1 AND n.started_at >= $2) THEN 'next' END,
+            listeners = NULL, listeners_done = false
+          WHERE channel = $1 AND end_reason = 'next' AND ended_at = $2`,
+        [place.channel, place.started_at],
+      );
+    }
+    return true;
+  });
 }

@@ -151,6 +151,20 @@ describe('docs/openapi.yaml against real answers', () => {
     expect((await exchange('POST', '/v1/outputs/down/test', { headers: auth })).json).toMatchObject({ name: 'down', outcome: 'retry' });
     const outputs = await exchange('GET', '/v1/outputs', { headers: auth });
     expect(outputs.json).toMatchObject({ outputs: [{ name: 'hook', state: 'ok' }, { name: 'down' }] });
+    // The play log: an explicit end (and none left to end), and Icecast's URL authentication.
+    expect((await exchange('POST', '/v1/remoteinput/end', { headers: json, body: '{"channel":"main"}' })).status).toBe(200);
+    await exchange('POST', '/v1/remoteinput/end', { headers: json, body: '{"channel":"main"}' });
+    await exchange('POST', '/v1/remoteinput/end', { headers: json, body: '{"channel":5}' });
+    await exchange('POST', '/v1/remoteinput/end', { headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: 'Basic Og==' };
+    const added = await exchange('POST', `/v1/icecast/listeners?secret=${secret}`, {
+      headers: form,
+      body: 'action=listener_add&server=127.0.0.1&port=8000&client=7&mount=%2flive%2emp3&user=&pass=&ip=127.0.0.1&agent=curl',
+    });
+    expect(added.headers.get('icecast-auth-user')).toBe('1');
+    const wrong = await exchange('POST', '/v1/icecast/listeners?secret=wrong', { headers: form, body: 'action=listener_add&client=8&mount=%2flive' });
+    expect([wrong.status, wrong.headers.get('icecast-auth-user')]).toEqual([403, '1']);
+    await exchange('POST', `/v1/icecast/listeners?secret=${secret}`, { headers: form, body: 'action=dance' });
     // The stream never ends, so its 200 is exercised with HEAD (headers only).
     await exchange('HEAD', '/v1/events');
     await exchange('GET', '/v1/events?since=x');

@@ -74,7 +74,9 @@ describeWithChromium('the /history page in headless Chromium', () => {
     const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
     const csvText = fs.readFileSync(await csv.path(), 'utf8');
     const csvLines = csvText.split('\r\n');
-    expect(csvLines[0]).toBe('received_at,artist,title,album,label,date,isrc,duration');
+    expect(csvLines[0]).toBe(
+      'received_at,artist,title,album,label,date,isrc,duration,started_at,ended_at,end_reason,kind,usage,channel,dj,show,atp,listener_seconds,peak',
+    );
     expect(csvLines.slice(1, 5).map((line) => line.split(',')[2])).toEqual(['Teardrop', 'One More Time', 'Eple', 'Genesis']);
     const [text] = await Promise.all([page.waitForEvent('download'), page.click('#download-text')]);
     expect(fs.readFileSync(await text.path(), 'utf8')).toMatch(/^\d\d:\d\d {2}Massive Attack - Teardrop\n(.*\n){2}\d\d:\d\d {2}Justice - Genesis\n$/);

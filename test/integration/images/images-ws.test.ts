@@ -7,6 +7,7 @@ import { afterDelay, serveBytes, startImageHost, type ImageHost } from '../../he
 import { closeCode, openRawWs, parseFrames } from '../../helpers/raw-ws';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { connectClient, type Frame, type FrameClient } from '../../helpers/ws-client';
+import { withoutPlayFields } from '../../helpers/play-fields';
 
 // /v1/images/ws with real clients: what is pushed unprompted (track on connect and on change,
 // then images as they become available, also after the HTTP response), the image clients'
@@ -71,7 +72,7 @@ describe('/v1/images/ws', () => {
     for (const client of watchers) {
       // Title first (docs/title-first.md): the bare record, then the same dbid with its cover.
       const bare = await client.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid);
-      expect(bare).toEqual({
+      expect({ ...bare, track: withoutPlayFields(bare.track) }).toEqual({
         type: 'track',
         dbid,
         artist: 'Björk',
@@ -79,6 +80,8 @@ describe('/v1/images/ws', () => {
         album: 'Homogenic',
         track: { dbid, artist: 'Björk', title: 'Jóga', album: 'Homogenic' },
       });
+      // The play log's fields ride along (docs/play-log.md "Where it shows").
+      expect(bare.track).toMatchObject({ channel: 'main', kind: 'music', ended_at: null });
       const track = await client.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid && 'coverurl' in asObject(frame.track));
       expect(track).toEqual({ type: 'track', dbid, artist: 'Björk', title: 'Jóga', album: 'Homogenic', track: last });
       const image = await client.waitFor((frame) => frame.type === 'image' && frame.dbid === dbid);

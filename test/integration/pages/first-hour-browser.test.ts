@@ -115,9 +115,9 @@ describeWithChromium('the history page: safe downloads and dates across days, in
     };
     const csv = await download('download-csv');
     expect(csv.split('\r\n')).toEqual([
-      'received_at,artist,title,album,label,date,isrc,duration',
-      `2026-11-21T23:50:00.000Z,"'=HYPERLINK(""http://evil.example"",""click"")",One,,,,,`,
-      `2026-11-22T00:10:00.000Z,'@SUM(1+1),"Two\nforged 00:00  Fake - Line",,,,,`,
+      'received_at,artist,title,album,label,date,isrc,duration,started_at,ended_at,end_reason,kind,usage,channel,dj,show,atp,listener_seconds,peak',
+      `2026-11-21T23:50:00.000Z,"'=HYPERLINK(""http://evil.example"",""click"")",One,,,,,,2026-11-21T23:50:00.000Z,2026-11-22T00:10:00.000Z,next,music,feature,main,,,,,`,
+      `2026-11-22T00:10:00.000Z,'@SUM(1+1),"Two\nforged 00:00  Fake - Line",,,,,,2026-11-22T00:10:00.000Z,,,music,feature,main,,,,,`,
       '',
     ]);
     const text = await download('download-text');

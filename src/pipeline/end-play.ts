@@ -1,0 +1,32 @@
+import { DEFAULT_CHANNEL } from '../domain/play';
+import { AppError } from '../errors';
+import { authenticate } from './authenticate';
+import { parseSubmission, type ParseOptions, type RawRequest } from './parse';
+import type { PlayLog } from './play-log';
+
+// POST /v1/remoteinput/end (docs/play-log.md "Air times"): the DJ software says the play on a
+// channel has ended. Same carriers and 403s as /v1/remoteinput.
+
+export interface EndPlayDeps extends ParseOptions {
+  secret: string;
+  playLog: PlayLog;
+}
+
+export interface EndPlayResult {
+  channel: string;
+  /** The play that ended. */
+  dbid: number;
+}
+
+export async function endPlay(request: RawRequest, deps: EndPlayDeps): Promise<EndPlayResult> {
+  const { fields, credential } = parseSubmission(request, deps);
+  authenticate(credential, deps.secret);
+  const given = fields.channel;
+  if (given !== undefined && (typeof given !== 'string' || given.trim() === '')) {
+    throw new AppError('INVALID_PARAMETERS', "Invalid 'channel': expected a channel name");
+  }
+  const channel = typeof given === 'string' ? given.trim() : DEFAULT_CHANNEL;
+  const dbid = await deps.playLog.end(channel, 'explicit');
+  if (dbid === null) throw new AppError('NOT_FOUND', `No play on air on channel ${JSON.stringify(channel.slice(0, 64))}`);
+  return { channel, dbid };
+}

@@ -1,0 +1,115 @@
+import Router from '@koa/router';
+import { throttledLog, type Logger } from '../../log';
+import { secretMatches } from '../../pipeline/authenticate';
+import type { ListenerReport, ListenerSessions } from '../../pipeline/listener-sessions';
+import type { PlayLog } from '../../pipeline/play-log';
+import type { AppContext, AppState } from '../context';
+import { parseBody } from '../middleware/body';
+
+// POST /v1/icecast/listeners: Icecast's URL authentication (docs/play-log.md "Listener
+// sessions"). Icecast 2.4 POSTs form fields (xiph/Icecast-Server src/auth_url.c,
+// url_add_listener and url_remove_listener: action, server, port, client, mount, user, pass,
+// ip, agent, and duration on listener_remove; mount_add/mount_remove carry mount, server, port)
+// and admits a listener when the answer has the auth header. Every answer carries it: a
+// listener is never refused because of svc, not even for a wrong secret or a full disk.
+
+export const ICECAST_AUTH_HEADER = 'icecast-auth-user';
+
+export interface IcecastListenerDeps {
+  secret: string;
+  maxBodyBytes: number;
+  sessions: ListenerSessions;
+  playLog: PlayLog;
+  logger: Logger;
+}
+
+/** Icecast waits for the answer before it admits the listener: a slow database costs the record, not the wait. */
+const RECORD_WAIT_MS = 2000;
+
+export function icecastListenerRoutes(deps: IcecastListenerDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/v1' });
+  const warn = throttledLog((message) => deps.logger.warn(message));
+
+  const admit = async (ctx: AppContext, next: () => Promise<unknown>) => {
+    // Set before the body is read, so that even a body refused with a 4xx admits the listener.
+    ctx.set(ICECAST_AUTH_HEADER, '1');
+    await next();
+  };
+
+  router.post('/icecast/listeners', admit, ...parseBody(deps.maxBodyBytes), async (ctx) => {
+    ctx.type = 'application/json';
+    if (!authorized(ctx, deps.secret)) {
+      warn('secret', 'icecast listener call refused: wrong or missing secret (the listener was admitted, nothing recorded)');
+      ctx.status = 403;
+      ctx.body = { error: 'Invalid secret' };
+      return;
+    }
+    const form = formOf(ctx);
+    const action = form.action ?? '';
+    const work = handle(action, form, deps);
+    if (!work) {
+      ctx.status = 400;
+      ctx.body = { error: `Unknown action '${action.slice(0, 64)}' (expected listener_add, listener_remove, mount_add, mount_remove)` };
+      return;
+    }
+    const recorded = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, RECORD_WAIT_MS, false).unref())]);
+    ctx.body = { action, recorded };
+  });
+  return router;
+}
+
+function handle(action: string, form: Readonly<Record<string, string>>, deps: IcecastListenerDeps): Promise<unknown> | undefined {
+  const report: ListenerReport = {
+    host: form.server,
+    port: form.port,
+    mount: form.mount ?? '',
+    clientId: form.client ?? '',
+    ip: form.ip ?? '',
+    userAgent: form.agent ?? '',
+  };
+  switch (action) {
+    case 'listener_add':
+      return deps.sessions.record('joined', report, 'auth');
+    case 'listener_remove': {
+      const duration = Number(form.duration);
+      return deps.sessions.record('left', report, 'auth', Number.isFinite(duration) && duration >= 0 ? duration : undefined);
+    }
+    case 'mount_add':
+      return Promise.resolve();
+    case 'mount_remove': {
+      // The source on the audience's Icecast went away: the play on its channel ends.
+      const target = deps.sessions.target(report.mount, report.host, report.port);
+      return target ? deps.playLog.end(target.channel, 'source_disconnect').catch(() => undefined) : Promise.resolve();
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The secret as `?secret=` or as the Basic password. Icecast 2.4 sends `Authorization: Basic Og==`
+ * (an empty user and password) when the URL carries none: an empty Basic password is no secret
+ * given, not a wrong one, and the query decides.
+ */
+function authorized(ctx: AppContext, secret: string): boolean {
+  if (secret === '') return true;
+  const expected = Buffer.from(secret, 'utf8');
+  const header = ctx.get('X-SVC-Client-Auth');
+  if (header !== '') return secretMatches(Buffer.from(header, 'latin1'), expected);
+  const basic = /^basic\s+(\S+)$/i.exec(ctx.get('Authorization'));
+  const decoded = basic?.[1] === undefined ? '' : Buffer.from(basic[1], 'base64').toString('latin1');
+  const password = decoded.slice(decoded.indexOf(':') + 1);
+  if (password !== '') return secretMatches(Buffer.from(password, 'latin1'), expected);
+  const query = ctx.query.secret;
+  return typeof query === 'string' && query !== '' && secretMatches(Buffer.from(query, 'utf8'), expected);
+}
+
+function formOf(ctx: AppContext): Record<string, string> {
+  const body = (ctx.request as { body?: unknown }).body;
+  const form: Record<string, string> = {};
+  if (typeof body !== 'object' || body === null) return form;
+  for (const [key, value] of Object.entries(body)) {
+    if (typeof value === 'string') form[key] = value;
+  }
+  return form;
+}

@@ -1,0 +1,224 @@
+import type pg from 'pg';
+import type { EndReason, NewPlay } from '../../domain/play';
+import type { TrackFields } from '../../domain/track';
+import {
+  PLAY_COLUMNS,
+  PLAY_PAGE,
+  SESSION_COLUMNS,
+  endNotBefore,
+  placePlay,
+  playFromRow,
+  sessionFromRow,
+  type LatestPlay,
+  type PlacedPlay,
+  type PlayColumns,
+  type PlayLogStore,
+} from '../plays';
+import { inTransaction, type PostgresContext } from './connection';
+import { announced } from './notifications';
+
+// The PostgreSQL side of the play log (store/plays.ts has the contract). Every change of a
+// channel's plays takes the channel's advisory lock first, so instances sharing the database
+// place their plays one after the other and never overlap.
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** Serializes the play changes of one channel across every instance, until the transaction ends. */
+export function lockChannel(client: Queryable, channel: string) {
+  return client.query("SELECT pg_advisory_xact_lock(hashtext('svc-play:' || $1))", [channel]);
+}
+
+/** Places a new play after its channel's latest one; runs inside the insert's transaction, after lockChannel. */
+export async function placePostgresPlay(client: Queryable, play: NewPlay): Promise<PlacedPlay> {
+  const latest = await client.query<LatestPlay & { dbid: string }>(
+    'SELECT dbid, started_at, ended_at, planned_end_at FROM tracks WHERE channel = $1 AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1',
+    [play.channel],
+  );
+  const row = latest.rows[0];
+  const placed = placePlay(row ? { ...row, dbid: Number(row.dbid) } : undefined, play.startedAt);
+  const end = placed.previousEnd;
+  if (end) {
+    await client.query(
+      `UPDATE tracks SET ended_at = $1, end_reason = $2, listeners_done = false,
+        trimmed_seconds = CASE WHEN $3::double precision IS NULL THEN trimmed_seconds ELSE coalesce(trimmed_seconds, 0) + $3 END
+        WHERE dbid = $4`,
+      [end.endedAt, end.reason, end.trimmedSeconds, end.dbid],
+    );
+  }
+  return placed;
+}
+
+interface PlayPageRow extends PlayColumns {
+  dbid: string;
+  received_at: string;
+  metadata: TrackFields;
+}
+
+export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext): PlayLogStore {
+  let writes = 0;
+  const { channelFilter, withChannel } = rangeFilters;
+
+  return {
+    async *plays(range) {
+      let after: [string, number] = [range.from, 0];
+      for (;;) {
+        const rows = await pool.query<PlayPageRow>(
+          `SELECT dbid, received_at, metadata, ${PLAY_COLUMNS} FROM tracks
+            WHERE ${channelFilter(range.channel, 5)}(started_at, dbid) > ($1, $2) AND started_at < $3
+            ORDER BY started_at, dbid LIMIT $4`,
+          withChannel([after[0], after[1], range.to, PLAY_PAGE], range.channel),
+        );
+        for (const row of rows.rows) {
+          yield { dbid: Number(row.dbid), receivedAt: row.received_at, metadata: row.metadata, play: playFromRow(row, row.received_at) };
+        }
+        const last = rows.rows[rows.rows.length - 1];
+        if (!last || rows.rows.length < PLAY_PAGE) return;
+        after = [last.started_at ?? '', Number(last.dbid)];
+      }
+    },
+    async end(channel, at, reason: EndReason) {
+      return inTransaction(pool, async (client) => {
+        await lockChannel(client, channel);
+        const onAir = await client.query<{ dbid: string; started_at: string }>(
+          'SELECT dbid, started_at FROM tracks WHERE channel = $1 AND ended_at IS NULL ORDER BY started_at DESC, dbid DESC LIMIT 1',
+          [channel],
+        );
+        const play = onAir.rows[0];
+        if (!play) return null;
+        // Announced: other instances re-read the record (its end shows on their /v1/last and pages).
+        await client.query(announced('track', 'UPDATE tracks SET ended_at = $2, end_reason = $3, listeners_done = false WHERE dbid = $4'), [
+          instanceId,
+          endNotBefore(play.started_at, at),
+          reason,
+          play.dbid,
+        ]);
+        writes += 1;
+        return Number(play.dbid);
+      });
+    },
+    async endDue(now) {
+      const ended = await pool.query<{ dbid: string }>(
+        announced(
+          'track',
+          `UPDATE tracks SET ended_at = planned_end_at, end_reason = 'duration', listeners_done = false
+            WHERE ended_at IS NULL AND planned_end_at IS NOT NULL AND planned_end_at <= $2`,
+        ),
+        [instanceId, now],
+      );
+      writes += ended.rows.length;
+      return ended.rows.map((row) => Number(row.dbid));
+    },
+    async nextPlannedEnd() {
+      const result = await pool.query<{ at: string | null }>('SELECT min(planned_end_at) AS at FROM tracks WHERE ended_at IS NULL');
+      return result.rows[0]?.at ?? null;
+    },
+    async uncounted(limit) {
+      const result = await pool.query<{ dbid: string; channel: string; started_at: string; ended_at: string }>(
+        'SELECT dbid, channel, started_at, ended_at FROM tracks WHERE NOT listeners_done AND ended_at IS NOT NULL ORDER BY dbid LIMIT $1',
+        [limit],
+      );
+      return result.rows.map((row) => ({ dbid: Number(row.dbid), channel: row.channel, startedAt: row.started_at, endedAt: row.ended_at }));
+    },
+    async setListeners(dbid, listeners) {
+      await pool.query('UPDATE tracks SET listeners = $1, listeners_done = true WHERE dbid = $2', [
+        listeners === null ? null : JSON.stringify(listeners),
+        dbid,
+      ]);
+    },
+    version: () => writes,
+    ...createPostgresSessionStore(pool),
+  };
+}
+
+/** Optional channel conditions of the range reads: the channel is the last parameter. */
+const rangeFilters = {
+  channelFilter: (channel: string | undefined, index: number) => (channel === undefined ? '' : `channel = $${index} AND `),
+  withChannel: (values: unknown[], channel: string | undefined) => (channel === undefined ? values : [...values, channel]),
+};
+
+/** The PostgreSQL listener sessions (the half of PlayLogStore that Icecast feeds). */
+function createPostgresSessionStore(
+  pool: pg.Pool,
+): Pick<PlayLogStore, 'sessions' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
+  const longestMs = async (channel: string | undefined): Promise<number> => {
+    const result =
+      channel === undefined
+        ? await pool.query<{ longest_ms: string | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds')
+        : await pool.query<{ longest_ms: string | null }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = $1', [channel]);
+    return Number(result.rows[0]?.longest_ms ?? 0);
+  };
+  const { channelFilter, withChannel } = rangeFilters;
+  return {
+    async *sessions(range) {
+      // Sessions connected before `from` minus the longest closed one can overlap only if still open.
+      const earliest = new Date(Date.parse(range.from) - (await longestMs(range.channel))).toISOString();
+      const openBefore = await pool.query<Parameters<typeof sessionFromRow>[0]>(
+        `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
+        withChannel([earliest], range.channel),
+      );
+      yield* openBefore.rows.map(sessionFromRow);
+      let after: [string, number] = [earliest, 0];
+      for (;;) {
+        const rows = await pool.query<Parameters<typeof sessionFromRow>[0]>(
+          `SELECT ${SESSION_COLUMNS} FROM listener_sessions
+            WHERE ${channelFilter(range.channel, 6)}(connected_at, id) > ($1, $2) AND connected_at < $3 AND (disconnected_at IS NULL OR disconnected_at > $4)
+            ORDER BY connected_at, id LIMIT $5`,
+          withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
+        );
+        yield* rows.rows.map(sessionFromRow);
+        const last = rows.rows[rows.rows.length - 1];
+        if (!last || rows.rows.length < PLAY_PAGE) return;
+        after = [last.connected_at, Number(last.id)];
+      }
+    },
+    async overlapping(channel, startedAt, endedAt) {
+      const earliest = new Date(Date.parse(startedAt) - (await longestMs(channel))).toISOString();
+      const result = await pool.query<{ connected_at: string; disconnected_at: string | null }>(
+        `SELECT connected_at, disconnected_at FROM listener_sessions
+          WHERE channel = $1 AND connected_at >= $2 AND connected_at < $3 AND disconnected_at > $4
+         UNION ALL
+         SELECT connected_at, disconnected_at FROM listener_sessions WHERE channel = $1 AND disconnected_at IS NULL AND connected_at < $3`,
+        [channel, earliest, endedAt, startedAt],
+      );
+      return result.rows.map((row) => ({ connectedAt: row.connected_at, disconnectedAt: row.disconnected_at }));
+    },
+    async openSession(session) {
+      // A listener already open under this key (a repeated listener_add, a poll after an auth call) is kept once.
+      await pool.query(
+        `INSERT INTO listener_sessions (channel, source, server, mount, client_id, address, user_agent, connected_at)
+          SELECT $1, $2, $3, $4, $5, $6, $7, $8
+          WHERE NOT EXISTS (SELECT 1 FROM listener_sessions WHERE server = $3 AND mount = $4 AND client_id = $5 AND disconnected_at IS NULL)`,
+        [session.channel, session.source, session.server, session.mount, session.clientId, session.address, session.userAgent, session.connectedAt],
+      );
+    },
+    async closeSession(key, at) {
+      return inTransaction(pool, async (client) => {
+        const found = await client.query<{ id: string; channel: string; connected_at: string }>(
+          'SELECT id, channel, connected_at FROM listener_sessions WHERE server = $1 AND mount = $2 AND client_id = $3 AND disconnected_at IS NULL FOR UPDATE',
+          [key.server, key.mount, key.clientId],
+        );
+        const session = found.rows[0];
+        if (!session) return false;
+        const disconnectedAt = endNotBefore(session.connected_at, at);
+        await client.query('UPDATE listener_sessions SET disconnected_at = $1 WHERE id = $2', [disconnectedAt, session.id]);
+        await client.query(
+          `INSERT INTO listener_session_bounds (channel, longest_ms) VALUES ($1, $2)
+            ON CONFLICT (channel) DO UPDATE SET longest_ms = greatest(listener_session_bounds.longest_ms, excluded.longest_ms)`,
+          [session.channel, Date.parse(disconnectedAt) - Date.parse(session.connected_at)],
+        );
+        return true;
+      });
+    },
+    async openSessions(server, mount) {
+      const result = await pool.query<Parameters<typeof sessionFromRow>[0]>(
+        `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE server = $1 AND mount = $2 AND disconnected_at IS NULL ORDER BY id`,
+        [server, mount],
+      );
+      return result.rows.map(sessionFromRow);
+    },
+    async addressKey() {
+      const result = await pool.query<{ value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
+      return result.rows[0]?.value ?? '';
+    },
+  };
+}
