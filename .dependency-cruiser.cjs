@@ -1,10 +1,10 @@
 // The layering rule (docs/architecture.md "Layout"): imports run one way between the folders of src/,
-//   cli -> {server, ingest} -> {pipeline, images} -> enrich -> {store, config} -> domain -> ground
+//   cli -> app -> {server, ingest} -> {pipeline, images, outputs} -> enrich -> {store, config} -> domain -> ground
 // where the ground is src/errors.ts, log.ts, signals.ts and version.ts. A folder imports only
 // folders below it (peers on one level do not import each other); `npm run layers` checks it in CI.
 'use strict';
 
-const LAYERS = [['cli'], ['server', 'ingest'], ['pipeline', 'images', 'outputs'], ['enrich'], ['store', 'config'], ['domain'], ['(errors|log|signals|version)\\.ts$']];
+const LAYERS = [['cli'], ['app'], ['server', 'ingest'], ['pipeline', 'images', 'outputs'], ['enrich'], ['store', 'config'], ['domain'], ['(errors|log|signals|version)\\.ts$']];
 
 const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
 

@@ -1,4 +1,4 @@
-// The one reader of a request's credential headers (docs/http-api.md "Authentication"):
+// The one reader of a request's credential headers (docs/decisions.md "Names"):
 // X-SVC-Client-Auth, else What's Now Playing's X-WNP-Client-Auth. Every route, the idempotency
 // check and the auth throttle read it here; CORS names the same two in its preflight answer.
 

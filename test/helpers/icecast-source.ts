@@ -1,6 +1,6 @@
 import net from 'node:net';
-import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener } from '../../src/ingest/listener';
-import { createLogger } from '../../src/log';
+import type { RunningIcecastListener } from '../../src/ingest/listener';
+import type { StartOptions } from '../../src/app/start-app';
 import type { TrackFields } from '../../src/domain/track';
 import type { TrackStore } from '../../src/store/tracks';
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server';
@@ -19,28 +19,22 @@ export async function startIcecastTestServer(
   password: string,
   options: TestServerOptions = {},
   idleTimeoutMs?: number,
-  listenerOptions: Partial<IcecastListenerOptions> = {},
+  listenerOptions: StartOptions['icecast'] = {},
 ): Promise<IcecastTestServer> {
-  const ts = await startTestServer(options);
-  const logger = createLogger((line) => ts.logs.push(line));
-  // Wired as `svc serve` wires it: failed passwords counted with the HTTP API's.
-  const listener = await startIcecastListener({
-    host: '127.0.0.1',
-    port: 0,
-    password,
-    submission: ts.server.submission,
-    logger,
-    idleTimeoutMs,
-    authentication: ts.server.authentication,
-    ...listenerOptions,
+  // Started as `svc serve` starts it: the listener on icecastSource.port, failed passwords counted with the HTTP API's.
+  const { icecast, ...rest } = options;
+  const ts = await startTestServer({
+    ...rest,
+    config: { ...(options.config ?? {}), icecastSource: { port: 0, password } },
+    icecast: { ...icecast, ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }), ...listenerOptions },
   });
+  const listener = ts.server.icecast;
+  if (!listener) throw new Error('the app started no Icecast listener');
   return {
     ts,
     listener,
-    async close() {
-      await listener.close();
-      await ts.close();
-    },
+    // The app closes its listener first, then the server.
+    close: () => ts.close(),
   };
 }
 

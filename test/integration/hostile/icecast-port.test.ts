@@ -91,7 +91,7 @@ describe('the Icecast port, round three', () => {
       host: '127.0.0.1',
       port: 0,
       password: '',
-      submission: svc.ts.server.submission,
+      submit: () => Promise.reject(new Error('no track is submitted: the listener does not start')),
       logger: createLogger(() => undefined),
     });
     await expect(start).rejects.toThrow(/icecastSource\.port needs a password: set icecastSource\.password/);
