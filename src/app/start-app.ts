@@ -1,4 +1,5 @@
 import type { FrozenConfig } from '../config/schema';
+import { recordJson } from '../domain/play';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
 import { submitTrack } from '../pipeline/submit-track';
@@ -221,7 +222,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
       records: {
         before: async (dbid) => {
           const [record] = (await tracks.history({ limit: 1, before: dbid })).records;
-          return record ? { data: { dbid: record.dbid, ...record.metadata }, receivedAtMs: Date.parse(record.receivedAt) } : undefined;
+          // As /v1/last shows it, play fields included: its air time, kind and listeners.
+          return record ? { data: recordJson(record), receivedAtMs: Date.parse(record.receivedAt) } : undefined;
         },
       },
     }),

@@ -211,44 +211,6 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    version: 10,
-    name: 'song requests',
-    sql: `
-      -- The song-request queue (docs/song-requests.md), oldest first by id. Times are ms since
-      -- the epoch. normalized_* are the names as requests compare them.
-      CREATE TABLE song_requests (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        requester TEXT NOT NULL,
-        artist TEXT,
-        title TEXT,
-        normalized_artist TEXT NOT NULL,
-        normalized_title TEXT NOT NULL,
-        origin TEXT NOT NULL,
-        user_platform TEXT,
-        external_id TEXT,
-        user_input TEXT,
-        requested_for TEXT,
-        created_at INTEGER NOT NULL
-      );
-      CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
-    `,
-  },
-  {
-    version: 11,
-    name: 'store keys',
-    sql: `
-      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
-      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
-      -- The key is made by svc on first use, not here (SQLite has no strong random source).
-      CREATE TABLE store_keys (
-        name TEXT PRIMARY KEY,
-        value BLOB NOT NULL
-      );
-      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
-      DELETE FROM idempotency_keys;
-    `,
-  },
-  {
     version: 9,
     name: 'play log',
     sql: `
@@ -314,6 +276,44 @@ export const MIGRATIONS: readonly Migration[] = [
         value TEXT NOT NULL
       );
       INSERT INTO playlog_keys (name, value) VALUES ('address', lower(hex(randomblob(32))));
+    `,
+  },
+  {
+    version: 10,
+    name: 'song requests',
+    sql: `
+      -- The song-request queue (docs/song-requests.md), oldest first by id. Times are ms since
+      -- the epoch. normalized_* are the names as requests compare them.
+      CREATE TABLE song_requests (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        requester TEXT NOT NULL,
+        artist TEXT,
+        title TEXT,
+        normalized_artist TEXT NOT NULL,
+        normalized_title TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        user_platform TEXT,
+        external_id TEXT,
+        user_input TEXT,
+        requested_for TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
+    `,
+  },
+  {
+    version: 11,
+    name: 'store keys',
+    sql: `
+      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
+      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
+      -- The key is made by svc on first use, not here (SQLite has no strong random source).
+      CREATE TABLE store_keys (
+        name TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      );
+      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
+      DELETE FROM idempotency_keys;
     `,
   },
 ];

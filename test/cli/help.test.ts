@@ -31,11 +31,11 @@ describe('svc --help', () => {
     const overview = (await runCli(['--help'])).stdout.replace(/\s+/g, ' ');
     const claimed = /Only ([a-z-]+(?:(?:, | and )[a-z-]+)*) sends? the secret\./.exec(overview)?.[1]?.split(/, | and /) ?? [];
     const sending: string[] = [];
-    for (const command of ['submit', 'last', 'history', 'status', 'watch-images', 'outputs']) {
+    for (const command of ['submit', 'last', 'history', 'status', 'watch-images', 'outputs', 'requests']) {
       const help = (await runCli([command, '--help'])).stdout.replace(/\s+/g, ' ');
       if (help.includes('--secret <secret> shared secret, sent in')) sending.push(command);
     }
-    expect(sending).toEqual(['submit', 'outputs']);
+    expect(sending).toEqual(['submit', 'outputs', 'requests']);
     expect(claimed.sort()).toEqual([...sending].sort());
   });
 

@@ -3,7 +3,7 @@
 // kills the process with SIGKILL (kill -9) at one step of a submission, the n-th time it is reached.
 // SVC_TEST_FAULT=<step>[:<n>], steps:
 //   track-row     right after the track row is written (SQLite: inside its transaction, before the
-//                 outputs' change row; PostgreSQL: while the one statement is on its way)
+//                 outputs' change row; PostgreSQL: once the insert is sent, before its COMMIT)
 //   after-commit  once the store has committed the record, before it is announced or queued
 //   before-answer as the POST /v1/remoteinput answer is about to be written
 const [step = '', nth = '1'] = (process.env.SVC_TEST_FAULT || '').split(':');
@@ -41,13 +41,23 @@ Database.prototype.transaction = function transactionWithFaults(fn) {
 };
 
 const pg = require('pg');
-const query = pg.Pool.prototype.query;
-pg.Pool.prototype.query = function queryWithFaults(...args) {
-  const answer = query.apply(this, args);
+// The track insert runs in a transaction on one client (store/postgres/tracks.ts): `track-row` dies
+// once the insert was sent, before its COMMIT; `after-commit` once that client's COMMIT answered.
+const clientQuery = pg.Client.prototype.query;
+const committing = new WeakSet();
+pg.Client.prototype.query = function queryWithFaults(...args) {
+  const answer = clientQuery.apply(this, args);
   const text = typeof args[0] === 'string' ? args[0] : args[0] && args[0].text;
-  if (!isTrackInsert(text) || typeof answer?.then !== 'function') return answer;
-  if (due('track-row')) setTimeout(die, 1);
-  if (due('after-commit')) return answer.then(die);
+  if (typeof answer?.then !== 'function') return answer;
+  if (isTrackInsert(text)) {
+    if (due('track-row')) setTimeout(die, 1);
+    committing.add(this);
+    return answer;
+  }
+  if (committing.has(this) && /^\s*(COMMIT|ROLLBACK)/i.test(text || '')) {
+    committing.delete(this);
+    if (/^\s*COMMIT/i.test(text) && due('after-commit')) return answer.then(die);
+  }
   return answer;
 };
 

@@ -89,10 +89,24 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
       }
       for (const track of caughtUp.tracks) if (typeof track.dbid === 'number') print(track.dbid, track);
     },
-    onFrame(frame) {
+    async onFrame(frame) {
+      if (!isTrackFrame(frame)) return;
+      // An older record than the last printed is current again only when the newer one was deleted
+      // (an instance behind the others pushes old ones too): the server's /v1/last tells which.
+      if (frame.dbid < lastDbid && (await currentDbid(client)) === frame.dbid) lastDbid = frame.dbid;
       // The server pushes the current track on every (re)connect: print each version of a track once.
-      if (isTrackFrame(frame)) print(frame.dbid, frame.track);
+      print(frame.dbid, frame.track);
     },
   });
   return EXIT.OK;
+}
+
+/** The dbid /v1/last names now, or undefined when it cannot be read. */
+async function currentDbid(client: SvcClient): Promise<number | undefined> {
+  try {
+    const answer = await client.getJson('v1/last');
+    return isPlainObject(answer.json) && typeof answer.json.dbid === 'number' ? answer.json.dbid : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -179,44 +179,6 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    version: 7,
-    name: 'song requests',
-    sql: `
-      -- The song-request queue (docs/song-requests.md), oldest first by id, shared by every
-      -- instance. Times are ms since the epoch.
-      CREATE TABLE song_requests (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        requester text NOT NULL,
-        artist text,
-        title text,
-        normalized_artist text NOT NULL,
-        normalized_title text NOT NULL,
-        origin text NOT NULL,
-        user_platform text,
-        external_id text,
-        user_input text,
-        requested_for text,
-        created_at bigint NOT NULL
-      );
-      CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
-    `,
-  },
-  {
-    version: 8,
-    name: 'store keys',
-    sql: `
-      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
-      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
-      -- The key is made by the first instance that needs it (crypto.randomBytes), not here.
-      CREATE TABLE store_keys (
-        name text PRIMARY KEY,
-        value bytea NOT NULL
-      );
-      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
-      DELETE FROM idempotency_keys;
-    `,
-  },
-  {
     version: 6,
     name: 'play log',
     sql: `
@@ -268,6 +230,44 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         value text NOT NULL
       );
       INSERT INTO playlog_keys (name, value) VALUES ('address', md5(random()::text) || md5(random()::text));
+    `,
+  },
+  {
+    version: 7,
+    name: 'song requests',
+    sql: `
+      -- The song-request queue (docs/song-requests.md), oldest first by id, shared by every
+      -- instance. Times are ms since the epoch.
+      CREATE TABLE song_requests (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        requester text NOT NULL,
+        artist text,
+        title text,
+        normalized_artist text NOT NULL,
+        normalized_title text NOT NULL,
+        origin text NOT NULL,
+        user_platform text,
+        external_id text,
+        user_input text,
+        requested_for text,
+        created_at bigint NOT NULL
+      );
+      CREATE INDEX song_requests_by_identity ON song_requests (normalized_artist, normalized_title);
+    `,
+  },
+  {
+    version: 8,
+    name: 'store keys',
+    sql: `
+      -- Random keys of this database (docs/security.md "Secrets at rest"): the idempotency
+      -- fingerprints are HMACs under one of them, never a plain hash of what a request carried.
+      -- The key is made by the first instance that needs it (crypto.randomBytes), not here.
+      CREATE TABLE store_keys (
+        name text PRIMARY KEY,
+        value bytea NOT NULL
+      );
+      -- Fingerprints written before were plain SHA-256 of requests that carry the secret.
+      DELETE FROM idempotency_keys;
     `,
   },
 ];
