@@ -74,6 +74,18 @@ describe('the recipes of docs/architecture.md', () => {
     expect(main.lastIndexOf('registerCompletion(program')).toBeGreaterThan(main.lastIndexOf('registerWatchImages(program'));
   });
 
+  it('When a store has a SQLite body, then its contract is a neutral file and PostgreSQL keeps it too, as "Adding a storage backend" says', () => {
+    const bodies = fs.readdirSync(path.join(ROOT, 'src/store/sqlite')).filter((file) => !['database.ts', 'sqlite-store.ts'].includes(file));
+    expect(bodies.length).toBeGreaterThan(5);
+    const missing = bodies.flatMap((file) => [
+      ...(fs.existsSync(path.join(ROOT, 'src/store', file)) ? [] : [`src/store/${file}`]),
+      ...(fs.existsSync(path.join(ROOT, 'src/store/postgres', file)) ? [] : [`src/store/postgres/${file}`]),
+    ]);
+    expect(missing).toEqual([]);
+    const layers = read('.dependency-cruiser.cjs');
+    expect(layers).toContain("['store/sqlite', 'store/postgres']");
+  });
+
   it('When a fake output type is written by the recipe (an Output, handed to the dispatcher), then a stored track is delivered to it and its status reads ok', async () => {
     // Step 2: the module behind the one interface. Steps 1 and 3 (the schema's type list and the
     // factory's case) are config plumbing, checked above for every real type.

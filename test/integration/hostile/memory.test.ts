@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { openDatabase } from '../../../src/store/database';
-import { createImageStore } from '../../../src/store/images';
+import { openDatabase } from '../../../src/store/sqlite/database';
+import { createImageStore } from '../../../src/store/sqlite/images';
 import { peakDuring, pipelineWithoutReading, residentBytes, type Attack } from '../../helpers/attackers';
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
