@@ -39,7 +39,6 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   // require, not a top-level import: client commands never load Koa or SQLite.
   const { loadConfig } = require('../../config/load') as typeof import('../../config/load');
   const { startApp } = require('../../app/start-app') as typeof import('../../app/start-app');
-  const { isLoopbackHost } = require('../../server/request-guards') as typeof import('../../server/request-guards');
   const { config, filepath } = await loadConfig({
     configFile: options.config,
     flags: {
@@ -56,9 +55,6 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   const interrupted = ctx.untilInterrupted();
   const stopSignal = new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));
   const app = await startApp(config, { logger });
-  if (!isLoopbackHost(config.host) && config.secret === '') {
-    logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
-  }
   const icecast: IcecastBannerFacts | undefined = app.icecast
     ? { url: app.icecast.url, password: config.icecastSource.password === undefined ? 'secret' : 'own' }
     : undefined;
