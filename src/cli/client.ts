@@ -93,6 +93,28 @@ export class SvcClient {
     }
   }
 
+  /**
+   * GETs a long answer with the secret, to be read as it streams: `timeoutMs` bounds the wait for
+   * the headers only (a report's checks run before them), never the body.
+   */
+  async openStream(path: string): Promise<Response> {
+    const url = this.endpoint(path);
+    const headers: Record<string, string> = { 'User-Agent': USER_AGENT };
+    if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(url, { method: 'GET', headers, signal: controller.signal, redirect: 'manual' });
+    } catch (error) {
+      throw unreachable(url, error, controller.signal, this.settings);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) throw statusError(url, response, await response.text().catch(() => ''));
+    return response;
+  }
+
   /** GETs bytes from a URL on the same server (an image announced on the stream). */
   async download(url: URL): Promise<Download> {
     if (url.origin !== this.settings.baseUrl.origin) {

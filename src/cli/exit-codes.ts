@@ -15,7 +15,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export const EXIT_CODE_HELP = `Exit codes:
   0  ok
-  1  server error (5xx, 408), an unexpected answer, or a start-up failure
+  1  server error (5xx, 408), an unexpected answer, a start-up failure, or problems found (svc report)
   2  usage or config error
   3  authentication refused (403)
   4  server unreachable (refused, unknown host, or no answer within --timeout)

@@ -12,6 +12,10 @@ export interface Streams {
   out(line: string): void;
   /** Writes one diagnostic line to stderr (newline added). */
   err(line: string): void;
+  /** stdout as a stream, for a long file piped with backpressure (svc report). */
+  readonly stdout: NodeJS.WritableStream;
+  /** Rewrites the last line of stderr on a terminal (a progress line); '' clears it. */
+  status(line: string): void;
   /** Raw writes, for commander's own help and error text. */
   writeOut(text: string): void;
   writeErr(text: string): void;
@@ -57,6 +61,10 @@ export function createStreams(): Streams {
     stderrIsTTY: stderr.isTTY === true,
     out: (line) => writeOut(line + '\n'),
     err: (line) => writeErrSafely(line + '\n'),
+    stdout,
+    status: (line) => {
+      if (stderr.isTTY === true) writeErrSafely(`\r\x1b[2K${line}`);
+    },
     writeOut,
     writeErr: writeErrSafely,
     // readline is only needed by `svc submit -`: required then, not at start-up.

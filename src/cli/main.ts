@@ -6,6 +6,7 @@ import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
 import { registerOutputs } from './commands/outputs';
 import { registerRequests } from './commands/requests';
+import { registerReport } from './commands/report';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
 import { registerSubmit } from './commands/submit';
@@ -56,6 +57,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerStatus(program, ctx, setResult);
   registerOutputs(program, ctx, setResult);
   registerRequests(program, ctx, setResult);
+  registerReport(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);

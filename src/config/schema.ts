@@ -313,6 +313,17 @@ export const configSchema = object({
     port: number().integer('${path} must be an integer').min(0).max(65535).optional(),
     password: string().optional(),
   }),
+  // docs/reports.md "Configuration": what the report files say about the station.
+  reports: object({
+    service: string().default(''),
+    category: string().default(''),
+    minSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(0),
+    timeZone: string()
+      .test('time-zone', '${path} must be an IANA time zone such as Europe/London', (value) => value === undefined || value === '' || isTimeZoneName(value))
+      .default(''),
+    stationType: string<'AM' | 'FM' | 'OT'>().oneOf(['AM', 'FM', 'OT'], '${path} must be one of: ${values}').default('OT'),
+    stationFormat: string().default(''),
+  }),
   // docs/play-log.md: air times, kinds, channels and listeners of every play.
   playlog: object({
     startedAtPastSeconds: number().min(0).default(600),
@@ -340,6 +351,15 @@ export const configSchema = object({
     secret: string().default(''),
   }),
 });
+
+function isTimeZoneName(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type Config = InferType<typeof configSchema>;
 

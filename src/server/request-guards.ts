@@ -88,6 +88,15 @@ export function isWriteRequest(method: string, path: string): boolean {
 }
 
 /**
+ * Reads that show listeners' addresses and counts (docs/reports.md "Over HTTP"): guarded like a
+ * write, so a page on another origin cannot read them through the user's browser and a link
+ * never downloads one.
+ */
+export function isPrivateRead(path: string): boolean {
+  return /^\/v1\/reports(\/|$)/i.test(path);
+}
+
+/**
  * A browser navigation (a link, a typed address, a redirect to one): Chromium marks a link
  * opened from outside the browser that redirects to GET /v1/remoteinput as a direct visit, so
  * Sec-Fetch-Site cannot tell it from the DJ's own; Sec-Fetch-Mode and Sec-Fetch-Dest can. DJ

@@ -27,6 +27,9 @@ import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
 import { icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
+import { reportRoutes } from './routes/reports';
+import { reportSettings } from '../reports/settings';
+import { storeReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
@@ -133,6 +136,12 @@ function createHttpApp(
       }),
       historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
+      reportRoutes({
+        secret: config.secret,
+        settings: reportSettings(config),
+        source: storeReportSource(storage.store.plays),
+        minSessionSeconds: config.playlog.minSessionSeconds,
+      }),
       coverRoutes(imageStore, blobs),
       currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
       pageRoutes(),

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
-import { isBrowserNavigation, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../request-guards';
+import { isBrowserNavigation, isPrivateRead, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../request-guards';
 import { SECURITY_HEADERS } from '../security-headers';
 
 // Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
@@ -16,12 +16,14 @@ export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): A
 
 /**
  * 403 for a write sent by a page on another origin, with or without a secret: a web page must
- * never submit to a DJ's svc. Applies to every write route, present and future (isWriteRequest).
+ * never submit to a DJ's svc. Applies to every write route, present and future (isWriteRequest),
+ * and to the reads of listeners' data (isPrivateRead).
  */
 export function refuseCrossSiteWrites(writeOrigins: readonly string[]): AppMiddleware {
   const writeAllowed = writeOriginCheck(writeOrigins);
   return async function sameOriginWritesOnly(ctx, next) {
-    if (isWriteRequest(ctx.method, ctx.path)) {
+    const privateRead = ctx.method !== 'OPTIONS' && isPrivateRead(ctx.path);
+    if (privateRead || isWriteRequest(ctx.method, ctx.path)) {
       const origin = ctx.get('Origin');
       const secFetchSite = ctx.get('Sec-Fetch-Site');
       const allowed = writeAllowed({
@@ -31,6 +33,7 @@ export function refuseCrossSiteWrites(writeOrigins: readonly string[]): AppMiddl
       });
       if (!allowed) throw new AppError('CROSS_SITE_REFUSED');
       if (isBrowserNavigation(ctx.get('Sec-Fetch-Mode'), ctx.get('Sec-Fetch-Dest'))) {
+        if (privateRead) throw new AppError('CROSS_SITE_REFUSED', 'A browser navigation never downloads a report: use svc report, or fetch() with the secret');
         throw new AppError('CROSS_SITE_REFUSED', 'A browser navigation never writes: submit from DJ software, a script or fetch()');
       }
     }

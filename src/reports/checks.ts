@@ -1,0 +1,178 @@
+import type { ListenerSession, ReportPlay } from './rows';
+import { ISRC_SHAPE, normalizedIsrc } from './selection';
+
+// What `svc report check` finds in the rows a file would be made from (docs/reports.md "Checks").
+// Each problem names the play (`dbid <n>`) or the session it is about. Pure, one row at a time:
+// the checker keeps only the last end per channel.
+
+export interface Problem {
+  /** `dbid 12`, `session 7`, or `report` for the run as a whole. */
+  subject: string;
+  what: string;
+}
+
+export const problemLine = (problem: Problem): string => `${problem.subject}: ${problem.what}`;
+
+/** Which checks a format wants. */
+export interface PlayCheckOptions {
+  /** A row must be identified by an ISRC, or by album and label (SoundExchange, PPL). */
+  identity: boolean;
+  /** A play needs a listener count (census): `channelHasSessions` says whether one can be made. */
+  performances: boolean;
+}
+
+const NAME_FIELDS = ['artist', 'title', 'album', 'label'] as const;
+
+export class PlayChecker {
+  private readonly spellings = new SpellingTracker();
+  private readonly lastEnd = new Map<string, { dbid: number; endMs: number }>();
+  /** Plays found starting before the previous one on their channel ended. */
+  overlaps = 0;
+
+  constructor(private readonly options: PlayCheckOptions) {}
+
+  /** The problems of one reported play; plays arrive in air order. */
+  check(play: ReportPlay, channelHasSessions: boolean): Problem[] {
+    const subject = `dbid ${play.dbid}`;
+    const whats = [...this.timeProblems(play), ...namesMissing(play), ...capitalProblems(play)];
+    const problems: Problem[] = this.spellings.see(play);
+    if (this.options.identity) whats.push(...identityProblems(play));
+    if (this.options.performances && play.listeners === null && !channelHasSessions)
+      whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
+    return [...whats.map((what) => ({ subject, what })), ...problems];
+  }
+
+  private timeProblems(play: ReportPlay): string[] {
+    const whats: string[] = [];
+    const startMs = Date.parse(play.started_at);
+    const endMs = play.ended_at === null ? undefined : Date.parse(play.ended_at);
+    if (endMs === undefined) whats.push('no end time (still on air, or never ended)');
+    else if (endMs < startMs) whats.push(`ends (${play.ended_at}) before it starts (${play.started_at})`);
+    const previous = this.lastEnd.get(play.channel);
+    if (previous && previous.endMs > startMs) {
+      const seconds = (previous.endMs - startMs) / 1000;
+      this.overlaps++;
+      whats.push(`starts ${formatSeconds(seconds)} s before dbid ${previous.dbid} ends on channel "${play.channel}" (overlap)`);
+    }
+    if (endMs !== undefined && endMs >= startMs) this.lastEnd.set(play.channel, { dbid: play.dbid, endMs });
+    return whats;
+  }
+}
+
+function formatSeconds(seconds: number): string {
+  return Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(3);
+}
+
+function namesMissing(play: ReportPlay): string[] {
+  const missing = (['artist', 'title'] as const).filter((field) => (play[field] ?? '').trim() === '');
+  return missing.map((field) => `no ${field}`);
+}
+
+/**
+ * SoundExchange identifies a recording by its ISRC, or else needs album and label
+ * (docs/decisions.md "Reports").
+ */
+function identityProblems(play: ReportPlay): string[] {
+  const isrc = normalizedIsrc(play.isrc);
+  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return [];
+  const missing = (['album', 'label'] as const).filter((field) => (play[field] ?? '').trim() === '');
+  if (missing.length === 0) return [];
+  const said = isrc === undefined ? 'no ISRC' : `ISRC "${play.isrc ?? ''}" is not 12 characters of the form CC-XXX-YY-NNNNN`;
+  return [`${said} and no ${missing.join(' and no ')}`];
+}
+
+/** A name upper-cased somewhere on its way while the matched source spells it otherwise. */
+function capitalProblems(play: ReportPlay): string[] {
+  const whats: string[] = [];
+  for (const field of NAME_FIELDS) {
+    const value = play[field];
+    const source = play.source_names?.[field];
+    if (value === undefined || source === undefined || !isAllCapitals(value) || isAllCapitals(source)) continue;
+    if (value.toLocaleUpperCase() !== source.toLocaleUpperCase()) continue;
+    whats.push(`${field} "${value}" is in capitals; the source spells it "${source}"`);
+  }
+  return whats;
+}
+
+/** Has letters with case, at least two, and none of them lower case. */
+export function isAllCapitals(text: string): boolean {
+  return !LOWER_CASE.test(text) && TWO_CAPITALS.test(text);
+}
+
+const LOWER_CASE = /\p{Ll}/u;
+const TWO_CAPITALS = /\p{Lu}.*\p{Lu}/su;
+
+/** The problems of one listener session for the NPR/DS streaming log. */
+export function sessionProblems(session: ListenerSession): Problem[] {
+  const subject = `session ${session.id}`;
+  const whats: string[] = [];
+  const connected = Date.parse(session.connected_at);
+  if (session.disconnected_at !== null && Date.parse(session.disconnected_at) < connected)
+    whats.push(`disconnects (${session.disconnected_at}) before it connects (${session.connected_at})`);
+  return whats.map((what) => ({ subject, what }));
+}
+
+interface Pending {
+  value: string;
+  dbids: number[];
+}
+
+/**
+ * The other source of a spelling: the same recording (its ISRC, else its artist and title in any
+ * case) played elsewhere in the range with the name in mixed case. A play in capitals is named
+ * when the mixed-case spelling is known, at once or when it first appears; memory grows with the
+ * recordings, not the plays.
+ */
+class SpellingTracker {
+  private readonly known = new Map<string, string>();
+  private readonly pending = new Map<string, Pending[]>();
+
+  see(play: ReportPlay): Problem[] {
+    const problems: Problem[] = [];
+    const recording = spellingKey(play);
+    for (const field of NAME_FIELDS) {
+      const value = play[field];
+      if (value === undefined || play.source_names?.[field] !== undefined) continue;
+      const key = `${field}\u0000${recording}`;
+      if (isAllCapitals(value)) problems.push(...this.capitals(key, field, value, play.dbid));
+      else if (LOWER_CASE.test(value)) problems.push(...this.mixed(key, field, value));
+    }
+    return problems;
+  }
+
+  private capitals(key: string, field: string, value: string, dbid: number): Problem[] {
+    const spelling = this.known.get(key);
+    if (spelling !== undefined && sameName(spelling, value)) return [capitalsProblem(dbid, field, value, spelling)];
+    const list = this.pending.get(key) ?? [];
+    const entry = list.find((item) => item.value === value);
+    if (entry) entry.dbids.push(dbid);
+    else list.push({ value, dbids: [dbid] });
+    this.pending.set(key, list);
+    return [];
+  }
+
+  private mixed(key: string, field: string, value: string): Problem[] {
+    if (!this.known.has(key)) this.known.set(key, value);
+    const list = this.pending.get(key);
+    if (list === undefined) return [];
+    const found = list.filter((item) => sameName(item.value, value));
+    if (found.length === 0) return [];
+    this.pending.set(
+      key,
+      list.filter((item) => !found.includes(item)),
+    );
+    return found.flatMap((item) => item.dbids.map((dbid) => capitalsProblem(dbid, field, item.value, value)));
+  }
+}
+
+function spellingKey(play: ReportPlay): string {
+  const isrc = normalizedIsrc(play.isrc);
+  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return isrc;
+  return `${(play.artist ?? '').toLowerCase()}\u0000${(play.title ?? '').toLowerCase()}`;
+}
+
+const sameName = (a: string, b: string): boolean => a.toUpperCase() === b.toUpperCase();
+
+function capitalsProblem(dbid: number, field: string, value: string, spelling: string): Problem {
+  return { subject: `dbid ${dbid}`, what: `${field} "${value}" is in capitals; the same recording is spelled "${spelling}" elsewhere in the log` };
+}

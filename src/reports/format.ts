@@ -1,0 +1,95 @@
+import type { ListenerSession, PlayKind, ReportPlay } from './rows';
+
+// One interface for every report file (docs/reports.md "How a report is made"): rows in, text out,
+// one piece at a time, so that a file of any length is written without being held.
+
+export const REPORT_FORMATS = ['soundexchange', 'npr-playlist', 'npr-streams', 'ppl', 'prs', 'bmi'] as const;
+export type ReportFormatName = (typeof REPORT_FORMATS)[number];
+
+/** The config keys a report reads (`reports.*`), resolved. */
+export interface ReportSettings {
+  /** NAME_OF_SERVICE; also the station id of the BMI file. */
+  service: string;
+  /** SoundExchange TRANSMISSION_CATEGORY. */
+  category: string;
+  /** IANA zone of the station's local dates and times. */
+  timeZone: string;
+  /** Music plays shorter than this (seconds aired) are left out and counted. */
+  minSeconds: number;
+  /** BMI station type: AM, FM or OT (other, e.g. internet only). */
+  stationType: 'AM' | 'FM' | 'OT';
+  /** BMI station format (e.g. "Jazz"), free text. */
+  stationFormat: string;
+}
+
+/** The station's local dates `from` and `to`, both included, and the instants they span. */
+export interface ReportRange {
+  from: string;
+  to: string;
+  /** First instant of `from` (ms, UTC). */
+  startMs: number;
+  /** First instant after `to` (ms, UTC). */
+  endMs: number;
+}
+
+/** What the check pass learnt about the plays, for formats that must know before the first line. */
+export interface ReportFacts {
+  musicPlays: number;
+  /** Plays left out because they are not music, by kind. */
+  excludedKinds: Partial<Record<PlayKind, number>>;
+  /** Music plays left out as shorter than reports.minSeconds. */
+  excludedShort: number;
+  /** The channels of the reported plays, sorted. */
+  channels: string[];
+  /** Some reported play has trimmed seconds (kept or made by the report). */
+  anyTrimmed: boolean;
+  problems: number;
+}
+
+export interface ReportRun {
+  format: ReportFormatName;
+  settings: ReportSettings;
+  range: ReportRange;
+  channel?: string;
+  /** soundexchange: `csv` for the 11-column file. */
+  variant?: string;
+  /** ppl: the local date whose programme report rows to write instead of the summary. */
+  programmeDate?: string;
+  /** The clock of the run (BMI writes its creation time; open sessions end here). */
+  nowMs: number;
+}
+
+/**
+ * Rows in batches of a few hundred: one await per batch rather than per row keeps a month's
+ * report fast and its garbage small (docs/reports.md "Memory and speed").
+ */
+export type Batches<T> = AsyncIterable<readonly T[]>;
+
+/** The rows of one run: reported plays in air order (music, long enough, listeners filled) and sessions. */
+export interface ReportInput {
+  plays(): Batches<ReportPlay>;
+  sessions(): Batches<ListenerSession>;
+}
+
+export interface ReportFormat {
+  readonly name: ReportFormatName;
+  /** The Content-Type of the file (text, CSV). */
+  contentType(run: ReportRun): string;
+  /** Listener counts per play are needed (a play without any is a problem). */
+  needsPerformances(run: ReportRun): boolean;
+  /** Listener sessions are read (addresses, listening time). */
+  readsSessions(run: ReportRun): boolean;
+  /** The file name the society asks for. */
+  fileName(run: ReportRun, facts: ReportFacts): string;
+  /** The file, piece by piece; each piece is one or more whole lines. */
+  render(input: ReportInput, run: ReportRun, facts: ReportFacts): AsyncIterable<string>;
+}
+
+/** YYYYMMDD of a local date. */
+export const compactDate = (date: string): string => date.replaceAll('-', '');
+
+/** A name that is safe as a file name on every system: no separators, quotes or controls. */
+export function fileSafe(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\\/:*?"<>|\u0000-\u001f\s]+/g, '_');
+}

@@ -1,0 +1,116 @@
+import { compactDate, fileSafe, type Batches, type ReportFormat, type ReportInput, type ReportRun } from '../format';
+import type { ReportPlay } from '../rows';
+import { normalizedIsrc, recordingKey } from '../selection';
+import { caretField, csvField } from '../text-fields';
+
+// SoundExchange Report of Use (docs/reports-us.md "SoundExchange"): one row per recording with its
+// performances summed. The census file is caret-and-pipe text; `--variant csv` is the 11-column
+// CSV that adds aggregate tuning hours, the channel and the play frequency for sample reporting.
+
+const CENSUS_COLUMNS = [
+  'NAME_OF_SERVICE',
+  'TRANSMISSION_CATEGORY',
+  'FEATURED_ARTIST',
+  'SOUND_RECORDING_TITLE',
+  'ISRC',
+  'ALBUM_TITLE',
+  'MARKETING_LABEL',
+  'ACTUAL_TOTAL_PERFORMANCES',
+];
+const CSV_COLUMNS = [...CENSUS_COLUMNS, 'AGGREGATE_TUNING_HOURS', 'CHANNEL_OR_PROGRAM_NAME', 'PLAY_FREQUENCY'];
+
+interface Recording {
+  artist?: string;
+  title?: string;
+  isrc?: string;
+  album?: string;
+  label?: string;
+  channel: string;
+  performances: number;
+  listenerSeconds: number;
+  plays: number;
+}
+
+/**
+ * The recordings of the run in order of first play. Memory grows with the distinct recordings
+ * (per channel for the CSV), never with the plays or the sessions.
+ */
+async function recordings(plays: Batches<ReportPlay>, byChannel: boolean): Promise<Iterable<Recording>> {
+  const found = new Map<string, Recording>();
+  for await (const batch of plays) for (const play of batch) add(found, play, byChannel);
+  return found.values();
+}
+
+function add(found: Map<string, Recording>, play: ReportPlay, byChannel: boolean): void {
+  const key = byChannel ? `${play.channel}\u0000${recordingKey(play)}` : recordingKey(play);
+  let recording = found.get(key);
+  if (!recording) {
+    recording = { ...pickNames(play), channel: play.channel, performances: 0, listenerSeconds: 0, plays: 0 };
+    found.set(key, recording);
+  }
+  fillNames(recording, play);
+  recording.performances += play.listeners?.atp ?? 0;
+  recording.listenerSeconds += play.listeners?.listener_seconds ?? 0;
+  recording.plays++;
+}
+
+function pickNames(play: ReportPlay): Pick<Recording, 'artist' | 'title' | 'isrc' | 'album' | 'label'> {
+  return { artist: play.artist, title: play.title, isrc: normalizedIsrc(play.isrc), album: play.album, label: play.label };
+}
+
+/** A later play of the same ISRC may know the album or label an earlier one lacked. */
+function fillNames(recording: Recording, play: ReportPlay): void {
+  const names = pickNames(play);
+  for (const field of ['artist', 'title', 'isrc', 'album', 'label'] as const) {
+    if ((recording[field] ?? '') === '' && (names[field] ?? '') !== '') recording[field] = names[field];
+  }
+}
+
+function censusLine(run: ReportRun, recording: Recording): string {
+  const text = [run.settings.service, run.settings.category, recording.artist, recording.title, recording.isrc, recording.album, recording.label];
+  return `${[...text.map(caretField), String(recording.performances)].join('|')}\n`;
+}
+
+function csvLine(run: ReportRun, recording: Recording): string {
+  const hours = (recording.listenerSeconds / 3600).toFixed(2);
+  const fields = [
+    run.settings.service,
+    run.settings.category,
+    recording.artist,
+    recording.title,
+    recording.isrc,
+    recording.album,
+    recording.label,
+    recording.performances,
+    hours,
+    recording.channel,
+    recording.plays,
+  ];
+  return `${fields.map(csvField).join(',')}\r\n`;
+}
+
+async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
+  const csv = run.variant === 'csv';
+  yield csv ? `${CSV_COLUMNS.join(',')}\r\n` : `${CENSUS_COLUMNS.map(caretField).join('|')}\n`;
+  let lines: string[] = [];
+  for (const recording of await recordings(input.plays(), csv)) {
+    lines.push(csv ? csvLine(run, recording) : censusLine(run, recording));
+    if (lines.length === 256) {
+      yield lines.join('');
+      lines = [];
+    }
+  }
+  if (lines.length > 0) yield lines.join('');
+}
+
+export const soundexchange: ReportFormat = {
+  name: 'soundexchange',
+  contentType: (run) => (run.variant === 'csv' ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8'),
+  needsPerformances: () => true,
+  readsSessions: () => false,
+  fileName(run) {
+    const extension = run.variant === 'csv' ? 'csv' : 'txt';
+    return fileSafe(`${run.settings.service}${compactDate(run.range.from)}_${compactDate(run.range.to)}_${run.settings.category}.${extension}`);
+  },
+  render,
+};

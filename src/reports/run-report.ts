@@ -1,0 +1,170 @@
+import { withListeners } from './census';
+import { PlayChecker, sessionProblems, type Problem } from './checks';
+import type { Batches, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
+import type { ListenerSession, ReportPlay } from './rows';
+import { exclusionOf } from './selection';
+
+// One report run in two passes over the same rows (docs/reports.md "How a report is made"): the
+// check pass lists every problem and learns what the file must know before its first line; the
+// write pass streams the file. Neither holds the plays or the sessions.
+
+export interface ReportQuery {
+  startMs: number;
+  endMs: number;
+  channel?: string;
+}
+
+/** Where the rows come from: the play log of the store (the store's adapter implements it). */
+export interface ReportSource {
+  /** Plays that started in [startMs, endMs), every kind, by started_at then dbid. */
+  plays(query: ReportQuery): Batches<ReportPlay>;
+  /** Listener sessions overlapping [startMs, endMs), by connected_at then id. */
+  sessions(query: ReportQuery): Batches<ListenerSession>;
+  /** Whether any session of the channel overlaps the range. */
+  hasSessions(query: ReportQuery & { channel: string }): Promise<boolean>;
+}
+
+export interface ReportDeps {
+  source: ReportSource;
+  format: ReportFormat;
+  /** playlog.minSessionSeconds: listener counts made here leave shorter sessions out. */
+  minSessionSeconds: number;
+}
+
+/** A play may end this long after the range and still take listeners who joined after it. */
+const LONGEST_PLAY_MS = 6 * 3_600_000;
+
+const query = (run: ReportRun): ReportQuery => ({ startMs: run.range.startMs, endMs: run.range.endMs, channel: run.channel });
+
+/**
+ * Hears each problem; a promise holds the pass until it settles (a slow reader of the check's
+ * answer slows the pass down instead of piling problems up).
+ */
+export type ProblemSink = (problem: Problem) => void | Promise<void>;
+
+/** The check pass: every problem to `onProblem`, in air order, and the facts of the run. */
+export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<ReportFacts> {
+  const facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0 };
+  let found: Problem[] = [];
+  const report = (problem: Problem) => {
+    facts.problems++;
+    found.push(problem);
+  };
+  // Problems are handed over after each batch: a batch's worth at most is held.
+  const handOver = async () => {
+    const ready = found;
+    found = [];
+    for (const problem of ready) await onProblem(problem);
+  };
+  for (const problem of settingProblems(run)) report(problem);
+  const needsPerformances = deps.format.needsPerformances(run);
+  const plays = new PlayInspection(run, facts, report, needsPerformances);
+  const sessionsOf = new Map<string, boolean>();
+  for await (const batch of deps.source.plays(query(run))) {
+    for (const play of batch) {
+      // A count can be made from sessions only if the channel has any: asked once per channel.
+      if (needsPerformances && play.listeners === null && !sessionsOf.has(play.channel))
+        sessionsOf.set(
+          play.channel,
+          await deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel: play.channel }),
+        );
+      plays.inspect(play, sessionsOf.get(play.channel) ?? true);
+    }
+    if (found.length > 0) await handOver();
+  }
+  plays.finish();
+  if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
+    report({
+      subject: 'report',
+      what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
+    });
+  if (run.format === 'npr-streams') await inspectSessions(deps, run, report, handOver);
+  await handOver();
+  return facts;
+}
+
+/** What the check pass does with each play. */
+class PlayInspection {
+  private readonly checker: PlayChecker;
+  private readonly channels = new Set<string>();
+
+  constructor(
+    private readonly run: ReportRun,
+    private readonly facts: ReportFacts,
+    private readonly report: (problem: Problem) => void,
+    needsPerformances: boolean,
+  ) {
+    this.checker = new PlayChecker({ identity: ['soundexchange', 'ppl'].includes(run.format), performances: needsPerformances });
+  }
+
+  inspect(play: ReportPlay, channelHasSessions: boolean): void {
+    const { facts } = this;
+    const exclusion = exclusionOf(play, this.run.settings.minSeconds);
+    if (exclusion === 'kind') facts.excludedKinds[play.kind] = (facts.excludedKinds[play.kind] ?? 0) + 1;
+    if (exclusion === 'short') facts.excludedShort++;
+    if (exclusion !== undefined) return;
+    facts.musicPlays++;
+    this.channels.add(play.channel);
+    if (play.trimmed_seconds > 0) facts.anyTrimmed = true;
+    for (const problem of this.checker.check(play, channelHasSessions)) this.report(problem);
+  }
+
+  finish(): void {
+    if (this.checker.overlaps > 0) this.facts.anyTrimmed = true;
+    this.facts.channels = [...this.channels].sort();
+  }
+}
+
+/** Config the file cannot do without. */
+function settingProblems(run: ReportRun): Problem[] {
+  const missing: string[] = [];
+  if (['soundexchange', 'bmi', 'ppl'].includes(run.format) && run.settings.service.trim() === '') missing.push('reports.service (the name of the service)');
+  if (run.format === 'soundexchange' && run.settings.category.trim() === '') missing.push('reports.category (the transmission category)');
+  return missing.map((key) => ({ subject: 'report', what: `${key} is not set` }));
+}
+
+async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void, handOver: () => Promise<void>): Promise<void> {
+  let withoutAddress = 0;
+  let sessions = 0;
+  for await (const batch of deps.source.sessions(query(run))) {
+    for (const session of batch) inspectSession(session);
+    await handOver();
+  }
+  function inspectSession(session: ListenerSession): void {
+    const connectedMs = Date.parse(session.connected_at);
+    if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) return;
+    sessions++;
+    if (session.address === undefined || session.address === '') withoutAddress++;
+    for (const problem of sessionProblems(session)) report(problem);
+  }
+  if (withoutAddress > 0)
+    report({
+      subject: 'report',
+      what: `${withoutAddress} of ${sessions} sessions have only a hashed address; NPR/DS needs the address (set playlog.keepAddresses)`,
+    });
+}
+
+/** The rows the write pass gives the format. */
+export function reportInput(deps: ReportDeps, run: ReportRun): ReportInput {
+  return {
+    plays: () => {
+      const reported = reportedPlays(deps.source.plays(query(run)), run);
+      if (!deps.format.needsPerformances(run)) return reported;
+      const sessions = () => deps.source.sessions({ ...query(run), endMs: run.range.endMs + LONGEST_PLAY_MS });
+      return withListeners(reported, sessions, { minSessionSeconds: deps.minSessionSeconds, nowMs: run.nowMs });
+    },
+    sessions: () => deps.source.sessions(query(run)),
+  };
+}
+
+async function* reportedPlays(plays: Batches<ReportPlay>, run: ReportRun): Batches<ReportPlay> {
+  for await (const batch of plays) {
+    const reported = batch.filter((play) => exclusionOf(play, run.settings.minSeconds) === undefined);
+    if (reported.length > 0) yield reported;
+  }
+}
+
+/** The write pass: the file, piece by piece. */
+export function renderReport(deps: ReportDeps, run: ReportRun, facts: ReportFacts): AsyncIterable<string> {
+  return deps.format.render(reportInput(deps, run), run, facts);
+}

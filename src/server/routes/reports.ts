@@ -1,0 +1,141 @@
+import { PassThrough, Readable } from 'node:stream';
+import Router from '@koa/router';
+import { AppError } from '../../errors';
+import { authenticate } from '../../pipeline/authenticate';
+import { requestCredential } from '../../pipeline/parse';
+import { isStorageUnavailable } from '../../store/health';
+import { problemLine, type Problem } from '../../reports/checks';
+import type { ReportFacts, ReportRun, ReportSettings } from '../../reports/format';
+import { FORMATS } from '../../reports/formats';
+import { isReportFormat, reportRun, type ReportParameters } from '../../reports/report-query';
+import { inspectReport, renderReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
+import type { AppContext, AppState } from '../context';
+
+// GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
+// files show listeners' addresses and counts, so the shared secret is required even for a read,
+// and no secret configured means no reports. The cross-site and navigation guards
+// (middleware/guards.ts, isPrivateRead) run before these handlers.
+
+export interface ReportRoutesDeps {
+  secret: string;
+  settings: ReportSettings;
+  source: ReportSource;
+  minSessionSeconds: number;
+  now?: () => number;
+}
+
+/** Problems shown in a refusal; `check` lists them all. */
+const REFUSAL_PROBLEMS = 20;
+
+const PARAMETERS = new Set(['from', 'to', 'channel', 'variant', 'programme', 'allow_problems', 'secret']);
+
+export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/v1' });
+  const now = deps.now ?? Date.now;
+
+  const prepare = (ctx: AppContext, name: string) => {
+    if (deps.secret === '') throw new AppError('MISSING_SECRET', 'Reports need the shared secret, and none is configured: set secret');
+    authenticate(
+      requestCredential({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }),
+      deps.secret,
+    );
+    if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
+    const run = reportRun(name, parameters(ctx), deps.settings, now());
+    const reportDeps: ReportDeps = { source: deps.source, format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };
+    ctx.set('Cache-Control', 'no-store');
+    return { run, reportDeps };
+  };
+
+  router.get('/reports/:format/check', (ctx) => {
+    const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
+    ctx.type = 'application/x-ndjson';
+    ctx.body = checkLines(reportDeps, run);
+  });
+
+  router.get('/reports/:format', async (ctx) => {
+    const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
+    const shown: string[] = [];
+    const facts = await inspectReport(reportDeps, run, (problem: Problem) => {
+      if (shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
+    }).catch((error: unknown) => {
+      // A lost database before the first byte is a 503 like any read's; later, the cut
+      // connection tells the client that the file is incomplete.
+      throw isStorageUnavailable(error) ? new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error }) : error;
+    });
+    if (facts.problems > 0 && !flag(ctx.query.allow_problems)) {
+      ctx.status = 422;
+      ctx.body = {
+        error: `The report has ${facts.problems} problem${facts.problems === 1 ? '' : 's'}: fix them, or ask again with allow_problems=1`,
+        problems: shown,
+      };
+      return;
+    }
+    const fileName = reportDeps.format.fileName(run, facts);
+    ctx.set({
+      'Content-Disposition': contentDisposition(fileName),
+      'X-Report-Problems': String(facts.problems),
+      'X-Report-Summary': asciiJson(summaryOf(facts)),
+    });
+    ctx.type = reportDeps.format.contentType(run);
+    ctx.body = Readable.from(renderReport(reportDeps, run, facts));
+  });
+
+  return router;
+}
+
+/**
+ * The check as NDJSON: one `{"problem": ...}` line each, then `{"summary": ...}`. The pass waits
+ * while the reader is behind, and stops when it goes away.
+ */
+function checkLines(deps: ReportDeps, run: ReportRun): Readable {
+  const out = new PassThrough();
+  const send = async (problem: Problem) => {
+    if (out.destroyed) throw new Error('the reader of the check went away');
+    if (out.write(`${JSON.stringify({ problem: problemLine(problem) })}\n`)) return;
+    await new Promise<void>((resolve) => {
+      out.once('drain', resolve);
+      out.once('close', resolve);
+    });
+  };
+  inspectReport(deps, run, send).then(
+    (facts) => out.end(`${JSON.stringify({ summary: summaryOf(facts) })}\n`),
+    (error: unknown) => out.destroy(error instanceof Error ? error : new Error('report check failed')),
+  );
+  return out;
+}
+
+/** What a run left out and found, as the check's last line and a header of the file's answer. */
+export function summaryOf(facts: ReportFacts): Record<string, unknown> {
+  return {
+    music_plays: facts.musicPlays,
+    excluded_not_music: facts.excludedKinds,
+    excluded_short: facts.excludedShort,
+    channels: facts.channels,
+    problems: facts.problems,
+  };
+}
+
+/** JSON a header can carry: every character past ASCII escaped (a channel may be named in any script). */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function parameters(ctx: AppContext): ReportParameters {
+  const values: Record<string, string> = {};
+  for (const [key, value] of Object.entries(ctx.query)) {
+    if (!PARAMETERS.has(key)) throw new AppError('INVALID_PARAMETERS', `Unknown parameter '${key.slice(0, 40)}'`);
+    if (Array.isArray(value)) throw new AppError('INVALID_PARAMETERS', `Repeated parameter '${key}'`);
+    if (value !== undefined) values[key] = value;
+  }
+  return { from: values.from, to: values.to, channel: values.channel, variant: values.variant, programme: values.programme };
+}
+
+function flag(value: string | string[] | undefined): boolean {
+  return value === '1' || value === 'true';
+}
+
+/** `attachment` with an ASCII name for old clients and the exact name in RFC 8187 form. */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}

@@ -1,0 +1,116 @@
+import type { ReportPlay } from '../../../src/reports/rows';
+import { PLAYS, SESSIONS } from '../../fixtures/reports/play-log';
+import { arraySource, makeRun, renderToText, US_SETTINGS } from '../../helpers/reports';
+import { problemLine } from '../../../src/reports/checks';
+import { REPORT_FORMATS, type ReportFormatName } from '../../../src/reports/format';
+
+// `svc report check`: each check fires on a log made to break it, and none on the clean log.
+
+const base = PLAYS[0];
+const broken = (dbid: number, startMinute: number, fields: Partial<ReportPlay>): ReportPlay => ({
+  ...base,
+  dbid,
+  started_at: `2026-10-01T20:${String(startMinute).padStart(2, '0')}:00.000Z`,
+  ended_at: `2026-10-01T20:${String(startMinute + 4).padStart(2, '0')}:00.000Z`,
+  ...fields,
+});
+
+async function problemsOf(format: ReportFormatName, plays: ReportPlay[], sessions = SESSIONS, extra = {}): Promise<string[]> {
+  const rendered = await renderToText(arraySource(plays, sessions), makeRun(format, '2026-10-01', '2026-10-01', US_SETTINGS, extra));
+  return rendered.problems.map(problemLine);
+}
+
+describe('report checks', () => {
+  it.each(REPORT_FORMATS)('When the log is clean, then %s finds no problem', async (format) => {
+    expect(await problemsOf(format, PLAYS, SESSIONS, format === 'npr-playlist' ? { channel: 'main' } : {})).toEqual([]);
+  });
+
+  it('When an ISRC is malformed and the label is missing, then soundexchange names the play', async () => {
+    const problems = await problemsOf('soundexchange', [broken(7, 0, { isrc: 'GB123', label: undefined })]);
+    expect(problems).toEqual(['dbid 7: ISRC "GB123" is not 12 characters of the form CC-XXX-YY-NNNNN and no label']);
+  });
+
+  it('When there is no ISRC, album or label, then soundexchange and ppl name the play', async () => {
+    const play = broken(8, 0, { isrc: undefined, album: undefined, label: undefined });
+    expect(await problemsOf('soundexchange', [play])).toEqual(['dbid 8: no ISRC and no album and no label']);
+    expect(await problemsOf('ppl', [play])).toEqual(['dbid 8: no ISRC and no album and no label']);
+  });
+
+  it('When a valid ISRC stands alone, then the missing album and label are no problem', async () => {
+    expect(await problemsOf('soundexchange', [broken(9, 0, { album: undefined, label: undefined })])).toEqual([]);
+  });
+
+  it('When a play has no listener count and its channel no sessions, then the census formats say performances are missing', async () => {
+    const play = broken(10, 0, { listeners: null, channel: 'jazz' });
+    const expected = ['dbid 10: no performances: no listener count was kept and channel "jazz" has no listener sessions'];
+    expect(await problemsOf('soundexchange', [play])).toEqual(expected);
+    expect(await problemsOf('ppl', [play])).toEqual(expected);
+    expect(await problemsOf('bmi', [play])).toEqual([]);
+  });
+
+  it('When a play ends before it starts, or has no end, then every format names it', async () => {
+    const backwards = broken(11, 10, { ended_at: '2026-10-01T20:09:00.000Z' });
+    const open = broken(12, 20, { ended_at: null });
+    for (const format of ['bmi', 'prs', 'npr-playlist'] as const) {
+      expect(await problemsOf(format, [backwards, open])).toEqual([
+        'dbid 11: ends (2026-10-01T20:09:00.000Z) before it starts (2026-10-01T20:10:00.000Z)',
+        'dbid 12: no end time (still on air, or never ended)',
+      ]);
+    }
+  });
+
+  it('When two plays of one channel overlap, then the later one is named, and another channel is no overlap', async () => {
+    const first = broken(13, 0, {});
+    const second = broken(14, 3, {});
+    const elsewhere = broken(15, 1, { channel: 'jazz', listeners: { atp: 0, listener_seconds: 0, peak: 0 } });
+    expect(await problemsOf('bmi', [first, elsewhere, second])).toEqual(['dbid 14: starts 60 s before dbid 13 ends on channel "main" (overlap)']);
+  });
+
+  it('When a name is in capitals and the source spells it otherwise, then the play is named', async () => {
+    const shouting = broken(16, 0, { artist: 'DAFT PUNK', source_names: { artist: 'Daft Punk', title: 'One More Time' } });
+    const band = broken(17, 10, { artist: 'ABBA', source_names: { artist: 'ABBA' } });
+    expect(await problemsOf('prs', [shouting, band])).toEqual(['dbid 16: artist "DAFT PUNK" is in capitals; the source spells it "Daft Punk"']);
+  });
+
+  it('When a recording is spelled in capitals on one play and in mixed case on another, then the capitals play is named', async () => {
+    const before = broken(22, 0, { artist: 'DAFT PUNK', title: 'ONE MORE TIME', isrc: undefined });
+    const mixed = broken(23, 10, { isrc: undefined });
+    const after = broken(24, 20, { artist: 'DAFT PUNK', isrc: undefined });
+    expect(await problemsOf('prs', [before, mixed, after])).toEqual([
+      'dbid 22: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+      'dbid 22: title "ONE MORE TIME" is in capitals; the same recording is spelled "One More Time" elsewhere in the log',
+      'dbid 24: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+    ]);
+  });
+
+  it('When a play has no title, then it is named', async () => {
+    expect(await problemsOf('prs', [broken(18, 0, { title: ' ' })])).toEqual(['dbid 18: no title']);
+  });
+
+  it('When plays are on two channels and no channel is chosen, then npr-playlist asks for one', async () => {
+    const plays = [broken(19, 0, {}), broken(20, 10, { channel: 'jazz' })];
+    expect(await problemsOf('npr-playlist', plays)).toEqual([
+      'report: plays on 2 channels (jazz, main): NPR/DS takes one file per stream; choose one with --channel',
+    ]);
+    expect(await problemsOf('npr-playlist', plays, SESSIONS, { channel: 'jazz' })).toEqual([]);
+  });
+
+  it('When sessions keep only a hashed address or end before they start, then npr-streams says so', async () => {
+    const hashed = { ...SESSIONS[0], id: 30, address: undefined };
+    const backwards = { ...SESSIONS[1], id: 31, disconnected_at: '2026-10-01T23:00:00.000Z' };
+    expect(await problemsOf('npr-streams', PLAYS, [hashed, backwards])).toEqual([
+      'session 31: disconnects (2026-10-01T23:00:00.000Z) before it connects (2026-10-01T23:01:00.000Z)',
+      'report: 1 of 2 sessions have only a hashed address; NPR/DS needs the address (set playlog.keepAddresses)',
+    ]);
+  });
+
+  it('When jingles and short plays are in the log, then they are left out and counted', async () => {
+    const short = broken(21, 30, { ended_at: '2026-10-01T20:30:20.000Z' });
+    const rendered = await renderToText(
+      arraySource([...PLAYS, short], SESSIONS),
+      makeRun('bmi', '2026-10-01', '2026-10-01', { ...US_SETTINGS, minSeconds: 30 }),
+    );
+    expect(rendered.facts).toMatchObject({ musicPlays: 5, excludedKinds: { jingle: 1 }, excludedShort: 1 });
+    expect(rendered.text).not.toContain('station ID');
+  });
+});
