@@ -36,10 +36,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
 
   const prepare = (ctx: AppContext, name: string) => {
     if (deps.secret === '') throw new AppError('MISSING_SECRET', 'Reports need the shared secret, and none is configured: set secret');
-    authenticate(
-      requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }),
-      deps.secret,
-    );
+    authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());
     const reportDeps: ReportDeps = { source: deps.source, format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };
