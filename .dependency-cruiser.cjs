@@ -1,10 +1,26 @@
 // The layering rule (docs/architecture.md "Layout"): imports run one way between the folders of src/,
-//   cli -> {server, ingest} -> {pipeline, images, outputs, reports} -> enrich -> {store, config} -> domain -> ground
+//   cli -> app -> {server, ingest} -> {pipeline, images, outputs, reports} -> enrich -> {store/open-store.ts, config}
+//     -> {store/sqlite, store/postgres} -> store (the contracts) -> domain -> ground
 // where the ground is src/errors.ts, log.ts, signals.ts and version.ts. A folder imports only
-// folders below it (peers on one level do not import each other); `npm run layers` checks it in CI.
+// folders below it (peers on one level do not import each other: neither backend imports the
+// other, and the contracts in src/store/*.ts import no backend); `npm run layers` checks it in CI.
 'use strict';
 
-const LAYERS = [['cli'], ['server', 'ingest'], ['pipeline', 'images', 'outputs', 'reports'], ['enrich'], ['store', 'config'], ['domain'], ['(errors|log|signals|version)\\.ts$']];
+const LAYERS = [
+  ['cli'],
+  ['app'],
+  ['server', 'ingest'],
+  ['pipeline', 'images', 'outputs', 'reports'],
+  ['enrich'],
+  ['store/open-store\\.ts$', 'config'],
+  ['store/sqlite', 'store/postgres'],
+  ['store/(?!open-store\\.ts$)[^/]+$'],
+  ['domain'],
+  ['(errors|log|signals|version)\\.ts$'],
+];
+
+/** A rule's name: the folder, or "store-contracts" and "ground" for the two file patterns. */
+const nameOf = (folder) => (folder.startsWith('(') ? 'ground' : folder.startsWith('store/(') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-'));
 
 const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
 
@@ -16,7 +32,7 @@ LAYERS.forEach((level, depth) => {
     const refused = [...above, ...peers];
     if (refused.length === 0) continue;
     forbidden.push({
-      name: `layering-${folder.replace(/\W.*$/, '') || 'ground'}`,
+      name: `layering-${nameOf(folder)}`,
       comment: `${folder} may import only the layers below it (docs/architecture.md "Layout")`,
       severity: 'error',
       from: { path: pathOf(folder) },

@@ -24,8 +24,8 @@ const GOAL = `growth <= ${BUDGET_MIB + 64} MiB over idle`;
 
 /** A database holding one 9.9 MB "PNG" (signature + random bytes), and its key. */
 function databaseWithBigCover() {
-  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'database.js'));
-  const { createImageStore } = require(path.join(ROOT, 'dist', 'store', 'images.js'));
+  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'database.js'));
+  const { createImageStore } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'images.js'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-cover-'));
   const dbFile = path.join(dir, 'svc.db');
   const db = openDatabase(dbFile);

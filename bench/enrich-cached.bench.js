@@ -11,7 +11,14 @@ const path = require('node:path');
 
 const dist = path.join(__dirname, '..', 'dist');
 const { configSchema } = require(path.join(dist, 'config', 'schema.js'));
-const { startServer } = require(path.join(dist, 'server', 'start.js'));
+const { composeApp } = require(path.join(dist, 'app', 'start-app.js'));
+
+/** Starts the app as `svc serve` does, keeping its image collector (the bench waits for it to be idle). */
+async function startServer(config, options) {
+  const composed = await composeApp(config, options);
+  const running = await composed.start();
+  return { ...running, images: composed.work.images };
+}
 /** Keeps nothing: the benchmark does not read the log. */
 const silentLogger = { info() {}, warn() {}, error() {} };
 

@@ -27,8 +27,8 @@ const QUERY_SECONDS = 2;
 
 /** Fills a new SQLite file with `count` records shaped like bench submissions. */
 function fillDatabase(file, count) {
-  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'database'));
-  const { createTrackStore } = require(path.join(ROOT, 'dist', 'store', 'tracks'));
+  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'database'));
+  const { createTrackStore } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'tracks'));
   const db = openDatabase(file);
   try {
     const tracks = createTrackStore(db);
@@ -60,8 +60,8 @@ function fillDatabase(file, count) {
 
 /** svc's store over a filled file, with the three kinds of page to ask it. */
 async function openStore(file, count) {
-  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'database'));
-  const { createTrackStore } = require(path.join(ROOT, 'dist', 'store', 'tracks'));
+  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'database'));
+  const { createTrackStore } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'tracks'));
   const db = openDatabase(file);
   const tracks = createTrackStore(db);
   const middle = (await tracks.history({ limit: 1, before: Math.floor(count / 2) })).records[0];

@@ -2,7 +2,7 @@
 // The play log (docs/play-log.md):
 //   a) listener counts for a month of a busy station: 30 days, 400 plays a day, 200,000 listener
 //      sessions, computed for every play the way svc does when a play ends (the store's overlap
-//      query and the count in JS, dist/store/plays + dist/domain/play), against one hand-written
+//      query and the count in JS, dist/store/sqlite/plays + dist/domain/play), against one hand-written
 //      SQL query that makes the same overlap count (atp and listener seconds) for all plays at
 //      once on the same database (goal <= 1.5: time, lower is better). Both use the same
 //      range bound on connected_at (the longest session), as anyone writing that query by hand
@@ -46,9 +46,9 @@ function seeded(seed) {
 
 /** Fills `file` with a month of plays and sessions through svc's store; answers the end of the month. */
 async function fillMonth(file) {
-  const { openDatabase } = dist('store/database');
-  const { createPlayLogStore } = dist('store/plays');
-  const { createTrackStore } = dist('store/tracks');
+  const { openDatabase } = dist('store/sqlite/database');
+  const { createPlayLogStore } = dist('store/sqlite/plays');
+  const { createTrackStore } = dist('store/sqlite/tracks');
   const db = openDatabase(file);
   const plays = createPlayLogStore(db);
   const tracks = createTrackStore(db, plays);
@@ -79,8 +79,8 @@ async function fillMonth(file) {
 
 /** svc's way: the ended plays, each counted from its overlapping sessions. */
 async function countWithStore(file) {
-  const { openDatabase } = dist('store/database');
-  const { createPlayLogStore } = dist('store/plays');
+  const { openDatabase } = dist('store/sqlite/database');
+  const { createPlayLogStore } = dist('store/sqlite/plays');
   const { countListeners } = dist('domain/play');
   const db = openDatabase(file);
   try {

@@ -128,11 +128,6 @@ export class SharedFlights<T> {
     return this.join(key, flight, signal);
   }
 
-  /** Keys with a flight in progress. */
-  get size(): number {
-    return this.flights.size;
-  }
-
   private join(key: string, flight: Flight<T>, signal: AbortSignal | undefined): Promise<T> {
     flight.waiters += 1;
     if (!signal) return flight.promise;

@@ -76,10 +76,10 @@ function insertSessions(db, count) {
 
 /**
  * Fills `file` (a new SQLite file) with the month; answers what it holds. Needs the build
- * (dist/store/database.js) for svc's own migrations.
+ * (dist/store/sqlite/database.js) for svc's own migrations.
  */
 function seedBusyMonth(file, { nullEvery = 0, sessions = SESSIONS } = {}) {
-  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'database'));
+  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'database'));
   const db = openDatabase(file);
   try {
     let filled = { plays: 0, recordings: 0 };

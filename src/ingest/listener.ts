@@ -23,7 +23,7 @@ import {
   tooManyAttempts,
   type RequestHead,
 } from './source-protocol';
-import { createSubmitter, type SubmissionPort, type SubmitFields } from './submitter';
+import type { SubmitFields } from './submitter';
 import { answerTitleUpdate, passwordAccepted, type PasswordCheck } from './title-update';
 
 // The second entry point beside the HTTP API (docs/dj-software.md): a listener that DJ software
@@ -36,7 +36,10 @@ export interface IcecastListenerOptions {
   port: number;
   /** Sources and title updates give it; never empty (docs/security.md "Icecast sources"). */
   password: string;
-  submission: SubmissionPort;
+  /** The one thing the listener asks of the rest of svc: store and announce a track's fields. */
+  submit: SubmitFields;
+  /** A source left its mount: the play on that channel ends (docs/play-log.md "Air times"). */
+  sourceGone?: (channel: string) => Promise<unknown>;
   logger: Logger;
   /** Silence before the request head is complete, and from a connected source (Icecast's source-timeout is 10 s). */
   idleTimeoutMs?: number;
@@ -64,7 +67,7 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
   if (password === '') {
     throw new StartupError('icecastSource.port needs a password: set icecastSource.password or a secret (without one any web page could set the track)');
   }
-  const submit = createSubmitter(options.submission);
+  const submit = options.submit;
   const mounts = new Set<string>();
   const sockets = new Set<Socket>();
   const report = throttledLog((message) => logger.warn(message));
@@ -72,9 +75,9 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
   const sourcesBudget = new ByteBudget(options.totalSourceMemoryBytes ?? 8 * 1024 * 1024);
   const sourceMemoryBytes = options.sourceMemoryBytes ?? 256 * 1024;
   const checkPassword = passwordCheck(password, options.authentication ?? { throttle: new AuthThrottle(), report: logFailedPassword(logger) });
-  const { playLog } = options.submission.deps;
   // A source that goes away ends the play on its mount's channel (docs/play-log.md "Air times").
-  const ended = playLog ? { disconnected: (channel: string) => playLog.end(channel, 'source_disconnect') } : {};
+  const sourceGone = options.sourceGone;
+  const ended = sourceGone ? { disconnected: (channel: string) => sourceGone(channel) } : {};
   const sessionDeps = { submit, logger, report, ...ended };
 
   const route = (socket: Socket, head: RequestHead, rest: Buffer) => {
@@ -318,4 +321,4 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
   });
 }
 
-export type { SubmissionPort, SubmitFields };
+export type { SubmitFields };

@@ -1,28 +1,13 @@
 import { AppError, errorMessage } from '../errors';
 import type { Logger } from '../log';
-import { submitTrack, type SubmitDeps, type SubmitResult } from '../pipeline/submit-track';
+import type { SubmitResult } from '../pipeline/submit-track';
 
 // Tracks from a source client go through the same use case as POST /v1/remoteinput: sanitize,
-// enrich, store, publish (docs/dj-software.md). The listener has checked the source's password
-// already, so the pipeline's own secret check is not asked again.
+// enrich, store, publish (docs/dj-software.md). The composition root (src/app/start-app.ts)
+// hands the listener this one port.
 
-/** What the HTTP server lends the listener: the use case's dependencies and its bookkeeping. */
-export interface SubmissionPort {
-  deps: SubmitDeps;
-  nextReceivedSeq(): Promise<number>;
-  /** Lets the server's shutdown wait for the submission. */
-  trackInFlight<T>(work: Promise<T>): Promise<T>;
-}
-
+/** Submits one track's fields as POST /v1/remoteinput does (the source's password already checked). */
 export type SubmitFields = (fields: Record<string, string>) => Promise<SubmitResult>;
-
-export function createSubmitter(port: SubmissionPort): SubmitFields {
-  const deps: SubmitDeps = { ...port.deps, secret: '' };
-  return async (fields) => {
-    const receivedSeq = await port.nextReceivedSeq();
-    return port.trackInFlight(submitTrack({ method: 'POST', query: {}, body: fields, authHeader: '' }, receivedSeq, deps));
-  };
-}
 
 /** One line for a submission that failed; a refusal (4xx) is the client's, the rest is svc's. */
 export function describeFailure(error: unknown): { status: number; message: string } {

@@ -7,7 +7,7 @@ import type { AppMiddleware, AppState } from './context';
 import type { hostCheck } from './request-guards';
 import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
-import { noSniff, refuseCrossSiteWrites, refuseUnknownHosts } from './middleware/guards';
+import { securityHeaders, refuseCrossSiteWrites, refuseUnknownHosts } from './middleware/guards';
 import { createRequestIds, logRequests } from './middleware/request-log';
 import { realClientAddress } from './middleware/client-address';
 import type { ProxyMatcher } from '../domain/trusted-proxies';
@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.silent = true;
   if (deps.trustedProxy) app.use(realClientAddress(deps.trustedProxy));
   app.use(logRequests(deps.logger, deps.nextRequestId ?? createRequestIds()));
-  app.use(noSniff);
+  app.use(securityHeaders);
   app.use(handleErrors(deps.logger));
   app.use(refuseUnknownHosts(deps.hostAllowed ?? null));
   app.use(cors(deps.cors));

@@ -7,6 +7,7 @@ import { logAccess } from './middleware/request-log';
 import { IMMUTABLE } from './routes/cover';
 import { ONE_WRITE_MAX_BYTES, endWithShared } from './stream-reply';
 import { matchesEtag } from '../domain/etag';
+import { SECURITY_HEADERS } from './security-headers';
 
 // GET and HEAD /cover/<key> answered before Koa when the image is in the memory cache
 // (docs/several-instances.md "Covers from memory"). After a track change every overlay asks for
@@ -49,7 +50,7 @@ export function createCoverFastPath(deps: CoverFastPathDeps): (request: Incoming
         headers: {
           ETag: etag,
           'Cache-Control': IMMUTABLE,
-          'X-Content-Type-Options': 'nosniff',
+          ...SECURITY_HEADERS,
           'Content-Security-Policy': "default-src 'none'",
           'Content-Type': image.mimeType,
           'Content-Length': image.size,
@@ -76,7 +77,7 @@ export function createCoverFastPath(deps: CoverFastPathDeps): (request: Incoming
     const { etag, headers } = headersOf(image);
     const common = { 'X-Request-Id': requestId, ...deps.cors(typeof origin === 'string' ? origin : '') };
     if (matchesEtag(request.headers['if-none-match'] ?? '', etag)) {
-      response.writeHead(304, { ...common, 'X-Content-Type-Options': 'nosniff', ETag: etag, 'Cache-Control': IMMUTABLE });
+      response.writeHead(304, { ...common, ...SECURITY_HEADERS, ETag: etag, 'Cache-Control': IMMUTABLE });
       response.end();
       logAccess(deps.logger, request.method ?? 'GET', request.url ?? '', 304, started, requestId);
       return;

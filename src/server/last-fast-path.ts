@@ -6,6 +6,7 @@ import type { CorsPolicy } from './middleware/cors';
 import { logAccess } from './middleware/request-log';
 import { lastResponse, type LastResponse } from './routes/last';
 import { TEXT_PATHS, type TextAnswers } from './routes/last-text';
+import { SECURITY_HEADERS } from './security-headers';
 
 // GET and HEAD /v1/last (and its plain-text forms /v1/last.txt and /index.txt, polled by chat
 // bots and OBS text sources) answered before Koa. Overlays poll this every second; building a Koa
@@ -42,7 +43,7 @@ export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessag
       const answer = answerFor(deps.nowPlaying.snapshot(), request.headers['if-none-match'] ?? '');
       const headers: Record<string, string | number> = {
         'X-Request-Id': requestId,
-        'X-Content-Type-Options': 'nosniff',
+        ...SECURITY_HEADERS,
         ...deps.cors(typeof origin === 'string' ? origin : ''),
         ...answer.headers,
       };
@@ -59,7 +60,7 @@ export function createLastFastPath(deps: FastPathDeps): (request: IncomingMessag
         response.writeHead(ERRORS.INTERNAL.status, {
           'X-Request-Id': requestId,
           'Content-Type': 'application/json; charset=utf-8',
-          'X-Content-Type-Options': 'nosniff',
+          ...SECURITY_HEADERS,
           'Content-Length': Buffer.byteLength(body),
         });
         response.end(request.method === 'HEAD' ? undefined : body);

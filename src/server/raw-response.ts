@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERRORS, type ErrorCode } from '../errors';
+import { SECURITY_HEADERS, SECURITY_HEADER_LINES } from './security-headers';
 
 // Answers written straight to a socket, for the requests Koa never sees: a failed WebSocket
 // upgrade, and requests Node's HTTP parser rejects (headers over 16 KiB, garbage).
@@ -20,7 +21,7 @@ export function endWithError(socket: Duplex, code: ErrorCode, message?: string):
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
-      'X-Content-Type-Options: nosniff\r\n' +
+      SECURITY_HEADER_LINES +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,
@@ -60,7 +61,7 @@ export function answerUnknownExpectation(_request: IncomingMessage, response: Se
   const body = JSON.stringify({ error: ERRORS.EXPECTATION_FAILED.message });
   response.writeHead(ERRORS.EXPECTATION_FAILED.status, {
     'Content-Type': 'application/json; charset=utf-8',
-    'X-Content-Type-Options': 'nosniff',
+    ...SECURITY_HEADERS,
     'Content-Length': Buffer.byteLength(body),
     Connection: 'close',
   });

@@ -1,15 +1,8 @@
-/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
-import { EventEmitter } from 'node:events';
-import { openDatabase, probeSqliteWrite } from './database';
-import { createIdempotencyStore } from './idempotency';
-import { createImageStore } from './images';
-import { createLookupCacheStore } from './lookup-cache';
-import { createOutputStore } from './outputs';
 import { openPostgresStore } from './postgres/postgres-store';
-import { isPostgresUrl, type Store, type StoreEvents, type StoreOptions } from './store';
-import { createSongRequestStore } from './song-requests';
-import { createPlayLogStore } from './plays';
-import { createTrackStore } from './tracks';
+import { openSqliteStore } from './sqlite/sqlite-store';
+import { isPostgresUrl, type Store, type StoreOptions } from './store';
+
+// The one place that chooses a backend (docs/architecture.md "Adding a storage backend").
 
 /** Opens the store `database` names: a postgres:// URL, or else a SQLite file path. */
 export async function openStore(database: string, options: StoreOptions): Promise<Store> {
@@ -17,21 +10,4 @@ export async function openStore(database: string, options: StoreOptions): Promis
   return openSqliteStore(database, options);
 }
 
-export function openSqliteStore(file: string, options: StoreOptions): Store {
-  const db = openDatabase(file, undefined, options.onMigrated);
-  const plays = createPlayLogStore(db);
-  return {
-    tracks: createTrackStore(db, plays),
-    plays,
-    images: createImageStore(db, { maxTotalBytes: options.maxImageBytes, ...(options.now ? { now: options.now } : {}) }),
-    lookupCache: createLookupCacheStore(db, options.now),
-    outputs: createOutputStore(db),
-    idempotency: createIdempotencyStore(db, options.idempotencyBounds),
-    songRequests: createSongRequestStore(db),
-    events: new EventEmitter<StoreEvents>(),
-    probeWrite: async () => probeSqliteWrite(db),
-    close: async () => {
-      db.close();
-    },
-  };
-}
+export { openSqliteStore };

@@ -1,9 +1,7 @@
-/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
-import { MAX_QUEUED_REQUESTS, type NewSongRequest, type SongRequest } from '../domain/song-request';
-import type { Db } from './database';
+import { type NewSongRequest, type SongRequest } from '../domain/song-request';
 
-// The song-request queue (docs/song-requests.md). SQLite here, PostgreSQL in
-// store/postgres/song-requests.ts; both keep the queue across restarts.
+// The song-request queue (docs/song-requests.md): the contract and the row rules both backends
+// share; the bodies are sqlite/song-requests.ts and postgres/song-requests.ts.
 
 export type AddOutcome =
   /** Queued. */
@@ -77,52 +75,4 @@ export function insertValues(request: NewSongRequest): (string | number | null)[
     request.requestedFor,
     request.createdAt,
   ];
-}
-
-export function createSongRequestStore(db: Db): SongRequestStore {
-  const insert = db.prepare<(string | number | null)[], SongRequestRow>(
-    `INSERT INTO song_requests (${REQUEST_COLUMNS.replace('id, ', '')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${REQUEST_COLUMNS}`,
-  );
-  const duplicate = db.prepare<[string, string, string, number], SongRequestRow>(
-    `SELECT ${REQUEST_COLUMNS} FROM song_requests WHERE requester = ? AND normalized_artist = ? AND normalized_title = ? AND created_at >= ? ORDER BY id LIMIT 1`,
-  );
-  const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM song_requests');
-  const all = db.prepare<[], SongRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM song_requests ORDER BY id`);
-  const removeOne = db.prepare<[number], SongRequestRow>(`DELETE FROM song_requests WHERE id = ? RETURNING ${REQUEST_COLUMNS}`);
-  const removeIdentity = db.prepare<[string, string], SongRequestRow>(
-    `DELETE FROM song_requests WHERE normalized_artist = ? AND normalized_title = ? RETURNING ${REQUEST_COLUMNS}`,
-  );
-  const removeIdentityOf = db.prepare<[string, string, string], SongRequestRow>(
-    `DELETE FROM song_requests WHERE normalized_artist = ? AND normalized_title = ? AND requester = ? RETURNING ${REQUEST_COLUMNS}`,
-  );
-  const removeAll = db.prepare<[], SongRequestRow>(`DELETE FROM song_requests RETURNING ${REQUEST_COLUMNS}`);
-  const add = db.transaction((request: NewSongRequest, dedupeSince: number): AddOutcome => {
-    const earlier = duplicate.get(request.requester, request.normalizedArtist, request.normalizedTitle, dedupeSince);
-    if (earlier) return { state: 'deduped', request: requestOf(earlier) };
-    if ((count.get()?.n ?? 0) >= MAX_QUEUED_REQUESTS) return { state: 'full' };
-    const row = insert.get(...insertValues(request));
-    if (!row) throw new Error('song request insert returned no row');
-    return { state: 'added', request: requestOf(row) };
-  });
-  const byId = (rows: SongRequestRow[]) => rows.map(requestOf).sort((a, b) => a.id - b.id);
-  return {
-    async add(request, dedupeSince) {
-      return add.immediate(request, dedupeSince);
-    },
-    async list() {
-      return all.all().map(requestOf);
-    },
-    async remove(id) {
-      const row = removeOne.get(id);
-      return row ? requestOf(row) : null;
-    },
-    async removeByIdentity(normalizedArtist, normalizedTitle, requester) {
-      const rows =
-        requester === undefined ? removeIdentity.all(normalizedArtist, normalizedTitle) : removeIdentityOf.all(normalizedArtist, normalizedTitle, requester);
-      return byId(rows);
-    },
-    async clear() {
-      return byId(removeAll.all());
-    },
-  };
 }

@@ -8,7 +8,8 @@ import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
-import { unusedPort, waitUntil } from './cli-process';
+import { unusedPort } from './cli-process';
+import { until } from '../helpers/eventually';
 
 // docs/first-hour.md: the traps a newcomer met in their first hour, each walked through with
 // the real binary. Every server runs with --offline: no traffic beyond loopback.
@@ -63,7 +64,7 @@ describe('the first hour', () => {
   it('When svc serve starts, then it prints its URL, the three pages with a line each, the database and the config file', async () => {
     const dir = folder('banner', { '.svcrc': 'port: 0\ndatabase: ./banner.db\n' });
     const { serve, stdout } = await serveIn(dir);
-    await waitUntil(() => stdout().includes('config'), 'the banner is printed');
+    await until(() => stdout().includes('config'), 'the banner is printed');
     const lines = stdout().trimEnd().split('\n');
     const base = serve.url;
     expect(lines[0]).toBe(`svc listening on ${base}`);
@@ -82,14 +83,14 @@ describe('the first hour', () => {
     ];
     const dir = folder('banner-outputs', { '.svcrc.json': JSON.stringify({ port: 0, database: ':memory:', outputs }) });
     const { stdout } = await serveIn(dir);
-    await waitUntil(() => stdout().includes('config'), 'the banner is printed');
+    await until(() => stdout().includes('config'), 'the banner is printed');
     expect(stdout()).toContain('  outputs    chat (discord), stream-title (icecast)\n');
   });
 
   it('When no config file is found, then the banner says so', async () => {
     const dir = folder('no-config', {});
     const { stdout } = await serveIn(dir, ['--port', '0', '--db', ':memory:']);
-    await waitUntil(() => stdout().includes('config'), 'the banner is printed');
+    await until(() => stdout().includes('config'), 'the banner is printed');
     expect(stdout()).toContain(`  database   :memory: (in memory, gone when svc stops)\n`);
     expect(stdout()).toMatch(/ {2}config {5}none found \(looked for \.svcrc, .* in .*no-config and its parents, then in .*svc\)\n/);
   });
@@ -98,7 +99,7 @@ describe('the first hour', () => {
     const home = folder('home', {});
     const dir = folder('tilde', { '.svcrc': 'port: 0\ndatabase: ~/tilde.db\n' });
     const { stdout } = await serveIn(dir, [], { HOME: home });
-    await waitUntil(() => stdout().includes('config'), 'the banner is printed');
+    await until(() => stdout().includes('config'), 'the banner is printed');
     expect(fs.existsSync(path.join(home, 'tilde.db'))).toBe(true);
     expect(fs.existsSync(path.join(dir, '~'))).toBe(false);
     expect(stdout()).toContain(`  database   ${path.join(home, 'tilde.db')} (SQLite)`);
@@ -108,7 +109,7 @@ describe('the first hour', () => {
     const home = folder('home-flags', { 'conf.yaml': 'port: 0\n' });
     const dir = folder('tilde-flags', {});
     const { stdout } = await serveIn(dir, ['--db=~/flag.db', '--config', '~/conf.yaml'], { HOME: home });
-    await waitUntil(() => stdout().includes('config'), 'the banner is printed');
+    await until(() => stdout().includes('config'), 'the banner is printed');
     expect(fs.existsSync(path.join(home, 'flag.db'))).toBe(true);
     expect(stdout()).toContain(`  config     ${path.join(home, 'conf.yaml')}`);
     expect(fs.readdirSync(dir)).toEqual([]);

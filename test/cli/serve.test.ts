@@ -4,9 +4,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { asObject, postJson, request } from '../helpers/http';
 import { SVC_BIN, cleanEnv, runCli, type CliResult } from '../helpers/run-cli';
-import { openDatabase } from '../../src/store/database';
-import { MIGRATIONS } from '../../src/store/migrations';
-import { unusedPort, waitUntil } from './cli-process';
+import { openDatabase } from '../../src/store/sqlite/database';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations';
+import { unusedPort } from './cli-process';
+import { until } from '../helpers/eventually';
 import { startServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 
@@ -56,7 +57,7 @@ describe('svc serve', () => {
     const latest = MIGRATIONS.at(-1)?.version ?? 0;
     openDatabase(dbFile, MIGRATIONS.slice(0, -1)).close();
     const first = await startServeProcess(['--port', '0', '--db', dbFile, '--offline']);
-    await waitUntil(() => first.stderr().includes('schema'), 'the upgrade is logged');
+    await until(() => first.stderr().includes('schema'), 'the upgrade is logged');
     const previous = MIGRATIONS.at(-2)?.version ?? 0;
     expect(first.stderr()).toMatch(new RegExp(`info database schema upgraded from version ${previous} to ${latest}\n`));
     first.child.kill('SIGTERM');

@@ -1,14 +1,9 @@
 import { redirect, startFake, type FakeServer } from './fake-server';
+import { TINY_PNG } from '../helpers/images';
 
 // The hosts images really come from: archive.org (where Cover Art Archive redirects) and
 // Wikimedia Commons (`/wiki/Special:FilePath/{file}` redirects to upload.wikimedia.org). One
 // local server plays both; it serves a small real PNG for any `/download/` or `/upload/` path.
-
-/** A 1x1 PNG. */
-export const PNG = Buffer.from(
-  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
-  'hex',
-);
 
 export async function startImageHostFake(): Promise<FakeServer> {
   let self = '';
@@ -18,7 +13,7 @@ export async function startImageHostFake(): Promise<FakeServer> {
       return redirect(302, `${self}/upload/thumb/${encodeURIComponent(file)}/1000px-${encodeURIComponent(file)}`);
     }
     if (request.path.startsWith('/download/') || request.path.startsWith('/upload/') || request.path.startsWith('/images/')) {
-      return { status: 200, headers: { 'Content-Type': 'image/png', 'Content-Length': String(PNG.length) }, body: PNG };
+      return { status: 200, headers: { 'Content-Type': 'image/png', 'Content-Length': String(TINY_PNG.length) }, body: TINY_PNG };
     }
     return { status: 404, headers: { 'Content-Type': 'text/plain' }, body: 'Not Found' };
   });

@@ -1,9 +1,10 @@
 import net from 'node:net';
-import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener } from '../../src/ingest/listener';
-import { createLogger } from '../../src/log';
+import type { RunningIcecastListener } from '../../src/ingest/listener';
+import type { StartOptions } from '../../src/app/start-app';
 import type { TrackFields } from '../../src/domain/track';
 import type { TrackStore } from '../../src/store/tracks';
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server';
+import { until } from './eventually';
 
 // A real svc (HTTP server and Icecast source listener, as `svc serve --icecast-port` wires them)
 // and a source client that speaks to it as libshout does over a raw socket.
@@ -18,28 +19,22 @@ export async function startIcecastTestServer(
   password: string,
   options: TestServerOptions = {},
   idleTimeoutMs?: number,
-  listenerOptions: Partial<IcecastListenerOptions> = {},
+  listenerOptions: StartOptions['icecast'] = {},
 ): Promise<IcecastTestServer> {
-  const ts = await startTestServer(options);
-  const logger = createLogger((line) => ts.logs.push(line));
-  // Wired as `svc serve` wires it: failed passwords counted with the HTTP API's.
-  const listener = await startIcecastListener({
-    host: '127.0.0.1',
-    port: 0,
-    password,
-    submission: ts.server.submission,
-    logger,
-    idleTimeoutMs,
-    authentication: ts.server.authentication,
-    ...listenerOptions,
+  // Started as `svc serve` starts it: the listener on icecastSource.port, failed passwords counted with the HTTP API's.
+  const { icecast, ...rest } = options;
+  const ts = await startTestServer({
+    ...rest,
+    config: { ...(options.config ?? {}), icecastSource: { port: 0, password } },
+    icecast: { ...icecast, ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }), ...listenerOptions },
   });
+  const listener = ts.server.icecast;
+  if (!listener) throw new Error('the app started no Icecast listener');
   return {
     ts,
     listener,
-    async close() {
-      await listener.close();
-      await ts.close();
-    },
+    // The app closes its listener first, then the server.
+    close: () => ts.close(),
   };
 }
 
@@ -93,12 +88,4 @@ export async function writeAll(connection: SourceConnection, body: Buffer, piece
 export async function waitForTracks(tracks: TrackStore, count: number): Promise<TrackFields[]> {
   await until(async () => (await tracks.since(0, 1000)).length >= count);
   return (await tracks.since(0, 1000)).map((record) => record.metadata);
-}
-
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -1,6 +1,19 @@
 import zlib from 'node:zlib';
 
-// Real, decodable images for tests (a browser has to draw them), made without any dependency.
+// The one home of the tests' image bytes: real, decodable images (a browser has to draw them),
+// made without any dependency, and the few fixed byte strings that sniff as a format.
+
+/** The eight bytes every PNG starts with. */
+export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The head of a PNG up to its IHDR chunk's type: what the store's sniffer needs in front of any bytes. */
+export const PNG_HEAD = Buffer.concat([PNG_SIGNATURE, Buffer.from([0, 0, 0, 13]), Buffer.from('IHDR', 'latin1')]);
+
+/** A real 1x1 PNG (one transparent pixel), for tests that store, serve or compare a small image. */
+export const TINY_PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+  'hex',
+);
 
 export type Rgb = readonly [number, number, number];
 
@@ -25,12 +38,7 @@ export function makePng(width: number, height: number, from: Rgb, to: Rgb): Buff
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bit depth
   header[9] = 2; // colour type: truecolour
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return Buffer.concat([PNG_SIGNATURE, chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
 }
 
 function chunk(type: string, data: Buffer): Buffer {
@@ -45,7 +53,7 @@ function chunk(type: string, data: Buffer): Buffer {
 /** Just enough bytes to sniff as each format (not decodable images). */
 export const MAGIC = {
   jpeg: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01]),
-  png: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d]),
+  png: PNG_HEAD,
   gif: Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00', 'latin1'),
   webp: Buffer.concat([Buffer.from('RIFF'), Buffer.from([0x24, 0, 0, 0]), Buffer.from('WEBPVP8 ')]),
 };

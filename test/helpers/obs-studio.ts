@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { makeTempDir } from './temp-dir';
+import { until } from './eventually';
 
 // The real OBS Studio (Debian's obs-studio, with its obs-websocket plugin) under a private Xvfb
 // display, with its own HOME: the WebSocket server on a free loopback port with a password, a
@@ -157,18 +158,14 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
+function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const isOpen = () =>
+    new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: '127.0.0.1', port }, () => {
         socket.destroy();
         resolve(true);
       });
       socket.once('error', () => resolve(false));
     });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`port ${port} not open after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return until(isOpen, `port ${port} is open`, timeoutMs);
 }

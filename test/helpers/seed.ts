@@ -1,5 +1,5 @@
-import { openDatabase } from '../../src/store/database';
-import { createTrackStore } from '../../src/store/tracks';
+import { openDatabase } from '../../src/store/sqlite/database';
+import { createTrackStore } from '../../src/store/sqlite/tracks';
 
 /** Writes `count` records of about 4 KB each (a long biography) into a new SQLite file, one second apart. */
 export async function seedHistory(dbFile: string, count: number): Promise<void> {

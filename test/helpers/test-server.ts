@@ -4,14 +4,34 @@ import { expandShorthands } from '../../src/config/load';
 import { configSchema, type Config, type FrozenConfig } from '../../src/config/schema';
 import type { EnrichmentPlan } from '../../src/enrich/enricher';
 import { createLogger } from '../../src/log';
-import { startServer, type RunningServer, type StartOptions } from '../../src/server/start';
+import { composeApp, type RunningApp, type StartOptions } from '../../src/app/start-app';
+import type { ImageCollector } from '../../src/images/collector';
+import type { PlayLog } from '../../src/pipeline/play-log';
+import type { EventStream } from '../../src/server/sse/event-stream';
+import type { ImageStore } from '../../src/store/images';
+import type { PlayLogStore } from '../../src/store/plays';
+import type { TrackStore } from '../../src/store/tracks';
 import { makeTempDir } from './temp-dir';
 
 export type DeepPartial<T> = T extends readonly (infer U)[] ? readonly U[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
+/**
+ * The running app and the parts a test looks at, held by this harness as the composition root
+ * built them (src/app/start-app.ts composeApp): the plain stores, the image collector, the event
+ * stream and the play log. Production code hands none of them out.
+ */
+export interface HarnessedServer extends RunningApp {
+  tracks: TrackStore;
+  imageStore: ImageStore;
+  images: ImageCollector;
+  events: EventStream;
+  plays: PlayLogStore;
+  playLog: PlayLog;
+}
+
 export interface TestServer {
   url: string;
-  server: RunningServer;
+  server: HarnessedServer;
   config: FrozenConfig;
   /** Every line the server logged. */
   logs: string[];
@@ -32,6 +52,23 @@ export interface TestServerOptions {
   ws?: StartOptions['ws'];
   outputPollMs?: number;
   outputMaxAttempts?: number;
+  icecast?: StartOptions['icecast'];
+}
+
+/** Starts the app as `svc serve` does, keeping the parts tests look at. */
+export async function startHarnessed(config: FrozenConfig, options: StartOptions): Promise<HarnessedServer> {
+  const composed = await composeApp(config, options);
+  const running = await composed.start();
+  const { storage, work } = composed;
+  return {
+    ...running,
+    tracks: storage.plainTracks,
+    imageStore: storage.plainImageStore,
+    images: work.images,
+    events: work.events,
+    plays: storage.store.plays,
+    playLog: work.playLog,
+  };
 }
 
 /** Config for tests: embedded defaults, port 0, a temp database, no outbound enrichment. */
@@ -55,8 +92,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ws: options.ws,
     outputPollMs: options.outputPollMs,
     outputMaxAttempts: options.outputMaxAttempts,
+    icecast: options.icecast,
   });
-  let server = await startServer(config, startOptions());
+  let server = await startHarnessed(config, startOptions());
   let running = true;
   const handle: TestServer = {
     url: server.url,
@@ -74,7 +112,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       // Test requests close their connection (helpers/http.ts), so no pooled socket outlives the old server.
       if (running) await server.close();
       config = testConfig({ ...(options.config ?? {}), port: server.port }, dbFile);
-      server = await startServer(config, startOptions());
+      server = await startHarnessed(config, startOptions());
       running = true;
       handle.server = server;
       handle.config = config;

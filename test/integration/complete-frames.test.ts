@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { WebSocket } from 'ws';
 import type { Enricher } from '../../src/enrich/enricher';
 import { TRANSPARENT_PNG_BASE64 } from '../../src/domain/image';
-import { PNG } from '../fakes/image-host';
+import { TINY_PNG } from '../helpers/images';
 import { enrichmentConfig, startFakeServices } from '../fakes/services';
 import { TEARDROP } from '../fixtures/ids';
 import { asObject, postJson, request } from '../helpers/http';
@@ -218,7 +218,7 @@ describe('complete frames from the lookup cache', () => {
         const first = await stream.waitFor((frame) => frame.title === 'Teardrop', from);
         expect(first.at - postedAt).toBeLessThan(1500);
         expect(first.frame.musicbrainzrecordingid).toBe(TEARDROP);
-        expect(first.frame.coverimagebase64).toBe(PNG.toString('base64'));
+        expect(first.frame.coverimagebase64).toBe(TINY_PNG.toString('base64'));
         expect((await again).status).toBe(200);
         // The run from the cache alone is silent: its misses are the normal case.
         expect(t.logs.join('\n')).not.toMatch(/not in the lookup cache/);

@@ -4,6 +4,7 @@ import { asObject, getWithQuery, postJson, request } from '../helpers/http';
 import { startServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer } from '../helpers/test-server';
+import { until } from '../helpers/eventually';
 
 describe('restart', () => {
   it('When the server stops and starts on the same database, then /v1/last is unchanged and the next dbid continues', async () => {
@@ -68,7 +69,7 @@ describe('crash', () => {
           }
         }
       });
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      await until(() => acknowledged.length > 20, 'more than 20 writes were acknowledged');
       serve.child.kill('SIGKILL');
       stop = true;
       await Promise.all(writers);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../src/config/schema';
-import { PNG } from '../fakes/image-host';
+import { TINY_PNG } from '../helpers/images';
 import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
 import { MEZZANINE, MUSIQUE, MUSIQUE_GROUP, TEARDROP, TEARDROP_ISRC } from '../fixtures/ids';
 import { asObject, postJson, request } from '../helpers/http';
@@ -13,7 +13,7 @@ import { connectClient, type Frame } from '../helpers/ws-client';
 // frame carry it. A cover that cannot be had in time costs the cover (it arrives later through
 // the stream), never the submission.
 
-const PNG_KEY = createHash('sha256').update(PNG).digest('hex');
+const PNG_KEY = createHash('sha256').update(TINY_PNG).digest('hex');
 const COVER_URL = `cover/${PNG_KEY}`;
 
 describe('the enrichment cover in the first answer', () => {
@@ -64,7 +64,7 @@ describe('the enrichment cover in the first answer', () => {
       const image = await fetch(`${server.url}/${COVER_URL}`);
       expect(image.status).toBe(200);
       expect(image.headers.get('content-type')).toBe('image/png');
-      expect(Buffer.from(await image.arrayBuffer()).equals(PNG)).toBe(true);
+      expect(Buffer.from(await image.arrayBuffer()).equals(TINY_PNG)).toBe(true);
     } finally {
       viewer.close();
     }
@@ -106,7 +106,7 @@ describe('the enrichment cover in the first answer', () => {
     fakes.imageHost.override((call) => {
       if (!call.path.startsWith('/download/') || !first) return undefined;
       first = false;
-      return { status: 200, headers: { 'Content-Type': 'image/png' }, body: PNG, delayMs: 60_000 };
+      return { status: 200, headers: { 'Content-Type': 'image/png' }, body: TINY_PNG, delayMs: 60_000 };
     });
     const viewer = await connectClient(server.url);
     try {

@@ -1,4 +1,4 @@
-import { PNG } from '../fakes/image-host';
+import { TINY_PNG } from '../helpers/images';
 import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
 import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 describe('enrichment images', () => {
   let fakes: FakeServices;
   let t: TestServer;
-  const pngKey = createHash('sha256').update(PNG).digest('hex');
+  const pngKey = createHash('sha256').update(TINY_PNG).digest('hex');
 
   beforeAll(async () => {
     fakes = await startFakeServices();
@@ -46,7 +46,7 @@ describe('enrichment images', () => {
       const cover = await fetch(`${t.url}/${String(last.coverurl)}`);
       expect(cover.status).toBe(200);
       expect(cover.headers.get('content-type')).toBe('image/png');
-      expect(Buffer.from(await cover.arrayBuffer()).equals(PNG)).toBe(true);
+      expect(Buffer.from(await cover.arrayBuffer()).equals(TINY_PNG)).toBe(true);
     } finally {
       viewer.close();
     }

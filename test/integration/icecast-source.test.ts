@@ -2,20 +2,12 @@ import http from 'node:http';
 import net from 'node:net';
 import fs from 'node:fs';
 import { chain, encodeFlacOgg, encodeOpus, encodeVorbis, makeTone } from '../helpers/audio-files';
-import {
-  basicAuth,
-  connectSource,
-  sourceHead,
-  startIcecastTestServer,
-  until,
-  waitForTracks,
-  writeAll,
-  type IcecastTestServer,
-} from '../helpers/icecast-source';
+import { basicAuth, connectSource, sourceHead, startIcecastTestServer, waitForTracks, writeAll, type IcecastTestServer } from '../helpers/icecast-source';
 import { rawRequest } from '../helpers/raw-http';
 import { AUDIO_TOOLS, gateOnPeers } from '../helpers/peers';
 import { makeTempDir } from '../helpers/temp-dir';
 import { storedCount } from '../helpers/stored-count';
+import { until } from '../helpers/eventually';
 
 // The Icecast source listener (docs/dj-software.md) against a real svc: sources streaming Ogg,
 // title updates, refusals. Expected answers are Icecast 2.4.4's (xiph/Icecast-Server

@@ -11,21 +11,12 @@ import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { makeTempDir } from '../helpers/temp-dir';
 import { connectClient, type FrameClient } from '../helpers/ws-client';
+import { eventually } from '../helpers/eventually';
 
 // Several instances on one PostgreSQL database (docs/several-instances.md, docs/decisions.md
 // "Several instances"): real `svc serve` processes sharing a database created for this run.
 
 const CHANGE_WITHIN_MS = 1000;
-
-/** Waits until `check` passes (polling an HTTP answer that changes through another process). */
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 const lastOf = async (instance: ServeProcess) => asObject((await request(`${instance.url}/v1/last`)).json);
 const statusOf = async (instance: ServeProcess) => asObject((await request(`${instance.url}/v1/status`)).json);

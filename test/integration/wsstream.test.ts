@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import { WebSocket, type RawData } from 'ws';
 import type { Enricher } from '../../src/enrich/enricher';
 import { postJson, request } from '../helpers/http';
-import { makePng } from '../helpers/images';
+import { makePng, PNG_SIGNATURE } from '../helpers/images';
 import { serveBytes, startImageHost, type ImageHost } from '../helpers/image-host';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { TRANSPARENT_PNG_BASE64 as TRANSPARENT_BASE64 } from '../../src/domain/image';
@@ -78,7 +78,7 @@ async function connectStream(httpUrl: string): Promise<StreamClient> {
 
 /** Width, height, colour type and the raw pixel rows of a PNG (enough for a 1x1 image). */
 function decodePng(bytes: Buffer): { width: number; height: number; colourType: number; rows: Buffer } {
-  expect(bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+  expect(bytes.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
   let offset = 8;
   let header: Buffer | undefined;
   const data: Buffer[] = [];

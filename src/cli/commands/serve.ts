@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
-import type { FrozenConfig } from '../../config/schema';
-import type { RunningIcecastListener } from '../../ingest/listener';
-import { createLogger, type Logger } from '../../log';
-import type { RunningServer } from '../../server/start';
+import { createLogger } from '../../log';
 import type { IcecastBannerFacts } from '../banner';
 import type { CliContext, SetResult } from '../context';
 import { DEFAULT_PORT, describeConfigSearch } from '../../config/defaults';
@@ -41,7 +38,7 @@ export function registerServe(program: Command, ctx: CliContext, setResult: SetR
 async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   // require, not a top-level import: client commands never load Koa or SQLite.
   const { loadConfig } = require('../../config/load') as typeof import('../../config/load');
-  const { isLoopbackHost, startServer } = require('../../server/start') as typeof import('../../server/start');
+  const { startApp } = require('../../app/start-app') as typeof import('../../app/start-app');
   const { config, filepath } = await loadConfig({
     configFile: options.config,
     flags: {
@@ -57,56 +54,26 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   // Handlers first: a signal that arrives while starting must still close things cleanly.
   const interrupted = ctx.untilInterrupted();
   const stopSignal = new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));
-  const server = await startServer(config, { logger });
-  if (!isLoopbackHost(config.host) && config.secret === '') {
-    logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
-  }
-  const icecast = await startIcecastSource(config, server, logger).catch(async (error: unknown) => {
-    await server.close();
-    throw error;
-  });
+  const app = await startApp(config, { logger });
+  const icecast: IcecastBannerFacts | undefined = app.icecast
+    ? { url: app.icecast.url, password: config.icecastSource.password === undefined ? 'secret' : 'own' }
+    : undefined;
   const { bannerLines } = require('../banner') as typeof import('../banner');
   const banner = bannerLines({
-    url: server.url,
+    url: app.url,
     host: config.host,
-    port: server.port,
+    port: app.port,
     database: config.database.location,
     configFile: filepath,
     cwd: process.cwd(),
     configSearch: describeConfigSearch(process.cwd()),
     outputs: config.outputs.map((output) => ({ name: output.name, type: output.type })),
-    icecast: icecast?.facts,
+    icecast,
   });
   for (const line of banner) ctx.io.out(line);
 
   const signal = await stopSignal;
   logger.info(`${String(signal)} received: finishing in-flight submissions and closing`);
-  // Sources first: the server's close then waits for the tracks they were submitting.
-  await icecast?.listener.close();
-  await server.close();
+  await app.close();
   return 0;
-}
-
-/** The Icecast source listener beside the server, when `icecastSource.port` is set (docs/dj-software.md). */
-async function startIcecastSource(
-  config: FrozenConfig,
-  server: RunningServer,
-  logger: Logger,
-): Promise<{ listener: RunningIcecastListener; facts: IcecastBannerFacts } | null> {
-  const { port, password } = config.icecastSource;
-  if (port === undefined) return null;
-  const { startIcecastListener } = require('../../ingest/listener') as typeof import('../../ingest/listener');
-  const effectivePassword = password ?? config.secret;
-  // Without a password any web page or LAN client could set the track through this port:
-  // start-up stops and says what to set (docs/security.md "Icecast sources").
-  const listener = await startIcecastListener({
-    host: config.host,
-    port,
-    password: effectivePassword,
-    submission: server.submission,
-    logger,
-    authentication: server.authentication,
-  });
-  const passwordSource: IcecastBannerFacts['password'] = password === undefined ? 'secret' : 'own';
-  return { listener, facts: { url: listener.url, password: passwordSource } };
 }

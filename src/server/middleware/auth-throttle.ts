@@ -4,6 +4,7 @@ import { throttledLog, type Logger } from '../../log';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
 import { requestGone } from '../work-pool';
+import { credentialHeader } from '../credentials';
 
 // The HTTP API's door to the shared secret, throttled per address (docs/security.md "Guessing
 // the secret"): a request that may carry a secret waits its address's turn; a wrong secret makes
@@ -50,7 +51,7 @@ export function throttleFailedAuthentication(secret: string, throttle: AuthThrot
 
 /** An auth header, a `secret` query parameter in any spelling, or a body (which may hold `secret`). */
 function mayCarrySecret(ctx: AppContext): boolean {
-  if (ctx.get('X-SVC-Client-Auth') !== '' || ctx.get('X-WNP-Client-Auth') !== '') return true;
+  if (credentialHeader(ctx) !== '') return true;
   if (Object.keys(ctx.query).some((name) => name.toLowerCase().includes('secret'))) return true;
   return ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH' || ctx.method === 'DELETE';
 }

@@ -1,9 +1,10 @@
 import type { AppMiddleware } from '../context';
+import { CREDENTIAL_HEADERS } from '../credentials';
 
 // CORS per `corsOrigins` (docs/decisions.md), including the auth headers in preflight,
 // so a browser overlay on another origin can read /v1/last and submit.
 
-const ALLOWED_HEADERS = 'Content-Type, X-SVC-Client-Auth, X-WNP-Client-Auth, If-None-Match, Last-Event-ID';
+const ALLOWED_HEADERS = ['Content-Type', ...CREDENTIAL_HEADERS, 'If-None-Match', 'Last-Event-ID'].join(', ');
 const ALLOWED_METHODS = 'GET, HEAD, POST, OPTIONS';
 
 /** The CORS headers of a response, decided once per request from its Origin. Pure. */

@@ -1,9 +1,12 @@
 import { AppError, ERRORS, type ErrorCode } from '../../errors';
 import { throttledLog, type Logger } from '../../log';
-import type { AppMiddleware } from '../context';
+import type { AppContext, AppMiddleware } from '../context';
+import { SECURITY_HEADERS } from '../security-headers';
 
 // First in the chain: every error becomes `{"error": "..."}` with the catalogue's status.
 // A 5xx is logged once with the request id and never shows its internals to the client.
+// The answer starts from clean headers, as koa's own ctx.onerror does: an ETag, Cache-Control or
+// Content-Disposition set before the error never describes the error's body.
 
 /** Statuses that the body parser (raw-body, co-body) raises, mapped to our catalogue. */
 const HTTP_STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
@@ -24,6 +27,7 @@ export function handleErrors(logger: Logger): AppMiddleware {
         ctx.state.abortedByClient = true;
         reportAborted('request-aborted', `${ctx.method} ${ctx.path}: the client closed the connection before its request body arrived; nothing stored`);
       }
+      clearHeaders(ctx);
       ctx.status = appError.status;
       ctx.set(appError.headers);
       ctx.body = { error: appError.expose ? appError.message : ERRORS.INTERNAL.message };
@@ -35,6 +39,18 @@ export function handleErrors(logger: Logger): AppMiddleware {
       }
     }
   };
+}
+
+/** Headers that belong to the request rather than to the failed answer, so they stay: its id and CORS. */
+const STANDING_HEADER = /^(x-request-id|vary|access-control-.*)$/;
+
+/** Removes every header but the standing ones, then writes the security headers again. */
+function clearHeaders(ctx: AppContext): void {
+  if (ctx.headerSent) return;
+  for (const name of ctx.res.getHeaderNames()) {
+    if (!STANDING_HEADER.test(name)) ctx.res.removeHeader(name);
+  }
+  ctx.set(SECURITY_HEADERS);
 }
 
 function toAppError(error: unknown): AppError {

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
 import { isBrowserNavigation, isPrivateRead, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../request-guards';
+import { SECURITY_HEADERS } from '../security-headers';
 
 // Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
 
@@ -40,8 +41,8 @@ export function refuseCrossSiteWrites(writeOrigins: readonly string[]): AppMiddl
   };
 }
 
-/** Browsers must not guess a type for our JSON (or anything else we send). */
-export const noSniff: AppMiddleware = async function noSniff(ctx, next) {
-  ctx.set('X-Content-Type-Options', 'nosniff');
+/** The security headers of every answer (security-headers.ts); the error handler writes them again on a clean slate. */
+export const securityHeaders: AppMiddleware = async function securityHeaders(ctx, next) {
+  ctx.set(SECURITY_HEADERS);
   await next();
 };

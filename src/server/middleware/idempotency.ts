@@ -6,6 +6,7 @@ import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
 import { isFormRequest } from './body';
+import { credentialHeader } from '../credentials';
 
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is
@@ -48,7 +49,7 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
     // What makes two requests "the same": method, path, query, body and credentials; an HMAC under
     // the database's own random key, so a stored fingerprint never reveals the secret in it.
     const fingerprint = createHmac('sha256', await store.fingerprintKey())
-      .update(JSON.stringify([ctx.method, ctx.path, ctx.querystring, request.rawBody ?? '', ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth')]))
+      .update(JSON.stringify([ctx.method, ctx.path, ctx.querystring, request.rawBody ?? '', credentialHeader(ctx)]))
       .digest('hex');
     const giveUpAt = Date.now() + options.waitMs;
     for (;;) {
@@ -99,7 +100,7 @@ function authenticateFirst(ctx: AppContext, secret: string): void {
     body: ctx.method === 'POST' ? (ctx.request as { body?: unknown }).body : undefined,
     rawBody: ctx.method === 'POST' ? (ctx.request as { rawBody?: string }).rawBody : undefined,
     bodyIsForm: isFormRequest(ctx.get('Content-Type')),
-    authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth'),
+    authHeader: credentialHeader(ctx),
   };
   const credential = ctx.method === 'POST' ? parseSubmission(request, { maxFields: Number.MAX_SAFE_INTEGER }).credential : requestCredential(request);
   authenticate(credential, secret);

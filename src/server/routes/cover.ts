@@ -64,7 +64,6 @@ export async function sendImage(ctx: AppContext, image: StoredImage, blobs: Shar
   if (!fromMemory && ctx.method !== 'HEAD' && !lease) return false;
   ctx.set('ETag', `"${image.key}"`);
   ctx.set('Cache-Control', cacheControl);
-  ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Content-Security-Policy', "default-src 'none'");
   ctx.type = image.mimeType;
   ctx.length = image.size;

@@ -65,7 +65,6 @@ function sendTransparent(ctx: AppContext): void {
   }
   ctx.set('ETag', TRANSPARENT_ETAG);
   ctx.set('Cache-Control', REVALIDATE);
-  ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.type = 'image/png';
   ctx.body = TRANSPARENT_PNG;
 }

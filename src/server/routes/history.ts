@@ -10,6 +10,7 @@ import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 import { reserveReply, requestGone, type WorkPool } from '../work-pool';
 import type { QueueBudget } from '../queue-budget';
 import { matchesEtag } from '../../domain/etag';
+import { credentialHeader } from '../credentials';
 
 // GET /v1/history and DELETE /v1/history/<dbid> (docs/decisions.md "History"; docs/http-api.md).
 
@@ -58,7 +59,7 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
     const raw = ctx.params.dbid ?? '';
     const dbid = parseDbid(raw);
     if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);
-    await deleteTrack({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }, dbid, deps);
+    await deleteTrack({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }, dbid, deps);
     ctx.status = 204;
   });
   return router;

@@ -5,6 +5,7 @@ import type { ListenerReport, ListenerSessions } from '../../pipeline/listener-s
 import type { PlayLog } from '../../pipeline/play-log';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
+import { credentialHeader } from '../credentials';
 
 // POST /v1/icecast/listeners: Icecast's URL authentication (docs/play-log.md "Listener
 // sessions"). Icecast 2.4 POSTs form fields (xiph/Icecast-Server src/auth_url.c,
@@ -94,7 +95,7 @@ function handle(action: string, form: Readonly<Record<string, string>>, deps: Ic
 function authorized(ctx: AppContext, secret: string): boolean {
   if (secret === '') return true;
   const expected = Buffer.from(secret, 'utf8');
-  const header = ctx.get('X-SVC-Client-Auth');
+  const header = credentialHeader(ctx);
   if (header !== '') return secretMatches(Buffer.from(header, 'latin1'), expected);
   const basic = /^basic\s+(\S+)$/i.exec(ctx.get('Authorization'));
   const decoded = basic?.[1] === undefined ? '' : Buffer.from(basic[1], 'base64').toString('latin1');

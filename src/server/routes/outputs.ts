@@ -5,6 +5,7 @@ import { authenticate } from '../../pipeline/authenticate';
 import { requestCredential, shortName } from '../../pipeline/parse';
 import type { NowPlaying } from '../../domain/current-track';
 import type { AppContext, AppState } from '../context';
+import { credentialHeader } from '../credentials';
 
 // GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status: `GET /v1/outputs`"):
 // the shared secret when one is set, as for writes: the answer names targets. No secret, token or password is in it.
@@ -17,11 +18,7 @@ export interface OutputRoutesDeps {
 
 export function outputRoutes(deps: OutputRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const check = (ctx: AppContext) =>
-    authenticate(
-      requestCredential({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }),
-      deps.secret,
-    );
+  const check = (ctx: AppContext) => authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
 
   router.get('/outputs', async (ctx) => {
     check(ctx);

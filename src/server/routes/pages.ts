@@ -48,7 +48,6 @@ export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
     ctx.set('ETag', asset.etag);
     // Revalidated on every load, so an upgrade of svc reaches the browser source at once.
     ctx.set('Cache-Control', 'no-cache');
-    ctx.set('X-Content-Type-Options', 'nosniff');
     if (asset.type.startsWith('text/html')) ctx.set('Content-Security-Policy', PAGE_CSP);
     ctx.type = asset.type;
     if (matchesEtag(ctx.get('If-None-Match'), asset.etag)) {

@@ -10,6 +10,7 @@ import { FORMATS } from '../../reports/formats';
 import { isReportFormat, reportRun, type ReportParameters } from '../../reports/report-query';
 import { inspectReport, renderReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
 import type { AppContext, AppState } from '../context';
+import { credentialHeader } from '../credentials';
 
 // GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
 // files show listeners' addresses and counts, so the shared secret is required even for a read,
@@ -35,10 +36,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
 
   const prepare = (ctx: AppContext, name: string) => {
     if (deps.secret === '') throw new AppError('MISSING_SECRET', 'Reports need the shared secret, and none is configured: set secret');
-    authenticate(
-      requestCredential({ method: ctx.method, query: ctx.query, authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth') }),
-      deps.secret,
-    );
+    authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());
     const reportDeps: ReportDeps = { source: deps.source, format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };

@@ -6,6 +6,7 @@ import { requestCredentialWithBody } from '../../pipeline/parse';
 import { EmptyRequest, type SongRequests } from '../../pipeline/song-requests';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
+import { credentialHeader } from '../credentials';
 
 // What's Now Playing's song-request queue API (docs/song-requests.md), as its request handlers
 // answer on its main branch: POST/GET/DELETE /v1/requests, DELETE /v1/requests/{id}, and the
@@ -26,7 +27,7 @@ const MIN_LUMIA_PLUGIN = '1.0.0';
 export function requestRoutes(deps: RequestRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
   const check = (ctx: AppContext, body?: unknown) => {
-    const authHeader = ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth');
+    const authHeader = credentialHeader(ctx);
     authenticate(requestCredentialWithBody({ method: ctx.method, query: ctx.query, body, authHeader }), deps.secret);
   };
   const writable = (ctx: AppContext, body?: unknown) => {

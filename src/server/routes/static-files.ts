@@ -60,7 +60,6 @@ async function serveStatic(ctx: RouterContext<AppState>, root: string): Promise<
     throw notFound();
   const type = staticContentType(file);
   ctx.set('Cache-Control', 'no-cache');
-  ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Content-Security-Policy', type.startsWith('text/html') ? PAGE_CSP : "default-src 'none'; style-src 'unsafe-inline'");
   ctx.type = type;
   ctx.length = stat.size;

@@ -10,6 +10,7 @@ import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppMiddleware, AppState } from '../context';
 import { isFormRequest, parseBody } from '../middleware/body';
 import { lastResponse } from './last';
+import { credentialHeader } from '../credentials';
 
 // Thin handlers for /v1 (docs/http-api.md): they shape HTTP in and out; the use case lives in pipeline/.
 
@@ -113,6 +114,6 @@ function toRawRequest(ctx: AppContext): RawRequest {
     body: ctx.method === 'POST' ? (ctx.request as { body?: unknown }).body : undefined,
     rawBody: ctx.method === 'POST' ? (ctx.request as { rawBody?: string }).rawBody : undefined,
     bodyIsForm: isFormRequest(ctx.get('Content-Type')),
-    authHeader: ctx.get('X-SVC-Client-Auth') || ctx.get('X-WNP-Client-Auth'),
+    authHeader: credentialHeader(ctx),
   };
 }

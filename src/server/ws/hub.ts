@@ -54,7 +54,6 @@ export interface HubOptions {
 
 export interface ImageHub {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
-  clientCount(): number;
   /** Closes every socket with 1001 (going away). */
   close(): Promise<void>;
 }
@@ -93,7 +92,6 @@ export function createImageHub(options: HubOptions): ImageHub {
     handleUpgrade(request, socket, head) {
       acceptUpgrade(wss, request, socket, head);
     },
-    clientCount: () => wss.clients.size,
     close() {
       heartbeat.stop();
       for (const client of clients.values()) if (client.window) clearTimeout(client.window);

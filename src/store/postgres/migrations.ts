@@ -166,7 +166,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'delivery promises',
     sql: `
-      -- As SQLite's migration 8 (store/migrations.ts): held messages, what a current-state
+      -- As SQLite's migration 8 (store/sqlite/migrations.ts): held messages, what a current-state
       -- target was shown, superseded counts, the last test, and the dbid an idempotency key stored.
       ALTER TABLE output_messages ADD COLUMN held_until bigint;
       ALTER TABLE output_cursors ADD COLUMN shown_dbid bigint NOT NULL DEFAULT 0;

@@ -3,14 +3,14 @@ import net from 'node:net';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { pipelineWithoutReading } from '../../helpers/attackers';
+import { PNG_HEAD } from '../../helpers/images';
 
 // GET /cover/<key> goes out in 64 KiB chunks read from the store as the reader takes them
 // (docs/decisions.md "Hostile clients and browsers": a streamed HTTP body, within
 // limits.maxQueuedBytes). A PNG signature in front of random bytes is an image to the store's
 // sniffer; random bytes do not compress, so nothing in between can shrink them.
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
-const bigImage = Buffer.concat([PNG_SIGNATURE, randomBytes(9 * 1024 * 1024)]);
+const bigImage = Buffer.concat([PNG_HEAD, randomBytes(9 * 1024 * 1024)]);
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describe('streamed cover replies', () => {

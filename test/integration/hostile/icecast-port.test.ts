@@ -2,7 +2,8 @@ import net from 'node:net';
 import { startIcecastListener } from '../../../src/ingest/listener';
 import { createLogger } from '../../../src/log';
 import { eventually } from '../../helpers/eventually';
-import { basicAuth, sourceHead, startIcecastTestServer, until, type IcecastTestServer } from '../../helpers/icecast-source';
+import { basicAuth, sourceHead, startIcecastTestServer, type IcecastTestServer } from '../../helpers/icecast-source';
+import { until } from '../../helpers/eventually';
 import { VORBIS_COMMENT_PREFIX, VORBIS_ID_PACKET, oggPage, vorbisCommentPacket } from '../../helpers/ogg-pages';
 import { rawRequest } from '../../helpers/raw-http';
 import { storedCount } from '../../helpers/stored-count';
@@ -90,7 +91,7 @@ describe('the Icecast port, round three', () => {
       host: '127.0.0.1',
       port: 0,
       password: '',
-      submission: svc.ts.server.submission,
+      submit: () => Promise.reject(new Error('no track is submitted: the listener does not start')),
       logger: createLogger(() => undefined),
     });
     await expect(start).rejects.toThrow(/icecastSource\.port needs a password: set icecastSource\.password/);

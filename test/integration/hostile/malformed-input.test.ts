@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { storedCount } from '../../helpers/stored-count';
+import { until } from '../../helpers/eventually';
 
 // docs/decisions.md "Hostile clients and browsers": every malformed request is a 4xx with a JSON
 // body, never a 500; nothing is stored; the secret never reaches the log in any spelling.
@@ -157,9 +158,6 @@ describe('nosniff', () => {
 });
 
 /** The access log is written after the response; wait for the lines rather than a fixed time. */
-async function waitForLogLines(logs: string[], count: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (logs.filter((line) => line.includes('/v1/remoteinput?')).length < count && Date.now() < deadline) {
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+function waitForLogLines(logs: string[], count: number): Promise<void> {
+  return until(() => logs.filter((line) => line.includes('/v1/remoteinput?')).length >= count, `${count} access log lines`, 5000);
 }

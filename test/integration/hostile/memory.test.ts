@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { openDatabase } from '../../../src/store/database';
-import { createImageStore } from '../../../src/store/images';
+import { openDatabase } from '../../../src/store/sqlite/database';
+import { createImageStore } from '../../../src/store/sqlite/images';
 import { peakDuring, pipelineWithoutReading, residentBytes, type Attack } from '../../helpers/attackers';
 import { startServeProcess, stopServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
+import { PNG_HEAD } from '../../helpers/images';
 
 // The real `svc serve` process under the resource attacks of docs/security.md, its memory read
 // from /proc/<pid>/status: growth must stay within limits.maxQueuedBytes (64 MiB) plus a generous
@@ -29,8 +30,7 @@ describe('svc serve under memory attacks', () => {
 
   beforeAll(async () => {
     const db = openDatabase(dbFile);
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
-    coverKey = (await createImageStore(db, { maxTotalBytes: 1 << 30 }).put(Buffer.concat([png, randomBytes(9_900_000)]))).key;
+    coverKey = (await createImageStore(db, { maxTotalBytes: 1 << 30 }).put(Buffer.concat([PNG_HEAD, randomBytes(9_900_000)]))).key;
     db.close();
     serve = await startServeProcess(['--port', '0', '--db', dbFile, '--offline']);
   });

@@ -3,6 +3,7 @@ import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../
 import { openSse } from '../../helpers/sse-client';
 import { proxyInFrontOf, type TcpProxy } from '../../helpers/tcp-proxy';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { until } from '../../helpers/eventually';
 
 // docs/several-instances.md "Resuming streams": an instance whose LISTEN connection is held back
 // (database.listenUrl through a TCP proxy that stops passing bytes for a moment) lags the
@@ -31,9 +32,6 @@ describeWithPostgres('SSE on an instance that lags the database', () => {
 
   const submit = async (title: string) => Number(asObject((await postJson(`${writer.url}/v1/remoteinput`, { artist: 'Lag', title })).json).dbid);
   const currentOn = async (t: TestServer) => Number(asObject((await request(`${t.url}/v1/last`)).json).dbid);
-  const until = async (check: () => Promise<boolean>) => {
-    for (let tries = 0; !(await check()) && tries < 200; tries += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-  };
 
   it('When a reader resumes on it while its LISTEN is held back, then ids are strictly increasing, each once', async () => {
     const seen = await submit('Seen');

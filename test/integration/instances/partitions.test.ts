@@ -2,6 +2,7 @@ import { asObject, postJson, request } from '../../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { proxyInFrontOf, type TcpProxy } from '../../helpers/tcp-proxy';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { eventually, until } from '../../helpers/eventually';
 
 // Partitions and reconnects (docs/several-instances.md): an instance reaches PostgreSQL through a
 // TCP proxy the test refuses or stalls, while another instance, connected directly, stores tracks.
@@ -9,14 +10,13 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `read` until `accept` passes or `timeoutMs` is over; answers the last value and when it passed. */
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<{ value: T; passed: boolean; at: number }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value)) return { value, passed: true, at: Date.now() };
-    if (Date.now() > deadline) return { value, passed: false, at: Date.now() };
-    await sleep(50);
-  }
+async function eventuallyPassed<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs: number,
+): Promise<{ value: T; passed: boolean; at: number }> {
+  const value = await eventually(read, accept, timeoutMs);
+  return { value, passed: accept(value), at: Date.now() };
 }
 
 const lastOf = async (t: TestServer) => asObject((await request(`${t.url}/v1/last`)).json);
@@ -52,7 +52,7 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
     const first = await submit(direct, 'Before the refusal');
     expect(
       (
-        await eventually(
+        await eventuallyPassed(
           () => lastOf(behind),
           (body) => body.dbid === first,
           5000,
@@ -61,13 +61,16 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
     ).toBe(true);
 
     // The LISTEN connection stays: the change is heard, but it cannot be read now.
+    const notReadYet = () => behind.logs.filter((line) => line.includes('change from another instance not read yet')).length;
+    const reportsBefore = notReadYet();
     proxy.refuseNew({ keepListening: true });
     const missed = await submit(direct, 'Stored while refused');
-    await sleep(1500);
+    // The marker: the instance says it heard the change and could not read it yet.
+    await until(() => notReadYet() > reportsBefore, 'the failed read is logged', 10_000);
     expect((await lastOf(behind)).dbid).toBe(first);
 
     proxy.restore();
-    const caughtUp = await eventually(
+    const caughtUp = await eventuallyPassed(
       () => lastOf(behind),
       (body) => body.dbid === missed,
       5000,
@@ -79,7 +82,7 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
     const before = await submit(direct, 'Before the silence');
     expect(
       (
-        await eventually(
+        await eventuallyPassed(
           () => lastOf(behind),
           (body) => body.dbid === before,
           5000,
@@ -90,7 +93,7 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
 
     const cutAt = Date.now();
     proxy.stall();
-    const unavailable = await eventually(
+    const unavailable = await eventuallyPassed(
       () => statusOf(behind),
       (body) => body.database === 'unavailable',
       6000,
@@ -99,12 +102,12 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
     await sleep(Math.max(0, cutAt + 8000 - Date.now()));
     const restoredAt = Date.now();
     proxy.restore();
-    const ok = await eventually(
+    const ok = await eventuallyPassed(
       () => statusOf(behind),
       (body) => body.database === 'ok',
       5000,
     );
-    const current = await eventually(
+    const current = await eventuallyPassed(
       () => lastOf(behind),
       (body) => body.dbid === storedMeanwhile,
       5000,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { unusedPort } from '../../cli/cli-process';
-import { eventually } from '../../helpers/eventually';
+import { eventually, until } from '../../helpers/eventually';
 import { startNginxFront, type NginxFront } from '../../helpers/nginx';
 import { describeWithPeers } from '../../helpers/peers';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
@@ -63,7 +63,8 @@ describeWithPeers(['nginx', 'postgresql'], 'kill -9 of instances behind nginx du
     let kills = 0;
     const killer = (async () => {
       for (const index of [0, 1, 2]) {
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        // Each kill lands while writes are under way: 20 more tracks delivered since the last one.
+        await until(() => receiver.received.length >= (index + 1) * 20, 'writes are under way', 60_000);
         instances[index]?.child.kill('SIGKILL');
         await instances[index]?.exited;
         kills += 1;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
+import { until } from '../../helpers/eventually';
 
 // Shutdown on SIGTERM (docs/limits-and-load.md "Shutdown"): before, `svc serve` on PostgreSQL
 // took 10.4 s, kept taking new submissions on kept-alive connections all that time, then cut
@@ -47,7 +48,7 @@ describeWithPostgres('SIGTERM on PostgreSQL under write load', () => {
   it('When SIGTERM comes during writes, then svc exits within 4 s and every stored submission was answered 200, every 200 stored', async () => {
     const fates = new Map<string, string>();
     const clients = Array.from({ length: CLIENTS }, (_, client) => submitUntilGone(serve.url, client, fates));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await until(() => [...fates.values()].filter((fate) => fate === '200').length >= 20, 'writes are under way');
     const signalledAt = Date.now();
     serve.child.kill('SIGTERM');
     const code = await serve.exited;

@@ -3,18 +3,11 @@ import { asObject, postJson, request } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
 import { makePng } from '../../helpers/images';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { until } from '../../helpers/eventually';
 
 // The discord output (docs/outputs.md "discord") against a fake built from Discord's own API
 // documentation (test/fakes/discord.ts): a 429's retry_after waited out, the embed within the
 // limits, the cover uploaded as an attachment, the message id as the receipt, newest only when behind.
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('discord output', () => {
   let discord: DiscordFake;
@@ -42,7 +35,7 @@ describe('discord output', () => {
     const title = 'T'.repeat(300);
     const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Artist', title, album: 'Album', year: '1999', coverurl: `${host.url}/cover.png` });
     expect(answer.status).toBe(200);
-    await eventually(() => discord.posted.length === 1);
+    await until(() => discord.posted.length === 1);
     const [limited, accepted] = discord.requests;
     expect([limited?.status, accepted?.status]).toEqual([429, 200]);
     expect(accepted.at - limited.at).toBeGreaterThanOrEqual(1450);
@@ -68,19 +61,20 @@ describe('discord output', () => {
   it('When Discord is behind (rate limited) while three tracks arrive, then only the newest is posted', async () => {
     discord.rateLimit(1, 2);
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'First' });
-    await eventually(() => discord.requests.length === 1);
+    await until(() => discord.requests.length === 1);
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Second' });
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Third' });
-    await eventually(() => discord.posted.length === 1);
-    // Nothing else follows: the older two were superseded.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(discord.posted.map((message) => message.embeds[0]?.title)).toEqual(['Third']);
-    expect(discord.requests.map((one) => one.status)).toEqual([429, 200]);
+    await until(() => discord.posted.length === 1);
+    // Nothing else follows: the older two were superseded. The marker comes next, not them.
+    await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Marker' });
+    await until(() => discord.posted.length === 2);
+    expect(discord.posted.map((message) => message.embeds[0]?.title)).toEqual(['Third', 'Marker']);
+    expect(discord.requests.map((one) => one.status)).toEqual([429, 200, 200]);
   });
 
   it('When a title is made of emoji and whitespace, then it is cut on a character boundary and Discord accepts it', async () => {
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: '🎵'.repeat(300) });
-    await eventually(() => discord.posted.length === 1);
+    await until(() => discord.posted.length === 1);
     const title = discord.posted[0].embeds[0].title ?? '';
     expect(title.endsWith('…')).toBe(true);
     expect(title.length).toBeLessThanOrEqual(256);

@@ -4,9 +4,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { asObject, postJson } from '../../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
-import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { startReceiver, type Received, type Receiver } from '../../helpers/receiver';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { makeTempDir } from '../../helpers/temp-dir';
+import { until } from '../../helpers/eventually';
 
 // Durable delivery (docs/outputs.md "Delivery"): a pending message survives kill -9 and arrives
 // with its id after a restart; several instances on one PostgreSQL database deliver each message
@@ -29,6 +30,8 @@ function readRow<T>(file: string, sql: string, ...params: unknown[]): T | undefi
     sqlite.close();
   }
 }
+
+const titleOf = (one: Received | undefined) => (JSON.parse(one?.body.toString('utf8') ?? '{}') as { data?: { title?: string } }).data?.title;
 
 const killed = async (instance: ServeProcess) => {
   instance.child.kill('SIGKILL');
@@ -72,8 +75,11 @@ describe('a pending delivery and kill -9', () => {
     const [arrived] = await receiver.waitFor(1, 30_000);
     expect(arrived.headers['webhook-id']).toBe(before!.message_id);
     expect(JSON.parse(arrived.body.toString('utf8'))).toMatchObject({ type: 'track.changed', data: { dbid, title: 'Survivor' } });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(receiver.received).toHaveLength(1);
+    // The marker: a second delivery of the survivor would come before the next track's.
+    await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: 'Marker' });
+    const [, next] = await receiver.waitFor(2, 30_000);
+    expect(titleOf(next)).toBe('Marker');
+    expect(receiver.received).toHaveLength(2);
     expect(readMessage()).toMatchObject({ state: 'delivered' });
   });
 
@@ -143,17 +149,20 @@ describeWithPostgres('outputs with two instances on one PostgreSQL database', ()
       const instance = instances[index % 2];
       dbids.push(Number(asObject((await postJson(`${instance.url}/v1/remoteinput`, { artist: 'A', title: `Track ${index}` })).json).dbid));
     }
-    const arrived = await hooks.waitFor(10, 30_000);
-    // Time for a second delivery, were there one.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(hooks.received).toHaveLength(10);
+    await hooks.waitFor(10, 30_000);
+    // The marker: a second delivery of any of the ten, or a title sent twice, would come before it.
+    const marker = Number(asObject((await postJson(`${instances[0].url}/v1/remoteinput`, { artist: 'A', title: 'Marker' })).json).dbid);
+    const arrived = await hooks.waitFor(11, 30_000);
+    const songOf = (one: Received) => new URL(one.path, 'http://x').searchParams.get('song');
+    await until(() => titles.received.some((one) => songOf(one) === 'A - Marker'), 'the marker title arrived');
+    expect(hooks.received).toHaveLength(11);
     const delivered = arrived.map((one) => (JSON.parse(one.body.toString('utf8')) as { data: { dbid: number } }).data.dbid);
-    expect(delivered).toEqual(dbids);
-    expect(new Set(arrived.map((one) => one.headers['webhook-id'])).size).toBe(10);
-    const songs = titles.received.map((one) => new URL(one.path, 'http://x').searchParams.get('song'));
-    expect(songs.length).toBeGreaterThanOrEqual(1);
+    expect(delivered).toEqual([...dbids, marker]);
+    expect(new Set(arrived.map((one) => one.headers['webhook-id'])).size).toBe(11);
+    const songs = titles.received.map(songOf);
+    expect(songs.length).toBeGreaterThanOrEqual(2);
     expect(new Set(songs).size).toBe(songs.length);
-    expect(songs.at(-1)).toBe('A - Track 9');
+    expect(songs.at(-1)).toBe('A - Marker');
     const rows = await database.query<{ n: string }>(
       "SELECT count(*) AS n FROM output_messages WHERE output = 'stream' AND kind = 'track.changed' AND dbid = $1",
       [dbids[9]],
@@ -170,7 +179,13 @@ describeWithPostgres('outputs with two instances on one PostgreSQL database', ()
     ]);
     const arrived = await hooks.waitFor(before + 1, 10_000);
     expect(JSON.parse(arrived[before].body.toString('utf8'))).toMatchObject({ data: { dbid: 1000, title: 'Orphan' } });
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(hooks.received).toHaveLength(before + 1);
+    // The marker, a second orphan after it: a second queueing of the first would be delivered before it.
+    await database.query("INSERT INTO output_changes (event, dbid, payload, created_at) VALUES ('settled', 1001, $1, $2)", [
+      JSON.stringify({ dbid: 1001, artist: 'A', title: 'Marker' }),
+      Date.now(),
+    ]);
+    const next = await hooks.waitFor(before + 2, 10_000);
+    expect(titleOf(next[before + 1])).toBe('Marker');
+    expect(hooks.received).toHaveLength(before + 2);
   });
 });

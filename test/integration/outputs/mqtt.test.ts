@@ -17,19 +17,25 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 const BROKER = MQTT_TEST_URL;
 
-/** The retained message on `topic`, as a fresh subscriber gets it (or undefined). */
+/**
+ * The retained message on `topic`, as a fresh subscriber gets it (or undefined). The broker sends
+ * a retained message right after its SUBACK, so a marker published after the SUBACK to a topic of
+ * our own arrives after it: the marker first means nothing is retained yet, and we ask again.
+ */
 async function retained(topic: string, accept: (payload: Buffer) => boolean = () => true, timeoutMs = 10_000): Promise<Buffer | undefined> {
   const client = await connectAsync(BROKER, { clientId: `svc-test-read-${randomBytes(4).toString('hex')}` });
+  const marker = `svc-test-markers/${randomBytes(6).toString('hex')}`;
   const deadline = Date.now() + timeoutMs;
   try {
+    await client.subscribeAsync(marker, { qos: 1 });
     for (;;) {
       const payload = await new Promise<Buffer | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(undefined), 500);
-        client.once('message', (_topic, message) => {
-          clearTimeout(timer);
-          resolve(message);
-        });
-        void client.subscribeAsync(topic, { qos: 1 });
+        const onMessage = (from: string, message: Buffer) => {
+          client.off('message', onMessage);
+          resolve(from === marker ? undefined : message);
+        };
+        client.on('message', onMessage);
+        void client.subscribeAsync(topic, { qos: 1 }).then(() => client.publishAsync(marker, 'marker', { qos: 1 }));
       });
       await client.unsubscribeAsync(topic);
       if ((payload && accept(payload)) || Date.now() > deadline) return payload;
@@ -85,7 +91,11 @@ describeWithPeers(['mosquitto'], 'mqtt output on the real Mosquitto', () => {
   it('When a track is submitted, then now_playing is retained JSON, the status reads online, and the cover and discovery configs are there', async () => {
     const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop', coverurl: `${host.url}/cover.png` });
     expect(answer.status).toBe(200);
-    const nowPlaying = await retained(`${prefix}/now_playing`, (payload) => payload.toString('utf8').includes('Teardrop'));
+    // The track is announced at once and again with its cover: wait for the one with the cover.
+    const nowPlaying = await retained(
+      `${prefix}/now_playing`,
+      (payload) => payload.toString('utf8').includes('Teardrop') && payload.toString('utf8').includes('"coverurl"'),
+    );
     expect(JSON.parse(nowPlaying?.toString('utf8') ?? '{}')).toMatchObject({
       artist: 'Massive Attack',
       title: 'Teardrop',

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { asObject, request } from '../../helpers/http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { PNG_SIGNATURE } from '../../helpers/images';
 
 // GET /, /slideshow and /assets/<file>: the shipped files, with caching and a CSP that keeps
 // the pages to their own origin.
@@ -50,7 +51,7 @@ describe('overlay page routes', () => {
     expect([bytes[6], bytes[7]]).toEqual([32, 32]);
     const offset = bytes.readUInt32LE(18);
     expect(bytes.readUInt32LE(14)).toBe(bytes.length - offset);
-    expect(bytes.subarray(offset, offset + 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(bytes.subarray(offset, offset + 8).equals(PNG_SIGNATURE)).toBe(true);
   });
 
   it('When an asset is unknown, then the answer is a JSON 404 and nothing outside public/ is reachable', async () => {

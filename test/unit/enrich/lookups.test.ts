@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { UpstreamError } from '../../../src/enrich/http';
 import { Lookups, type LookupSpec } from '../../../src/enrich/lookups';
-import { openDatabase, type Db } from '../../../src/store/database';
-import { createLookupCacheStore } from '../../../src/store/lookup-cache';
+import { openDatabase, type Db } from '../../../src/store/sqlite/database';
+import { createLookupCacheStore } from '../../../src/store/sqlite/lookup-cache';
 
 // The times to live of docs/enrichment.md (its "Cache" paragraph): found for 7 days, "not found" for 1 day.
 const FOUND_TTL_MS = 7 * 24 * 60 * 60 * 1000;

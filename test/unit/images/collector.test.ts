@@ -3,12 +3,7 @@ import { ImageFetchError, type ImageFetcher } from '../../../src/images/fetch-im
 import { silentLogger } from '../../helpers/silent-logger';
 import { NowPlaying } from '../../../src/domain/current-track';
 import { openSqliteStore } from '../../../src/store/open-store';
-
-/** A 1x1 PNG. */
-const PNG = Buffer.from(
-  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
-  'hex',
-);
+import { TINY_PNG } from '../../helpers/images';
 
 function setUp(fetchImage: ImageFetcher) {
   const db = openSqliteStore(':memory:', { maxImageBytes: 1024 * 1024 });
@@ -43,7 +38,7 @@ describe('ImageCollector', () => {
     let downloads = 0;
     const { db, store, collector, submit } = setUp(async () => {
       downloads += 1;
-      return { bytes: PNG, mimeType: 'image/png' };
+      return { bytes: TINY_PNG, mimeType: 'image/png' };
     });
     const candidates = [{ category: 'cover' as const, url: 'http://images.invalid/front.png', source: 'coverartarchive' }];
     await collector.collect(await submit('First play'), undefined, candidates);

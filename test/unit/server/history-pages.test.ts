@@ -1,5 +1,5 @@
-import { openDatabase } from '../../../src/store/database';
-import { createTrackStore } from '../../../src/store/tracks';
+import { openDatabase } from '../../../src/store/sqlite/database';
+import { createTrackStore } from '../../../src/store/sqlite/tracks';
 import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../../../src/server/history-pages';
 
 // The copies of /v1/history pages: reused while the store is unchanged, remade after any write;

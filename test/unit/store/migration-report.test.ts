@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openDatabase } from '../../../src/store/database';
+import { openDatabase } from '../../../src/store/sqlite/database';
 import type { Migration } from '../../../src/store/migrations';
 import { makeTempDir } from '../../helpers/temp-dir';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { openDatabase } from '../../../src/store/database';
-import { MIGRATIONS } from '../../../src/store/migrations';
+import { openDatabase } from '../../../src/store/sqlite/database';
+import { MIGRATIONS } from '../../../src/store/sqlite/migrations';
 import { openStore } from '../../../src/store/open-store';
 import type { NewPlay } from '../../../src/domain/play';
 import type { PlayRow, ListenerSession } from '../../../src/store/plays';

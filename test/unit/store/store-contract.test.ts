@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { recordJson } from '../../../src/domain/play';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { openDatabase } from '../../../src/store/database';
+import { openDatabase } from '../../../src/store/sqlite/database';
 import { ImageRejected } from '../../../src/store/images';
 import { openStore } from '../../../src/store/open-store';
 import { EXPAND_BATCH, type MessageOf, type NewOutputChange, type OutputEvent } from '../../../src/store/outputs';

@@ -1,5 +1,5 @@
-import { openDatabase } from '../../../src/store/database';
-import { HISTORY_PAGE_SQL, createTrackStore } from '../../../src/store/tracks';
+import { openDatabase } from '../../../src/store/sqlite/database';
+import { HISTORY_PAGE_SQL, createTrackStore } from '../../../src/store/sqlite/tracks';
 
 // The history page query walks the (received_at, dbid) index: no table scan, no sort.
 

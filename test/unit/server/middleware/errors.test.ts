@@ -6,6 +6,7 @@ import { createLogger } from '../../../../src/log';
 import { createApp } from '../../../../src/server/app';
 import { corsPolicy } from '../../../../src/server/middleware/cors';
 import type { AppState } from '../../../../src/server/context';
+import { SECURITY_HEADERS } from '../../../../src/server/security-headers';
 import { request } from '../../../helpers/http';
 
 describe('the error middleware', () => {
@@ -20,6 +21,10 @@ describe('the error middleware', () => {
     });
     router.get('/teapot', () => {
       throw new AppError('INVALID_PARAMETERS', 'Bad thing');
+    });
+    router.get('/cached-then-fails', (ctx) => {
+      ctx.set({ ETag: '"stale"', 'Cache-Control': 'public, max-age=600', 'Content-Disposition': 'attachment' });
+      throw new AppError('INVALID_PARAMETERS', 'Failed after the headers');
     });
     router.get('/internal-app-error', () => {
       throw new AppError('INTERNAL', 'detail that must stay inside');
@@ -41,6 +46,18 @@ describe('the error middleware', () => {
     const errorLines = logs.filter((line) => line.includes(' error '));
     expect(errorLines).toHaveLength(1);
     expect(errorLines[0]).toContain(`request ${requestId} failed: Error: database password is hunter2`);
+  });
+
+  it('When a route sets headers and then fails, then the error is answered on clean headers, keeping only the request id, CORS and the security headers', async () => {
+    const res = await request(`${url}/cached-then-fails`, { headers: { Origin: 'http://overlay.example' } });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error: 'Failed after the headers' });
+    expect(res.headers.get('etag')).toBeNull();
+    expect(res.headers.get('cache-control')).toBeNull();
+    expect(res.headers.get('content-disposition')).toBeNull();
+    expect(res.headers.get('x-request-id')).toMatch(/\S/);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(res.headers.get(name)).toBe(value);
   });
 
   it('When an AppError with a 5xx status carries a message, then the client still gets the generic text', async () => {

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StartupError, errorMessage } from '../errors';
-import { MIGRATIONS, pendingMigrations, type Migration, type MigrationReport } from './migrations';
+import { StartupError, errorMessage } from '../../errors';
+import { pendingMigrations, type Migration, type MigrationReport } from '../migrations';
+import { MIGRATIONS } from './migrations';
 
 export type Db = Database.Database;
 

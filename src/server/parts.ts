@@ -1,0 +1,65 @@
+import type { ServiceHealth } from '../enrich/service-health';
+import type { ImageCollector } from '../images/collector';
+import type { NowPlaying } from '../domain/current-track';
+import type { AuthThrottle } from '../domain/auth-throttle';
+import type { OutputDispatcher } from '../outputs/dispatcher';
+import type { SubmitDeps } from '../pipeline/submit-track';
+import type { SongRequests } from '../pipeline/song-requests';
+import type { PlayLog } from '../pipeline/play-log';
+import type { ListenerSessions } from '../pipeline/listener-sessions';
+import type { IcecastPoller } from '../pipeline/icecast-poller';
+import type { ImageStore } from '../store/images';
+import type { Store } from '../store/store';
+import type { StorageHealth } from '../store/health';
+import type { MemoryCachedImageStore } from '../store/image-memory-cache';
+import type { TrackStore } from '../store/tracks';
+import type { CurrentImages } from './current-images';
+import type { idempotent as idempotentWrites } from './middleware/idempotency';
+import type { reportFailedAuthentication } from './middleware/auth-throttle';
+import type { QueueBudget } from './queue-budget';
+import type { EventStream } from './sse/event-stream';
+import type { WorkPool } from './work-pool';
+
+// What the HTTP server is handed by the composition root (src/app/start-app.ts): the opened
+// storage and the use cases, each built once. The server builds its own sockets and routes on them.
+
+export /** The opened database, its health, the stores the server works through, and the current track. */
+interface Storage {
+  store: Store;
+  health: StorageHealth;
+  /** Guarded: a failing database marks the health and answers 503. */
+  tracks: TrackStore;
+  imageStore: MemoryCachedImageStore;
+  /** The plain stores, beside the guarded ones (the outputs send from the plain image store). */
+  plainTracks: TrackStore;
+  plainImageStore: ImageStore;
+  nowPlaying: NowPlaying;
+}
+
+export /** What runs behind the requests: images, outputs, enrichment, other instances, in-flight submissions. */
+interface Work {
+  images: ImageCollector;
+  outputs: OutputDispatcher;
+  stopFollowing: () => void;
+  serviceHealth: ServiceHealth;
+  submitDeps: SubmitDeps;
+  /** Submissions under way, waited for on shutdown. */
+  inFlight: Set<Promise<unknown>>;
+  trackInFlight: <T>(work: Promise<T>) => Promise<T>;
+  queueBudget: QueueBudget;
+  expensiveWork: WorkPool;
+  currentImages: CurrentImages;
+  /** Failed authentication per address, shared by every door (docs/security.md "Guessing the secret"). */
+  authThrottle: AuthThrottle;
+  reportFailedAuthentication: ReturnType<typeof reportFailedAuthentication>;
+  /** Idempotency-Key handling of the writes (docs/limits-and-load.md). */
+  idempotent: ReturnType<typeof idempotentWrites>;
+  /** The song-request queue (docs/song-requests.md). */
+  songRequests: SongRequests;
+  /** Planned ends, listener counts and complement warnings of the play log (docs/play-log.md). */
+  playLog: PlayLog;
+  listenerSessions: ListenerSessions;
+  poller: IcecastPoller;
+  /** GET /v1/events: the one event stream of this process. */
+  events: EventStream;
+}

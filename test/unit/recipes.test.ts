@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { OUTPUT_BLOCKS } from '../../src/cli/commands/output-blocks';
+import { NowPlaying } from '../../src/domain/current-track';
+import { OutputDispatcher } from '../../src/outputs/dispatcher';
+import { trackDataOf, type Delivery, type Output } from '../../src/outputs/output';
+import { openSqliteStore } from '../../src/store/open-store';
+import type { OutputMessage } from '../../src/store/outputs';
+import { until } from '../helpers/eventually';
+import { silentLogger } from '../helpers/silent-logger';
+
+// The recipes of docs/architecture.md "Recipes", done once: every file a list names exists,
+// every existing output type and command sits in each place its list names, and a fake output
+// type written by the first list's steps is delivered to like any other.
+
+const ROOT = path.join(__dirname, '..', '..');
+const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+const architecture = read('docs/architecture.md');
+
+/** The text of one recipe, from its heading to the next one. */
+function recipe(title: string): string {
+  const start = architecture.indexOf(`### ${title}\n`);
+  expect(start).toBeGreaterThan(-1);
+  const end = architecture.indexOf('\n#', start + 4);
+  return architecture.slice(start, end === -1 ? undefined : end);
+}
+
+/** Every file path a recipe names in backticks, placeholders (`<type>`) left out. */
+function namedFiles(text: string): string[] {
+  return [...text.matchAll(/`((?:src|test|docs)\/[^`\s]+|\.[a-z-]+\.c?js|\.svcrc\.example)`/g)]
+    .map((match) => match[1] ?? '')
+    .filter((file) => !file.includes('<'));
+}
+
+describe('the recipes of docs/architecture.md', () => {
+  it.each(['Adding an output type', 'Adding a command', 'Adding a storage backend'])('When "%s" names a file, then the file exists', (title) => {
+    const files = namedFiles(recipe(title));
+    expect(files.length).toBeGreaterThan(2);
+    expect(files.filter((file) => !fs.existsSync(path.join(ROOT, file)))).toEqual([]);
+  });
+
+  it('When an output type exists, then it sits in each place "Adding an output type" names', () => {
+    const schema = read('src/config/schema.ts');
+    const factory = read('src/outputs/create-outputs.ts');
+    const docs = read('docs/outputs.md');
+    const typeRow = docs.split('\n').find((line) => line.startsWith('| `type` |')) ?? '';
+    const missing = Object.keys(OUTPUT_BLOCKS).flatMap((type) => [
+      ...(new RegExp(`\\n  ${type}: \\{ required`).test(schema) ? [] : [`${type}: OUTPUT_TYPE_KEYS`]),
+      ...(new RegExp(`\\n  ${type}: /`).test(schema) ? [] : [`${type}: OUTPUT_URL_SCHEMES`]),
+      ...(factory.includes(`case '${type}':`) ? [] : [`${type}: create-outputs.ts`]),
+      ...(fs.existsSync(path.join(ROOT, 'src/outputs', `${type}.ts`)) ? [] : [`${type}: src/outputs/${type}.ts`]),
+      ...(typeRow.includes(`\`${type}\``) ? [] : [`${type}: docs/outputs.md "Configuration"`]),
+    ]);
+    expect(missing).toEqual([]);
+  });
+
+  it('When a command is registered, then it sits in each place "Adding a command" names', () => {
+    const main = read('src/cli/main.ts');
+    const docs = read('docs/cli.md');
+    const commands = fs
+      .readdirSync(path.join(ROOT, 'src/cli/commands'))
+      .filter((file) => /export function register\w+\(/.test(read(`src/cli/commands/${file}`)))
+      .map((file) => file.replace(/\.ts$/, ''));
+    expect(commands.length).toBeGreaterThan(5);
+    const missing = commands.flatMap((command) => {
+      const register = /export function (register\w+)\(/.exec(read(`src/cli/commands/${command}.ts`))?.[1] ?? '';
+      return [
+        ...(main.includes(`${register}(program`) ? [] : [`${command}: src/cli/main.ts`]),
+        ...(docs.includes(`## \`svc ${command}\``) ? [] : [`${command}: docs/cli.md`]),
+      ];
+    });
+    expect(missing).toEqual([]);
+    // Completion last: its script lists the commands registered before it.
+    expect(main.lastIndexOf('registerCompletion(program')).toBeGreaterThan(main.lastIndexOf('registerWatchImages(program'));
+  });
+
+  it('When a store has a SQLite body, then its contract is a neutral file and PostgreSQL keeps it too, as "Adding a storage backend" says', () => {
+    const bodies = fs.readdirSync(path.join(ROOT, 'src/store/sqlite')).filter((file) => !['database.ts', 'sqlite-store.ts'].includes(file));
+    expect(bodies.length).toBeGreaterThan(5);
+    const missing = bodies.flatMap((file) => [
+      ...(fs.existsSync(path.join(ROOT, 'src/store', file)) ? [] : [`src/store/${file}`]),
+      ...(fs.existsSync(path.join(ROOT, 'src/store/postgres', file)) ? [] : [`src/store/postgres/${file}`]),
+    ]);
+    expect(missing).toEqual([]);
+    const layers = read('.dependency-cruiser.cjs');
+    expect(layers).toContain("['store/sqlite', 'store/postgres']");
+  });
+
+  it('When a fake output type is written by the recipe (an Output, handed to the dispatcher), then a stored track is delivered to it and its status reads ok', async () => {
+    // Step 2: the module behind the one interface. Steps 1 and 3 (the schema's type list and the
+    // factory's case) are config plumbing, checked above for every real type.
+    const sent: OutputMessage[] = [];
+    const fake: Output = {
+      name: 'fake',
+      type: 'url',
+      feeds: { changed: 'track.changed' },
+      latestOnly: false,
+      target: 'fake://nowhere',
+      send(message): Promise<Delivery> {
+        sent.push(message);
+        return Promise.resolve({ outcome: 'delivered', status: 200 });
+      },
+      close: () => Promise.resolve(),
+    };
+    const store = openSqliteStore(':memory:', { maxImageBytes: 1024 * 1024 });
+    const nowPlaying = new NowPlaying(null);
+    const dispatcher = new OutputDispatcher({
+      outputs: [fake],
+      store: store.outputs,
+      nowPlaying,
+      logger: silentLogger,
+      holdMs: 1000,
+      retryForSeconds: new Map(),
+      pollMs: 50,
+    });
+    try {
+      const record = await store.tracks.insert({
+        receivedSeq: await store.tracks.nextReceivedSeq(),
+        receivedAt: new Date().toISOString(),
+        metadata: { artist: 'Recipe', title: 'Followed' },
+      });
+      nowPlaying.offer(record);
+      await until(() => sent.length === 1, 'the fake output was sent the track', 10_000);
+      expect(trackDataOf(sent[0] ?? { payload: '{}' })).toMatchObject({ dbid: record.dbid, artist: 'Recipe', title: 'Followed' });
+      await until(async () => (await dispatcher.status())[0]?.pending === 0, 'the delivery is recorded', 10_000);
+      expect((await dispatcher.status())[0]).toMatchObject({ name: 'fake', state: 'ok', pending: 0 });
+    } finally {
+      await dispatcher.close();
+      await store.close();
+    }
+  });
+});
