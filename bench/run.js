@@ -35,6 +35,7 @@ const EXPECTED = [
   { file: 'complete-frames.bench.js', budget: 60, what: 'complete frames: POST to the first /wsstream frame carrying an already-stored cover' },
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
   { file: 'proxies.bench.js', budget: 150, what: 'behind a proxy and a pooler: cross-instance push to 1,000 SSE readers through nginx vs direct; PostgreSQL connections of 10 instances through PgBouncer' },
+  { file: 'audience.bench.js', budget: 900, what: 'push at audience scale: request sent -> last client at 1,000, 5,000 and 10,000 /v1/images/ws and /v1/events clients vs a bare broadcaster; POST latency with 3,000 sockets; RSS per 1,000 idle clients' },
   { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;

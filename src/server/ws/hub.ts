@@ -150,7 +150,7 @@ function createPushStream(options: HubOptions): { subscribe: (client: Client) =>
   };
 
   const subscribe = (client: Client) => {
-    if (client.window) clearTimeout(client.window);
+    forgetWindow(client);
     if (client.mode === 'push') return;
     client.mode = 'push';
     subscribers.add(client);
@@ -203,7 +203,7 @@ function onMessage(socket: WebSocket, client: Client, data: RawData, isBinary: b
     return;
   }
   if (client.mode === 'undecided') {
-    clearTimeout(client.window);
+    forgetWindow(client);
     client.mode = 'requests';
   }
   client.inFlight += 1;
@@ -231,6 +231,12 @@ function watchHeartbeat(wss: WebSocketServer, clients: Map<WebSocket, Client>, i
     writtenAtLastPing.set(socket, written);
     return draining;
   });
+}
+
+/** The subscribe window is over: its timer goes, and is not kept for the socket's lifetime. */
+function forgetWindow(client: Client): void {
+  if (client.window) clearTimeout(client.window);
+  client.window = undefined;
 }
 
 function rawText(data: RawData): string {

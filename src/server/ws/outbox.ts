@@ -35,26 +35,46 @@ export interface QueuedBytes {
 }
 
 export function socketQueuedBytes(maxPushBytes: number): QueuedBytes {
-  const held = { push: 0, reply: 0 };
+  return new SocketQueuedBytes(maxPushBytes);
+}
+
+/**
+ * A class, not closures: one small object per socket (docs/limits-and-load.md "What one client
+ * costs"), where ten closures and their contexts cost about a kilobyte on each of 10,000 sockets.
+ */
+class SocketQueuedBytes implements QueuedBytes {
+  private push = 0;
+  private reply = 0;
   // After release, write callbacks that still come in (with an error) change nothing.
-  let released = false;
-  return {
-    add(kind, bytes) {
-      if (!released) held[kind] += bytes;
-    },
-    remove(kind, bytes) {
-      if (!released) held[kind] -= bytes;
-    },
-    // Replies under way do not count against the push bound: they were asked for. An empty
-    // queue takes any one frame, so a single large frame never closes a reader.
-    pushFits: (bytes) => held.push === 0 || held.push + bytes <= maxPushBytes,
-    total: () => held.push + held.reply,
-    release() {
-      released = true;
-      held.push = 0;
-      held.reply = 0;
-    },
-  };
+  private released = false;
+
+  constructor(private readonly maxPushBytes: number) {}
+
+  add(kind: QueuedKind, bytes: number): void {
+    if (this.released) return;
+    if (kind === 'push') this.push += bytes;
+    else this.reply += bytes;
+  }
+
+  remove(kind: QueuedKind, bytes: number): void {
+    this.add(kind, -bytes);
+  }
+
+  // Replies under way do not count against the push bound: they were asked for. An empty
+  // queue takes any one frame, so a single large frame never closes a reader.
+  pushFits(bytes: number): boolean {
+    return this.push === 0 || this.push + bytes <= this.maxPushBytes;
+  }
+
+  total(): number {
+    return this.push + this.reply;
+  }
+
+  release(): void {
+    this.released = true;
+    this.push = 0;
+    this.reply = 0;
+  }
 }
 
 export interface OutboxOptions {
