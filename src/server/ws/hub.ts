@@ -77,18 +77,31 @@ export function createImageHub(options: HubOptions): ImageHub {
   const pushes = createPushStream(options);
   const heartbeat = watchHeartbeat(wss, clients, options.pingIntervalMs ?? 30_000);
 
+  // One listener of each kind for every socket (`this` is the socket), not three closures per
+  // socket: docs/limits-and-load.md "What one client costs".
+  function onSocketError(error: Error): void {
+    reportProtocolError('protocol', `images ws: ${error.message}`);
+  }
+  function onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const client = clients.get(this);
+    if (client) onMessage(this, client, data, isBinary, options, pushes.subscribe);
+  }
+  function onSocketClose(this: WebSocket): void {
+    const client = clients.get(this);
+    if (!client) return;
+    forgetWindow(client);
+    pushes.forget(client);
+    clients.delete(this);
+  }
+
   wss.on('connection', (socket, request: IncomingMessage) => {
     heartbeat.watch(socket);
     const client = newClient(socket, request.socket, options);
     clients.set(socket, client);
-    socket.on('error', (error) => reportProtocolError('protocol', `images ws: ${error.message}`));
-    socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary, options, pushes.subscribe));
-    socket.on('close', () => {
-      if (client.window) clearTimeout(client.window);
-      pushes.forget(client);
-      clients.delete(socket);
-    });
-    client.window = setTimeout(() => pushes.subscribe(client), options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS);
+    socket.on('error', onSocketError);
+    socket.on('message', onSocketMessage);
+    socket.on('close', onSocketClose);
+    client.window = setTimeout(pushes.subscribe, options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS, client);
   });
 
   return {
