@@ -1,8 +1,11 @@
 'use strict';
-// Bench: /v1/images/ws fan-out (docs/streams.md). 1,000 WebSocket clients connected; time from a
-// submission's 200 to the LAST client receiving its track frame, p50 and p99 over 50 changes
+// Bench: /v1/images/ws fan-out (docs/streams.md). 1,000 WebSocket clients connected; time from
+// sending a submission to the LAST client receiving its track frame, p50 and p99 over 50 changes
 // per round, against a bare `ws` server broadcasting the same frame to 1,000 clients in the same
-// run; and svc's resident memory with 1,000 clients against the same process idle.
+// run; and svc's resident memory with 1,000 clients against the same process idle. The time from
+// the 200 to the last client is in the details only: svc answers first and pushes after, the
+// baseline pushes before it answers, so that ratio measures the design, not the push
+// (bench/audience.bench.js has the same rows at 1,000 to 10,000 clients).
 //
 //   npm run build && node bench/ws-fanout.bench.js
 //
@@ -158,8 +161,7 @@ function emitFailure(row, unit, error) {
 }
 
 const ROWS = {
-  p50: `ws fan-out p50, ${CLIENTS} clients (200 -> last client)`,
-  p99: `ws fan-out p99, ${CLIENTS} clients (200 -> last client)`,
+  e2e50: `ws change p50, ${CLIENTS} clients (request sent -> last client)`,
   e2e: `ws change p99, ${CLIENTS} clients (request sent -> last client)`,
   rss: `svc resident memory with ${CLIENTS} ws clients`,
 };
@@ -206,7 +208,7 @@ async function drive() {
     };
     await contenders.svc(-1); // one change first, so the baseline has svc's frame to send
 
-    const perRound = { svc: { p50: [], p99: [], e2e99: [] }, baseline: { p50: [], p99: [], e2e99: [] } };
+    const perRound = { svc: { p50: [], p99: [], e2e50: [], e2e99: [] }, baseline: { p50: [], p99: [], e2e50: [], e2e99: [] } };
     const all = { svc: { afterResponse: [], fromRequest: [] }, baseline: { afterResponse: [], fromRequest: [] } };
     for (let round = 0; round < ROUNDS; round += 1) {
       // Alternate the order per round, so machine drift hits both alike.
@@ -221,6 +223,7 @@ async function drive() {
         const fromRequest = samples.map((sample) => sample.fromRequest);
         perRound[name].p50.push(percentile(afterResponse, 50));
         perRound[name].p99.push(percentile(afterResponse, 99));
+        perRound[name].e2e50.push(percentile(fromRequest, 50));
         perRound[name].e2e99.push(percentile(fromRequest, 99));
         all[name].afterResponse.push(...afterResponse);
         all[name].fromRequest.push(...fromRequest);
@@ -250,9 +253,8 @@ async function drive() {
         met,
         details: { svc: details('svc'), baseline: details('baseline') },
       });
-    fanOut(ROWS.p50, 'p50', null, () => null);
-    fanOut(ROWS.p99, 'p99', `p99 < ${P99_GOAL_MS} ms`, (s) => s.max < P99_GOAL_MS);
-    fanOut(ROWS.e2e, 'e2e99', null, () => null);
+    fanOut(ROWS.e2e50, 'e2e50', null, () => null);
+    fanOut(ROWS.e2e, 'e2e99', `p99 < ${P99_GOAL_MS} ms`, (s) => s.max < P99_GOAL_MS);
     emitRow({
       row: ROWS.rss,
       unit: 'MiB',

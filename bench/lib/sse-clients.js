@@ -3,7 +3,7 @@
 // loads the server):  node bench/lib/sse-clients.js <http-url> <count>
 // Opens <count> streams, says {type:'ready'} over IPC once each has its opening `retry:`, then
 // for every event id that all <count> readers have received reports {type:'all-received',
-// dbid, last} with the arrival time of the last one (ms, performance.timeOrigin +
+// dbid, last, frame} (frame: the event block as read) with the arrival time of the last one (ms, performance.timeOrigin +
 // performance.now(), comparable across processes). 'stop' over IPC closes everything.
 
 const http = require('node:http');
@@ -17,21 +17,22 @@ const target = new URL(url);
 const seen = new Map(); // dbid -> { count, last }
 const requests = [];
 
-function onEventId(dbid) {
+function onEventId(dbid, block) {
   const at = performance.timeOrigin + performance.now();
-  const entry = seen.get(dbid) ?? { count: 0, last: 0 };
+  const entry = seen.get(dbid) ?? { count: 0, last: 0, text: `${block}\n\n` };
   entry.count += 1;
   entry.last = at;
   seen.set(dbid, entry);
   if (entry.count === count) {
     seen.delete(dbid);
-    process.send({ type: 'all-received', dbid, last: entry.last });
+    process.send({ type: 'all-received', dbid, last: entry.last, frame: entry.text });
   }
 }
 
 // svc caps connections per client address (limits.maxConnectionsPerAddress, 512): the fleet
 // comes from 127.0.0.1-127.0.0.4, as separate viewers would.
-const LOCAL_ADDRESSES = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'];
+// A larger audience (10,000) comes from more of them: the optional third argument says how many.
+const LOCAL_ADDRESSES = Array.from({ length: Number(process.argv[4]) || 4 }, (_, i) => `127.0.0.${i + 1}`);
 let opened = 0;
 
 function openOne() {
@@ -54,7 +55,7 @@ function openOne() {
             resolve(request);
           }
           const id = /^id: (\d+)$/m.exec(block);
-          if (id) onEventId(Number(id[1]));
+          if (id) onEventId(Number(id[1]), block);
           end = buffer.indexOf('\n\n');
         }
       });

@@ -2,8 +2,8 @@
 // A fleet of WebSocket clients in its own process (so client work never loads the server):
 //   node bench/lib/ws-clients.js <ws-url> <count>
 // Connects <count> clients, says {type:'ready'} over IPC, then for every frame that all <count>
-// clients have received reports {type:'all-received', dbid, last} with the arrival time of the
-// last one (ms, performance.timeOrigin + performance.now(), comparable across processes).
+// clients have received reports {type:'all-received', dbid, last, frame} with the arrival time of
+// the last one and the frame's text (ms, performance.timeOrigin + performance.now(), comparable across processes).
 // 'stop' over IPC closes everything.
 
 const path = require('node:path');
@@ -19,22 +19,24 @@ const sockets = [];
 
 function onFrame(data) {
   const at = performance.timeOrigin + performance.now();
-  const match = /"dbid":(\d+)/.exec(String(data));
+  const text = String(data);
+  const match = /"dbid":(\d+)/.exec(text);
   if (!match) return;
   const dbid = Number(match[1]);
-  const entry = seen.get(dbid) ?? { count: 0, last: 0 };
+  const entry = seen.get(dbid) ?? { count: 0, last: 0, text };
   entry.count += 1;
   entry.last = at;
   seen.set(dbid, entry);
   if (entry.count === count) {
     seen.delete(dbid);
-    process.send({ type: 'all-received', dbid, last: entry.last });
+    process.send({ type: 'all-received', dbid, last: entry.last, frame: entry.text });
   }
 }
 
 // svc caps connections per client address (limits.maxConnectionsPerAddress, 512): the fleet
 // comes from 127.0.0.1-127.0.0.4 (Linux routes all of 127/8 to lo), as separate viewers would.
-const LOCAL_ADDRESSES = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'];
+// A larger audience (10,000) comes from more of them: the optional third argument says how many.
+const LOCAL_ADDRESSES = Array.from({ length: Number(process.argv[4]) || 4 }, (_, i) => `127.0.0.${i + 1}`);
 let connected = 0;
 
 function connectOne() {

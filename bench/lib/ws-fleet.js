@@ -9,18 +9,21 @@
 async function connectFleet(child) {
   const arrivals = new Map();
   const waiters = new Map();
+  /** The text of the last frame every client received (when the fleet reports it). */
+  const fleet = { lastFrame: undefined };
   await new Promise((resolve, reject) => {
     child.on('message', (message) => {
       if (message.type === 'ready') resolve();
       else if (message.type === 'failed') reject(new Error(message.message));
       else if (message.type === 'all-received') {
         arrivals.set(message.dbid, message.last);
+        if (message.frame !== undefined) fleet.lastFrame = message.frame;
         waiters.get(message.dbid)?.(message.last);
       }
     });
     child.once('exit', (code) => reject(new Error(`client fleet exited with ${code}`)));
   });
-  return {
+  return Object.assign(fleet, {
     child,
     received(dbid, timeoutMs = 10_000) {
       if (arrivals.has(dbid)) return Promise.resolve(arrivals.get(dbid));
@@ -36,7 +39,7 @@ async function connectFleet(child) {
     stop() {
       child.send('stop');
     },
-  };
+  });
 }
 
 module.exports = { connectFleet };

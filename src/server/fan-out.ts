@@ -1,17 +1,28 @@
+import { performance } from 'node:perf_hooks';
+
 // Delivery to every local viewer never delays an HTTP answer (docs/several-instances.md "The
 // answer does not wait for the push"): a track change reaches thousands of sockets, and sending
 // to all of them at once held the event loop for tens of milliseconds, with the POST's own
 // response still unwritten. Deliveries run later, a slice per event-loop turn, so answers and
-// other I/O go out between slices. Each job takes its recipients as they are when it is asked
-// for, and jobs run in the order they were asked for, so every viewer gets frames in order.
+// other I/O go out between slices. A slice is measured in time, not in recipients
+// (docs/limits-and-load.md "Fan-out slices"): a request that arrives mid-fan-out waits at most
+// one slice, however slow each write is today. Each job takes its recipients as they are when it
+// is asked for, and jobs run in the order they were asked for, so every viewer gets frames in order.
 
-/** Recipients served per event-loop turn: small enough that a turn stays around a millisecond or two. */
-const FAN_OUT_SLICE = 250;
+/** Time one event-loop turn spends delivering before it lets answers and other I/O out. */
+const FAN_OUT_SLICE_MS = 1;
 
 interface Job<T> {
   targets: readonly T[];
   next: number;
   deliver: (target: T) => void;
+}
+
+export interface FanOutOptions {
+  /** Milliseconds of deliveries per turn; at least one delivery is made per turn whatever it costs. */
+  sliceMs?: number;
+  /** The clock slices are measured with (tests step it). */
+  now?: () => number;
 }
 
 export interface FanOut<T> {
@@ -21,19 +32,21 @@ export interface FanOut<T> {
   clear(): void;
 }
 
-export function createFanOut<T>(sliceSize = FAN_OUT_SLICE): FanOut<T> {
+export function createFanOut<T>(options: FanOutOptions = {}): FanOut<T> {
+  const sliceMs = options.sliceMs ?? FAN_OUT_SLICE_MS;
+  const now = options.now ?? (() => performance.now());
   const jobs: Job<T>[] = [];
   let scheduled: NodeJS.Immediate | undefined;
 
   const runSlice = () => {
     scheduled = undefined;
-    let left = sliceSize;
-    while (left > 0 && jobs.length > 0) {
+    const until = now() + sliceMs;
+    while (jobs.length > 0) {
       const job = jobs[0];
-      const end = Math.min(job.targets.length, job.next + left);
-      left -= end - job.next;
-      for (; job.next < end; job.next += 1) deliverOne(job, job.targets[job.next]);
+      deliverOne(job, job.targets[job.next]);
+      job.next += 1;
       if (job.next >= job.targets.length) jobs.shift();
+      if (now() >= until) break;
     }
     if (jobs.length > 0) scheduled = setImmediate(runSlice);
   };

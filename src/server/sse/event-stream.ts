@@ -35,6 +35,8 @@ export const MAX_REPLAY_PIECES = 5;
 const REPLAY_WRITE_BYTES = 16 * 1024;
 /** Live records held for a reader while its replay runs; past it, the replay reads them from the store. */
 const MAX_PENDING = MAX_REPLAY;
+/** The keep-alive comment, encoded once for every reader. */
+const HEARTBEAT_BYTES = Buffer.from(HEARTBEAT);
 
 export interface EventStreamOptions {
   nowPlaying: NowPlaying;
@@ -184,7 +186,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   options.nowPlaying.on('track-retracted', onRetracted);
 
   const heartbeat = setInterval(() => {
-    for (const reader of readers.all) readers.write(reader, HEARTBEAT);
+    for (const reader of readers.all) readers.write(reader, HEARTBEAT_BYTES);
   }, HEARTBEAT_MS);
   heartbeat.unref();
 

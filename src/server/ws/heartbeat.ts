@@ -26,10 +26,14 @@ export function startHeartbeat(wss: WebSocketServer, intervalMs: number, stillTa
     }
   }, intervalMs);
   timer.unref();
+  // One listener for every socket (`this` is the socket), not a closure per socket.
+  function onPong(this: WebSocket): void {
+    alive.add(this);
+  }
   return {
     watch(socket) {
       alive.add(socket);
-      socket.on('pong', () => alive.add(socket));
+      socket.on('pong', onPong);
     },
     stop: () => clearInterval(timer),
   };

@@ -11,6 +11,7 @@ import { createFanOut } from '../fan-out';
 import { budgetedQueuedBytes } from './budgeted-queue';
 import { startHeartbeat } from './heartbeat';
 import { Outbox } from './outbox';
+import { prepareTextFrame } from './prepared-frame';
 import { CLOSE_GOING_AWAY, acceptUpgrade, closeServer } from './socket-server';
 import { answerMessage, replyText, subscriptionIn, type ImageLookup, type RequestContext } from './requests';
 
@@ -19,8 +20,9 @@ import { answerMessage, replyText, subscriptionIn, type ImageLookup, type Reques
 // (What's Now Playing's image clients send `hello` at once and read each answer as the next
 // frame): it gets answers only, unless it subscribes. Any other client, or one that sends
 // `subscribe`, gets the push stream: the current track and its images, then every change.
-// Each socket's frames go through its Outbox: pushes are serialized once for all clients and
-// bounded per reader (1013); replies are produced in order as the reader takes them.
+// Each socket's frames go through its Outbox: pushes are serialized and framed once for all
+// clients, the same bytes written to each, and bounded per reader (1013); replies are produced in
+// order as the reader takes them.
 
 export const IMAGES_WS_PATH = '/v1/images/ws';
 /** Inbound messages larger than this are refused (the socket is closed with 1009). */
@@ -74,18 +76,31 @@ export function createImageHub(options: HubOptions): ImageHub {
   const pushes = createPushStream(options);
   const heartbeat = watchHeartbeat(wss, clients, options.pingIntervalMs ?? 30_000);
 
-  wss.on('connection', (socket) => {
+  // One listener of each kind for every socket (`this` is the socket), not three closures per
+  // socket: docs/limits-and-load.md "What one client costs".
+  function onSocketError(error: Error): void {
+    reportProtocolError('protocol', `images ws: ${error.message}`);
+  }
+  function onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const client = clients.get(this);
+    if (client) onMessage(this, client, data, isBinary, options, pushes.subscribe);
+  }
+  function onSocketClose(this: WebSocket): void {
+    const client = clients.get(this);
+    if (!client) return;
+    forgetWindow(client);
+    pushes.forget(client);
+    clients.delete(this);
+  }
+
+  wss.on('connection', (socket, request: IncomingMessage) => {
     heartbeat.watch(socket);
-    const client = newClient(socket, options);
+    const client = newClient(socket, request.socket, options);
     clients.set(socket, client);
-    socket.on('error', (error) => reportProtocolError('protocol', `images ws: ${error.message}`));
-    socket.on('message', (data, isBinary) => onMessage(socket, client, data, isBinary, options, pushes.subscribe));
-    socket.on('close', () => {
-      if (client.window) clearTimeout(client.window);
-      pushes.forget(client);
-      clients.delete(socket);
-    });
-    client.window = setTimeout(() => pushes.subscribe(client), options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS);
+    socket.on('error', onSocketError);
+    socket.on('message', onSocketMessage);
+    socket.on('close', onSocketClose);
+    client.window = setTimeout(pushes.subscribe, options.subscribeWindowMs ?? SUBSCRIBE_WINDOW_MS, client);
   });
 
   return {
@@ -103,11 +118,12 @@ export function createImageHub(options: HubOptions): ImageHub {
 }
 
 /** A socket's client state; its Outbox bounds what it has unsent and resumes reading as answers drain. */
-function newClient(socket: WebSocket, options: HubOptions): Client {
+function newClient(socket: WebSocket, wire: Duplex, options: HubOptions): Client {
   const client: Client = {
     mode: 'undecided',
     inFlight: 0,
     outbox: new Outbox(socket, {
+      wire,
       queued: budgetedQueuedBytes(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, options.budget),
       onReplySent: () => {
         client.inFlight -= 1;
@@ -130,8 +146,8 @@ function createPushStream(options: HubOptions): { subscribe: (client: Client) =>
 
   const broadcast = (frame: PushFrame) => {
     if (subscribers.size === 0) return;
-    // Serialized once, not once per client; sent after the current turn, in slices (fan-out.ts).
-    const data = JSON.stringify(frame);
+    // Serialized and framed once, not once per client; written after the current turn, in slices (fan-out.ts).
+    const data = prepareTextFrame(JSON.stringify(frame));
     fanOut.send(subscribers, (client) => client.outbox.push(data));
   };
 
@@ -145,17 +161,17 @@ function createPushStream(options: HubOptions): { subscribe: (client: Client) =>
   };
 
   const subscribe = (client: Client) => {
-    if (client.window) clearTimeout(client.window);
+    forgetWindow(client);
     if (client.mode === 'push') return;
     client.mode = 'push';
     subscribers.add(client);
     const current = options.nowPlaying.current();
     if (!current) return;
-    client.outbox.push(JSON.stringify(trackFrame(current)));
+    client.outbox.push(prepareTextFrame(JSON.stringify(trackFrame(current))));
     void safeImagesOf(current).then((images) => {
       // The track may have changed while the images were read: they belong to the old one then.
       if (options.nowPlaying.current()?.dbid !== current.dbid) return;
-      for (const image of images) client.outbox.push(JSON.stringify(imageFrame(image)));
+      for (const image of images) client.outbox.push(prepareTextFrame(JSON.stringify(imageFrame(image))));
     });
   };
 
@@ -198,7 +214,7 @@ function onMessage(socket: WebSocket, client: Client, data: RawData, isBinary: b
     return;
   }
   if (client.mode === 'undecided') {
-    clearTimeout(client.window);
+    forgetWindow(client);
     client.mode = 'requests';
   }
   client.inFlight += 1;
@@ -226,6 +242,12 @@ function watchHeartbeat(wss: WebSocketServer, clients: Map<WebSocket, Client>, i
     writtenAtLastPing.set(socket, written);
     return draining;
   });
+}
+
+/** The subscribe window is over: its timer goes, and is not kept for the socket's lifetime. */
+function forgetWindow(client: Client): void {
+  if (client.window) clearTimeout(client.window);
+  client.window = undefined;
 }
 
 function rawText(data: RawData): string {

@@ -1,11 +1,13 @@
+import type { Writable } from 'node:stream';
 import { WebSocket } from 'ws';
 
 // One socket's outgoing queue (docs/decisions.md "/v1/images/ws",
 // "Hostile clients": a reply is produced only as the reader takes it).
 //
 // Two kinds of frame share the socket, in order:
-// - pushed frames (track, image): small, handed to the socket without waiting; a reader that
-//   lets more than `maxPushBytes` of them pile up is closed with 1013;
+// - pushed frames (track, image): small, framed once for every socket (prepared-frame.ts) and
+//   written to the TCP stream without waiting; a reader that lets more than `maxPushBytes` of
+//   them pile up is closed with 1013;
 // - replies to requests: produced one at a time, when the previous reply has drained. A reply
 //   can be a fragmented message whose fragments are produced lazily, each only once the previous
 //   one was written out, so a reader that stops reading holds one fragment, never a whole
@@ -33,29 +35,54 @@ export interface QueuedBytes {
 }
 
 export function socketQueuedBytes(maxPushBytes: number): QueuedBytes {
-  const held = { push: 0, reply: 0 };
+  return new SocketQueuedBytes(maxPushBytes);
+}
+
+/**
+ * A class, not closures: one small object per socket (docs/limits-and-load.md "What one client
+ * costs"), where ten closures and their contexts cost about a kilobyte on each of 10,000 sockets.
+ */
+class SocketQueuedBytes implements QueuedBytes {
+  private push = 0;
+  private reply = 0;
   // After release, write callbacks that still come in (with an error) change nothing.
-  let released = false;
-  return {
-    add(kind, bytes) {
-      if (!released) held[kind] += bytes;
-    },
-    remove(kind, bytes) {
-      if (!released) held[kind] -= bytes;
-    },
-    // Replies under way do not count against the push bound: they were asked for. An empty
-    // queue takes any one frame, so a single large frame never closes a reader.
-    pushFits: (bytes) => held.push === 0 || held.push + bytes <= maxPushBytes,
-    total: () => held.push + held.reply,
-    release() {
-      released = true;
-      held.push = 0;
-      held.reply = 0;
-    },
-  };
+  private released = false;
+
+  constructor(private readonly maxPushBytes: number) {}
+
+  add(kind: QueuedKind, bytes: number): void {
+    if (this.released) return;
+    if (kind === 'push') this.push += bytes;
+    else this.reply += bytes;
+  }
+
+  remove(kind: QueuedKind, bytes: number): void {
+    this.add(kind, -bytes);
+  }
+
+  // Replies under way do not count against the push bound: they were asked for. An empty
+  // queue takes any one frame, so a single large frame never closes a reader.
+  pushFits(bytes: number): boolean {
+    return this.push === 0 || this.push + bytes <= this.maxPushBytes;
+  }
+
+  total(): number {
+    return this.push + this.reply;
+  }
+
+  release(): void {
+    this.released = true;
+    this.push = 0;
+    this.reply = 0;
+  }
 }
 
 export interface OutboxOptions {
+  /**
+   * The TCP stream `ws` writes this socket's frames to (the upgrade's socket): prepared frames go
+   * there directly, between `ws`'s own writes, so the order of frames holds.
+   */
+  wire: Writable;
   /** Counts this socket's queued bytes and decides whether a push fits (else 1013). */
   queued: QueuedBytes;
   /** Called when a reply has gone out completely (the request is no longer in flight). */
@@ -67,7 +94,7 @@ export interface OutboxOptions {
 /** Produces a reply; a promise when it is read from the (asynchronous) store. */
 type Produce = () => Outgoing | Promise<Outgoing>;
 
-type Item = { kind: 'push'; data: string } | { kind: 'reply'; produce: Produce } | { kind: 'close'; data: string; code: number; reason: string };
+type Item = { kind: 'push'; frame: Buffer } | { kind: 'reply'; produce: Produce } | { kind: 'close'; data: string; code: number; reason: string };
 
 const CLOSE_INTERNAL_ERROR = 1011;
 const CLOSE_TRY_AGAIN_LATER = 1013;
@@ -98,17 +125,23 @@ export class Outbox {
     return this.written;
   }
 
-  /** Queues a pushed frame; closes the socket with 1013 instead when its reader is too far behind. */
-  push(data: string): void {
+  /**
+   * Queues a pushed frame (a whole frame from prepareTextFrame, shared by every socket); closes
+   * the socket with 1013 instead when its reader is too far behind.
+   */
+  push(frame: Buffer): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    const bytes = Buffer.byteLength(data);
-    if (!this.queued.pushFits(bytes)) {
+    if (!this.queued.pushFits(frame.length)) {
       this.options.onTooSlow(this.queued.total());
       this.socket.close(CLOSE_TRY_AGAIN_LATER, 'client too slow');
       return;
     }
-    this.queued.add('push', bytes);
-    this.queue.push({ kind: 'push', data });
+    this.queued.add('push', frame.length);
+    if (this.queue.length === 0 && !this.midMessage) {
+      this.writeFrame(frame);
+      return;
+    }
+    this.queue.push({ kind: 'push', frame });
     this.pump();
   }
 
@@ -137,14 +170,23 @@ export class Outbox {
       if (head.kind === 'push') {
         if (this.midMessage) return;
         this.queue.shift();
-        const bytes = Buffer.byteLength(head.data);
-        this.socket.send(head.data, () => this.queued.remove('push', bytes));
+        this.writeFrame(head.frame);
         continue;
       }
       if (this.replyBusy) return;
       this.queue.shift();
       this.startReply(head.produce);
     }
+  }
+
+  /** One write of the shared frame; the bytes count as queued until the TCP stream has taken them. */
+  private writeFrame(frame: Buffer): void {
+    const wire = this.options.wire;
+    if (!wire.writable) {
+      this.queued.remove('push', frame.length);
+      return;
+    }
+    wire.write(frame, () => this.queued.remove('push', frame.length));
   }
 
   private startReply(produce: Produce): void {

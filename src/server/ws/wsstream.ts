@@ -122,6 +122,7 @@ export function createWsStream(options: WsStreamOptions): WsStream {
       stale: false,
       // Every frame here goes out as a reply (produced when it is the reader's turn); none is pushed.
       outbox: new Outbox(socket, {
+        wire: request.socket,
         queued: budgetedQueuedBytes(0, options.budget),
         onReplySent: () => {
           reader.sending = false;
