@@ -10,11 +10,15 @@ const utf8Header = (value: string) => Buffer.from(value, 'utf8').toString('latin
 describe('POST/GET /v1/remoteinput authentication when a secret is configured', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ config: { secret: SECRET } });
+    // Each request comes from a client of its own behind this trusted proxy: wrong secrets from one
+    // address are throttled (docs/security.md "Guessing the secret"), which these precedence tests are not about.
+    t = await startTestServer({ config: { secret: SECRET, trustProxy: ['127.0.0.1'] } });
   });
   afterAll(() => t.close());
 
-  const submit = (body: unknown, headers: Record<string, string> = {}, query = '') => postJson(`${t.url}/v1/remoteinput${query}`, body, headers);
+  let clients = 0;
+  const asClient = (headers: Record<string, string> = {}) => ({ 'X-Forwarded-For': `198.51.100.${(clients += 1)}`, ...headers });
+  const submit = (body: unknown, headers: Record<string, string> = {}, query = '') => postJson(`${t.url}/v1/remoteinput${query}`, body, asClient(headers));
 
   it.each([
     ['X-SVC-Client-Auth header', () => submit(track, { 'X-SVC-Client-Auth': utf8Header(SECRET) })],
@@ -22,8 +26,8 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
     ['lower-case header name', () => submit(track, { 'x-svc-client-auth': utf8Header(SECRET) })],
     ['body field secret', () => submit({ ...track, secret: SECRET })],
     ['query secret on POST', () => submit(track, {}, `?secret=${encodeURIComponent(SECRET)}`)],
-    ['query secret on GET', () => getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: SECRET })],
-    ['header on GET', () => getWithQuery(`${t.url}/v1/remoteinput`, track, { 'X-SVC-Client-Auth': utf8Header(SECRET) })],
+    ['query secret on GET', () => getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: SECRET }, asClient())],
+    ['header on GET', () => getWithQuery(`${t.url}/v1/remoteinput`, track, asClient({ 'X-SVC-Client-Auth': utf8Header(SECRET) }))],
   ])('When the right secret comes in the %s, then the submission is stored', async (_name, send) => {
     const res = await send();
     expect(res.status).toBe(200);
@@ -34,7 +38,7 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
     ['no carrier', () => submit(track)],
     ['an empty header and no other carrier', () => submit(track, { 'X-SVC-Client-Auth': '' })],
     ['an empty body secret', () => submit({ ...track, secret: '' })],
-    ['GET without secret', () => getWithQuery(`${t.url}/v1/remoteinput`, track)],
+    ['GET without secret', () => getWithQuery(`${t.url}/v1/remoteinput`, track, asClient())],
   ])('When the secret is missing (%s), then 403 {"error":"Missing secret in request"}', async (_name, send) => {
     const before = await storedCount(t.server.tracks);
     const res = await send();
@@ -47,7 +51,7 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
     ['header', () => submit(track, { 'X-SVC-Client-Auth': 'wrong' })],
     ['alias header', () => submit(track, { 'X-WNP-Client-Auth': 'wrong' })],
     ['body', () => submit({ ...track, secret: 'wrong' })],
-    ['query', () => getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: 'wrong' })],
+    ['query', () => getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: 'wrong' }, asClient())],
     ['body as a number', () => submit({ ...track, secret: 12345 })],
     ['secret with the wrong case', () => submit({ ...track, secret: SECRET.toUpperCase() })],
     ['secret prefix', () => submit({ ...track, secret: SECRET.slice(0, 4) })],
@@ -74,14 +78,14 @@ describe('POST/GET /v1/remoteinput authentication when a secret is configured', 
   });
 
   it('When HEAD carries a wrong secret, then it is refused like GET and stores nothing', async () => {
-    const res = await request(`${t.url}/v1/remoteinput?artist=A&secret=wrong`, { method: 'HEAD' });
+    const res = await request(`${t.url}/v1/remoteinput?artist=A&secret=wrong`, { method: 'HEAD', headers: asClient() });
     expect(res.status).toBe(403);
   });
 
   it('The secret is never in processed_metadata, /v1/last, the database or the log output', async () => {
     const viaBody = await submit({ ...track, secret: SECRET, title: 'Body carrier' });
-    const viaQuery = await getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: SECRET, title: 'Query carrier' });
-    await getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: 'wrong-guess-123' });
+    const viaQuery = await getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: SECRET, title: 'Query carrier' }, asClient());
+    await getWithQuery(`${t.url}/v1/remoteinput`, { ...track, secret: 'wrong-guess-123' }, asClient());
     for (const res of [viaBody, viaQuery]) {
       expect(res.status).toBe(200);
       expect(asObject(asObject(res.json).processed_metadata)).not.toHaveProperty('secret');
