@@ -43,9 +43,6 @@ export async function openPostgresPool(
     max: poolSize,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
-    // A transaction whose instance froze or lost its network must not hold its locks (a channel's
-    // play placement, the insert order) for everyone: the server ends it (docs/several-instances.md).
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     application_name: 'svc',
@@ -87,7 +84,10 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
+    // A transaction whose instance froze or lost its network must not hold its locks (a channel's
+    // play placement, the insert order) for everyone: the server ends it (docs/several-instances.md
+    // "Partitions and reconnects"). SET LOCAL, not a startup parameter, which PgBouncer refuses.
+    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
     const result = await work(client);
     await client.query('COMMIT');
     return result;
