@@ -95,7 +95,7 @@ describe('a pending delivery and kill -9', () => {
     await receiver.waitFor(1, 15_000);
     // Killed once that delivery is recorded: a claim left open would hold the queue for its lease.
     const pending = () => readRow<{ n: number }>(db, "SELECT count(*) AS n FROM output_messages WHERE state = 'pending'")?.n ?? 0;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 15_000;
     while (pending() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     await killed(instance);
     instance = undefined;
