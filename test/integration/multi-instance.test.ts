@@ -108,7 +108,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     const listed = new Set((history.tracks as { dbid: number }[]).map((track) => track.dbid));
     expect(dbids.filter((dbid) => !listed.has(dbid))).toEqual([]);
     expect(Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM tracks'))[0]?.n)).toBe(before + 90);
-    // The current track is the highest stored dbid (docs/decisions.md "One current track"), the same on every instance.
+    // The current track is the highest stored dbid (docs/decisions.md "Delivery promises"), the same on every instance.
     const current = await database.query<{ dbid: string }>('SELECT dbid FROM tracks ORDER BY dbid DESC LIMIT 1');
     const expected = Number(current[0]?.dbid);
     for (const instance of instances) {
