@@ -163,6 +163,11 @@ export function placePlay(latest: LatestPlay | undefined, requestedStart: string
   return { startedAt, previousEnd: { dbid: latest.dbid, endedAt: startedAt, reason: 'next', trimmedSeconds: cut } };
 }
 
+/** A new play's columns as both backends insert them: started_at, channel, kind, usage, dj, show, planned_end_at. */
+export function playRowValues(play: NewPlay, startedAt: string): [string, string, string, string, string | null, string | null, string | null] {
+  return [startedAt, play.channel, play.kind, play.usage, play.dj ?? null, play.show ?? null, plannedEndFor(play, startedAt)];
+}
+
 /** The planned end moves with the start: a play placed later than it asked runs its whole duration from there. */
 export function plannedEndFor(play: NewPlay, startedAt: string): string | null {
   if (play.plannedEndAt === undefined) return null;

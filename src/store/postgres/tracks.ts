@@ -1,6 +1,6 @@
 import { playJson } from '../../domain/play';
 import type { TrackFields, TrackRecord } from '../../domain/track';
-import { PLAY_COLUMNS, defaultPlay, playFromRow, plannedEndFor, type PlayColumns, type PlayLogStore } from '../plays';
+import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
 import type { StoreChange } from '../store';
 import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
 import { inTransaction, type PostgresContext } from './connection';
@@ -142,13 +142,7 @@ async function insertTrack(pool: PostgresContext['pool'], instanceId: string, tr
       JSON.stringify(payload),
       Date.now(),
       track.idempotencyKey ?? null,
-      startedAt,
-      play.channel,
-      play.kind,
-      play.usage,
-      play.dj ?? null,
-      play.show ?? null,
-      plannedEndFor(play, startedAt),
+      ...playRowValues(play, startedAt),
     ]);
     const row = result.rows[0];
     if (!row) throw new Error('insert returned no dbid');

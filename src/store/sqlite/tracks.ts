@@ -2,7 +2,7 @@
 import type { TrackFields, TrackRecord } from '../../domain/track';
 import type { Db } from './database';
 import { recordJson } from '../../domain/play';
-import { PLAY_COLUMNS, defaultPlay, playFromRow, plannedEndFor, type PlayColumns } from '../plays';
+import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns } from '../plays';
 import { createPlayLogStore } from './plays';
 import { NewTrack, TrackStore, historyUpperBound, startedPlay } from '../tracks';
 
@@ -56,19 +56,7 @@ function createInsert(db: Db, plays: ReturnType<typeof createPlayLogStore>): (tr
   return db.transaction((track: NewTrack): TrackRecord => {
     const play = track.play ?? defaultPlay(track.receivedAt);
     const { startedAt } = plays.place(play);
-    const row = insertRow.get(
-      track.receivedSeq,
-      track.receivedAt,
-      new Date().toISOString(),
-      JSON.stringify(track.metadata),
-      startedAt,
-      play.channel,
-      play.kind,
-      play.usage,
-      play.dj ?? null,
-      play.show ?? null,
-      plannedEndFor(play, startedAt),
-    );
+    const row = insertRow.get(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata), ...playRowValues(play, startedAt));
     if (!row) throw new Error('insert returned no dbid');
     const record: TrackRecord = {
       dbid: row.dbid,
