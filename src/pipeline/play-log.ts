@@ -74,8 +74,8 @@ export class PlayLog {
     if (!this.options.complement || !play || play.kind !== 'music') return [];
     const from = new Date(Date.parse(play.startedAt) - COMPLEMENT_WINDOW_MS).toISOString();
     const recent = [];
-    for await (const row of this.options.plays.plays({ from, to: `${play.startedAt}\uffff`, channel: play.channel })) {
-      if (row.play.kind === 'music' && row.dbid !== record.dbid) recent.push({ startedAt: row.play.startedAt, metadata: row.metadata });
+    for await (const page of this.options.plays.playPages({ from, to: `${play.startedAt}\uffff`, channel: play.channel })) {
+      for (const row of page) if (row.play.kind === 'music' && row.dbid !== record.dbid) recent.push({ startedAt: row.play.startedAt, metadata: row.metadata });
     }
     const warnings = complementWarnings([...recent, { startedAt: play.startedAt, metadata: record.metadata }]);
     for (const warning of warnings) {

@@ -6,7 +6,7 @@ import type { Batches } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 
 // The play log of the store as a report source (docs/reports.md "Where the rows come from"): each
-// stored play and session flattened into a report row, read page by page as the store streams them.
+// stored play and session flattened into a report row, a page of the store at a time.
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -51,29 +51,19 @@ export function reportSessionOf(session: StoredSession): ListenerSession {
   };
 }
 
-/** Rows the store streams one by one, as report rows in batches. */
-async function* batched<T, R>(rows: AsyncIterable<T>, map: (row: T) => R): Batches<R> {
-  let batch: R[] = [];
-  for await (const row of rows) {
-    batch.push(map(row));
-    if (batch.length === BATCH) {
-      yield batch;
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield batch;
+/** The store's pages as report batches. */
+async function* batches<T, R>(pages: AsyncIterable<readonly T[]>, map: (row: T) => R): Batches<R> {
+  for await (const page of pages) yield page.map(map);
 }
-
-const BATCH = 500;
 
 export function storeReportSource(plays: PlayLogStore): ReportSource {
   const range = (query: ReportQuery) => ({ from: iso(query.startMs), to: iso(query.endMs), channel: query.channel });
   return {
-    plays: (query) => batched(plays.plays(range(query)), reportPlayOf),
-    sessions: (query) => batched(plays.sessions(range(query)), reportSessionOf),
+    plays: (query) => batches(plays.playPages(range(query)), reportPlayOf),
+    sessions: (query) => batches(plays.sessionPages(range(query)), reportSessionOf),
     async hasSessions(query) {
       // The first page answers; leaving the loop closes the store's reader.
-      for await (const session of plays.sessions(range(query))) return session !== undefined;
+      for await (const page of plays.sessionPages(range(query))) return page.length > 0;
       return false;
     },
   };

@@ -59,13 +59,16 @@ export interface EndedPlay {
 export const PLAY_PAGE = 500;
 
 export interface PlayLogStore {
-  /** Plays whose started_at is in the range, oldest first (started_at, dbid); read page by page. */
-  plays(range: PlayRange): AsyncIterable<PlayRow>;
+  /**
+   * Plays whose started_at is in the range, oldest first (started_at, dbid), a page of at most
+   * PLAY_PAGE at a time: a month's report takes one await per page, not per play.
+   */
+  playPages(range: PlayRange): AsyncIterable<readonly PlayRow[]>;
   /**
    * Listener sessions overlapping the range (connected before `to`, and still connected or
-   * disconnected after `from`), by connected_at then id; read page by page.
+   * disconnected after `from`), by connected_at then id, page by page.
    */
-  sessions(range: PlayRange): AsyncIterable<ListenerSession>;
+  sessionPages(range: PlayRange): AsyncIterable<readonly ListenerSession[]>;
   /** Ends the channel's play on air at `at` (not before its start); answers its dbid, or null when none is on air. */
   end(channel: string, at: string, reason: EndReason): Promise<number | null>;
   /** Ends every play whose submitted duration ran out by `now` with nothing after it; answers their dbids. */

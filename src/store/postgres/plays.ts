@@ -59,7 +59,7 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
   const { channelFilter, withChannel } = rangeFilters;
 
   return {
-    async *plays(range) {
+    async *playPages(range) {
       let after: [string, number] = [range.from, 0];
       for (;;) {
         const rows = await pool.query<PlayPageRow>(
@@ -68,9 +68,13 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
             ORDER BY started_at, dbid LIMIT $4`,
           withChannel([after[0], after[1], range.to, PLAY_PAGE], range.channel),
         );
-        for (const row of rows.rows) {
-          yield { dbid: Number(row.dbid), receivedAt: row.received_at, metadata: row.metadata, play: playFromRow(row, row.received_at) };
-        }
+        if (rows.rows.length > 0)
+          yield rows.rows.map((row) => ({
+            dbid: Number(row.dbid),
+            receivedAt: row.received_at,
+            metadata: row.metadata,
+            play: playFromRow(row, row.received_at),
+          }));
         const last = rows.rows[rows.rows.length - 1];
         if (!last || rows.rows.length < PLAY_PAGE) return;
         after = [last.started_at ?? '', Number(last.dbid)];
@@ -139,7 +143,7 @@ const rangeFilters = {
 /** The PostgreSQL listener sessions (the half of PlayLogStore that Icecast feeds). */
 function createPostgresSessionStore(
   pool: pg.Pool,
-): Pick<PlayLogStore, 'sessions' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
+): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
   const longestMs = async (channel: string | undefined): Promise<number> => {
     const result =
       channel === undefined
@@ -149,14 +153,14 @@ function createPostgresSessionStore(
   };
   const { channelFilter, withChannel } = rangeFilters;
   return {
-    async *sessions(range) {
+    async *sessionPages(range) {
       // Sessions connected before `from` minus the longest closed one can overlap only if still open.
       const earliest = new Date(Date.parse(range.from) - (await longestMs(range.channel))).toISOString();
       const openBefore = await pool.query<Parameters<typeof sessionFromRow>[0]>(
         `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
         withChannel([earliest], range.channel),
       );
-      yield* openBefore.rows.map(sessionFromRow);
+      if (openBefore.rows.length > 0) yield openBefore.rows.map(sessionFromRow);
       let after: [string, number] = [earliest, 0];
       for (;;) {
         const rows = await pool.query<Parameters<typeof sessionFromRow>[0]>(
@@ -165,7 +169,7 @@ function createPostgresSessionStore(
             ORDER BY connected_at, id LIMIT $5`,
           withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
         );
-        yield* rows.rows.map(sessionFromRow);
+        if (rows.rows.length > 0) yield rows.rows.map(sessionFromRow);
         const last = rows.rows[rows.rows.length - 1];
         if (!last || rows.rows.length < PLAY_PAGE) return;
         after = [last.connected_at, Number(last.id)];

@@ -78,14 +78,14 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
       if (placed.previousEnd) applyEnd(placed.previousEnd);
       return placed;
     },
-    async *plays(range) {
+    async *playPages(range) {
       let after: [string, number] = [range.from, 0];
       for (;;) {
         const rows =
           range.channel === undefined
             ? pageAll.all(after[0], after[1], range.to, PLAY_PAGE)
             : pageChannel.all(range.channel, after[0], after[1], range.to, PLAY_PAGE);
-        yield* rows.map(playRowOf);
+        if (rows.length > 0) yield rows.map(playRowOf);
         const last = rows[rows.length - 1];
         if (!last || rows.length < PLAY_PAGE) return;
         after = [last.started_at ?? '', last.dbid];
@@ -117,7 +117,9 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
 }
 
 /** The SQLite listener sessions (the half of PlayLogStore that Icecast feeds). */
-function createListenerSessionStore(db: Db): Pick<PlayLogStore, 'sessions' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
+function createListenerSessionStore(
+  db: Db,
+): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
   const sessionPage = (channel: boolean) =>
     db.prepare<unknown[], SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM listener_sessions
@@ -163,19 +165,19 @@ function createListenerSessionStore(db: Db): Pick<PlayLogStore, 'sessions' | 'ov
   });
 
   return {
-    async *sessions(range) {
+    async *sessionPages(range) {
       // Sessions connected before `from` minus the longest closed one can overlap only if still open.
       const longestMs = range.channel === undefined ? (longestAny.get()?.longest_ms ?? 0) : (longest.get(range.channel)?.longest_ms ?? 0);
       const earliest = new Date(Date.parse(range.from) - longestMs).toISOString();
       const openBefore = range.channel === undefined ? openBeforeAll.all(earliest) : openBeforeChannel.all(range.channel, earliest);
-      yield* openBefore.map(sessionFromRow);
+      if (openBefore.length > 0) yield openBefore.map(sessionFromRow);
       let after: [string, number] = [earliest, 0];
       for (;;) {
         const rows =
           range.channel === undefined
             ? sessionsAll.all(after[0], after[1], range.to, range.from, PLAY_PAGE)
             : sessionsChannel.all(range.channel, after[0], after[1], range.to, range.from, PLAY_PAGE);
-        yield* rows.map(sessionFromRow);
+        if (rows.length > 0) yield rows.map(sessionFromRow);
         const last = rows[rows.length - 1];
         if (!last || rows.length < PLAY_PAGE) return;
         after = [last.connected_at, last.id];

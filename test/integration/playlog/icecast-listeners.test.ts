@@ -158,7 +158,7 @@ describeWithPeers(['icecast2'], 'play log: listener sessions from a real icecast
     expectHandCount(plays, at, 1);
     // Every session came from Icecast's own calls, with a hashed address and the player's user agent.
     const sessions = [];
-    for await (const session of server.plays.sessions({ from: '2000-01-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z' })) sessions.push(session);
+    for await (const page of server.plays.sessionPages({ from: '2000-01-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z' })) sessions.push(...page);
     expect(sessions).toHaveLength(3);
     expect(
       sessions.every((session) => session.source === 'auth' && /^[0-9a-f]{64}$/.test(session.address) && session.userAgent === 'playlog-test-listener'),

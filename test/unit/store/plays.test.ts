@@ -15,9 +15,13 @@ import pg from 'pg';
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 12, 0, 0) + seconds * 1000).toISOString();
 
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+/** Every row of a store's pages, and no page empty. */
+async function collect<T>(pages: AsyncIterable<readonly T[]>): Promise<T[]> {
   const all: T[] = [];
-  for await (const item of items) all.push(item);
+  for await (const page of pages) {
+    expect(page.length).toBeGreaterThan(0);
+    all.push(...page);
+  }
   return all;
 }
 
@@ -108,11 +112,11 @@ function playContract(openFresh: () => Promise<Store>): void {
 
   it('When a range is read, then plays come oldest first, filtered by channel, across pages', async () => {
     for (let i = 0; i < 520; i += 1) await play(i * 10, { channel: i % 2 === 0 ? 'main' : 'two' }, `t${i}`);
-    const main: PlayRow[] = await collect(store.plays.plays({ from: at(0), to: at(5200), channel: 'main' }));
+    const main: PlayRow[] = await collect(store.plays.playPages({ from: at(0), to: at(5200), channel: 'main' }));
     expect(main).toHaveLength(260);
     expect(main[0]?.metadata.title).toBe('t0');
     expect(main.every((row, index) => index === 0 || (main[index - 1]?.play.startedAt ?? '') <= row.play.startedAt)).toBe(true);
-    const all = await collect(store.plays.plays({ from: at(100), to: at(200) }));
+    const all = await collect(store.plays.playPages({ from: at(100), to: at(200) }));
     expect(all.map((row) => row.metadata.title)).toEqual(['t10', 't11', 't12', 't13', 't14', 't15', 't16', 't17', 't18', 't19']);
   });
 
@@ -132,7 +136,7 @@ function playContract(openFresh: () => Promise<Store>): void {
       if (random() < 0.1) await store.plays.endDue(at(second + 30));
     }
     for (const channel of channels) {
-      const rows = await collect(store.plays.plays({ from: at(-1000), to: at(30_000), channel }));
+      const rows = await collect(store.plays.playPages({ from: at(-1000), to: at(30_000), channel }));
       expect(rows.length).toBeGreaterThan(250);
       rows.forEach((row, index) => {
         const next = rows[index + 1];
@@ -159,9 +163,9 @@ function playContract(openFresh: () => Promise<Store>): void {
     const overlapping = await store.plays.overlapping('main', at(40), at(310));
     expect(overlapping.map((s) => s.connectedAt).sort()).toEqual([at(0), at(100), at(300)]);
     expect(await store.plays.overlapping('main', at(60), at(100))).toEqual([]);
-    const sessions: ListenerSession[] = await collect(store.plays.sessions({ from: at(410), to: at(500) }));
+    const sessions: ListenerSession[] = await collect(store.plays.sessionPages({ from: at(410), to: at(500) }));
     expect(sessions.map((s) => [s.clientId, s.disconnectedAt])).toEqual([['2', null]]);
-    const all = await collect(store.plays.sessions({ from: at(0), to: at(1000), channel: 'main' }));
+    const all = await collect(store.plays.sessionPages({ from: at(0), to: at(1000), channel: 'main' }));
     expect(all.map((s) => s.clientId)).toEqual(['1', '2', '3']);
     expect(await store.plays.addressKey()).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -190,7 +194,7 @@ describe('play log store: SQLite', () => {
     old.close();
     const store = await openStore(file, { maxImageBytes: 1000 });
     try {
-      const rows = await collect(store.plays.plays({ from: '2026-01-01', to: '2026-01-02' }));
+      const rows = await collect(store.plays.playPages({ from: '2026-01-01', to: '2026-01-02' }));
       expect(rows.map((row) => [row.metadata.title, row.play.startedAt, row.play.endedAt, row.play.endReason])).toEqual([
         ['a', OLD_PLAYS[0][0], OLD_PLAYS[1][0], 'next'],
         ['b', OLD_PLAYS[1][0], OLD_PLAYS[2][0], 'next'],
@@ -231,7 +235,7 @@ describeWithPostgres('play log store: PostgreSQL', () => {
       await client.end();
       const store = await openStore(fresh.url, { maxImageBytes: 1000 });
       try {
-        const rows = await collect(store.plays.plays({ from: '2026-01-01', to: '2026-01-02' }));
+        const rows = await collect(store.plays.playPages({ from: '2026-01-01', to: '2026-01-02' }));
         expect(rows.map((row) => [row.metadata.title, row.play.startedAt, row.play.endedAt, row.play.endReason])).toEqual([
           ['a', OLD_PLAYS[0][0], OLD_PLAYS[1][0], 'next'],
           ['b', OLD_PLAYS[1][0], OLD_PLAYS[2][0], 'next'],
