@@ -79,6 +79,11 @@ export interface ReportFormat {
   needsPerformances(run: ReportRun): boolean;
   /** Listener sessions are read (addresses, listening time). */
   readsSessions(run: ReportRun): boolean;
+  /**
+   * The file reads every play before its first line after the header, and neither its lines nor
+   * its name depend on the facts: one pass can check and write it, holding only its lines.
+   */
+  gathersBeforeWriting(run: ReportRun): boolean;
   /** The file name the society asks for. */
   fileName(run: ReportRun, facts: ReportFacts): string;
   /** The file, piece by piece; each piece is one or more whole lines. */

@@ -44,43 +44,81 @@ export type ProblemSink = (problem: Problem) => void | Promise<void>;
 
 /** The check pass: every problem to `onProblem`, in air order, and the facts of the run. */
 export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<ReportFacts> {
-  const facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0 };
-  let found: Problem[] = [];
-  const report = (problem: Problem) => {
-    facts.problems++;
-    found.push(problem);
-  };
-  // Problems are handed over after each batch: a batch's worth at most is held.
-  const handOver = async () => {
-    const ready = found;
-    found = [];
-    for (const problem of ready) await onProblem(problem);
-  };
-  for (const problem of settingProblems(run)) report(problem);
-  const needsPerformances = deps.format.needsPerformances(run);
-  const plays = new PlayInspection(run, facts, report, needsPerformances);
-  const sessionsOf = new Map<string, boolean>();
-  for await (const batch of deps.source.plays(query(run))) {
+  const inspection = new Inspection(deps, run, onProblem);
+  for await (const batch of deps.source.plays(query(run))) await inspection.seePlays(batch);
+  return inspection.finish();
+}
+
+/**
+ * The check of one run, fed the plays batch by batch (by the check pass, or by the write pass
+ * when one pass does both). Problems are handed over after each batch: a batch's worth at most
+ * is held.
+ */
+class Inspection {
+  private readonly facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0 };
+  private found: Problem[] = [];
+  private readonly plays: PlayInspection;
+  private readonly needsPerformances: boolean;
+  /** Whether a channel has any sessions, so that a count can be made from them: asked once per channel. */
+  private readonly sessionsOf = new Map<string, boolean>();
+
+  constructor(
+    private readonly deps: ReportDeps,
+    private readonly run: ReportRun,
+    private readonly onProblem: ProblemSink,
+  ) {
+    for (const problem of settingProblems(run)) this.report(problem);
+    this.needsPerformances = deps.format.needsPerformances(run);
+    this.plays = new PlayInspection(run, this.facts, (problem) => this.report(problem), this.needsPerformances);
+  }
+
+  /** The facts as far as the plays seen so far tell them; complete after finish(). */
+  factsSoFar(): ReportFacts {
+    return this.facts;
+  }
+
+  private report(problem: Problem): void {
+    this.facts.problems++;
+    this.found.push(problem);
+  }
+
+  private async handOver(): Promise<void> {
+    const ready = this.found;
+    this.found = [];
+    for (const problem of ready) await this.onProblem(problem);
+  }
+
+  async seePlays(batch: readonly ReportPlay[]): Promise<void> {
+    const { run, sessionsOf } = this;
     for (const play of batch) {
-      // A count can be made from sessions only if the channel has any: asked once per channel.
-      if (needsPerformances && play.listeners === null && !sessionsOf.has(play.channel))
+      if (this.needsPerformances && play.listeners === null && !sessionsOf.has(play.channel))
         sessionsOf.set(
           play.channel,
-          await deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel: play.channel }),
+          await this.deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel: play.channel }),
         );
-      plays.inspect(play, sessionsOf.get(play.channel) ?? true);
+      this.plays.inspect(play, sessionsOf.get(play.channel) ?? true);
     }
-    if (found.length > 0) await handOver();
+    if (this.found.length > 0) await this.handOver();
   }
-  plays.finish();
-  if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
-    report({
-      subject: 'report',
-      what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
-    });
-  if (run.format === 'npr-streams') await inspectSessions(deps, run, report, handOver);
-  await handOver();
-  return facts;
+
+  async finish(): Promise<ReportFacts> {
+    const { run, facts } = this;
+    this.plays.finish();
+    if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
+      this.report({
+        subject: 'report',
+        what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
+      });
+    if (run.format === 'npr-streams')
+      await inspectSessions(
+        this.deps,
+        run,
+        (problem) => this.report(problem),
+        () => this.handOver(),
+      );
+    await this.handOver();
+    return facts;
+  }
 }
 
 /** What the check pass does with each play. */
@@ -144,17 +182,28 @@ async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (proble
     });
 }
 
-/** The rows the write pass gives the format. */
-export function reportInput(deps: ReportDeps, run: ReportRun): ReportInput {
+/**
+ * The rows the write pass gives the format. `onRawPlays` sees each batch as the log holds it
+ * (every kind, listeners as kept), before the exclusions and the counting.
+ */
+export function reportInput(deps: ReportDeps, run: ReportRun, onRawPlays?: (batch: readonly ReportPlay[]) => Promise<void>): ReportInput {
   return {
     plays: () => {
-      const reported = reportedPlays(deps.source.plays(query(run)), run);
+      const raw = deps.source.plays(query(run));
+      const reported = reportedPlays(onRawPlays === undefined ? raw : tapped(raw, onRawPlays), run);
       if (!deps.format.needsPerformances(run)) return reported;
       const sessions = () => deps.source.sessions({ ...query(run), endMs: run.range.endMs + LONGEST_PLAY_MS });
       return withListeners(reported, sessions, { minSessionSeconds: deps.minSessionSeconds, nowMs: run.nowMs });
     },
     sessions: () => deps.source.sessions(query(run)),
   };
+}
+
+async function* tapped<T>(batches: Batches<T>, see: (batch: readonly T[]) => Promise<void>): Batches<T> {
+  for await (const batch of batches) {
+    await see(batch);
+    yield batch;
+  }
 }
 
 async function* reportedPlays(plays: Batches<ReportPlay>, run: ReportRun): Batches<ReportPlay> {
@@ -167,4 +216,27 @@ async function* reportedPlays(plays: Batches<ReportPlay>, run: ReportRun): Batch
 /** The write pass: the file, piece by piece. */
 export function renderReport(deps: ReportDeps, run: ReportRun, facts: ReportFacts): AsyncIterable<string> {
   return deps.format.render(reportInput(deps, run), run, facts);
+}
+
+/** A run checked and ready to write: its facts, and the file to stream when they allow it. */
+export interface PreparedReport {
+  facts: ReportFacts;
+  body: AsyncIterable<string> | Iterable<string>;
+}
+
+/**
+ * The check, then the file (docs/reports.md "How a report is made"). A format that gathers every
+ * play before its first line is checked and written in one pass over the log, its few lines held
+ * until the check is done; any other is checked first and streamed by a second pass.
+ */
+export async function prepareReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<PreparedReport> {
+  if (!deps.format.gathersBeforeWriting(run)) {
+    const facts = await inspectReport(deps, run, onProblem);
+    return { facts, body: renderReport(deps, run, facts) };
+  }
+  const inspection = new Inspection(deps, run, onProblem);
+  const pieces: string[] = [];
+  const input = reportInput(deps, run, (batch) => inspection.seePlays(batch));
+  for await (const piece of deps.format.render(input, run, inspection.factsSoFar())) pieces.push(piece);
+  return { facts: await inspection.finish(), body: pieces };
 }

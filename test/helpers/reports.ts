@@ -2,7 +2,7 @@ import type { ReportFacts, ReportFormatName, ReportRun, ReportSettings } from '.
 import { FORMATS } from '../../src/reports/formats';
 import { addDays, startOfLocalDay } from '../../src/reports/local-time';
 import type { ListenerSession, ReportPlay } from '../../src/reports/rows';
-import { inspectReport, renderReport, type ReportQuery, type ReportSource } from '../../src/reports/run-report';
+import { prepareReport, type ReportQuery, type ReportSource } from '../../src/reports/run-report';
 import type { Problem } from '../../src/reports/checks';
 
 /** A report source over arrays, sorted and filtered as the store's adapter does. */
@@ -54,15 +54,15 @@ export interface Rendered {
   facts: ReportFacts;
 }
 
-/** Both passes, the file collected as text. */
+/** The check and the file (one pass or two, as the format allows), the file collected as text. */
 export async function renderToText(source: ReportSource, run: ReportRun, minSessionSeconds = 0): Promise<Rendered> {
   const format = FORMATS[run.format];
   const deps = { source, format, minSessionSeconds };
   const problems: Problem[] = [];
-  const facts = await inspectReport(deps, run, (problem) => {
+  const { facts, body } = await prepareReport(deps, run, (problem) => {
     problems.push(problem);
   });
   let text = '';
-  for await (const piece of renderReport(deps, run, facts)) text += piece;
+  for await (const piece of body) text += piece;
   return { text, fileName: format.fileName(run, facts), problems, facts };
 }

@@ -76,6 +76,7 @@ export const bmi: ReportFormat = {
   contentType: () => 'text/plain; charset=utf-8',
   needsPerformances: () => false,
   readsSessions: () => false,
+  gathersBeforeWriting: () => false,
   fileName(run) {
     return fileSafe(`${run.settings.service}-bmi-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
   },

@@ -83,6 +83,7 @@ export const ppl: ReportFormat = {
   contentType: (run) => (run.programmeDate === undefined ? 'text/tab-separated-values; charset=utf-8' : 'text/csv; charset=utf-8'),
   needsPerformances: (run) => run.programmeDate === undefined,
   readsSessions: (run) => run.programmeDate === undefined,
+  gathersBeforeWriting: () => false,
   fileName(run) {
     if (run.programmeDate !== undefined) return fileSafe(`${run.settings.service}-ppl-programme-${compactDate(run.programmeDate)}.csv`);
     return fileSafe(`${run.settings.service}-ppl-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);

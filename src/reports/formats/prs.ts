@@ -61,6 +61,7 @@ export const prs: ReportFormat = {
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
   readsSessions: () => false,
+  gathersBeforeWriting: () => true,
   fileName(run) {
     return fileSafe(`${run.settings.service}-prs-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
   },

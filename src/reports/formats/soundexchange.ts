@@ -58,10 +58,13 @@ function pickNames(play: ReportPlay): Pick<Recording, 'artist' | 'title' | 'isrc
   return { artist: play.artist, title: play.title, isrc: normalizedIsrc(play.isrc), album: play.album, label: play.label };
 }
 
+const NAME_FIELDS = ['artist', 'title', 'isrc', 'album', 'label'] as const;
+
 /** A later play of the same ISRC may know the album or label an earlier one lacked. */
 function fillNames(recording: Recording, play: ReportPlay): void {
+  if (NAME_FIELDS.every((field) => (recording[field] ?? '') !== '')) return;
   const names = pickNames(play);
-  for (const field of ['artist', 'title', 'isrc', 'album', 'label'] as const) {
+  for (const field of NAME_FIELDS) {
     if ((recording[field] ?? '') === '' && (names[field] ?? '') !== '') recording[field] = names[field];
   }
 }
@@ -108,6 +111,7 @@ export const soundexchange: ReportFormat = {
   contentType: (run) => (run.variant === 'csv' ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8'),
   needsPerformances: () => true,
   readsSessions: () => false,
+  gathersBeforeWriting: () => true,
   fileName(run) {
     const extension = run.variant === 'csv' ? 'csv' : 'txt';
     return fileSafe(`${run.settings.service}${compactDate(run.range.from)}_${compactDate(run.range.to)}_${run.settings.category}.${extension}`);

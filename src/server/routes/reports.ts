@@ -8,7 +8,7 @@ import { problemLine, type Problem } from '../../reports/checks';
 import type { ReportFacts, ReportRun, ReportSettings } from '../../reports/format';
 import { FORMATS } from '../../reports/formats';
 import { isReportFormat, reportRun, type ReportParameters } from '../../reports/report-query';
-import { inspectReport, renderReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
+import { inspectReport, prepareReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
 import type { AppContext, AppState } from '../context';
 import { credentialHeader } from '../credentials';
 
@@ -53,7 +53,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   router.get('/reports/:format', async (ctx) => {
     const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
     const shown: string[] = [];
-    const facts = await inspectReport(reportDeps, run, (problem: Problem) => {
+    const { facts, body } = await prepareReport(reportDeps, run, (problem: Problem) => {
       if (shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
     }).catch((error: unknown) => {
       // A lost database before the first byte is a 503 like any read's; later, the cut
@@ -75,7 +75,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
       'X-Report-Summary': asciiJson(summaryOf(facts)),
     });
     ctx.type = reportDeps.format.contentType(run);
-    ctx.body = Readable.from(renderReport(reportDeps, run, facts));
+    ctx.body = Readable.from(body);
   });
 
   return router;

@@ -1,6 +1,8 @@
 import type { ReportPlay } from '../../../src/reports/rows';
 import { PLAYS, SESSIONS } from '../../fixtures/reports/play-log';
 import { arraySource, makeRun, renderToText, US_SETTINGS } from '../../helpers/reports';
+import { FORMATS } from '../../../src/reports/formats';
+import { inspectReport } from '../../../src/reports/run-report';
 import { problemLine } from '../../../src/reports/checks';
 import { REPORT_FORMATS, type ReportFormatName } from '../../../src/reports/format';
 
@@ -112,5 +114,27 @@ describe('report checks', () => {
     );
     expect(rendered.facts).toMatchObject({ musicPlays: 5, excludedKinds: { jingle: 1 }, excludedShort: 1 });
     expect(rendered.text).not.toContain('station ID');
+  });
+
+  it.each(REPORT_FORMATS)('When %s is checked alone and when its file is made, then both find the same problems and facts', async (format) => {
+    // A file made in one pass (a format that gathers every play first) checks as it reads: its
+    // problems must be those of `svc report check`, which is always a pass of its own.
+    const plays = [
+      broken(40, 0, { isrc: 'GB123', label: undefined, listeners: null, channel: 'jazz' }),
+      broken(41, 3, { artist: 'DAFT PUNK', isrc: undefined }),
+      broken(42, 10, { isrc: undefined, ended_at: '2026-10-01T20:09:00.000Z' }),
+      broken(43, 20, { kind: 'jingle' }),
+      broken(44, 30, { ended_at: null }),
+    ];
+    const source = arraySource(plays, SESSIONS);
+    const run = makeRun(format, '2026-10-01', '2026-10-01', US_SETTINGS);
+    const alone: string[] = [];
+    const facts = await inspectReport({ source, format: FORMATS[format], minSessionSeconds: 0 }, run, (problem) => {
+      alone.push(problemLine(problem));
+    });
+    const made = await renderToText(source, run);
+    expect(alone.length).toBeGreaterThan(2);
+    expect(made.problems.map(problemLine)).toEqual(alone);
+    expect(made.facts).toEqual(facts);
   });
 });
