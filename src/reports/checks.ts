@@ -33,13 +33,16 @@ export class PlayChecker {
 
   /** The problems of one reported play; plays arrive in air order. */
   check(play: ReportPlay, channelHasSessions: boolean): Problem[] {
-    const subject = `dbid ${play.dbid}`;
-    const whats = [...this.timeProblems(play), ...namesMissing(play), ...capitalProblems(play)];
-    const problems: Problem[] = this.spellings.see(play);
-    if (this.options.identity) whats.push(...identityProblems(play));
+    const whats = this.timeProblems(play);
+    namesMissing(play, whats);
+    capitalProblems(play, whats);
+    if (this.options.identity) identityProblems(play, whats);
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
-    return [...whats.map((what) => ({ subject, what })), ...problems];
+    const spelling = this.spellings.see(play);
+    if (whats.length === 0) return spelling;
+    const subject = `dbid ${play.dbid}`;
+    return [...whats.map((what) => ({ subject, what })), ...spelling];
   }
 
   private timeProblems(play: ReportPlay): string[] {
@@ -63,27 +66,26 @@ function formatSeconds(seconds: number): string {
   return Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(3);
 }
 
-function namesMissing(play: ReportPlay): string[] {
-  const missing = (['artist', 'title'] as const).filter((field) => (play[field] ?? '').trim() === '');
-  return missing.map((field) => `no ${field}`);
+function namesMissing(play: ReportPlay, whats: string[]): void {
+  for (const field of ['artist', 'title'] as const) if ((play[field] ?? '').trim() === '') whats.push(`no ${field}`);
 }
 
 /**
  * SoundExchange identifies a recording by its ISRC, or else needs album and label
  * (docs/decisions.md "Reports").
  */
-function identityProblems(play: ReportPlay): string[] {
+function identityProblems(play: ReportPlay, whats: string[]): void {
   const isrc = normalizedIsrc(play.isrc);
-  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return [];
+  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return;
   const missing = (['album', 'label'] as const).filter((field) => (play[field] ?? '').trim() === '');
-  if (missing.length === 0) return [];
+  if (missing.length === 0) return;
   const said = isrc === undefined ? 'no ISRC' : `ISRC "${play.isrc ?? ''}" is not 12 characters of the form CC-XXX-YY-NNNNN`;
-  return [`${said} and no ${missing.join(' and no ')}`];
+  whats.push(`${said} and no ${missing.join(' and no ')}`);
 }
 
 /** A name upper-cased somewhere on its way while the matched source spells it otherwise. */
-function capitalProblems(play: ReportPlay): string[] {
-  const whats: string[] = [];
+function capitalProblems(play: ReportPlay, whats: string[]): void {
+  if (play.source_names === undefined) return;
   for (const field of NAME_FIELDS) {
     const value = play[field];
     const source = play.source_names?.[field];
@@ -91,7 +93,6 @@ function capitalProblems(play: ReportPlay): string[] {
     if (value.toLocaleUpperCase() !== source.toLocaleUpperCase()) continue;
     whats.push(`${field} "${value}" is in capitals; the source spells it "${source}"`);
   }
-  return whats;
 }
 
 /** Has letters with case, at least two, and none of them lower case. */
@@ -117,6 +118,14 @@ interface Pending {
   dbids: number[];
 }
 
+type NameField = (typeof NAME_FIELDS)[number];
+
+/** What one recording's names looked like so far: the first mixed-case spelling, the capitals waiting for one. */
+interface Spellings {
+  known: Partial<Record<NameField, string>>;
+  pending?: Partial<Record<NameField, Pending[]>>;
+}
+
 /**
  * The other source of a spelling: the same recording (its ISRC, else its artist and title in any
  * case) played elsewhere in the range with the name in mixed case. A play in capitals is named
@@ -124,45 +133,46 @@ interface Pending {
  * recordings, not the plays.
  */
 class SpellingTracker {
-  private readonly known = new Map<string, string>();
-  private readonly pending = new Map<string, Pending[]>();
+  private readonly recordings = new Map<string, Spellings>();
 
   see(play: ReportPlay): Problem[] {
-    const problems: Problem[] = [];
-    const recording = spellingKey(play);
+    let problems: Problem[] | undefined;
+    const key = spellingKey(play);
+    let spellings = this.recordings.get(key);
+    if (spellings === undefined) {
+      spellings = { known: {} };
+      this.recordings.set(key, spellings);
+    }
     for (const field of NAME_FIELDS) {
       const value = play[field];
       if (value === undefined || play.source_names?.[field] !== undefined) continue;
-      const key = `${field}\u0000${recording}`;
-      if (isAllCapitals(value)) problems.push(...this.capitals(key, field, value, play.dbid));
-      else if (LOWER_CASE.test(value)) problems.push(...this.mixed(key, field, value));
+      const found = isAllCapitals(value) ? capitals(spellings, field, value, play.dbid) : LOWER_CASE.test(value) ? mixed(spellings, field, value) : undefined;
+      if (found !== undefined) (problems ??= []).push(...found);
     }
-    return problems;
+    return problems ?? [];
   }
+}
 
-  private capitals(key: string, field: string, value: string, dbid: number): Problem[] {
-    const spelling = this.known.get(key);
-    if (spelling !== undefined && sameName(spelling, value)) return [capitalsProblem(dbid, field, value, spelling)];
-    const list = this.pending.get(key) ?? [];
-    const entry = list.find((item) => item.value === value);
-    if (entry) entry.dbids.push(dbid);
-    else list.push({ value, dbids: [dbid] });
-    this.pending.set(key, list);
-    return [];
-  }
+function capitals(spellings: Spellings, field: NameField, value: string, dbid: number): Problem[] | undefined {
+  const spelling = spellings.known[field];
+  if (spelling !== undefined && sameName(spelling, value)) return [capitalsProblem(dbid, field, value, spelling)];
+  spellings.pending ??= {};
+  const list = (spellings.pending[field] ??= []);
+  const entry = list.find((item) => item.value === value);
+  if (entry) entry.dbids.push(dbid);
+  else list.push({ value, dbids: [dbid] });
+  return undefined;
+}
 
-  private mixed(key: string, field: string, value: string): Problem[] {
-    if (!this.known.has(key)) this.known.set(key, value);
-    const list = this.pending.get(key);
-    if (list === undefined) return [];
-    const found = list.filter((item) => sameName(item.value, value));
-    if (found.length === 0) return [];
-    this.pending.set(
-      key,
-      list.filter((item) => !found.includes(item)),
-    );
-    return found.flatMap((item) => item.dbids.map((dbid) => capitalsProblem(dbid, field, item.value, value)));
-  }
+function mixed(spellings: Spellings, field: NameField, value: string): Problem[] | undefined {
+  spellings.known[field] ??= value;
+  const { pending } = spellings;
+  const list = pending?.[field];
+  if (pending === undefined || list === undefined) return undefined;
+  const found = list.filter((item) => sameName(item.value, value));
+  if (found.length === 0) return undefined;
+  pending[field] = list.filter((item) => !found.includes(item));
+  return found.flatMap((item) => item.dbids.map((dbid) => capitalsProblem(dbid, field, item.value, value)));
 }
 
 function spellingKey(play: ReportPlay): string {

@@ -31,6 +31,7 @@ export const ISRC_SHAPE = /^[A-Z]{2}[A-Z0-9]{3}[0-9]{7}$/;
 /** An ISRC as the societies want it: no hyphens or spaces (`GB-AAA-12-00001` is written `GBAAA1200001`). */
 export function normalizedIsrc(isrc: string | undefined): string | undefined {
   if (isrc === undefined) return undefined;
+  if (ISRC_SHAPE.test(isrc)) return isrc;
   const bare = isrc.replace(/[-\s]/g, '').toUpperCase();
   return bare === '' ? undefined : bare;
 }
