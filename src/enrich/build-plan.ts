@@ -10,7 +10,7 @@ import type { Enricher, EnrichmentPlan } from './enricher';
 import { createFanartTv } from './fanarttv';
 import { ServiceClient, type ServiceClientOptions } from './http';
 import { Lookups } from './lookups';
-import { createMusicBrainz } from './musicbrainz';
+import { createMusicBrainz, createMusicBrainzWorks } from './musicbrainz';
 import { ServiceHealth } from './service-health';
 import { SharedRateLimiter, processRateLimiter, type Limiter } from './rate-limit';
 import type { ServiceDeps } from './service-deps';
@@ -108,6 +108,14 @@ const PROVIDERS: readonly ProviderEntry[] = [
     stage: 'artist',
     apiKey: (settings) => settings.fanarttv.apiKey,
     create: (deps, settings) => createFanartTv(deps, { baseUrl: settings.fanarttv.baseUrl, apiKey: settings.fanarttv.apiKey }),
+  },
+  {
+    // The works of the matched recording (ISWC, writers), beside the artist providers: the same
+    // service, settings and one-request-a-second limit as the match above.
+    name: 'musicbrainz',
+    stage: 'artist',
+    minIntervalMs: MUSICBRAINZ_INTERVAL_MS,
+    create: (deps, settings) => createMusicBrainzWorks(deps, settings.musicbrainz.baseUrl),
   },
 ];
 

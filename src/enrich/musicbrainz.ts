@@ -23,6 +23,29 @@ export function createMusicBrainz(deps: ServiceDeps, baseUrl: string): Enricher 
   };
 }
 
+/**
+ * The works of the recording MusicBrainz matched (ISWC, composer, writers), for a play log's
+ * rights data (docs/play-log.md "Rights data"). It runs with the artist providers, after the
+ * match: a recording found by MBID or ISRC was looked up with its works already, and this asks the
+ * lookup cache for the same answer; one found by a search costs one more request, which waits
+ * behind nobody's match or cover.
+ */
+export function createMusicBrainzWorks(deps: ServiceDeps, baseUrl: string): Enricher {
+  const api = new MusicBrainzApi(deps, baseUrl);
+  return {
+    name: 'musicbrainz',
+    async enrich(track, { signal }) {
+      const recordingId = fieldMbid(track, 'musicbrainzrecordingid');
+      const known = ['iswc', 'composer', 'writers'].some((field) => fieldTexts(track, field).length > 0);
+      if (recordingId === undefined || known) return null;
+      const recording = await api.recording(recordingId, signal);
+      if (!recording) return null;
+      const { iswc, composer, writers } = rightsFields(undefined, recording);
+      return { fields: foundFields({ iswc, composer, writers }) };
+    },
+  };
+}
+
 async function findRecording(api: MusicBrainzApi, deps: ServiceDeps, track: Readonly<TrackFields>, signal: AbortSignal): Promise<Match | undefined> {
   const artist = fieldText(track, 'artist');
   const title = fieldText(track, 'title');
@@ -100,9 +123,8 @@ async function describe(
   const artistId = fieldMbid(track, 'musicbrainzartistid') ?? credit[0]?.artist.id;
 
   // Secondary lookups only add detail: when one fails or the deadline passes, the match stands.
-  // Works (ISWC, writers) come with a recording looked up by MBID or ISRC; a search answer has
-  // none, and a lookup more would cost every new track a second at MusicBrainz's rate, ahead of
-  // the artist providers (docs/play-log.md "Rights data").
+  // Works (ISWC, writers) come with a recording looked up by MBID or ISRC; for a search answer,
+  // createMusicBrainzWorks asks later, so that the artist providers need not wait for it.
   const [releaseDetail, artistDetail] = await Promise.all([
     release ? api.release(release.id, signal).catch((error: unknown) => logFailure(deps, signal, 'release lookup', error)) : undefined,
     artistId ? api.artist(artistId, signal).catch((error: unknown) => logFailure(deps, signal, 'artist lookup', error)) : undefined,

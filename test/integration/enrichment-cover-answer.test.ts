@@ -101,7 +101,9 @@ describe('the enrichment cover in the first answer', () => {
   });
 
   it('When the cover cannot be downloaded before the enrichment deadline, then the 200 comes at the deadline without it, and it arrives later by the stream', async () => {
-    const server = await start({ deadlineSeconds: 4 });
+    // Three MusicBrainz lookups a second apart, maybe behind the works lookup an earlier test left
+    // in the process's rate limit, then the archive's answer: all before the deadline.
+    const server = await start({ deadlineSeconds: 6 });
     let first = true;
     fakes.imageHost.override((call) => {
       if (!call.path.startsWith('/download/') || !first) return undefined;
@@ -112,7 +114,7 @@ describe('the enrichment cover in the first answer', () => {
     try {
       const started = performance.now();
       const { dbid, metadata } = await submit(server, { artist: 'Massive Attack', title: 'Teardrop' });
-      expect(performance.now() - started).toBeLessThan(6000);
+      expect(performance.now() - started).toBeLessThan(8000);
       expect(metadata.album).toBe('Mezzanine');
       expect(metadata.coverurl).toBeUndefined();
       const coverFrame = await viewer.waitFor((frame: Frame) => frame.type === 'image' && frame.dbid === dbid && frame.category === 'cover', {

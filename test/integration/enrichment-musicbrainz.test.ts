@@ -29,6 +29,13 @@ const TEARDROP_FIELDS = {
   artistwebsites: ['https://www.massiveattack.co.uk/', 'https://www.wikidata.org/wiki/Q10527', 'https://www.discogs.com/artist/1615-Massive-Attack'],
 };
 
+/** The work of the Teardrop fixture (test/fixtures/musicbrainz/recording-teardrop.json), as the play log keeps it. */
+const TEARDROP_WORK = {
+  iswc: 'T-010.433.530-1',
+  composer: 'Robert Del Naja, Andrew Vowles',
+  writers: ['Robert Del Naja', 'Andrew Vowles', 'Elizabeth Fraser'],
+};
+
 describe('MusicBrainz provider', () => {
   let fakes: FakeServices;
   let current: TestPlan | undefined;
@@ -154,7 +161,7 @@ describe('the whole plan', () => {
         ['acoustid'],
         ['musicbrainz'],
         ['coverartarchive'],
-        ['wikidata', 'theaudiodb', 'fanarttv'],
+        ['wikidata', 'theaudiodb', 'fanarttv', 'musicbrainz'],
       ]);
       const fingerprint = Object.keys(FINGERPRINTS)[0] ?? '';
       const submitted = { fpcalcfingerprint: fingerprint, fpcalcduration: 330, genre: 'Downtempo' };
@@ -193,12 +200,58 @@ describe('the whole plan', () => {
         'logo:fanarttv',
         'banner:fanarttv',
       ]);
+      // The recording looked up by its id came with its work: the works enricher asked the cache.
+      expect(fields).toMatchObject(TEARDROP_WORK);
+      expect(outcome.sources).toMatchObject({ iswc: 'musicbrainz', writers: 'musicbrainz' });
       // MusicBrainz was asked by recording id (from AcoustID), then for the release and the artist.
       expect(fakes.musicbrainz.calls().map((call) => call.path)).toEqual([
         `/ws/2/recording/${TEARDROP}`,
         `/ws/2/release/${MEZZANINE}`,
         `/ws/2/artist/${MASSIVE_ATTACK}`,
       ]);
+    } finally {
+      await testPlan.close();
+    }
+  });
+});
+
+describe('rights data of a searched recording', () => {
+  let fakes: FakeServices;
+
+  beforeAll(async () => {
+    fakes = await startFakeServices();
+  });
+  afterAll(() => fakes.close());
+
+  it('When only artist and title are submitted, then the work (ISWC, writers) comes from one recording lookup after the release and artist', async () => {
+    const testPlan = planAgainstFakes(fakes);
+    try {
+      const outcome = await runEnrichers({ artist: 'Massive Attack', title: 'Teardrop' }, testPlan.plan, { deadlineMs: 15_000, logger: silentLogger });
+      expect(outcome.timedOut).toBe(false);
+      expect(outcome.added).toMatchObject({ ...TEARDROP_WORK, musicbrainzrecordingid: TEARDROP, label: 'Circa', catalognumber: 'WBRCD4' });
+      const calls = fakes.musicbrainz.calls();
+      // The match and its details first; the works last, so the artist providers never waited on it.
+      expect(calls.map((call) => call.path)).toEqual([
+        '/ws/2/recording',
+        `/ws/2/release/${MEZZANINE}`,
+        `/ws/2/artist/${MASSIVE_ATTACK}`,
+        `/ws/2/recording/${TEARDROP}`,
+      ]);
+      expect(calls[3]?.query.inc).toBe('artist-credits releases release-groups isrcs genres work-rels work-level-rels artist-rels');
+    } finally {
+      await testPlan.close();
+    }
+  });
+
+  it('When the submission names its writers, then no work is looked up and they stay as sent', async () => {
+    fakes.reset();
+    const testPlan = planAgainstFakes(fakes);
+    try {
+      const submitted = { artist: 'Massive Attack', title: 'Teardrop', writers: ['ROBERT DEL NAJA'] };
+      const outcome = await runEnrichers(submitted, testPlan.plan, { deadlineMs: 15_000, logger: silentLogger });
+      expect(outcome.added.writers).toBeUndefined();
+      expect(outcome.added.iswc).toBeUndefined();
+      expect(fakes.musicbrainz.calls('/ws/2/recording/')).toHaveLength(0);
     } finally {
       await testPlan.close();
     }

@@ -73,7 +73,8 @@ describe('POST /v1/remoteinput with enrichment', () => {
       expect(fakes.all().map((call) => call.service)).toEqual(
         expect.arrayContaining(['musicbrainz', 'coverartarchive', 'wikidata', 'wikipedia', 'theaudiodb', 'fanarttv']),
       );
-      expect(fakes.musicbrainz.calls()).toHaveLength(3);
+      // Search, release, artist, then the recording's works (docs/play-log.md "Rights data").
+      expect(fakes.musicbrainz.calls()).toHaveLength(4);
       expect(fakes.acoustid.requests).toHaveLength(0);
       // The enrichment client never downloads the images it found (the image store does, asking for images, not JSON).
       expect(fakes.imageHost.requests.filter((call) => call.headers.accept?.includes('application/json'))).toHaveLength(0);
@@ -115,7 +116,8 @@ describe('POST /v1/remoteinput with enrichment', () => {
       const calls = fakes.all().filter((call) => call.service !== 'image-host');
       const endpoints = calls.map((call) => `${call.service} ${call.path}`);
       expect(new Set(endpoints).size).toBe(endpoints.length);
-      expect(fakes.musicbrainz.calls()).toHaveLength(3);
+      // Search, release, artist, then the recording's works (docs/play-log.md "Rights data").
+      expect(fakes.musicbrainz.calls()).toHaveLength(4);
     });
   });
 
