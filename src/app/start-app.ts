@@ -251,7 +251,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth();
   const songRequests = new SongRequests(store.songRequests, logger);
-  const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger);
+  const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger, nowPlaying);
   const submitDeps: SubmitDeps = {
     secret: config.secret,
     maxFields: config.limits.maxFields,
@@ -312,16 +312,29 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
 }
 
 /** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
-function createPlayLog(config: FrozenConfig, store: Store, logger: Logger): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
+function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPlaying: NowPlaying): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
   const { playlog } = config;
-  const listenerSessions = new ListenerSessions({ plays: store.plays, servers: playlog.icecast, keepAddresses: playlog.keepAddresses, logger });
   const playLog = new PlayLog({
     plays: store.plays,
     policy: playlog,
     logger,
-    countsListeners: listenerSessions.configured,
+    countsListeners: playlog.icecast.length > 0,
     complement: playlog.complement,
     minSessionSeconds: playlog.minSessionSeconds,
+    // An end or a count of the current track shows on /v1/last and the streams at once.
+    onPlaysChanged: async (dbids) => {
+      const shown = nowPlaying.current();
+      if (!shown || !dbids.includes(shown.dbid)) return;
+      const fresh = await store.tracks.byDbid(shown.dbid);
+      if (fresh?.play && nowPlaying.current()?.dbid === fresh.dbid) nowPlaying.update({ ...shown, play: fresh.play });
+    },
+  });
+  const listenerSessions = new ListenerSessions({
+    plays: store.plays,
+    servers: playlog.icecast,
+    keepAddresses: playlog.keepAddresses,
+    logger,
+    onLateSession: (channel, since) => playLog.recount(channel, since),
   });
   const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
   playLog.start();

@@ -21,6 +21,8 @@ export interface ListenerSessionsOptions {
   servers: readonly IcecastServerConfig[];
   keepAddresses: boolean;
   logger: Logger;
+  /** A session learnt of late, connected since `since`: the plays it overlapped are counted again (PlayLog.recount). */
+  onLateSession?: (channel: string, since: string) => Promise<void>;
   now?: () => number;
 }
 
@@ -75,14 +77,20 @@ export class ListenerSessions {
   async joined(report: ListenerReport, source: SessionSource, connectedSeconds = 0): Promise<boolean> {
     const target = this.target(report.mount, report.host, report.port);
     if (!target) return false;
+    const connectedAt = new Date(this.now() - connectedSeconds * 1000).toISOString();
     await this.options.plays.openSession({
       ...this.keyOf(target, report),
       channel: target.channel,
       source,
       address: await this.address(report.ip),
       userAgent: report.userAgent,
-      connectedAt: new Date(this.now() - connectedSeconds * 1000).toISOString(),
+      connectedAt,
     });
+    if (connectedSeconds > 0 && this.options.onLateSession) {
+      await this.options.onLateSession(target.channel, connectedAt).catch((error: unknown) => {
+        this.options.logger.warn(`listener ${report.clientId} on ${report.mount}: earlier plays not counted again (${errorMessage(error)})`);
+      });
+    }
     return true;
   }
 

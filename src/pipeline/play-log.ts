@@ -19,6 +19,11 @@ export interface PlayLogOptions {
   /** `playlog.complement`: whether plays are checked against the performance complement. */
   complement: boolean;
   minSessionSeconds: number;
+  /**
+   * Plays whose end or listener count changed here: the current track's copy on /v1/last and the
+   * streams is refreshed (the composition root). Awaited, so an explicit end shows before its answer.
+   */
+  onPlaysChanged?: (dbids: readonly number[]) => Promise<void>;
   now?: () => number;
 }
 
@@ -63,9 +68,30 @@ export class PlayLog {
   /** Ends the channel's play on air (`POST /v1/remoteinput/end`, a source that went away). */
   async end(channel: string, reason: EndReason): Promise<number | null> {
     const dbid = await this.options.plays.end(channel, new Date(this.now()).toISOString(), reason);
-    if (dbid !== null) this.options.logger.info(`play ${dbid} on channel ${JSON.stringify(channel)} ended (${reason})`);
+    if (dbid !== null) {
+      this.options.logger.info(`play ${dbid} on channel ${JSON.stringify(channel)} ended (${reason})`);
+      await this.announce([dbid]);
+    }
     this.changed();
     return dbid;
+  }
+
+  /**
+   * A listener the feeds learnt of late (a poll, or a listener_remove for a session never seen
+   * open) was connected since `since`: the plays of its channel that ended after it are counted again.
+   */
+  async recount(channel: string, since: string): Promise<void> {
+    if (this.closed) return;
+    const marked = await this.options.plays.recountFrom(channel, since);
+    if (marked > 0) void this.countEnded();
+  }
+
+  /** Tells the composition root which plays changed; its failure costs the refresh, never the play log. */
+  private async announce(dbids: readonly number[]): Promise<void> {
+    if (dbids.length === 0 || !this.options.onPlaysChanged) return;
+    await this.options
+      .onPlaysChanged(dbids)
+      .catch((error: unknown) => this.options.logger.warn(`play log: current track not refreshed: ${errorMessage(error)}`));
   }
 
   /** The complement warnings for a play that just started (music only); logged and kept for /v1/status. */
@@ -108,7 +134,10 @@ export class PlayLog {
 
   private async schedule(): Promise<void> {
     const ended = await this.options.plays.endDue(new Date(this.now()).toISOString());
-    if (ended.length > 0) void this.countEnded();
+    if (ended.length > 0) {
+      await this.announce(ended);
+      void this.countEnded();
+    }
     const next = await this.options.plays.nextPlannedEnd();
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -146,6 +175,7 @@ export class PlayLog {
           : null;
         await plays.setListeners(play.dbid, listeners);
       }
+      await this.announce(ended.map((play) => play.dbid));
       if (ended.length < COUNT_BATCH) return;
     }
   }

@@ -77,7 +77,15 @@ export interface PlayLogStore {
   nextPlannedEnd(): Promise<string | null>;
   /** Ended plays whose listeners were not counted yet, oldest first. */
   uncounted(limit: number): Promise<EndedPlay[]>;
-  /** Keeps a play's listeners (null: no listener source) and marks it counted. */
+  /**
+   * Marks the ended plays of a channel that ended after `since` to be counted again (a listener
+   * learnt of late was connected since then); answers how many.
+   */
+  recountFrom(channel: string, since: string): Promise<number>;
+  /**
+   * Keeps a play's listeners (null: no listener source) and marks it counted, unless it is counted
+   * already (another instance on the same database was first): the first count made stands.
+   */
   setListeners(dbid: number, listeners: PlayListeners | null): Promise<void>;
   /** The sessions of a channel that overlap [startedAt, endedAt). */
   overlapping(channel: string, startedAt: string, endedAt: string): Promise<SessionInterval[]>;

@@ -95,12 +95,8 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
   });
 
   router.post('/remoteinput/end', ...parseBody(deps.maxBodyBytes), async (ctx) => {
-    const ended = await endPlay(toRawRequest(ctx), { ...deps.submit, playLog: deps.playLog });
-    // The current track's end shows on /v1/last and the streams at once.
-    const shown = deps.nowPlaying.current();
-    const fresh = shown?.dbid === ended.dbid ? await deps.tracks.byDbid(ended.dbid) : null;
-    if (shown && fresh?.play) deps.nowPlaying.update({ ...shown, play: fresh.play });
-    ctx.body = ended;
+    // The play log refreshes the current track's copy before it answers (app/start-app.ts).
+    ctx.body = await endPlay(toRawRequest(ctx), { ...deps.submit, playLog: deps.playLog });
   });
   router.get('/remoteinput', stampArrival, deps.idempotent, remoteInput);
   router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), deps.idempotent, remoteInput);

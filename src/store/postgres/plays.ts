@@ -123,11 +123,25 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
       );
       return result.rows.map((row) => ({ dbid: Number(row.dbid), channel: row.channel, startedAt: row.started_at, endedAt: row.ended_at }));
     },
+    async recountFrom(channel, since) {
+      // Plays of one channel never overlap: one that ended after `since` is the one on air then, or a later one.
+      const marked = await pool.query(
+        `UPDATE tracks SET listeners_done = false
+          WHERE channel = $1 AND listeners_done AND ended_at > $2
+            AND started_at >= coalesce((SELECT max(started_at) FROM tracks WHERE channel = $1 AND started_at <= $2), '')`,
+        [channel, since],
+      );
+      return marked.rowCount ?? 0;
+    },
     async setListeners(dbid, listeners) {
-      await pool.query('UPDATE tracks SET listeners = $1, listeners_done = true WHERE dbid = $2', [
+      // Every instance counts the plays that ended; the first to keep a count announces it, and
+      // other instances re-read the record (its count shows on their /v1/last and pages).
+      const kept = await pool.query(announced('track', 'UPDATE tracks SET listeners = $2, listeners_done = true WHERE dbid = $3 AND NOT listeners_done'), [
+        instanceId,
         listeners === null ? null : JSON.stringify(listeners),
         dbid,
       ]);
+      writes += kept.rowCount ?? 0;
     },
     version: () => writes,
     ...createPostgresSessionStore(pool),

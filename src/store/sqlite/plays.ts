@@ -44,7 +44,13 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
   const uncounted = db.prepare<[number], EndedPlay & { started_at: string; ended_at: string }>(
     'SELECT dbid, channel, started_at, ended_at FROM tracks WHERE listeners_done = 0 AND ended_at IS NOT NULL ORDER BY dbid LIMIT ?',
   );
-  const setListeners = db.prepare<[string | null, number], never>('UPDATE tracks SET listeners = ?, listeners_done = 1 WHERE dbid = ?');
+  // Plays of one channel never overlap: one that ended after `since` is the one on air then, or a later one.
+  const markRecount = db.prepare<{ channel: string; since: string }, never>(
+    `UPDATE tracks SET listeners_done = 0
+      WHERE channel = :channel AND listeners_done = 1 AND ended_at > :since
+        AND started_at >= coalesce((SELECT max(started_at) FROM tracks WHERE channel = :channel AND started_at <= :since), '')`,
+  );
+  const setListeners = db.prepare<[string | null, number], never>('UPDATE tracks SET listeners = ?, listeners_done = 1 WHERE dbid = ? AND listeners_done = 0');
   const playPage = (channel: boolean) =>
     db.prepare<unknown[], PlayPageRow>(
       `SELECT dbid, received_at, metadata, ${PLAY_COLUMNS} FROM tracks
@@ -107,9 +113,11 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
     async uncounted(limit) {
       return uncounted.all(limit).map((row) => ({ dbid: row.dbid, channel: row.channel, startedAt: row.started_at, endedAt: row.ended_at }));
     },
+    async recountFrom(channel, since) {
+      return markRecount.run({ channel, since }).changes;
+    },
     async setListeners(dbid, listeners) {
-      setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid);
-      writes += 1;
+      writes += setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid).changes;
     },
     ...createListenerSessionStore(db),
     version: () => writes,

@@ -69,6 +69,17 @@ describe('play log over HTTP', () => {
     expect(Date.parse(play?.ended_at ?? '') - Date.parse(play?.started_at ?? '')).toBe(1000);
   });
 
+  it('When the current play ends by its duration, then /v1/last shows the end at once, without waiting for a next play', async () => {
+    const answer = asObject((await submit(t, { artist: 'C', title: 'last timed', channel: 'timed-last', duration: 1 })).json);
+    const last = await eventually(
+      async () => asObject((await request(`${t.url}/v1/last`)).json),
+      (body) => body.dbid === answer.dbid && body.ended_at !== null,
+      5000,
+    );
+    expect(last).toMatchObject({ end_reason: 'duration', channel: 'timed-last' });
+    expect(Date.parse(String(last.ended_at)) - Date.parse(String(last.started_at))).toBe(1000);
+  });
+
   it('When a play says it started before the previous one ended, then the previous is trimmed and the cut kept', async () => {
     await submit(t, { artist: 'D', title: 'long', channel: 'trim', duration: 1 });
     const long = await eventually(

@@ -110,6 +110,21 @@ function playContract(openFresh: () => Promise<Store>): void {
     expect((await store.tracks.byDbid(one.dbid))?.play?.listeners).toEqual({ atp: 2, listener_seconds: 90, peak: 2 });
   });
 
+  it('When a listener learnt of late was connected since some moment, then exactly the counted plays that ended after it are counted again', async () => {
+    const plays = [await play(0), await play(60), await play(120), await play(180)];
+    await play(240, { channel: 'other' });
+    await play(300, { channel: 'other' });
+    for (const { dbid } of await store.plays.uncounted(10)) await store.plays.setListeners(dbid, { atp: 0, listener_seconds: 0, peak: 0 });
+    // Connected at 90 s: the play on air then (60-120 s) and the later ones of its channel, not another channel's.
+    expect(await store.plays.recountFrom('main', at(90))).toBe(2);
+    expect((await store.plays.uncounted(10)).map((entry) => entry.dbid)).toEqual([plays[1]?.dbid, plays[2]?.dbid]);
+    // Connected exactly when a play ended: that play is not counted again.
+    await store.plays.setListeners(plays[1]?.dbid ?? 0, null);
+    await store.plays.setListeners(plays[2]?.dbid ?? 0, null);
+    expect(await store.plays.recountFrom('main', at(180))).toBe(0);
+    expect(await store.plays.recountFrom('main', at(179))).toBe(1);
+  });
+
   it('When a range is read, then plays come oldest first, filtered by channel, across pages', async () => {
     for (let i = 0; i < 520; i += 1) await play(i * 10, { channel: i % 2 === 0 ? 'main' : 'two' }, `t${i}`);
     const main: PlayRow[] = await collect(store.plays.playPages({ from: at(0), to: at(5200), channel: 'main' }));
