@@ -1,8 +1,8 @@
-import http from 'node:http';
 import type { PlayListeners } from '../../../src/domain/play';
 import { eventually } from '../../helpers/eventually';
 import { postJson, request } from '../../helpers/http';
 import { freePort, startIcecast, startSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
+import { listenerOn, urlAuthMount as urlAuthMountFor } from '../../helpers/icecast-listeners';
 import { describeWithPeers } from '../../helpers/peers';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -13,33 +13,6 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 const SECRET = 'playlog-secret';
 const MOUNT = '/live.mp3';
-
-interface Listener {
-  /** Leaves (closes its connection), and resolves once the connection is closed. */
-  leave(): Promise<void>;
-}
-
-/** A listener on the mount, as a player would be; its status code tells whether Icecast admitted it. */
-function listen(icecast: IcecastServer): Listener & { status: Promise<string> } {
-  const listening = http.get(`${icecast.url}${MOUNT}`, { headers: { 'User-Agent': 'playlog-test-listener' } });
-  // Leaving destroys the request, which may report the reset; the status says what Icecast answered.
-  listening.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => listening.once('close', () => resolve()));
-  const status = new Promise<string>((resolve) => {
-    listening.once('response', (response) => {
-      resolve(String(response.statusCode));
-      response.resume();
-    });
-    void closed.then(() => resolve(''));
-  });
-  return {
-    status,
-    async leave() {
-      listening.destroy();
-      await closed;
-    },
-  };
-}
 
 interface PlayView {
   dbid: number;
@@ -56,6 +29,8 @@ async function history(t: TestServer): Promise<PlayView[]> {
 
 const secondsBetween = (from: number | string, to: number | string) => (Number(new Date(to)) - Number(new Date(from))) / 1000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const listen = (icecast: IcecastServer) => listenerOn(icecast, MOUNT);
+const urlAuthMount = (svcUrl: string, options: { add: boolean }) => urlAuthMountFor(svcUrl, SECRET, MOUNT, options);
 
 /**
  * The scenario both feeds must count: A, then B, then C, ended explicitly. L1 hears A and part of
@@ -118,18 +93,6 @@ function expectHandCount(plays: PlayView[], at: Record<string, number>, slack: n
   near(a.listeners?.listener_seconds, secondsBetween(at.j1 ?? 0, b.started_at), 1);
   near(b.listeners?.listener_seconds, secondsBetween(b.started_at, at.l1 ?? 0) + secondsBetween(at.j2 ?? 0, c.started_at), 2);
   near(c.listeners?.listener_seconds, secondsBetween(c.started_at, at.l2 ?? 0) + secondsBetween(at.j3 ?? 0, c.ended_at ?? 0), 2);
-}
-
-function urlAuthMount(svcUrl: string, options: { add: boolean }): string {
-  const target = `${svcUrl}/v1/icecast/listeners?secret=${SECRET}`;
-  return `<mount type="normal"><mount-name>${MOUNT}</mount-name>
-    <authentication type="url">
-      ${options.add ? `<option name="listener_add" value="${target}"/>` : ''}
-      <option name="listener_remove" value="${target}"/>
-      <option name="mount_remove" value="${target}"/>
-      <option name="auth_header" value="icecast-auth-user: 1"/>
-    </authentication>
-  </mount>`;
 }
 
 describeWithPeers(['icecast2'], 'play log: listener sessions from a real icecast2', () => {
