@@ -120,6 +120,9 @@ export const PEERS = {
   // ships the obs-websocket 5 plugin the obs output talks to.
   obs: program('obs', 'obs-studio'),
   Xvfb: program('Xvfb', 'xvfb'),
+  // Mixxx, the DJ software, driven through its keyboard shortcuts (test/helpers/mixxx.ts).
+  mixxx: program('mixxx', 'mixxx'),
+  xdotool: program('xdotool', 'xdotool'),
   pg_dump: program('pg_dump', 'postgresql-client'),
   pg_restore: program('pg_restore', 'postgresql-client'),
   psql: program('psql', 'postgresql-client'),
