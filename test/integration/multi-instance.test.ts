@@ -181,6 +181,18 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     }
   });
 
+  it('When the current play ends by its duration, then /v1/last of every instance shows the end within a few seconds, not at the next change', async () => {
+    const answer = asObject((await postJson(`${b().url}/v1/remoteinput`, { artist: 'Timed', title: 'Ends alone', duration: 1 })).json);
+    for (const instance of [a(), b(), c()]) {
+      const last = await eventually(
+        () => lastOf(instance),
+        (body) => body.dbid === answer.dbid && body.ended_at !== null,
+        5000,
+      );
+      expect(last).toMatchObject({ dbid: answer.dbid, end_reason: 'duration' });
+    }
+  });
+
   it('When A is killed with SIGKILL, then B and C keep serving and still hear each other', async () => {
     const viewer = await connectClient(c().url);
     try {
