@@ -87,10 +87,12 @@ async function countWithStore(file) {
     const plays = createPlayLogStore(db);
     const counts = new Map();
     const started = performance.now();
-    for await (const row of plays.plays({ from: '2000-01-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z', channel: 'main' })) {
-      const { startedAt, endedAt } = row.play;
-      const sessions = await plays.overlapping('main', startedAt, endedAt);
-      counts.set(row.dbid, countListeners({ startedAt, endedAt }, sessions, 0, Date.now()));
+    for await (const page of plays.playPages({ from: '2000-01-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z', channel: 'main' })) {
+      for (const row of page) {
+        const { startedAt, endedAt } = row.play;
+        const sessions = await plays.overlapping('main', startedAt, endedAt);
+        counts.set(row.dbid, countListeners({ startedAt, endedAt }, sessions, 0, Date.now()));
+      }
     }
     return { seconds: (performance.now() - started) / 1000, counts };
   } finally {
