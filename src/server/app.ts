@@ -22,30 +22,33 @@ export interface AppDeps {
   writeOrigins?: readonly string[];
   /** Failed authentication throttled per address (middleware/auth-throttle.ts); none in unit tests of the app. */
   authThrottle?: AppMiddleware;
-  /** Shared with the /v1/last fast path, so ids stay unique across both. */
+  /** Shared with the fast paths (/v1/last, /v1/events, /cover), so ids stay unique across all of them. */
   nextRequestId?: () => string;
   /** `trustProxy` (docs/running.md "Behind a proxy"): whose forwarding headers name the client. */
   trustedProxy?: ProxyMatcher;
 }
 
 /**
- * The server's request listener. Two requests bypass Koa: `GET`/`HEAD /v1/last` in its plain form
+ * The server's request listener. Three requests bypass Koa: `GET`/`HEAD /v1/last` in its plain form
  * (server/last-fast-path.ts: overlays poll it every second, and the Koa chain cost as much as the
- * answer) and `GET`/`HEAD /cover/<key>` of an image in memory (server/cover-fast-path.ts: every
- * overlay fetches a new cover at once). Each has its own error boundary or falls back to Koa, and
- * parity tests (test/integration/status-last.test.ts, test/integration/cover-fast-path.test.ts)
- * hold their headers to the Koa routes': a header added to the Koa chain must be added there too.
- * Everything else goes through `createApp`.
+ * answer), `GET`/`HEAD /v1/events` with at most `?since=` (server/events-fast-path.ts: a reader
+ * holds its stream for hours, and its Koa context lived as long) and `GET`/`HEAD /cover/<key>` of
+ * an image in memory (server/cover-fast-path.ts: every overlay fetches a new cover at once). Each
+ * has its own error boundary or falls back to Koa, and parity tests
+ * (test/integration/status-last.test.ts, test/integration/screens/events-fast-path.test.ts,
+ * test/integration/cover-fast-path.test.ts) hold their headers to the Koa routes': a header added
+ * to the Koa chain must be added there too. Everything else goes through `createApp`.
  */
 export function createRequestListener(
   app: Koa<AppState>,
   answerLastFast: (request: IncomingMessage, response: ServerResponse) => boolean,
   answerCoverFast: FastPath = () => false,
+  answerEventsFast: (request: IncomingMessage, response: ServerResponse) => boolean = () => false,
 ): (request: IncomingMessage, response: ServerResponse) => void {
   const handleWithKoa = app.callback();
   const koa = (request: IncomingMessage, response: ServerResponse): void => void handleWithKoa(request, response);
   return function handleRequest(request, response) {
-    if (!answerLastFast(request, response) && !answerCoverFast(request, response, koa)) koa(request, response);
+    if (!answerLastFast(request, response) && !answerEventsFast(request, response) && !answerCoverFast(request, response, koa)) koa(request, response);
   };
 }
 

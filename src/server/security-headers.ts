@@ -1,6 +1,6 @@
 // The one home of the headers every answer of svc carries, whoever writes it: the Koa chain
-// (middleware/guards.ts), the two fast paths (last-fast-path.ts, cover-fast-path.ts) and the
-// answers written straight to a socket (raw-response.ts). docs/security.md names them.
+// (middleware/guards.ts), the three fast paths (last-fast-path.ts, events-fast-path.ts,
+// cover-fast-path.ts) and the answers written straight to a socket (raw-response.ts). docs/security.md names them.
 
 /** Browsers must not guess a type for our JSON, images or pages. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({

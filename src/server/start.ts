@@ -10,6 +10,7 @@ import { VERSION } from '../version';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { createCoverFastPath } from './cover-fast-path';
+import { createEventsFastPath } from './events-fast-path';
 import { corsPolicy } from './middleware/cors';
 import { hostCheck, unknownHostMessage } from './request-guards';
 import { trustedProxies, type ProxyMatcher } from '../domain/trusted-proxies';
@@ -39,7 +40,7 @@ import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream
 import { coverWaiter } from './ws/requests';
 import type { Storage, Work } from './parts';
 
-// The HTTP server of the process: the Koa app and its routes, the two fast paths, the WebSocket
+// The HTTP server of the process: the Koa app and its routes, the three fast paths, the WebSocket
 // and event streams, connection limits, listening and the shutdown of all of it. It is handed the
 // storage and the use cases by the composition root (src/app/start-app.ts) and builds nothing else.
 
@@ -84,6 +85,7 @@ interface HttpApp {
   app: ReturnType<typeof createApp>;
   answerLast: ReturnType<typeof createLastFastPath>;
   answerCover: ReturnType<typeof createCoverFastPath>;
+  answerEvents: ReturnType<typeof createEventsFastPath>;
   hostAllowed: ReturnType<typeof hostCheck>;
   /** `trustProxy`: whose forwarding headers name the client (docs/running.md "Behind a proxy"). */
   trustedProxy: ProxyMatcher;
@@ -162,7 +164,8 @@ function createHttpApp(
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const answerCover = createCoverFastPath({ images: imageStore.memory, cors, logger, nextRequestId, hostAllowed });
-  return { app, answerLast, answerCover, hostAllowed, trustedProxy };
+  const answerEvents = createEventsFastPath({ stream: sockets.events, cors, logger, nextRequestId, trustedProxy, hostAllowed });
+  return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy };
 }
 
 /** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events. */
@@ -218,7 +221,7 @@ function createSockets(config: FrozenConfig, options: ServerOptions, storage: St
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(
   config: FrozenConfig,
-  { app, answerLast, answerCover, hostAllowed, trustedProxy }: HttpApp,
+  { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy }: HttpApp,
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
@@ -234,7 +237,7 @@ function createHttpServer(
     },
     closeAfterAnswerWhen(
       () => shutdown.started,
-      limitRequestsInFlight(createRequestListener(app, answerLast, answerCover), {
+      limitRequestsInFlight(createRequestListener(app, answerLast, answerCover, answerEvents), {
         maxQueuedBytes: config.limits.maxQueuedBytes,
         onFlood: (address) =>
           reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { clientAddress, type ProxyMatcher } from '../../domain/trusted-proxies';
 import type { AppMiddleware } from '../context';
 
@@ -6,12 +7,20 @@ import type { AppMiddleware } from '../context';
 // replays) treats two listeners behind one nginx as two clients. Koa's own `proxy` setting
 // believes any sender and takes the left-most address, which the client writes itself.
 
+/**
+ * The real client of a request: behind a trusted proxy the address its forwarding headers name,
+ * else the peer's own (what Koa's `ctx.ip` is without this middleware). Shared with the
+ * /v1/events fast path (server/events-fast-path.ts), which never builds a Koa context.
+ */
+export function requestClient(request: IncomingMessage, trusted: ProxyMatcher): string {
+  const peer = request.socket.remoteAddress ?? '';
+  if (!trusted(peer)) return peer;
+  return clientAddress(peer, { xForwardedFor: request.headers['x-forwarded-for'], forwarded: request.headers.forwarded }, trusted);
+}
+
 export function realClientAddress(trusted: ProxyMatcher): AppMiddleware {
   return async function withClientAddress(ctx, next) {
-    const peer = ctx.req.socket.remoteAddress ?? '';
-    if (trusted(peer)) {
-      ctx.request.ip = clientAddress(peer, { xForwardedFor: ctx.req.headers['x-forwarded-for'], forwarded: ctx.req.headers.forwarded }, trusted);
-    }
+    if (trusted(ctx.req.socket.remoteAddress ?? '')) ctx.request.ip = requestClient(ctx.req, trusted);
     await next();
   };
 }

@@ -22,23 +22,54 @@ export function handleErrors(logger: Logger): AppMiddleware {
     try {
       await next();
     } catch (error) {
-      const appError = toAppError(error);
-      if (appError.code === 'REQUEST_ABORTED') {
+      const answer = errorAnswer(error);
+      if (answer.code === 'REQUEST_ABORTED') {
         ctx.state.abortedByClient = true;
         reportAborted('request-aborted', `${ctx.method} ${ctx.path}: the client closed the connection before its request body arrived; nothing stored`);
       }
       clearHeaders(ctx);
-      ctx.status = appError.status;
-      ctx.set(appError.headers);
-      ctx.body = { error: appError.expose ? appError.message : ERRORS.INTERNAL.message };
-      // An exposed 5xx (503 Database unavailable) is an expected failure, already logged once a
-      // minute where it happened; a stack per request would flood the log.
-      if (appError.status >= 500 && !appError.expose) {
-        const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-        logger.error(`request ${ctx.state.requestId} failed: ${detail}`);
-      }
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
+      logUnexpected(logger, ctx.state.requestId, answer, error);
     }
   };
+}
+
+/** What an error is answered with: the catalogue's status, the error's own headers, the JSON body. */
+export interface ErrorAnswer {
+  code: ErrorCode;
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: { error: string };
+  /** A 5xx whose message is not exposed: logged with its cause. */
+  unexpected: boolean;
+}
+
+/**
+ * The answer to any error, as this middleware gives it; pure. Also used by the /v1/events fast
+ * path (server/events-fast-path.ts), which answers before Koa.
+ */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  const appError = toAppError(error);
+  return {
+    code: appError.code,
+    status: appError.status,
+    headers: appError.headers,
+    body: { error: appError.expose ? appError.message : ERRORS.INTERNAL.message },
+    unexpected: appError.status >= 500 && !appError.expose,
+  };
+}
+
+/**
+ * Logs the cause of an unexpected failure once, next to the request id. An exposed 5xx (503
+ * Database unavailable) is an expected failure, already logged once a minute where it happened;
+ * a stack per request would flood the log.
+ */
+export function logUnexpected(logger: Logger, requestId: string, answer: ErrorAnswer, error: unknown): void {
+  if (!answer.unexpected) return;
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  logger.error(`request ${requestId} failed: ${detail}`);
 }
 
 /** Headers that belong to the request rather than to the failed answer, so they stay: its id and CORS. */

@@ -9,7 +9,7 @@ import { requestGone } from '../work-pool';
 // middleware. `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?since=`
 // (what a page or `curl -N` names the first time).
 
-const STREAM_HEADERS = {
+export const STREAM_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache, no-transform',
   // nginx passes the stream on as it comes instead of buffering it (docs/chat-bots-and-obs.md).
@@ -52,8 +52,11 @@ export function eventRoutes(stream: EventStream): Router<AppState> {
   return router;
 }
 
-/** The dbid to replay after, or undefined (no replay: the current track only). */
-function startingPoint(lastEventId: string, since: string | string[] | undefined): number | undefined {
+/**
+ * The dbid to replay after, or undefined (no replay: the current track only). Throws the 400
+ * AppError of a bad `since`. Shared with the fast path (server/events-fast-path.ts).
+ */
+export function startingPoint(lastEventId: string, since: string | string[] | undefined): number | undefined {
   // A Last-Event-ID that is not one of ours (another server's stream) means nothing here.
   const fromHeader = parseEventId(lastEventId || undefined);
   if (fromHeader !== undefined) return fromHeader;

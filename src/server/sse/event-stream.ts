@@ -245,6 +245,11 @@ class Replays {
 
   private start(reader: Reader, response: ServerResponse, first: Piece | undefined, client: string, gone: AbortSignal | undefined): void {
     reader.response = response;
+    // A reader who hung up while its first piece was read: its 'close' has been, and will not come again.
+    if (response.destroyed) {
+      this.readers.drop(reader);
+      return;
+    }
     response.on('close', () => this.readers.drop(reader));
     response.on('error', () => this.readers.drop(reader));
     if (!this.readers.all.has(reader)) {

@@ -26,6 +26,8 @@ interface Setup {
   /** Resolves the next store read only when called (null: reads answer at once). */
   holdReads: (hold: boolean) => void;
   releaseRead: () => void;
+  /** Readers whose stream was handed its response. */
+  readers: () => number;
   close: () => Promise<void>;
 }
 
@@ -66,6 +68,7 @@ async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3): Prom
     reads: () => reads,
     holdReads: (value) => (hold = value),
     releaseRead: () => held.shift()?.(),
+    readers: () => stream.readerCount(),
     close: async () => {
       stream.close();
       server.closeAllConnections();
@@ -125,6 +128,20 @@ describe('SSE replays: never silently cut, strictly increasing', () => {
     expect(await ids(client, 1)).toEqual([6]);
     expect(client.events.filter((event) => event.event === 'track').map((event) => Number(event.id))).toEqual([4, 5, 6]);
     client.close();
+    await t.close();
+  });
+
+  it('When a reader hangs up while its first replay piece is read, then no reader is left behind for its closed response', async () => {
+    const t = await setup(createWorkPool(), 3, 3);
+    t.holdReads(true);
+    const request = http.get(`${t.url}?since=1`);
+    request.on('error', () => undefined);
+    while (t.reads() === 0) await new Promise((resolve) => setImmediate(resolve));
+    request.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    t.releaseRead();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(t.readers()).toBe(0);
     await t.close();
   });
 
