@@ -80,8 +80,9 @@ export interface ReportFormat {
   /** Listener sessions are read (addresses, listening time). */
   readsSessions(run: ReportRun): boolean;
   /**
-   * The file reads every play before its first line after the header, and neither its lines nor
-   * its name depend on the facts: one pass can check and write it, holding only its lines.
+   * The file reads the plays once, every one before its first line after the header, and neither
+   * its lines nor its name depend on the facts: one pass can check and write it, holding only its
+   * lines (run-report.ts prepareReport).
    */
   gathersBeforeWriting(run: ReportRun): boolean;
   /** The file name the society asks for. */
