@@ -55,7 +55,7 @@ export interface EndedPlay {
   endedAt: string;
 }
 
-/** Plays read per query while streaming a range: memory stays flat whatever the range. */
+/** The most rows a page of a streamed range holds (PostgreSQL reads this many per round trip): memory stays flat whatever the range. */
 export const PLAY_PAGE = 500;
 
 export interface PlayLogStore {

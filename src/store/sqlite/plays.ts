@@ -6,7 +6,6 @@ import {
   EndedPlay,
   LatestPlay,
   PLAY_COLUMNS,
-  PLAY_PAGE,
   PlacedPlay,
   PlayColumns,
   PlayLogStore,
@@ -18,6 +17,13 @@ import {
   playFromRow,
   sessionFromRow,
 } from '../plays';
+
+/**
+ * Rows per query here (at most PLAY_PAGE, src/store/plays.ts): a read in the same process costs no
+ * round trip, and a small page keeps few rows alive at each young-generation collection, so a
+ * month's report grows V8's heap less (docs/reports.md "Memory and speed").
+ */
+const PAGE = 50;
 
 interface PlayPageRow extends PlayColumns {
   dbid: number;
@@ -88,12 +94,10 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
       let after: [string, number] = [range.from, 0];
       for (;;) {
         const rows =
-          range.channel === undefined
-            ? pageAll.all(after[0], after[1], range.to, PLAY_PAGE)
-            : pageChannel.all(range.channel, after[0], after[1], range.to, PLAY_PAGE);
+          range.channel === undefined ? pageAll.all(after[0], after[1], range.to, PAGE) : pageChannel.all(range.channel, after[0], after[1], range.to, PAGE);
         if (rows.length > 0) yield rows.map(playRowOf);
         const last = rows[rows.length - 1];
-        if (!last || rows.length < PLAY_PAGE) return;
+        if (!last || rows.length < PAGE) return;
         after = [last.started_at ?? '', last.dbid];
       }
     },
@@ -183,11 +187,11 @@ function createListenerSessionStore(
       for (;;) {
         const rows =
           range.channel === undefined
-            ? sessionsAll.all(after[0], after[1], range.to, range.from, PLAY_PAGE)
-            : sessionsChannel.all(range.channel, after[0], after[1], range.to, range.from, PLAY_PAGE);
+            ? sessionsAll.all(after[0], after[1], range.to, range.from, PAGE)
+            : sessionsChannel.all(range.channel, after[0], after[1], range.to, range.from, PAGE);
         if (rows.length > 0) yield rows.map(sessionFromRow);
         const last = rows[rows.length - 1];
-        if (!last || rows.length < PLAY_PAGE) return;
+        if (!last || rows.length < PAGE) return;
         after = [last.connected_at, last.id];
       }
     },
