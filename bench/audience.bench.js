@@ -19,16 +19,15 @@
 //   npm run build && node bench/audience.bench.js
 
 const fs = require('node:fs');
-const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { performance } = require('node:perf_hooks');
 const { startSvc } = require('./lib/svc-process');
 const { CPU, pinSelf, spawnPinned, waitForListening, stopProcess } = require('./lib/processes');
 const { connectFleet } = require('./lib/ws-fleet');
 const { rssBytes, MiB } = require('./lib/rss');
 const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
+const { timedPoster, percentile } = require('./lib/timed-post');
 
 const SIZES = (process.env.BENCH_AUDIENCE_SIZES || '1000,5000,10000').split(',').map(Number);
 const KINDS = (process.env.BENCH_AUDIENCE_KINDS || 'ws,sse').split(',');
@@ -40,7 +39,6 @@ const POST_ROUNDS = envInt('BENCH_POST_ROUNDS', 5);
 const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT;
 /** Which parts run: `rss`, `push`, `post` (BENCH_AUDIENCE_ROWS=post runs only the POST rows). */
 const PARTS = (process.env.BENCH_AUDIENCE_ROWS || 'rss,push,post').split(',');
-const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const KIND = {
@@ -52,27 +50,8 @@ const ROW_POST = `POST /v1/remoteinput latency with ${POST_SOCKETS.toLocaleStrin
 const ROW_POST_MID = `POST /v1/remoteinput latency sent mid-push to ${POST_SOCKETS.toLocaleString('en-US')} /v1/images/ws sockets vs none (median)`;
 const rowRss = (kind) => `RSS per 1,000 idle ${KIND[kind].name} clients`;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function post(url, body) {
-  const sent = now();
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => {
-        if (response.statusCode !== 200) reject(new Error(`${url} answered ${response.statusCode}`));
-        else resolve({ sent, at: now(), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      });
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
+const post = timedPoster();
 
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 const median = (values) => percentile(values, 50);
 
 async function startServers(dir) {

@@ -6,14 +6,13 @@
 // and svc's resident memory with the 1,000 readers (goal < 150 MiB), shown beside the same
 // process before they connected.
 
-const { performance } = require('node:perf_hooks');
-const http = require('node:http');
 const path = require('node:path');
 const { startSvc } = require('./lib/svc-process');
 const { spawnPinned, CPU } = require('./lib/processes');
 const { connectFleet } = require('./lib/ws-fleet');
 const { rssBytes, MiB } = require('./lib/rss');
 const { emitRow, emitFailure, log, envInt } = require('./lib/report');
+const { timedPoster, percentile } = require('./lib/timed-post');
 
 const CLIENTS = envInt('BENCH_SSE_CLIENTS', 1000);
 const CHANGES_PER_ROUND = 50;
@@ -21,30 +20,10 @@ const ROUNDS = envInt('BENCH_ROUNDS', 3);
 const ROW_P99 = `/v1/events fan-out to ${CLIENTS} readers, p99 submission to last reader`;
 const ROW_RSS = `/v1/events: svc RSS with ${CLIENTS} readers`;
 
-const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const post = timedPoster();
 
-function post(url, body) {
-  const sent = now();
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => {
-        if (response.statusCode !== 200) reject(new Error(`${url} answered ${response.statusCode}`));
-        else resolve({ sent, at: now(), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      });
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
 
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 
 async function main() {
   const svc = await startSvc();
