@@ -1,8 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { makeTempDir } from './temp-dir';
+import { startXvfb } from './xvfb';
 
 // The real Mixxx 2.3 (Debian's mixxx) under a private Xvfb display, driven the way a DJ drives it:
 // its keyboard shortcuts, sent with xdotool. Facts taken from Mixxx itself, restated here:
@@ -77,19 +78,6 @@ function writeSettings(home: string, settings: string, connections: readonly Mix
   for (const connection of connections) fs.writeFileSync(path.join(settings, 'broadcast_profiles', `${connection.name}.bcp.xml`), profile(connection));
 }
 
-async function startXvfb(): Promise<{ display: string; process: ChildProcess }> {
-  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1600x900x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
-  const display = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    xvfb.stdio[3]?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      if (text.includes('\n')) resolve(`:${text.trim()}`);
-    });
-    xvfb.on('exit', () => reject(new Error('Xvfb exited')));
-  });
-  return { display, process: xvfb };
-}
-
 /**
  * Starts Mixxx with `deck2File` in deck 2 and the given Live Broadcasting connections (not yet on
  * air), and waits until its main window is up.
@@ -98,7 +86,7 @@ export async function startMixxx(deck2File: string, connections: readonly MixxxC
   const home = makeTempDir('svc-mixxx-');
   const settings = path.join(home.dir, 'settings');
   writeSettings(home.dir, settings, connections);
-  const xvfb = await startXvfb();
+  const xvfb = await startXvfb('1600x900x24');
   const env = { ...process.env, HOME: home.dir, DISPLAY: xvfb.display, QT_QPA_PLATFORM: 'xcb', LIBGL_ALWAYS_SOFTWARE: '1' };
   const xdotool = async (...args: string[]) => (await run('xdotool', args, { env, timeout: 60_000 })).stdout.trim();
   // Every log line reaches mixxx.log at once: start-up is followed there.

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { makeTempDir } from './temp-dir';
 import { until } from './eventually';
+import { startXvfb } from './xvfb';
 
 // The real OBS Studio (Debian's obs-studio, with its obs-websocket plugin) under a private Xvfb
 // display, with its own HOME: the WebSocket server on a free loopback port with a password, a
@@ -24,15 +25,7 @@ export async function startObsStudio(textInput: string, password = 'obs-studio-p
   const port = await freePort();
   writeConfig(home.dir, port, password);
   writeSceneCollection(home.dir, textInput);
-  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '640x360x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
-  const display = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    xvfb.stdio[3]?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      if (text.includes('\n')) resolve(`:${text.trim()}`);
-    });
-    xvfb.on('exit', () => reject(new Error('Xvfb exited')));
-  });
+  const { display, process: xvfb } = await startXvfb('640x360x24');
   let obs: ChildProcess | undefined;
   const log: string[] = [];
   const launch = async () => {
