@@ -1,4 +1,4 @@
-import type { PlayListeners } from '../../../src/domain/play';
+import type { PlayJson } from '../../../src/domain/play';
 import { encodeVorbis, makeTone } from '../../helpers/audio-files';
 import { eventually } from '../../helpers/eventually';
 import { request } from '../../helpers/http';
@@ -21,17 +21,8 @@ import { makeTempDir } from '../../helpers/temp-dir';
 const SECRET = 'mixxx-live-set-secret';
 const MOUNT = '/live.ogg';
 
-interface Play {
-  dbid: number;
-  artist: string;
-  title: string;
-  started_at: string;
-  ended_at: string | null;
-  end_reason: string | null;
-  kind: string;
-  channel: string;
-  listeners: PlayListeners | null;
-}
+/** A /v1/history entry: the record's names and the play's fields as every surface shows them. */
+type Play = PlayJson & { dbid: number; artist: string; title: string };
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
