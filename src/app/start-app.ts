@@ -314,11 +314,19 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
 /** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
 function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPlaying: NowPlaying): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
   const { playlog } = config;
-  const playLog = new PlayLog({
+  const listenerSessions: ListenerSessions = new ListenerSessions({
+    plays: store.plays,
+    servers: playlog.icecast,
+    keepAddresses: playlog.keepAddresses,
+    logger,
+    // Called only once the feeds run, after playLog below exists.
+    onLateSession: (channel: string, since: string): Promise<void> => playLog.recount(channel, since),
+  });
+  const playLog: PlayLog = new PlayLog({
     plays: store.plays,
     policy: playlog,
     logger,
-    countsListeners: playlog.icecast.length > 0,
+    countsListeners: listenerSessions.configured,
     complement: playlog.complement,
     minSessionSeconds: playlog.minSessionSeconds,
     // An end or a count of the current track shows on /v1/last and the streams at once.
@@ -328,13 +336,6 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPl
       const fresh = await store.tracks.byDbid(shown.dbid);
       if (fresh?.play && nowPlaying.current()?.dbid === fresh.dbid) nowPlaying.update({ ...shown, play: fresh.play });
     },
-  });
-  const listenerSessions = new ListenerSessions({
-    plays: store.plays,
-    servers: playlog.icecast,
-    keepAddresses: playlog.keepAddresses,
-    logger,
-    onLateSession: (channel, since) => playLog.recount(channel, since),
   });
   const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
   playLog.start();
