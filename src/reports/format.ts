@@ -77,8 +77,6 @@ export interface ReportFormat {
   contentType(run: ReportRun): string;
   /** Listener counts per play are needed (a play without any is a problem). */
   needsPerformances(run: ReportRun): boolean;
-  /** Listener sessions are read (addresses, listening time). */
-  readsSessions(run: ReportRun): boolean;
   /**
    * The file reads the plays once, every one before its first line after the header, and neither
    * its lines nor its name depend on the facts: one pass can check and write it, holding only its

@@ -75,7 +75,6 @@ export const bmi: ReportFormat = {
   name: 'bmi',
   contentType: () => 'text/plain; charset=utf-8',
   needsPerformances: () => false,
-  readsSessions: () => false,
   gathersBeforeWriting: () => false,
   fileName(run) {
     return fileSafe(`${run.settings.service}-bmi-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);

@@ -69,7 +69,6 @@ export const nprPlaylist: ReportFormat = {
   name: 'npr-playlist',
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
-  readsSessions: () => false,
   gathersBeforeWriting: () => false,
   fileName(run, facts) {
     return fileSafe(`${run.settings.service}-${playlistChannel(run, facts.channels)}-playlist-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);

@@ -52,7 +52,6 @@ export const nprStreams: ReportFormat = {
   name: 'npr-streams',
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
-  readsSessions: () => true,
   gathersBeforeWriting: () => false,
   fileName(run) {
     return fileSafe(`${run.settings.service}-${run.channel ?? 'all'}-streams-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);

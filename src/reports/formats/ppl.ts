@@ -82,7 +82,6 @@ export const ppl: ReportFormat = {
   name: 'ppl',
   contentType: (run) => (run.programmeDate === undefined ? 'text/tab-separated-values; charset=utf-8' : 'text/csv; charset=utf-8'),
   needsPerformances: (run) => run.programmeDate === undefined,
-  readsSessions: (run) => run.programmeDate === undefined,
   gathersBeforeWriting: () => false,
   fileName(run) {
     if (run.programmeDate !== undefined) return fileSafe(`${run.settings.service}-ppl-programme-${compactDate(run.programmeDate)}.csv`);

@@ -60,7 +60,6 @@ export const prs: ReportFormat = {
   name: 'prs',
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
-  readsSessions: () => false,
   gathersBeforeWriting: () => true,
   fileName(run) {
     return fileSafe(`${run.settings.service}-prs-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);

@@ -110,7 +110,6 @@ export const soundexchange: ReportFormat = {
   name: 'soundexchange',
   contentType: (run) => (run.variant === 'csv' ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8'),
   needsPerformances: () => true,
-  readsSessions: () => false,
   gathersBeforeWriting: () => true,
   fileName(run) {
     const extension = run.variant === 'csv' ? 'csv' : 'txt';
