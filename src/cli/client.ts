@@ -56,10 +56,11 @@ export class SvcClient {
     return this.requestJson(this.endpoint(path), { method: 'GET', headers });
   }
 
-  postJson(path: string, body: unknown): Promise<Answer> {
+  /** A JSON body with the secret: POST, or PATCH for a correction of a record. */
+  postJson(path: string, body: unknown, method: 'POST' | 'PATCH' = 'POST'): Promise<Answer> {
     const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
     if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
-    return this.requestJson(this.endpoint(path), { method: 'POST', headers, body: JSON.stringify(body) });
+    return this.requestJson(this.endpoint(path), { method, headers, body: JSON.stringify(body) });
   }
 
   /** DELETE with the secret (the song-request queue's writes). */

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, StartupError, errorMessage } from '../errors';
 import { VERSION } from '../version';
 import { registerCompletion } from './commands/completion';
+import { registerEdit } from './commands/edit';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
 import { registerOutputs } from './commands/outputs';
@@ -54,6 +55,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerSubmit(program, ctx, setResult);
   registerLast(program, ctx, setResult);
   registerHistory(program, ctx, setResult);
+  registerEdit(program, ctx, setResult);
   registerStatus(program, ctx, setResult);
   registerOutputs(program, ctx, setResult);
   registerRequests(program, ctx, setResult);

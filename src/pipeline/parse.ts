@@ -19,7 +19,7 @@ export interface RawRequest {
   method: string;
   /** Parsed query string; repeated keys arrive as arrays. */
   query: Readonly<Record<string, string | string[] | undefined>>;
-  /** Parsed body for POST (JSON or form), undefined for GET/HEAD. */
+  /** Parsed body for POST and PATCH (JSON or form), undefined for GET/HEAD/DELETE. */
   body?: unknown;
   /** Form bodies are read like query strings (docs/decisions.md): repeated keys are an error. */
   bodyIsForm?: boolean;
@@ -37,7 +37,7 @@ export interface ParsedSubmission {
 export function parseSubmission(request: RawRequest, options: ParseOptions): ParsedSubmission {
   const query = singleValuedQuery(request.query);
   let fields: Record<string, unknown>;
-  if (request.method === 'POST') {
+  if (carriesBody(request.method)) {
     const jsonInForm = request.bodyIsForm ? jsonObjectIn(request.rawBody) : undefined;
     if (jsonInForm) fields = jsonInForm;
     else if (!isPlainObject(request.body)) throw new AppError('BODY_NOT_OBJECT');
@@ -55,11 +55,11 @@ export function parseSubmission(request: RawRequest, options: ParseOptions): Par
 
 /**
  * Precedence (docs/decisions.md): a non-empty auth header decides alone; otherwise the body
- * field `secret` (POST); otherwise the query parameter `secret` (any method).
+ * field `secret` (POST, PATCH); otherwise the query parameter `secret` (any method).
  */
 function pickCredential(request: RawRequest, fields: Record<string, unknown>, query: Record<string, string>): Credential | null {
   if (request.authHeader !== '') return { bytes: Buffer.from(request.authHeader, 'latin1') };
-  if (request.method === 'POST' && Object.hasOwn(fields, 'secret')) {
+  if (carriesBody(request.method) && Object.hasOwn(fields, 'secret')) {
     const value = fields.secret;
     // A non-string secret can never match; it still counts as "given", so the answer is "Invalid secret".
     // Never serialized: a secret nested thousands of levels deep would overflow the stack.
@@ -71,6 +71,11 @@ function pickCredential(request: RawRequest, fields: Record<string, unknown>, qu
     return { bytes: Buffer.from(query.secret, 'utf8') };
   }
   return null;
+}
+
+/** The methods whose fields come in the body (a PATCH corrects a record: pipeline/edit-track.ts). */
+export function carriesBody(method: string): boolean {
+  return method === 'POST' || method === 'PATCH';
 }
 
 function singleValuedQuery(query: RawRequest['query']): Record<string, string> {

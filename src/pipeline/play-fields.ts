@@ -34,6 +34,8 @@ const MAX_PLANNED_SECONDS = 86_400;
 const PLAY_FIELDS = ['started_at', 'channel', 'kind', 'usage', 'dj', 'show'] as const;
 /** The log's own: a submission never sets them. */
 const LOG_FIELDS = ['ended_at', 'end_reason', 'listeners', 'trimmed_seconds'] as const;
+/** Every field that is the play's, not the record's: a correction of the record leaves them alone (pipeline/edit-track.ts). */
+export const AIR_FIELDS: ReadonlySet<string> = new Set([...PLAY_FIELDS, ...LOG_FIELDS]);
 
 export interface TakenPlay {
   metadata: TrackFields;

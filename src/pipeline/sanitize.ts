@@ -145,7 +145,7 @@ function truncationWarning(key: string, originalLength: number, max: number): st
   return `Field '${key}' truncated from ${originalLength} to ${max} characters`;
 }
 
-function isRemovedField(key: string): boolean {
+export function isRemovedField(key: string): boolean {
   const lower = key.toLowerCase();
   return REMOVED_FIELDS.has(lower) || REMOVED_FIELD_SUFFIXES.some((suffix) => lower.endsWith(suffix));
 }

@@ -138,7 +138,8 @@ function pageBody(entries: readonly string[], lastDbid: number | undefined, quer
   return `${tracks},"next":${JSON.stringify(`v1/history?${next.toString()}`)}}`;
 }
 
-function historyEntry(record: TrackRecord): Record<string, unknown> {
+/** One entry of GET /v1/history (and the answer to a correction of it). */
+export function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
   return { ...recordJson(record), received_at: record.receivedAt };
 }

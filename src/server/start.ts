@@ -136,7 +136,16 @@ function createHttpApp(
         playLog: work.playLog,
         logger,
       }),
-      historyRoutes({ secret: config.secret, tracks, nowPlaying, pool: work.expensiveWork, budget: work.queueBudget, idempotent: work.idempotent }),
+      historyRoutes({
+        secret: config.secret,
+        tracks,
+        nowPlaying,
+        pool: work.expensiveWork,
+        budget: work.queueBudget,
+        idempotent: work.idempotent,
+        maxBodyBytes: config.maxBodyBytes,
+        limits: work.submitDeps,
+      }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
       reportRoutes({
         secret: config.secret,

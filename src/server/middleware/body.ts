@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import bodyParser from 'koa-bodyparser';
 import { AppError } from '../../errors';
-import type { AppMiddleware } from '../context';
+import { carriesBody, type RawRequest } from '../../pipeline/parse';
+import type { AppContext, AppMiddleware } from '../context';
+import { credentialHeader } from '../credentials';
 
-// POST bodies (docs/decisions.md): JSON with Content-Type application/json; a missing type or
+// POST and PATCH bodies (docs/decisions.md): JSON with Content-Type application/json; a missing type or
 // text/plain that parses as JSON is accepted too; form-encoded bodies are read like a query
 // string. Anything else is 415. Bodies over maxBodyBytes are 413.
 
@@ -23,7 +25,7 @@ export function parseBody(maxBodyBytes: number): AppMiddleware[] {
   const parser = bodyParser(options) as unknown as AppMiddleware;
 
   const checkContentType: AppMiddleware = async function checkContentType(ctx, next) {
-    if (ctx.method !== 'POST') {
+    if (!carriesBody(ctx.method)) {
       await next();
       return;
     }
@@ -85,4 +87,18 @@ function httpStatusOf(error: unknown): number | undefined {
 
 export function isFormRequest(contentType: string): boolean {
   return contentType.split(';')[0]?.trim().toLowerCase() === FORM;
+}
+
+/** What the pipeline reads of a request: its query, its parsed body (POST, PATCH) and its credential header. */
+export function rawRequestOf(ctx: AppContext): RawRequest {
+  const withBody = carriesBody(ctx.method);
+  const request = ctx.request as { body?: unknown; rawBody?: string };
+  return {
+    method: ctx.method,
+    query: ctx.query,
+    body: withBody ? request.body : undefined,
+    rawBody: withBody ? request.rawBody : undefined,
+    bodyIsForm: isFormRequest(ctx.get('Content-Type')),
+    authHeader: credentialHeader(ctx),
+  };
 }

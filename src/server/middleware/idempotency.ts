@@ -1,11 +1,11 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors';
 import { authenticate } from '../../pipeline/authenticate';
-import { parseSubmission, requestCredential, type RawRequest } from '../../pipeline/parse';
+import { parseSubmission, requestCredential } from '../../pipeline/parse';
 import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
-import { isFormRequest } from './body';
+import { rawRequestOf } from './body';
 import { credentialHeader } from '../credentials';
 
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
@@ -94,14 +94,7 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
 /** The request's secret, checked as the route would check it (the body's `secret` for a POST). */
 function authenticateFirst(ctx: AppContext, secret: string): void {
   if (secret === '') return;
-  const request: RawRequest = {
-    method: ctx.method,
-    query: ctx.query,
-    body: ctx.method === 'POST' ? (ctx.request as { body?: unknown }).body : undefined,
-    rawBody: ctx.method === 'POST' ? (ctx.request as { rawBody?: string }).rawBody : undefined,
-    bodyIsForm: isFormRequest(ctx.get('Content-Type')),
-    authHeader: credentialHeader(ctx),
-  };
+  const request = rawRequestOf(ctx);
   const credential = ctx.method === 'POST' ? parseSubmission(request, { maxFields: Number.MAX_SAFE_INTEGER }).credential : requestCredential(request);
   authenticate(credential, secret);
 }

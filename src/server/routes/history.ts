@@ -2,17 +2,19 @@ import Router from '@koa/router';
 import { parseIsoDateTime } from '../../domain/iso-time';
 import { AppError } from '../../errors';
 import { deleteTrack, type DeleteDeps } from '../../pipeline/delete-track';
+import { editTrack } from '../../pipeline/edit-track';
+import type { SanitizeOptions } from '../../pipeline/sanitize';
+import { parseBody, rawRequestOf } from '../middleware/body';
 import { shortName } from '../../pipeline/parse';
 import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppMiddleware, AppState } from '../context';
-import { HISTORY_PAGE_MAX_BYTES, createHistoryPages } from '../history-pages';
+import { HISTORY_PAGE_MAX_BYTES, createHistoryPages, historyEntry } from '../history-pages';
 import { HISTORY_PAGE_LIMIT } from '../../domain/history';
 import { reserveReply, requestGone, type WorkPool } from '../work-pool';
 import type { QueueBudget } from '../queue-budget';
 import { matchesEtag } from '../../domain/etag';
-import { credentialHeader } from '../credentials';
 
-// GET /v1/history and DELETE /v1/history/<dbid> (docs/decisions.md "History"; docs/http-api.md).
+// GET /v1/history, PATCH and DELETE /v1/history/<dbid> (docs/decisions.md "History"; docs/http-api.md).
 
 export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;
@@ -22,6 +24,9 @@ export interface HistoryDeps extends DeleteDeps {
   budget: QueueBudget;
   /** Idempotency-Key handling (middleware/idempotency.ts). */
   idempotent: AppMiddleware;
+  maxBodyBytes: number;
+  /** A correction's fields are sanitized as a submission's are. */
+  limits: SanitizeOptions & { maxFields: number };
 }
 
 export function historyRoutes(deps: HistoryDeps): Router<AppState> {
@@ -56,13 +61,29 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
   });
 
   router.delete('/history/:dbid', deps.idempotent, async (ctx) => {
-    const raw = ctx.params.dbid ?? '';
-    const dbid = parseDbid(raw);
-    if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);
-    await deleteTrack({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }, dbid, deps);
+    const dbid = dbidParam(ctx.params.dbid);
+    await deleteTrack(rawRequestOf(ctx), dbid, deps);
     ctx.status = 204;
   });
+
+  router.patch('/history/:dbid', ...parseBody(deps.maxBodyBytes), async (ctx) => {
+    const dbid = dbidParam(ctx.params.dbid);
+    const { record, warnings } = await editTrack(rawRequestOf(ctx), dbid, {
+      ...deps.limits,
+      secret: deps.secret,
+      tracks: deps.tracks,
+      nowPlaying: deps.nowPlaying,
+    });
+    ctx.body = { record: historyEntry(record), warnings };
+  });
   return router;
+}
+
+/** The `<dbid>` of the path; anything but a positive integer is a 400. */
+function dbidParam(raw = ''): number {
+  const dbid = parseDbid(raw);
+  if (dbid === undefined) throw new AppError('INVALID_PARAMETERS', `Invalid dbid '${shortName(raw)}': expected a positive integer`);
+  return dbid;
 }
 
 /** A kept page up to this size skips the expensive-work pool: about 100 tracks without long artist biographies. */

@@ -1,16 +1,14 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { NowPlaying } from '../../domain/current-track';
-import type { RawRequest } from '../../pipeline/parse';
 import { endPlay } from '../../pipeline/end-play';
 import type { PlayLog } from '../../pipeline/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppMiddleware, AppState } from '../context';
-import { isFormRequest, parseBody } from '../middleware/body';
+import { parseBody, rawRequestOf } from '../middleware/body';
 import { lastResponse } from './last';
-import { credentialHeader } from '../credentials';
 
 // Thin handlers for /v1 (docs/http-api.md): they shape HTTP in and out; the use case lives in pipeline/.
 
@@ -76,7 +74,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
   };
 
   const remoteInput = async (ctx: AppContext) => {
-    const request = toRawRequest(ctx);
+    const request = rawRequestOf(ctx);
     if (ctx.method === 'HEAD') {
       checkSubmission(request, deps.submit);
       ctx.status = 200;
@@ -96,20 +94,9 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
 
   router.post('/remoteinput/end', ...parseBody(deps.maxBodyBytes), async (ctx) => {
     // The play log refreshes the current track's copy before it answers (app/start-app.ts).
-    ctx.body = await endPlay(toRawRequest(ctx), { ...deps.submit, playLog: deps.playLog });
+    ctx.body = await endPlay(rawRequestOf(ctx), { ...deps.submit, playLog: deps.playLog });
   });
   router.get('/remoteinput', stampArrival, deps.idempotent, remoteInput);
   router.post('/remoteinput', stampArrival, ...parseBody(deps.maxBodyBytes), deps.idempotent, remoteInput);
   return router;
-}
-
-function toRawRequest(ctx: AppContext): RawRequest {
-  return {
-    method: ctx.method,
-    query: ctx.query,
-    body: ctx.method === 'POST' ? (ctx.request as { body?: unknown }).body : undefined,
-    rawBody: ctx.method === 'POST' ? (ctx.request as { rawBody?: string }).rawBody : undefined,
-    bodyIsForm: isFormRequest(ctx.get('Content-Type')),
-    authHeader: credentialHeader(ctx),
-  };
 }

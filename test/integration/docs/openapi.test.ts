@@ -133,6 +133,12 @@ describe('docs/openapi.yaml against real answers', () => {
     expect(page.json).toHaveProperty('next');
     await exchange('GET', '/v1/history', { headers: { 'If-None-Match': page.headers.get('etag') ?? '' } });
     await exchange('GET', '/v1/history?limit=0');
+    expect((await exchange('PATCH', '/v1/history/1', { headers: json, body: JSON.stringify({ label: 'Hyperdub', bpm: null }) })).status).toBe(200);
+    await exchange('PATCH', '/v1/history/1', { headers: json, body: JSON.stringify({ kind: 'jingle' }) });
+    await exchange('PATCH', '/v1/history/1', { headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    await exchange('PATCH', '/v1/history/999', { headers: json, body: '{}' });
+    await exchange('PATCH', '/v1/history/1', { headers: { 'Content-Type': 'image/png', ...auth }, body: 'x' });
+    await exchange('PATCH', '/v1/history/1', { headers: json, body: JSON.stringify({ artist: 'x'.repeat(2_000_000) }) });
     await exchange('DELETE', '/v1/history/1', { headers: auth });
     await exchange('DELETE', '/v1/history/1', { headers: auth });
     await exchange('DELETE', '/v1/history/x', { headers: auth });
