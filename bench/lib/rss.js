@@ -15,6 +15,11 @@ function procMemory(pid) {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
+/** Starts VmHWM again from the current VmRSS (Linux 4.0+, `clear_refs` 5), so a peak is the peak of what follows. */
+function resetPeak(pid) {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
 /** Current resident set size of `pid`, in bytes. */
 function rssBytes(pid) {
   return procMemory(pid).rss;
@@ -22,4 +27,4 @@ function rssBytes(pid) {
 
 const MiB = 1024 * 1024;
 
-module.exports = { procMemory, rssBytes, MiB };
+module.exports = { procMemory, resetPeak, rssBytes, MiB };
