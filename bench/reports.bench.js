@@ -6,9 +6,9 @@
 //      query written with fs.createWriteStream (goal <= 1.5);
 //   b) the peak resident memory of a running `svc serve` while it answers
 //      GET /v1/reports/soundexchange for that month, against its idle resident memory just before
-//      (goal <= 1.2): the process a station's report is made in, its young generation as the
-//      server keeps it (src/app/young-generation.ts). The peak is VmHWM, started again from the
-//      idle size before the request. Its details give the same ratio for the writer process of a).
+//      (goal <= 1.2): the process a station's report is made in, its heap as a started server
+//      has it. The peak is VmHWM, started again from the idle size before the request. Its
+//      details give the same ratio for the writer process of a).
 // Each run of a) is its own process (bench/lib/census-writer.js); the files must all be equal.
 
 const fs = require('node:fs');

@@ -54,9 +54,6 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
   // Handlers first: a signal that arrives while starting must still close things cleanly.
   const interrupted = ctx.untilInterrupted();
   const stopSignal = new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));
-  // The process is the server's own: its young generation stops growing at 16 MiB.
-  const { capYoungGeneration } = require('../../app/young-generation') as typeof import('../../app/young-generation');
-  capYoungGeneration();
   const app = await startApp(config, { logger });
   const icecast: IcecastBannerFacts | undefined = app.icecast
     ? { url: app.icecast.url, password: config.icecastSource.password === undefined ? 'secret' : 'own' }
