@@ -33,13 +33,9 @@ function runWriter(mode, dbFile, outFile) {
 const SECRET = 'bench-reports';
 const SETTLE_MS = 2000;
 
-/** One round of b): a fresh `svc serve` on a copy of the month, idle, then one census file over HTTP. */
-async function serverRound(dir, dbFile, outFile) {
-  const copy = path.join(dir, 'server.db');
-  fs.copyFileSync(dbFile, copy);
-  const config = path.join(dir, 'server.json');
-  fs.writeFileSync(config, JSON.stringify({ secret: SECRET, reports: { service: 'KSVC', category: 'A', timeZone: 'UTC' } }));
-  const svc = await startSvc({ args: ['--config', config], dbFile: copy });
+/** One round of b): a fresh `svc serve` on the server's copy of the month, idle, then one census file over HTTP. */
+async function serverRound(config, dbFile, outFile) {
+  const svc = await startSvc({ args: ['--config', config], dbFile });
   try {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     resetPeak(svc.pid);
@@ -50,7 +46,6 @@ async function serverRound(dir, dbFile, outFile) {
     return { idle, peak: procMemory(svc.pid).hwm };
   } finally {
     await svc.stop();
-    fs.rmSync(copy, { force: true });
   }
 }
 
@@ -65,8 +60,13 @@ async function main() {
       svc: () => runWriter('svc', dbFile, outs.svc),
       sql: () => runWriter('sql', dbFile, outs.sql),
     });
+    // The server gets its own copy (it opens the file for writing); reports leave it as it was.
+    const serverDb = path.join(dir, 'server.db');
+    fs.copyFileSync(dbFile, serverDb);
+    const config = path.join(dir, 'server.json');
+    fs.writeFileSync(config, JSON.stringify({ secret: SECRET, reports: { service: 'KSVC', category: 'A', timeZone: 'UTC' } }));
     const served = [];
-    for (let round = 0; round < ROUNDS; round++) served.push(await serverRound(dir, dbFile, path.join(dir, 'served.txt')));
+    for (let round = 0; round < ROUNDS; round++) served.push(await serverRound(config, serverDb, path.join(dir, 'served.txt')));
     if (!fs.readFileSync(outs.svc).equals(fs.readFileSync(outs.sql))) throw new Error('svc and the SQL baseline wrote different files');
     if (!fs.readFileSync(path.join(dir, 'served.txt')).equals(fs.readFileSync(outs.sql))) throw new Error('the server and the SQL baseline wrote different files');
     log(`svc: ${samples.svc.map((s) => `${s.ms.toFixed(0)} ms, idle ${(s.idle / MiB).toFixed(1)} MiB, peak ${(s.peak / MiB).toFixed(1)} MiB`).join('; ')}`);

@@ -56,8 +56,17 @@ export class SvcClient {
     return this.requestJson(this.endpoint(path), { method: 'GET', headers });
   }
 
-  /** A JSON body with the secret: POST, or PATCH for a correction of a record. */
-  postJson(path: string, body: unknown, method: 'POST' | 'PATCH' = 'POST'): Promise<Answer> {
+  postJson(path: string, body: unknown): Promise<Answer> {
+    return this.sendJson('POST', path, body);
+  }
+
+  /** A correction of a stored record (PATCH /v1/history/<dbid>). */
+  patchJson(path: string, body: unknown): Promise<Answer> {
+    return this.sendJson('PATCH', path, body);
+  }
+
+  /** A JSON body with the secret. */
+  private sendJson(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<Answer> {
     const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
     if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
     return this.requestJson(this.endpoint(path), { method, headers, body: JSON.stringify(body) });

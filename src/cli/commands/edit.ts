@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { parseDbid } from '../../domain/history';
 import { isPlainObject } from '../../domain/plain-object';
 import { oneLine } from '../../domain/template';
 import { addClientOptions, createClient, type ClientOptions } from '../client-options';
@@ -47,11 +48,11 @@ export function registerEdit(program: Command, ctx: CliContext, setResult: SetRe
 }
 
 async function runEdit(dbid: string, args: readonly string[], options: ClientOptions, ctx: CliContext): Promise<number> {
-  if (!/^[1-9][0-9]*$/.test(dbid)) throw new CliError(`invalid dbid '${oneLine(dbid)}': expected a positive integer`, EXIT.USAGE);
+  if (parseDbid(dbid) === undefined) throw new CliError(`invalid dbid '${oneLine(dbid)}': expected a positive integer`, EXIT.USAGE);
   const changes = changesOf(args);
   const client = await createClient(options);
   const path = `v1/history/${dbid}`;
-  const { json } = await client.postJson(path, changes, 'PATCH');
+  const { json } = await client.patchJson(path, changes);
   const record = isPlainObject(json) && isPlainObject(json.record) ? json.record : undefined;
   if (!isPlainObject(json) || !record)
     throw new CliError(`unexpected answer from ${client.endpoint(path).href}: ${oneLine(JSON.stringify(json))}`, EXIT.SERVER_ERROR);

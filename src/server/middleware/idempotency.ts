@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors';
 import { authenticate } from '../../pipeline/authenticate';
-import { parseSubmission, requestCredential } from '../../pipeline/parse';
+import { carriesBody, parseSubmission, requestCredential } from '../../pipeline/parse';
 import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
@@ -91,10 +91,10 @@ export function idempotent(store: IdempotencyStore, options: IdempotencyOptions)
   };
 }
 
-/** The request's secret, checked as the route would check it (the body's `secret` for a POST). */
+/** The request's secret, checked as the route would check it (the body's `secret` for a POST or PATCH). */
 function authenticateFirst(ctx: AppContext, secret: string): void {
   if (secret === '') return;
   const request = rawRequestOf(ctx);
-  const credential = ctx.method === 'POST' ? parseSubmission(request, { maxFields: Number.MAX_SAFE_INTEGER }).credential : requestCredential(request);
+  const credential = carriesBody(ctx.method) ? parseSubmission(request, { maxFields: Number.MAX_SAFE_INTEGER }).credential : requestCredential(request);
   authenticate(credential, secret);
 }

@@ -9,7 +9,7 @@ import { shortName } from '../../pipeline/parse';
 import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppMiddleware, AppState } from '../context';
 import { HISTORY_PAGE_MAX_BYTES, createHistoryPages, historyEntry } from '../history-pages';
-import { HISTORY_PAGE_LIMIT } from '../../domain/history';
+import { HISTORY_PAGE_LIMIT, parseDbid } from '../../domain/history';
 import { reserveReply, requestGone, type WorkPool } from '../work-pool';
 import type { QueueBudget } from '../queue-budget';
 import { matchesEtag } from '../../domain/etag';
@@ -131,10 +131,4 @@ function parseHistoryQuery(query: Query): HistoryQuery {
 
 function invalid(message: string): AppError {
   return new AppError('INVALID_PARAMETERS', message);
-}
-
-function parseDbid(value: string): number | undefined {
-  if (!/^[1-9]\d{0,15}$/.test(value)) return undefined;
-  const dbid = Number(value);
-  return Number.isSafeInteger(dbid) ? dbid : undefined;
 }
