@@ -45,7 +45,10 @@ function add(found: Map<string, Recording>, play: ReportPlay, byChannel: boolean
   const key = byChannel ? `${play.channel}\u0000${recordingKey(play)}` : recordingKey(play);
   let recording = found.get(key);
   if (!recording) {
-    recording = { ...pickNames(play), channel: play.channel, performances: 0, listenerSeconds: 0, plays: 0 };
+    // Every field written out, not spread: V8 gives a spread-built object a slow shape, and a
+    // month's plays each add to one (docs/reports.md "Memory and speed").
+    const { artist, title, isrc, album, label } = pickNames(play);
+    recording = { artist, title, isrc, album, label, channel: play.channel, performances: 0, listenerSeconds: 0, plays: 0 };
     found.set(key, recording);
   }
   fillNames(recording, play);
@@ -62,7 +65,7 @@ const NAME_FIELDS = ['artist', 'title', 'isrc', 'album', 'label'] as const;
 
 /** A later play of the same ISRC may know the album or label an earlier one lacked. */
 function fillNames(recording: Recording, play: ReportPlay): void {
-  if (NAME_FIELDS.every((field) => (recording[field] ?? '') !== '')) return;
+  if (recording.artist && recording.title && recording.isrc && recording.album && recording.label) return;
   const names = pickNames(play);
   for (const field of NAME_FIELDS) {
     if ((recording[field] ?? '') === '' && (names[field] ?? '') !== '') recording[field] = names[field];
