@@ -37,6 +37,7 @@ import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
+import { collectWhenIdle } from './idle-heap';
 import { coverWaiter } from './ws/requests';
 import type { Storage, Work } from './parts';
 
@@ -73,10 +74,15 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
     throw error;
   }
   const { port } = server.http.address() as AddressInfo;
+  const idleHeap = collectWhenIdle(() => server.open.size);
+  const close = closeInOrder(server, sockets, work, shutdown, SHUTDOWN_GRACE_MS);
   return {
     url: serverUrl(config.host, port),
     port,
-    close: closeInOrder(server, sockets, work, shutdown, SHUTDOWN_GRACE_MS),
+    close: () => {
+      idleHeap.stop();
+      return close();
+    },
   };
 }
 
