@@ -160,14 +160,17 @@ export async function reserveReply(request: IncomingMessage, response: ServerRes
   let held = bytes;
   const stalled = setTimeout(() => dropWithConnection(response), STALLED_READER_MS);
   stalled.unref();
+  const { socket } = request;
   const release = () => {
     clearTimeout(stalled);
+    socket.off('close', release);
     budget.release(held);
     held = 0;
   };
   response.once('close', release);
-  // A pipelined reply may never get the socket: its connection's close releases it too.
-  request.socket.once('close', release);
+  // A pipelined reply may never get the socket: its connection's close releases it too. Taken
+  // off again when the reply is done, or a kept-alive connection would gather one per reply.
+  socket.once('close', release);
   return {
     resize(size) {
       if (size > held) budget.take(size - held);

@@ -48,4 +48,31 @@ describe('unread replies', () => {
     expect(budget.hasRoomFor(64 * 1024 * 1024)).toBe(true);
     await new Promise((resolve) => server.close(resolve));
   });
+
+  it('When one kept-alive connection gets 50 replies in turn, then its socket holds no listener per reply and the budget is free', async () => {
+    const budget = new QueueBudget(64 * 1024 * 1024);
+    const closeListeners: number[] = [];
+    const server = http.createServer((request, response) => {
+      void reserveReply(request, response, budget, 1024).then(() => {
+        response.end('page', () => closeListeners.push(request.socket.listenerCount('close')));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (let index = 0; index < 50; index++) {
+        await new Promise<void>((resolve, reject) => {
+          http.get({ host: '127.0.0.1', port, path: '/v1/history', agent }, (response) => response.resume().on('end', resolve)).on('error', reject);
+        });
+      }
+      expect(closeListeners).toHaveLength(50);
+      expect(new Set(closeListeners).size).toBe(1);
+      expect(budget.hasRoomFor(64 * 1024 * 1024)).toBe(true);
+    } finally {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
