@@ -26,9 +26,10 @@ import {
 const PAGE = 50;
 
 /**
- * A page row as values in column order (better-sqlite3's raw mode): a month's report reads every
- * play, and an array per row costs half what an object with named columns does (docs/reports.md
- * "Memory and speed").
+ * A page row as values in the order of its SELECT (`dbid, received_at, metadata`, then
+ * PLAY_COLUMNS of src/store/plays.ts), as better-sqlite3's raw mode gives them: a month's report
+ * reads every play, and an array per row costs half what an object with named columns does
+ * (docs/reports.md "Memory and speed").
  */
 type PlayPageValues = [
   dbid: number,
@@ -115,7 +116,8 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
         if (rows.length > 0) yield rows.map(playRowOf);
         const last = rows[rows.length - 1];
         if (!last || rows.length < PAGE) return;
-        after = [last[3] ?? '', last[0]];
+        const [lastDbid, , , lastStartedAt] = last;
+        after = [lastStartedAt ?? '', lastDbid];
       }
     },
     async end(channel, at, reason) {
