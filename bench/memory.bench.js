@@ -6,7 +6,10 @@
 // idle-time collection has given back the young generation V8 grew for the burst
 // (src/server/idle-heap.ts, docs/limits-and-load.md "What one record costs"). The rows compare
 // the settled figures, idle with idle; the early ones are in the rows' details.
+// With BENCH_BEFORE_ROOT (a built checkout of the code before), that code is measured the same
+// way in alternate rounds of the same run, and its figures are in the rows' details.
 
+const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { startSvc } = require('./lib/svc-process');
 const { startBaseline } = require('./lib/baseline');
@@ -27,6 +30,7 @@ const ROW_10K = 'RSS after 10,000 submissions';
 const ROW_20K = 'RSS after 20,000 / after 10,000 submissions';
 // Node flags for svc, e.g. BENCH_SVC_NODE_ARGS=--max-semi-space-size=4 (docs/limits-and-load.md "What one record costs").
 const NODE_ARGS = (process.env.BENCH_SVC_NODE_ARGS || '').split(' ').filter(Boolean);
+const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT;
 
 /** VmRSS SETTLE_MS and SETTLED_MS after the work before it; the second with the peak so far. */
 async function settle(pid) {
@@ -36,8 +40,12 @@ async function settle(pid) {
   return { early, ...procMemory(pid) };
 }
 
-async function measureRound(round) {
-  const [svc, bare] = await Promise.all([startSvc({ nodeArgs: NODE_ARGS }), startBaseline({ headers: { 'content-type': 'application/json' }, body: '{}' })]);
+/** One round of one build: `bin` is the before build's bin/svc.js, or undefined for this one. */
+const measureRound = (name, bin) => async (round) => {
+  const [svc, bare] = await Promise.all([
+    startSvc({ nodeArgs: NODE_ARGS, ...(bin ? { bin } : {}) }),
+    startBaseline({ headers: { 'content-type': 'application/json' }, body: '{}' }),
+  ]);
   try {
     const idle = await settle(svc.pid);
     const bareIdle = procMemory(bare.pid).rss;
@@ -54,27 +62,38 @@ async function measureRound(round) {
       peak: after20k.hwm,
       early: { idle: idle.early, after10k: after10k.early, after20k: after20k.early },
     };
-    log(`round ${round + 1}: idle ${mib(idle.rss)} MiB (${mib(idle.early)} at ${SETTLE_MS} ms; bare node:http ${mib(bareIdle)}), ` +
+    log(`${name} round ${round + 1}: idle ${mib(idle.rss)} MiB (${mib(idle.early)} at ${SETTLE_MS} ms; bare node:http ${mib(bareIdle)}), ` +
       `after 10k ${mib(sample.after10k)} (${mib(after10k.early)}), after 20k ${mib(sample.after20k)} (${mib(after20k.early)}), ` +
       `peak ${mib(sample.peak)} MiB; ${first.requestsPerSecond.toFixed(0)} submissions/s`);
     return sample;
   } finally {
     await Promise.all([svc.stop(), bare.stop()]);
   }
-}
+};
 
 async function main() {
-  const { svc: samples } = await alternate(ROUNDS, { svc: measureRound }, { minRounds: 2 });
-  const inMiB = (key) => samples.map((s) => mib(s[key]));
-  const earlyMiB = (key) => samples.map((s) => mib(s.early[key]));
-  const early = (key, of) => ({ [`at${SETTLE_MS}ms`]: earlyMiB(key), [`at${SETTLE_MS}msRatio`]: ratioOfMedians(earlyMiB(key), earlyMiB(of)) });
+  const builds = { svc: measureRound('svc'), ...(BEFORE_ROOT ? { before: measureRound('before', path.join(BEFORE_ROOT, 'bin', 'svc.js')) } : {}) };
+  const { svc: samples, before } = await alternate(ROUNDS, builds, { minRounds: 2 });
+  const inMiB = (key, list = samples) => list.map((s) => mib(s[key]));
+  const earlyMiB = (key, list = samples) => list.map((s) => mib(s.early[key]));
+  const early = (key, of) => ({
+    [`at${SETTLE_MS}ms`]: earlyMiB(key),
+    [`at${SETTLE_MS}msRatio`]: ratioOfMedians(earlyMiB(key), earlyMiB(of)),
+    ...(before
+      ? {
+          before: inMiB(key, before),
+          beforeRatio: ratioOfMedians(inMiB(key, before), inMiB(of, before)),
+          [`beforeAt${SETTLE_MS}msRatio`]: ratioOfMedians(earlyMiB(key, before), earlyMiB(of, before)),
+        }
+      : {}),
+  });
   emitRow({
     row: ROW_IDLE,
     unit: 'MiB',
     svc: inMiB('idle'),
     baseline: { label: 'bare node:http, idle', values: inMiB('bareIdle') },
     goal: null,
-    details: { settledAfterMs: SETTLED_MS, [`at${SETTLE_MS}ms`]: earlyMiB('idle') },
+    details: { settledAfterMs: SETTLED_MS, [`at${SETTLE_MS}ms`]: earlyMiB('idle'), ...(before ? { before: inMiB('idle', before) } : {}) },
   });
   emitRow({
     row: NODE_ARGS.length ? `${ROW_10K} (node ${NODE_ARGS.join(' ')})` : ROW_10K,
