@@ -17,6 +17,7 @@ const { runLoad, assertCleanRun } = require('./lib/load');
 const { emitRow, emitFailure, alternate, log, envInt } = require('./lib/report');
 const { submissionLoad } = require('./lib/fixtures');
 const { procMemory, MiB } = require('./lib/rss');
+const { median } = require('./lib/stats');
 
 const ROUNDS = envInt('BENCH_MEMORY_ROUNDS', 3);
 const SUBMISSIONS = 10_000;
@@ -120,7 +121,6 @@ async function main() {
 }
 
 function ratioOfMedians(values, baseline) {
-  const median = (list) => [...list].sort((a, b) => a - b)[list.length >> 1];
   return Math.round((median(values) / median(baseline)) * 100) / 100;
 }
 

@@ -84,8 +84,7 @@ type YoungCollection = () => void;
  * new context is made, which then carries `gc`.
  */
 function youngCollection(): YoungCollection | undefined {
-  const exposed = (globalThis as { gc?: unknown }).gc;
-  let gc = exposed;
+  let gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== 'function') {
     setFlagsFromString('--expose-gc');
     try {
@@ -113,14 +112,12 @@ export function collectWhenIdle(openConnections: () => number, options: IdleHeap
   const spell = new QuietSpell(options);
   let collect: YoungCollection | undefined;
   let last: EventLoopUtilization = performance.eventLoopUtilization();
-  let lastAt = performance.now();
   const timer = setInterval(() => {
-    const now = performance.now();
-    const interval = performance.eventLoopUtilization(last);
-    last = performance.eventLoopUtilization();
-    const reading = { utilization: interval.utilization, elapsedMs: now - lastAt, connections: openConnections() };
-    lastAt = now;
-    if (!spell.observe(reading)) return;
+    const current = performance.eventLoopUtilization();
+    // The difference of two readings: its idle and active times add up to the interval.
+    const { utilization, idle, active } = performance.eventLoopUtilization(current, last);
+    last = current;
+    if (!spell.observe({ utilization, elapsedMs: idle + active, connections: openConnections() })) return;
     collect ??= youngCollection();
     const before = youngGenerationBytes();
     collect?.();

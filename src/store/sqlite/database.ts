@@ -12,7 +12,7 @@ export type Db = Database.Database;
  * The file's pages stay in the operating system's cache either way; a second copy in the process
  * was 10 MiB of its resident size after 10,000 submissions (docs/limits-and-load.md "What one record costs").
  */
-export const PAGE_CACHE_KIB = 2000;
+const PAGE_CACHE_KIB = 2000;
 
 /** Opens (creating if needed) the SQLite file, applies pragmas and pending migrations. */
 export function openDatabase(file: string, migrations: readonly Migration[] = MIGRATIONS, onMigrated?: MigrationReport): Db {
