@@ -27,9 +27,12 @@ function random(seed) {
 const iso = (ms) => new Date(ms).toISOString();
 
 function insertPlays(db, nullEvery) {
+  // The report columns as svc's store writes them with each play (src/store/play-reports.ts).
+  const { reportColumnValues } = require(path.join(ROOT, 'dist', 'store', 'play-reports'));
   const insert = db.prepare(
-    `INSERT INTO tracks (received_seq, received_at, stored_at, metadata, started_at, ended_at, end_reason, channel, kind, usage, trimmed_seconds, listeners, listeners_done)
-     VALUES (?, ?, ?, ?, ?, ?, 'next', 'main', ?, 'feature', 0, ?, 1)`,
+    `INSERT INTO tracks (received_seq, received_at, stored_at, metadata, started_at, ended_at, end_reason, channel, kind, usage, trimmed_seconds, listeners, listeners_done,
+                         recording_key, spelling_key, report_marks, report_version)
+     VALUES (?, ?, ?, ?, ?, ?, 'next', 'main', ?, 'feature', 0, ?, 1, ?, ?, ?, ?)`,
   );
   const plays = DAYS * PLAYS_PER_DAY;
   const recordings = new Set();
@@ -49,7 +52,17 @@ function insertPlays(db, nullEvery) {
           duration: 216,
         };
     const listeners = nullEvery > 0 && i % nullEvery === 0 ? null : JSON.stringify({ atp: (i * 13) % 90, listener_seconds: ((i * 13) % 90) * 150, peak: (i * 13) % 60 });
-    insert.run(i + 1, iso(startedMs), iso(startedMs), JSON.stringify(metadata), iso(startedMs), iso(startedMs + PLAY_MS), jingle ? 'jingle' : 'music', listeners);
+    insert.run(
+      i + 1,
+      iso(startedMs),
+      iso(startedMs),
+      JSON.stringify(metadata),
+      iso(startedMs),
+      iso(startedMs + PLAY_MS),
+      jingle ? 'jingle' : 'music',
+      listeners,
+      ...reportColumnValues(metadata),
+    );
   }
   return { plays, recordings: recordings.size };
 }

@@ -1,5 +1,5 @@
 import type { ListenerSession, ReportPlay } from './rows';
-import { ISRC_SHAPE, normalizedIsrc } from './selection';
+import { LOWER_CASE, SPELLED_FIELDS, isAllCapitals, normalizedIsrc, spellingKey, validIsrc } from '../domain/recording';
 
 // What `svc report check` finds in the rows a file would be made from (docs/reports.md "Checks").
 // Each problem names the play (`dbid <n>`) or the session it is about. Pure, one row at a time:
@@ -21,19 +21,41 @@ export interface PlayCheckOptions {
   performances: boolean;
 }
 
-const NAME_FIELDS = ['artist', 'title', 'album', 'label'] as const;
+const NAME_FIELDS = SPELLED_FIELDS;
+
+/** The play with a valid end that came last on a channel before the one checked (the overlap check). */
+export interface PreviousEnd {
+  dbid: number;
+  endedAt: string;
+}
+
+/** Each channel's last valid end, for a check fed every reported play in air order. */
+export class ChannelEnds {
+  private readonly last = new Map<string, PreviousEnd>();
+
+  /** The previous end on `play`'s channel; `play` then takes its place when its end is valid. */
+  next(play: ReportPlay): PreviousEnd | undefined {
+    const previous = this.last.get(play.channel);
+    if (play.ended_at !== null && Date.parse(play.ended_at) >= Date.parse(play.started_at))
+      this.last.set(play.channel, { dbid: play.dbid, endedAt: play.ended_at });
+    return previous;
+  }
+}
 
 export class PlayChecker {
   private readonly spellings = new SpellingTracker();
-  private readonly lastEnd = new Map<string, { dbid: number; endMs: number }>();
   /** Plays found starting before the previous one on their channel ended. */
   overlaps = 0;
 
   constructor(private readonly options: PlayCheckOptions) {}
 
-  /** The problems of one reported play; plays arrive in air order. */
-  check(play: ReportPlay, channelHasSessions: boolean): Problem[] {
-    const whats = this.timeProblems(play);
+  /**
+   * The problems of one reported play; plays arrive in air order. The capitals check compares a
+   * recording's plays, so either every reported play comes, or every play of each recording that
+   * has a name in capitals (docs/reports.md "Checks").
+   */
+  check(play: ReportPlay, channelHasSessions: boolean, previous: PreviousEnd | undefined): Problem[] {
+    const whats = this.timeProblems(play, previous);
     namesMissing(play, whats);
     capitalProblems(play, whats);
     if (this.options.identity) identityProblems(play, whats);
@@ -45,19 +67,18 @@ export class PlayChecker {
     return [...whats.map((what) => ({ subject, what })), ...spelling];
   }
 
-  private timeProblems(play: ReportPlay): string[] {
+  private timeProblems(play: ReportPlay, previous: PreviousEnd | undefined): string[] {
     const whats: string[] = [];
     const startMs = Date.parse(play.started_at);
     const endMs = play.ended_at === null ? undefined : Date.parse(play.ended_at);
     if (endMs === undefined) whats.push('no end time (still on air, or never ended)');
     else if (endMs < startMs) whats.push(`ends (${play.ended_at}) before it starts (${play.started_at})`);
-    const previous = this.lastEnd.get(play.channel);
-    if (previous && previous.endMs > startMs) {
-      const seconds = (previous.endMs - startMs) / 1000;
+    const previousEndMs = previous === undefined ? undefined : Date.parse(previous.endedAt);
+    if (previous && previousEndMs !== undefined && previousEndMs > startMs) {
+      const seconds = (previousEndMs - startMs) / 1000;
       this.overlaps++;
       whats.push(`starts ${formatSeconds(seconds)} s before dbid ${previous.dbid} ends on channel "${play.channel}" (overlap)`);
     }
-    if (endMs !== undefined && endMs >= startMs) this.lastEnd.set(play.channel, { dbid: play.dbid, endMs });
     return whats;
   }
 }
@@ -75,11 +96,10 @@ function namesMissing(play: ReportPlay, whats: string[]): void {
  * (docs/decisions.md "Reports").
  */
 function identityProblems(play: ReportPlay, whats: string[]): void {
-  const isrc = normalizedIsrc(play.isrc);
-  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return;
+  if (validIsrc(play.isrc) !== undefined) return;
   const missing = (['album', 'label'] as const).filter((field) => (play[field] ?? '').trim() === '');
   if (missing.length === 0) return;
-  const said = isrc === undefined ? 'no ISRC' : `ISRC "${play.isrc ?? ''}" is not 12 characters of the form CC-XXX-YY-NNNNN`;
+  const said = normalizedIsrc(play.isrc) === undefined ? 'no ISRC' : `ISRC "${play.isrc ?? ''}" is not 12 characters of the form CC-XXX-YY-NNNNN`;
   whats.push(`${said} and no ${missing.join(' and no ')}`);
 }
 
@@ -94,14 +114,6 @@ function capitalProblems(play: ReportPlay, whats: string[]): void {
     whats.push(`${field} "${value}" is in capitals; the source spells it "${source}"`);
   }
 }
-
-/** Has letters with case, at least two, and none of them lower case. */
-export function isAllCapitals(text: string): boolean {
-  return !LOWER_CASE.test(text) && TWO_CAPITALS.test(text);
-}
-
-const LOWER_CASE = /\p{Ll}/u;
-const TWO_CAPITALS = /\p{Lu}.*\p{Lu}/su;
 
 /** The problems of one listener session for the NPR/DS streaming log. */
 export function sessionProblems(session: ListenerSession): Problem[] {
@@ -173,12 +185,6 @@ function mixed(spellings: Spellings, field: NameField, value: string): Problem[]
   if (found.length === 0) return undefined;
   pending[field] = list.filter((item) => !found.includes(item));
   return found.flatMap((item) => item.dbids.map((dbid) => capitalsProblem(dbid, field, item.value, value)));
-}
-
-function spellingKey(play: ReportPlay): string {
-  const isrc = normalizedIsrc(play.isrc);
-  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return isrc;
-  return `${(play.artist ?? '').toLowerCase()}\u0000${(play.title ?? '').toLowerCase()}`;
 }
 
 const sameName = (a: string, b: string): boolean => a.toUpperCase() === b.toUpperCase();

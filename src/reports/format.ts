@@ -65,10 +65,28 @@ export interface ReportRun {
  */
 export type Batches<T> = AsyncIterable<readonly T[]>;
 
+/** A recording's census line: its names and its plays' counts summed. */
+export interface RecordingLine {
+  artist?: string;
+  title?: string;
+  isrc?: string;
+  album?: string;
+  label?: string;
+  channel: string;
+  performances: number;
+  listenerSeconds: number;
+  plays: number;
+}
+
 /** The rows of one run: reported plays in air order (music, long enough, listeners filled) and sessions. */
 export interface ReportInput {
   plays(): Batches<ReportPlay>;
   sessions(): Batches<ListenerSession>;
+  /**
+   * The census lines summed where the plays are stored (by channel too when asked), or undefined:
+   * then the format sums plays() itself.
+   */
+  recordings?(byChannel: boolean): Promise<Iterable<RecordingLine> | undefined>;
 }
 
 export interface ReportFormat {

@@ -1,6 +1,8 @@
+import { MARKS } from '../domain/recording';
+import type { PlaySummaryRow } from '../store/play-reports';
 import { withListeners } from './census';
-import { PlayChecker, sessionProblems, type Problem } from './checks';
-import type { Batches, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
+import { ChannelEnds, PlayChecker, sessionProblems, type PreviousEnd, type Problem } from './checks';
+import type { Batches, RecordingLine, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 import { exclusionOf } from './selection';
 
@@ -22,6 +24,35 @@ export interface ReportSource {
   sessions(query: ReportQuery): Batches<ListenerSession>;
   /** Whether any session of the channel overlaps the range. */
   hasSessions(query: ReportQuery & { channel: string }): Promise<boolean>;
+  /** The same answers made where the rows are stored; without it, every play is read and checked here. */
+  stored?: StoredReportQueries;
+}
+
+/** The play passes of a report made by the store (store/play-reports.ts): the source's adapter implements it. */
+export interface StoredReportQueries {
+  /**
+   * The range's plays by kind and channel (plays of `minSeconds` or more are reported). Asked
+   * first: the store's report columns of the range are up to date once it answers.
+   */
+  summary(query: ReportQuery, minSeconds: number): Promise<PlaySummaryRow[]>;
+  /**
+   * The reported plays that may have a problem, in air order, each with the last valid end
+   * before it on its channel: those with a `marks` bit, without an end or with an end before
+   * their start, overlapping, without a kept count when `listenersMissing`, and every play of a
+   * recording with a name in capitals.
+   */
+  candidates(query: ReportQuery, minSeconds: number, filter: { marks: number; listenersMissing: boolean }): Batches<CheckedPlay>;
+  /**
+   * The census lines by recording (and channel), in order of first play; undefined when a play
+   * has no kept count, so its performances must be counted from the sessions. Asked after summary().
+   */
+  recordings(query: ReportQuery, minSeconds: number, byChannel: boolean): Promise<Iterable<RecordingLine> | undefined>;
+}
+
+/** A play for the check, and the last valid end before it on its channel. */
+export interface CheckedPlay {
+  play: ReportPlay;
+  previous: PreviousEnd | undefined;
 }
 
 export interface ReportDeps {
@@ -45,7 +76,14 @@ export type ProblemSink = (problem: Problem) => void | Promise<void>;
 /** The check pass: every problem to `onProblem`, in air order, and the facts of the run. */
 export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<ReportFacts> {
   const inspection = new Inspection(deps, run, onProblem);
-  for await (const batch of deps.source.plays(query(run))) await inspection.seePlays(batch);
+  const { stored } = deps.source;
+  if (stored === undefined) {
+    for await (const batch of deps.source.plays(query(run))) await inspection.seePlays(batch);
+    return inspection.finish();
+  }
+  const { minSeconds } = run.settings;
+  inspection.count(await stored.summary(query(run), minSeconds));
+  for await (const batch of stored.candidates(query(run), minSeconds, inspection.candidateFilter())) await inspection.seeCandidates(batch);
   return inspection.finish();
 }
 
@@ -88,17 +126,36 @@ class Inspection {
     for (const problem of ready) await this.onProblem(problem);
   }
 
+  /** Every play of the range, in air order. */
   async seePlays(batch: readonly ReportPlay[]): Promise<void> {
-    const { run, sessionsOf } = this;
-    for (const play of batch) {
-      if (this.needsPerformances && play.listeners === null && !sessionsOf.has(play.channel))
-        sessionsOf.set(
-          play.channel,
-          await this.deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel: play.channel }),
-        );
-      this.plays.inspect(play, sessionsOf.get(play.channel) ?? true);
-    }
+    for (const play of batch) this.plays.inspect(play, await this.channelHasSessions(play));
     if (this.found.length > 0) await this.handOver();
+  }
+
+  /** The stored counts of the range's plays, in place of seeing each (seeCandidates then checks). */
+  count(summary: readonly PlaySummaryRow[]): void {
+    this.plays.count(summary);
+  }
+
+  /** Which plays the check must see when the store sifts them (StoredReportQueries.candidates). */
+  candidateFilter(): { marks: number; listenersMissing: boolean } {
+    return { marks: MARKS.noName | MARKS.capitals | (this.plays.checksIdentity ? MARKS.unidentified : 0), listenersMissing: this.needsPerformances };
+  }
+
+  /** The reported plays that may have a problem, in air order. */
+  async seeCandidates(batch: readonly CheckedPlay[]): Promise<void> {
+    for (const { play, previous } of batch) this.plays.check(play, await this.channelHasSessions(play), previous);
+    if (this.found.length > 0) await this.handOver();
+  }
+
+  private async channelHasSessions(play: ReportPlay): Promise<boolean> {
+    const { run, sessionsOf } = this;
+    if (this.needsPerformances && play.listeners === null && !sessionsOf.has(play.channel))
+      sessionsOf.set(
+        play.channel,
+        await this.deps.source.hasSessions({ startMs: run.range.startMs, endMs: run.range.endMs + LONGEST_PLAY_MS, channel: play.channel }),
+      );
+    return sessionsOf.get(play.channel) ?? true;
   }
 
   async finish(): Promise<ReportFacts> {
@@ -124,7 +181,9 @@ class Inspection {
 /** What the check pass does with each play. */
 class PlayInspection {
   private readonly checker: PlayChecker;
+  private readonly ends = new ChannelEnds();
   private readonly channels = new Set<string>();
+  readonly checksIdentity: boolean;
 
   constructor(
     private readonly run: ReportRun,
@@ -132,9 +191,11 @@ class PlayInspection {
     private readonly report: (problem: Problem) => void,
     needsPerformances: boolean,
   ) {
-    this.checker = new PlayChecker({ identity: ['soundexchange', 'ppl'].includes(run.format), performances: needsPerformances });
+    this.checksIdentity = ['soundexchange', 'ppl'].includes(run.format);
+    this.checker = new PlayChecker({ identity: this.checksIdentity, performances: needsPerformances });
   }
 
+  /** One play of the range: counted, and checked when reported. */
   inspect(play: ReportPlay, channelHasSessions: boolean): void {
     const { facts } = this;
     const exclusion = exclusionOf(play, this.run.settings.minSeconds);
@@ -144,7 +205,28 @@ class PlayInspection {
     facts.musicPlays++;
     this.channels.add(play.channel);
     if (play.trimmed_seconds > 0) facts.anyTrimmed = true;
-    for (const problem of this.checker.check(play, channelHasSessions)) this.report(problem);
+    this.check(play, channelHasSessions, this.ends.next(play));
+  }
+
+  /** The counts inspect() makes, from the store's summary. */
+  count(summary: readonly PlaySummaryRow[]): void {
+    const { facts } = this;
+    for (const row of summary) {
+      if (row.kind !== 'music') {
+        const kind = row.kind as ReportPlay['kind'];
+        facts.excludedKinds[kind] = (facts.excludedKinds[kind] ?? 0) + row.plays;
+        continue;
+      }
+      facts.excludedShort += row.short;
+      facts.musicPlays += row.plays - row.short;
+      if (row.plays > row.short) this.channels.add(row.channel);
+      if (row.trimmed) facts.anyTrimmed = true;
+    }
+  }
+
+  /** One reported play's problems. */
+  check(play: ReportPlay, channelHasSessions: boolean, previous: PreviousEnd | undefined): void {
+    for (const problem of this.checker.check(play, channelHasSessions, previous)) this.report(problem);
   }
 
   finish(): void {
@@ -196,6 +278,7 @@ export function reportInput(deps: ReportDeps, run: ReportRun, onRawPlays?: (batc
       return withListeners(reported, sessions, { minSessionSeconds: deps.minSessionSeconds, nowMs: run.nowMs });
     },
     sessions: () => deps.source.sessions(query(run)),
+    recordings: (byChannel) => deps.source.stored?.recordings(query(run), run.settings.minSeconds, byChannel) ?? Promise.resolve(undefined),
   };
 }
 
@@ -230,7 +313,7 @@ export interface PreparedReport {
  * until the check is done; any other is checked first and streamed by a second pass.
  */
 export async function prepareReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<PreparedReport> {
-  if (!deps.format.gathersBeforeWriting(run)) {
+  if (!deps.format.gathersBeforeWriting(run) || deps.source.stored !== undefined) {
     const facts = await inspectReport(deps, run, onProblem);
     return { facts, body: renderReport(deps, run, facts) };
   }

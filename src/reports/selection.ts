@@ -21,19 +21,4 @@ export function exclusionOf(play: ReportPlay, minSeconds: number): Exclusion {
   return undefined;
 }
 
-/** One recording: its ISRC, else artist + title + album (docs/decisions.md "Reports"). */
-export function recordingKey(play: ReportPlay): string {
-  const isrc = normalizedIsrc(play.isrc);
-  if (isrc !== undefined && ISRC_SHAPE.test(isrc)) return `isrc:${isrc}`;
-  return `names:${JSON.stringify([play.artist ?? '', play.title ?? '', play.album ?? ''])}`;
-}
-
-export const ISRC_SHAPE = /^[A-Z]{2}[A-Z0-9]{3}[0-9]{7}$/;
-
-/** An ISRC as the societies want it: no hyphens or spaces (`GB-AAA-12-00001` is written `GBAAA1200001`). */
-export function normalizedIsrc(isrc: string | undefined): string | undefined {
-  if (isrc === undefined) return undefined;
-  if (ISRC_SHAPE.test(isrc)) return isrc;
-  const bare = isrc.replace(/[-\s]/g, '').toUpperCase();
-  return bare === '' ? undefined : bare;
-}
+export { ISRC_SHAPE, normalizedIsrc, recordingKey } from '../domain/recording';

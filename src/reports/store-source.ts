@@ -1,8 +1,10 @@
 import { isIP } from 'node:net';
+import { recordingNamesOf } from '../domain/recording';
 import { fieldText, fieldTexts } from '../domain/track';
+import type { PlayReportQueries } from '../store/play-reports';
 import type { ListenerSession as StoredSession, PlayLogStore, PlayRow } from '../store/plays';
 import type { ReportQuery, ReportSource } from './run-report';
-import type { Batches } from './format';
+import type { Batches, RecordingLine } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 
 // The play log of the store as a report source (docs/reports.md "Where the rows come from"): each
@@ -13,6 +15,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /** One stored play as a report row: air fields from the log, names and rights from the record's metadata. */
 export function reportPlayOf(row: PlayRow): ReportPlay {
   const { metadata, play } = row;
+  const names = recordingNamesOf(metadata);
   const writers = fieldTexts(metadata, 'writers');
   const composer = fieldText(metadata, 'composer');
   const duration = metadata.duration;
@@ -24,11 +27,11 @@ export function reportPlayOf(row: PlayRow): ReportPlay {
     kind: play.kind,
     usage: play.usage,
     channel: play.channel,
-    artist: fieldText(metadata, 'artist'),
-    title: fieldText(metadata, 'title'),
-    album: fieldText(metadata, 'album'),
-    label: fieldText(metadata, 'label'),
-    isrc: fieldTexts(metadata, 'isrc')[0],
+    artist: names.artist,
+    title: names.title,
+    album: names.album,
+    label: names.label,
+    isrc: names.isrc,
     catalogue_number: fieldText(metadata, 'catalognumber'),
     composers: writers.length > 0 ? writers : composer === undefined ? undefined : [composer],
     duration: typeof duration === 'number' && Number.isFinite(duration) ? duration : undefined,
@@ -56,9 +59,44 @@ async function* batches<T, R>(pages: AsyncIterable<readonly T[]>, map: (row: T) 
   for await (const page of pages) yield page.map(map);
 }
 
-export function storeReportSource(plays: PlayLogStore): ReportSource {
+export function storeReportSource(plays: PlayLogStore & PlayReportQueries): ReportSource {
   const range = (query: ReportQuery) => ({ from: iso(query.startMs), to: iso(query.endMs), channel: query.channel });
+  const reportRange = (query: ReportQuery, minSeconds: number) => ({ ...range(query), minAiredMs: Math.max(0, minSeconds * 1000) });
   return {
+    stored: {
+      async summary(query, minSeconds) {
+        const summary = await plays.playSummary(reportRange(query, minSeconds));
+        if (!summary.some((row) => row.stale > 0)) return summary;
+        await plays.refreshReportColumns(range(query));
+        return plays.playSummary(reportRange(query, minSeconds));
+      },
+      candidates: (query, minSeconds, filter) =>
+        batches(plays.checkCandidates(reportRange(query, minSeconds), filter), ({ row, previous }) => ({
+          play: reportPlayOf(row),
+          previous: previous ?? undefined,
+        })),
+      async recordings(query, minSeconds, byChannel) {
+        const lines: RecordingLine[] = [];
+        for await (const page of plays.recordingTotals(reportRange(query, minSeconds), byChannel)) {
+          for (const total of page) {
+            if (total.uncounted > 0) return undefined;
+            const { names } = total;
+            lines.push({
+              artist: names.artist,
+              title: names.title,
+              isrc: names.isrc,
+              album: names.album,
+              label: names.label,
+              channel: total.channel ?? '',
+              performances: total.performances,
+              listenerSeconds: total.listenerSeconds,
+              plays: total.plays,
+            });
+          }
+        }
+        return lines;
+      },
+    },
     plays: (query) => batches(plays.playPages(range(query)), reportPlayOf),
     sessions: (query) => batches(plays.sessionPages(range(query)), reportSessionOf),
     async hasSessions(query) {

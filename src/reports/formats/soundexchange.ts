@@ -1,4 +1,4 @@
-import { compactDate, fileSafe, type Batches, type ReportFormat, type ReportInput, type ReportRun } from '../format';
+import { compactDate, fileSafe, type RecordingLine, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import type { ReportPlay } from '../rows';
 import { normalizedIsrc, recordingKey } from '../selection';
 import { caretField, csvField } from '../text-fields';
@@ -19,25 +19,18 @@ const CENSUS_COLUMNS = [
 ];
 const CSV_COLUMNS = [...CENSUS_COLUMNS, 'AGGREGATE_TUNING_HOURS', 'CHANNEL_OR_PROGRAM_NAME', 'PLAY_FREQUENCY'];
 
-interface Recording {
-  artist?: string;
-  title?: string;
-  isrc?: string;
-  album?: string;
-  label?: string;
-  channel: string;
-  performances: number;
-  listenerSeconds: number;
-  plays: number;
-}
+type Recording = RecordingLine;
 
 /**
- * The recordings of the run in order of first play. Memory grows with the distinct recordings
- * (per channel for the CSV), never with the plays or the sessions.
+ * The recordings of the run in order of first play: summed by the store when it can, else here.
+ * Memory grows with the distinct recordings (per channel for the CSV), never with the plays or
+ * the sessions.
  */
-async function recordings(plays: Batches<ReportPlay>, byChannel: boolean): Promise<Iterable<Recording>> {
+async function recordings(input: ReportInput, byChannel: boolean): Promise<Iterable<Recording>> {
+  const stored = await input.recordings?.(byChannel);
+  if (stored !== undefined) return stored;
   const found = new Map<string, Recording>();
-  for await (const batch of plays) for (const play of batch) add(found, play, byChannel);
+  for await (const batch of input.plays()) for (const play of batch) add(found, play, byChannel);
   return found.values();
 }
 
@@ -72,9 +65,10 @@ function fillNames(recording: Recording, play: ReportPlay): void {
   }
 }
 
-function censusLine(run: ReportRun, recording: Recording): string {
-  const text = [run.settings.service, run.settings.category, recording.artist, recording.title, recording.isrc, recording.album, recording.label];
-  return `${[...text.map(caretField), String(recording.performances)].join('|')}\n`;
+/** The census line of a recording after `prefix`, the service and category fields every line starts with. */
+function censusLine(prefix: string, recording: Recording): string {
+  const { artist, title, isrc, album, label, performances } = recording;
+  return `${prefix}${caretField(artist)}|${caretField(title)}|${caretField(isrc)}|${caretField(album)}|${caretField(label)}|${performances}\n`;
 }
 
 function csvLine(run: ReportRun, recording: Recording): string {
@@ -98,9 +92,10 @@ function csvLine(run: ReportRun, recording: Recording): string {
 async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
   const csv = run.variant === 'csv';
   yield csv ? `${CSV_COLUMNS.join(',')}\r\n` : `${CENSUS_COLUMNS.map(caretField).join('|')}\n`;
+  const prefix = `${caretField(run.settings.service)}|${caretField(run.settings.category)}|`;
   let lines: string[] = [];
-  for (const recording of await recordings(input.plays(), csv)) {
-    lines.push(csv ? csvLine(run, recording) : censusLine(run, recording));
+  for (const recording of await recordings(input, csv)) {
+    lines.push(csv ? csvLine(run, recording) : censusLine(prefix, recording));
     if (lines.length === 256) {
       yield lines.join('');
       lines = [];

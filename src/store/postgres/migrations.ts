@@ -279,6 +279,20 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX listener_sessions_by_connected ON listener_sessions (connected_at, id);
     `,
   },
+  {
+    version: 11,
+    name: 'report columns',
+    sql: `
+      -- What a report groups and sifts a play by, as in SQLite's migration 14 (docs/reports.md
+      -- "Memory and speed"): computed by svc from the metadata (src/domain/recording.ts) when a
+      -- play is written; rows without them, or of an older report_version, get them before a
+      -- report reads their range.
+      ALTER TABLE tracks ADD COLUMN recording_key text COLLATE "C";
+      ALTER TABLE tracks ADD COLUMN spelling_key text COLLATE "C";
+      ALTER TABLE tracks ADD COLUMN report_marks integer NOT NULL DEFAULT 0;
+      ALTER TABLE tracks ADD COLUMN report_version integer;
+    `,
+  },
 ];
 
 /**

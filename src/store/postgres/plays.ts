@@ -16,6 +16,8 @@ import {
 } from '../plays';
 import { inTransaction, type PostgresContext } from './connection';
 import { announced } from './notifications';
+import { createPostgresPlayReports } from './play-reports';
+import type { PlayReportQueries } from '../play-reports';
 
 // The PostgreSQL side of the play log (store/plays.ts has the contract). Every change of a
 // channel's plays takes the channel's advisory lock first, so instances sharing the database
@@ -54,11 +56,12 @@ interface PlayPageRow extends PlayColumns {
   metadata: TrackFields;
 }
 
-export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext): PlayLogStore {
+export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext): PlayLogStore & PlayReportQueries {
   let writes = 0;
   const { channelFilter, withChannel } = rangeFilters;
 
   return {
+    ...createPostgresPlayReports(pool),
     async *playPages(range) {
       let after: [string, number] = [range.from, 0];
       for (;;) {

@@ -1,6 +1,7 @@
 import { playJson } from '../../domain/play';
 import type { TrackFields, TrackRecord } from '../../domain/track';
 import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
+import { reportColumnValues } from '../play-reports';
 import type { StoreChange } from '../store';
 import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
 import { inTransaction, type PostgresContext } from './connection';
@@ -23,8 +24,9 @@ const INSERT_LOCK = 0x5356_4304;
  */
 const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK}), pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
   track AS (
-    INSERT INTO tracks (received_seq, received_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at)
-    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::json, $8, $9, $10, $11, $12, $13, $14 FROM locked
+    INSERT INTO tracks (received_seq, received_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at,
+                        recording_key, spelling_key, report_marks, report_version)
+    SELECT $2, greatest($3::text COLLATE "C", (SELECT max(received_at) FROM tracks)), $4::json, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18 FROM locked
     RETURNING dbid, received_at
   ),
   change AS (
@@ -77,7 +79,10 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, 
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
-      await pool.query(announced('track', 'UPDATE tracks SET metadata = $2 WHERE dbid = $3'), [instanceId, JSON.stringify(metadata), dbid]);
+      await pool.query(
+        announced('track', 'UPDATE tracks SET metadata = $2, recording_key = $4, spelling_key = $5, report_marks = $6, report_version = $7 WHERE dbid = $3'),
+        [instanceId, JSON.stringify(metadata), dbid, ...reportColumnValues(metadata)],
+      );
       writes += 1;
     },
     async history(query) {
@@ -143,6 +148,7 @@ async function insertTrack(pool: PostgresContext['pool'], instanceId: string, tr
       Date.now(),
       track.idempotencyKey ?? null,
       ...playRowValues(play, startedAt),
+      ...reportColumnValues(track.metadata),
     ]);
     const row = result.rows[0];
     if (!row) throw new Error('insert returned no dbid');

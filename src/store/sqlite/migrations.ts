@@ -312,4 +312,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX listener_sessions_by_connected ON listener_sessions (connected_at, id);
     `,
   },
+  {
+    version: 14,
+    name: 'report columns',
+    sql: `
+      -- What a report groups and sifts a play by (docs/reports.md "Memory and speed"), computed by
+      -- svc from the metadata (src/domain/recording.ts) when a play is written; rows without them,
+      -- or of an older report_version, get them before a report reads their range.
+      ALTER TABLE tracks ADD COLUMN recording_key TEXT;
+      ALTER TABLE tracks ADD COLUMN spelling_key TEXT;
+      ALTER TABLE tracks ADD COLUMN report_marks INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tracks ADD COLUMN report_version INTEGER;
+    `,
+  },
 ];

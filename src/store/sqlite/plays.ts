@@ -2,6 +2,8 @@
 import type { EndReason, NewPlay, SessionInterval } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
 import type { Db } from './database';
+import { createSqlitePlayReports } from './play-reports';
+import type { PlayReportQueries } from '../play-reports';
 import {
   EndedPlay,
   LatestPlay,
@@ -48,7 +50,7 @@ type PlayPageValues = [
 ];
 
 /** The SQLite play log: the placing of a new play runs inside the track insert (tracks.ts). */
-export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay): PlacedPlay } {
+export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & { place(play: NewPlay): PlacedPlay } {
   const latest = db.prepare<[string], LatestPlay>(
     'SELECT dbid, started_at, ended_at, planned_end_at FROM tracks WHERE channel = ? AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1',
   );
@@ -103,6 +105,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & { place(play: NewPlay
   );
 
   return {
+    ...createSqlitePlayReports(db),
     place(play) {
       const placed = placePlay(latest.get(play.channel), play.startedAt);
       if (placed.previousEnd) applyEnd(placed.previousEnd);

@@ -4,6 +4,7 @@ import type { Db } from './database';
 import { recordJson } from '../../domain/play';
 import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns } from '../plays';
 import { createPlayLogStore } from './plays';
+import { reportColumnValues } from '../play-reports';
 import { NewTrack, TrackStore, historyUpperBound, startedPlay } from '../tracks';
 
 interface TrackRow extends PlayColumns {
@@ -45,18 +46,26 @@ const HEAL_AFTER_REMOVAL_SQL = `UPDATE tracks SET
 function createInsert(db: Db, plays: ReturnType<typeof createPlayLogStore>): (track: NewTrack) => TrackRecord {
   // received_at never goes below a stored one: the newest history entry is the highest dbid, the current track.
   const insertRow = db.prepare<
-    [number, string, string, string, string, string, string, string, string | null, string | null, string | null],
+    [number, string, string, string, string, string, string, string, string | null, string | null, string | null, string, string, number, number],
     { dbid: number; received_at: string }
   >(
-    `INSERT INTO tracks (received_seq, received_at, stored_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at)
-     VALUES (?, max(?, coalesce((SELECT max(received_at) FROM tracks), '')), ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING dbid, received_at`,
+    `INSERT INTO tracks (received_seq, received_at, stored_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at,
+                         recording_key, spelling_key, report_marks, report_version)
+     VALUES (?, max(?, coalesce((SELECT max(received_at) FROM tracks), '')), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING dbid, received_at`,
   );
   const addChange = db.prepare<[number, string, number], never>("INSERT INTO output_changes (event, dbid, payload, created_at) VALUES ('changed', ?, ?, ?)");
   const keyStored = db.prepare<[number, string], never>('UPDATE idempotency_keys SET dbid = ? WHERE key = ? AND status IS NULL');
   return db.transaction((track: NewTrack): TrackRecord => {
     const play = track.play ?? defaultPlay(track.receivedAt);
     const { startedAt } = plays.place(play);
-    const row = insertRow.get(track.receivedSeq, track.receivedAt, new Date().toISOString(), JSON.stringify(track.metadata), ...playRowValues(play, startedAt));
+    const row = insertRow.get(
+      track.receivedSeq,
+      track.receivedAt,
+      new Date().toISOString(),
+      JSON.stringify(track.metadata),
+      ...playRowValues(play, startedAt),
+      ...reportColumnValues(track.metadata),
+    );
     if (!row) throw new Error('insert returned no dbid');
     const record: TrackRecord = {
       dbid: row.dbid,
@@ -75,7 +84,9 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
   const insert = createInsert(db, plays);
   const current = db.prepare<[], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
   const byDbid = db.prepare<[number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = ?`);
-  const update = db.prepare<[string, number], never>('UPDATE tracks SET metadata = ? WHERE dbid = ?');
+  const update = db.prepare<[string, string, string, number, number, number], never>(
+    'UPDATE tracks SET metadata = ?, recording_key = ?, spelling_key = ?, report_marks = ?, report_version = ? WHERE dbid = ?',
+  );
   const page = db.prepare<[string, number, string, number], TrackRow>(HISTORY_PAGE_SQL);
   // Where a cursor stands: its own received_at, or that of the nearest older dbid if it was deleted.
   const cursorAt = db.prepare<[number], { received_at: string }>('SELECT received_at FROM tracks WHERE dbid <= ? ORDER BY dbid DESC LIMIT 1');
@@ -115,7 +126,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       return row ? fromRow(row) : null;
     },
     async updateMetadata(dbid, metadata) {
-      update.run(JSON.stringify(metadata), dbid);
+      update.run(JSON.stringify(metadata), ...reportColumnValues(metadata), dbid);
       writes += 1;
     },
     async history(query) {

@@ -1,0 +1,119 @@
+import { REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingColumnsOf, writtenName, type RecordingNames, type WrittenField } from '../domain/recording';
+import type { TrackFields } from '../domain/track';
+import type { PlayRange, PlayRow } from './plays';
+
+// What a report asks of the play log where the plays are stored (docs/reports.md "Where the rows
+// come from"): the month's counts, the plays that may have a problem, and the census totals per
+// recording, each one query over the stored report columns (domain/recording.ts) instead of every
+// play read into the process. Both backends answer the same rows, in the same order.
+
+/** A report's range: music that aired less than `minAiredMs` is left out (0: nothing is). */
+export interface ReportRange extends PlayRange {
+  minAiredMs: number;
+}
+
+/** The plays of one kind on one channel. */
+export interface PlaySummaryRow {
+  kind: string;
+  channel: string;
+  plays: number;
+  /** Music left out for its aired length. */
+  short: number;
+  /** Whether a reported play was trimmed. */
+  trimmed: boolean;
+  /** Plays whose report columns are missing or of an older version: refreshReportColumns first. */
+  stale: number;
+}
+
+/** Which plays the check pass reads: those that may have a problem (docs/reports.md "Checks"). */
+export interface CandidateFilter {
+  /** Plays with any of these MARKS (domain/recording.ts). */
+  marks: number;
+  /** Plays without a kept listener count (the census formats check their performances). */
+  listenersMissing: boolean;
+}
+
+/** A reported play that may have a problem, and the last valid end before it on its channel. */
+export interface CheckCandidate {
+  row: PlayRow;
+  previous: { dbid: number; endedAt: string } | null;
+}
+
+/** One recording's census line: its names (docs/reports.md "SoundExchange") and its summed counts. */
+export interface RecordingTotal {
+  channel?: string;
+  /** Each name from the recording's first play that has it, as written (the ISRC normalized). */
+  names: Partial<Record<WrittenField, string>>;
+  /** The kept listener counts summed; plays without one add nothing. */
+  performances: number;
+  listenerSeconds: number;
+  plays: number;
+  /** Ended plays without a kept count: theirs must be counted from the sessions. */
+  uncounted: number;
+}
+
+export interface PlayReportQueries {
+  /**
+   * Computes the report columns of the range's plays written without them, or by an older
+   * REPORT_COLUMNS_VERSION (another instance, or the rows before the migration); answers how many.
+   */
+  refreshReportColumns(range: PlayRange): Promise<number>;
+  /** The range's plays counted by kind and channel; the other queries read the report columns as they are. */
+  playSummary(range: ReportRange): Promise<PlaySummaryRow[]>;
+  /** The reported plays the filter (or an overlap, or a name in capitals) picks, in air order, page by page. */
+  checkCandidates(range: ReportRange, filter: CandidateFilter): AsyncIterable<readonly CheckCandidate[]>;
+  /** The reported plays grouped by recording (and channel), in order of first play, page by page. */
+  recordingTotals(range: ReportRange, byChannel: boolean): AsyncIterable<readonly RecordingTotal[]>;
+}
+
+/** The stored report columns of a play, in their SQL order: recording_key, spelling_key, report_marks, report_version. */
+export function reportColumnValues(metadata: TrackFields): [string, string, number, number] {
+  const columns = recordingColumnsOf(metadata);
+  return [columns.recordingKey, columns.spellingKey, columns.marks, REPORT_COLUMNS_VERSION];
+}
+
+/**
+ * A play's place in air order as one text: `started_at`, a space, and 10^18 plus the dbid (19
+ * digits, so texts compare as the pairs do; sums are cheaper than formatting in both backends).
+ * The minimum of it over a group is the group's first play.
+ */
+export const airOrderSql = (table: string): string => `${table}.started_at || ' ' || (${table}.dbid + 1000000000000000000)`;
+
+/** The dbid of an air-order text (airOrderSql), or null. */
+export function dbidOfAirOrder(order: string | null): number | null {
+  if (order === null) return null;
+  return Number(order.slice(order.lastIndexOf(' ') + 2));
+}
+
+/** Which play each written name of a recording comes from: its dbid, or null when no play has it. */
+export type NameSources = Record<WrittenField, number | null>;
+
+/** The dbids whose metadata the names of these recordings come from. */
+export function sourceDbids(sources: readonly NameSources[]): number[] {
+  const wanted = new Set<number>();
+  for (const source of sources) for (const field of WRITTEN_FIELDS) if (source[field] !== null) wanted.add(source[field]);
+  return [...wanted];
+}
+
+/** A recording's written names, each from the metadata of the play it comes from. */
+export function writtenNames(source: NameSources, metadataOf: ReadonlyMap<number, RecordingNames>): RecordingTotal['names'] {
+  const written: RecordingTotal['names'] = {};
+  for (const field of WRITTEN_FIELDS) {
+    const dbid = source[field];
+    const names = dbid === null ? undefined : metadataOf.get(dbid);
+    const value = names === undefined ? undefined : writtenName(names, field);
+    if (value !== undefined) written[field] = value;
+  }
+  return written;
+}
+
+/** The name sources of a row with a `<field>_from` air-order text per written name. */
+export function nameSourcesOf(row: Readonly<Record<`${WrittenField}_from`, string | null>>): NameSources {
+  return {
+    artist: dbidOfAirOrder(row.artist_from),
+    title: dbidOfAirOrder(row.title_from),
+    isrc: dbidOfAirOrder(row.isrc_from),
+    album: dbidOfAirOrder(row.album_from),
+    label: dbidOfAirOrder(row.label_from),
+  };
+}

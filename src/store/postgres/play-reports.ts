@@ -1,0 +1,155 @@
+import type pg from 'pg';
+import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type WrittenField } from '../../domain/recording';
+import type { TrackFields } from '../../domain/track';
+import {
+  airOrderSql,
+  nameSourcesOf,
+  reportColumnValues,
+  sourceDbids,
+  writtenNames,
+  type PlayReportQueries,
+  type RecordingTotal,
+  type ReportRange,
+} from '../play-reports';
+import { PLAY_COLUMNS, PLAY_PAGE, playFromRow, type PlayColumns } from '../plays';
+
+// The report queries of the PostgreSQL play log (store/play-reports.ts has the contract), the
+// same rows in the same order as SQLite's (sqlite/play-reports.ts). Every statement takes the
+// range as $1 from, $2 to, $3 the shortest aired ms (0: none), $4 the channel or null.
+
+const REFRESH_BATCH = 500;
+
+const AIRED_MS = 'round(extract(epoch FROM (ended_at::timestamptz - started_at::timestamptz)) * 1000)';
+const IN_RANGE = 'started_at >= $1 AND started_at < $2 AND ($4::text IS NULL OR channel = $4)';
+const REPORTED = `SELECT * FROM tracks WHERE ${IN_RANGE} AND kind = 'music' AND ($3::double precision <= 0 OR ended_at IS NULL OR ${AIRED_MS} >= $3)`;
+const airOrder = (table: string) => `(${airOrderSql(table)})`;
+
+const SUMMARY_SQL = `
+  SELECT kind, channel, count(*)::integer AS plays, count(*) FILTER (WHERE short)::integer AS short, coalesce(bool_or(trimmed_seconds > 0 AND NOT short), false) AS trimmed,
+         count(*) FILTER (WHERE report_version IS DISTINCT FROM $5)::integer AS stale
+    FROM (SELECT kind, channel, trimmed_seconds, report_version,
+                 kind = 'music' AND $3::double precision > 0 AND ended_at IS NOT NULL AND ${AIRED_MS} < $3 AS short
+            FROM tracks WHERE ${IN_RANGE}) play
+   GROUP BY kind, channel ORDER BY kind COLLATE "C", channel COLLATE "C"`;
+
+/** $5 marks, $6 whether plays without a kept count are wanted, $7/$8 where the last page ended, $9 the page size. */
+const CANDIDATES_SQL = `
+  WITH play AS (${REPORTED}),
+  ordered AS (
+    SELECT play.*, max(CASE WHEN ended_at >= started_at THEN ${airOrder('play')} END)
+             OVER (PARTITION BY channel ORDER BY started_at, dbid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_order
+      FROM play
+  )
+  SELECT o.dbid, o.received_at, o.metadata, ${PLAY_COLUMNS.split(', ')
+    .map((column) => `o.${column}`)
+    .join(', ')}, p.dbid AS previous_dbid, p.ended_at AS previous_end
+    FROM ordered o LEFT JOIN tracks p ON p.dbid = split_part(o.previous_order, ' ', 2)::bigint
+   WHERE (o.started_at, o.dbid) > ($7::text COLLATE "C", $8::bigint)
+     AND ((o.report_marks & $5) <> 0 OR o.ended_at IS NULL OR o.ended_at < o.started_at
+      OR ($6 AND o.listeners IS NULL) OR p.ended_at > o.started_at
+      OR o.spelling_key IN (SELECT spelling_key FROM play WHERE (report_marks & ${MARKS.capitals}) <> 0))
+   ORDER BY o.started_at, o.dbid LIMIT $9`;
+
+const totalsSql = (byChannel: boolean) => `
+  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, min(${airOrder('play')}) AS first,
+         ${WRITTEN_FIELDS.map((field) => `min(${airOrder('play')}) FILTER (WHERE (report_marks & ${NAME_MARKS[field]}) <> 0) AS ${field}_from`).join(', ')},
+         coalesce(sum((listeners ->> 'atp')::double precision), 0) AS performances,
+         coalesce(sum((listeners ->> 'listener_seconds')::double precision), 0) AS listener_seconds,
+         count(*)::integer AS plays, count(*) FILTER (WHERE listeners IS NULL AND ended_at IS NOT NULL)::integer AS uncounted
+    FROM (${REPORTED}) play
+   GROUP BY ${byChannel ? 'channel, ' : ''}recording_key ORDER BY first`;
+
+interface CandidateRow extends PlayColumns {
+  dbid: string;
+  received_at: string;
+  metadata: TrackFields;
+  previous_dbid: string | null;
+  previous_end: string | null;
+}
+
+type TotalRow = { channel: string | null; first: string; performances: number; listener_seconds: number; plays: number; uncounted: number } & Record<
+  `${WrittenField}_from`,
+  string | null
+>;
+
+const rangeValues = (range: ReportRange): unknown[] => [range.from, range.to, range.minAiredMs, range.channel ?? null];
+
+export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
+  /** The names of a page of recordings, each from the first play that has it. */
+  async function named(rows: readonly TotalRow[], byChannel: boolean): Promise<RecordingTotal[]> {
+    const sources = rows.map(nameSourcesOf);
+    const found = await pool.query<{ dbid: string; metadata: TrackFields }>('SELECT dbid, metadata FROM tracks WHERE dbid = ANY($1::bigint[])', [
+      sourceDbids(sources),
+    ]);
+    const names = new Map(found.rows.map((row) => [Number(row.dbid), recordingNamesOf(row.metadata)]));
+    return rows.map((row, index) => {
+      const total: RecordingTotal = {
+        names: writtenNames(sources[index], names),
+        performances: row.performances,
+        listenerSeconds: row.listener_seconds,
+        plays: row.plays,
+        uncounted: row.uncounted,
+      };
+      if (byChannel && row.channel !== null) total.channel = row.channel;
+      return total;
+    });
+  }
+
+  async function refreshBatch(from: string, to: string): Promise<number> {
+    const stale = await pool.query<{ dbid: string; metadata: TrackFields }>(
+      'SELECT dbid, metadata FROM tracks WHERE started_at >= $1 AND started_at < $2 AND report_version IS DISTINCT FROM $3 LIMIT $4',
+      [from, to, REPORT_COLUMNS_VERSION, REFRESH_BATCH],
+    );
+    if (stale.rows.length === 0) return 0;
+    const columns = stale.rows.map((row) => reportColumnValues(row.metadata));
+    await pool.query(
+      `UPDATE tracks t SET recording_key = u.recording_key, spelling_key = u.spelling_key, report_marks = u.report_marks, report_version = $5
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::integer[]) AS u(dbid, recording_key, spelling_key, report_marks)
+        WHERE t.dbid = u.dbid`,
+      [stale.rows.map((row) => row.dbid), columns.map((c) => c[0]), columns.map((c) => c[1]), columns.map((c) => c[2]), REPORT_COLUMNS_VERSION],
+    );
+    return stale.rows.length;
+  }
+
+  return {
+    async refreshReportColumns(range) {
+      let refreshed = 0;
+      for (let batch = await refreshBatch(range.from, range.to); batch > 0; batch = await refreshBatch(range.from, range.to)) refreshed += batch;
+      return refreshed;
+    },
+    async playSummary(range) {
+      const result = await pool.query<{ kind: string; channel: string; plays: number; short: number; trimmed: boolean; stale: number }>(SUMMARY_SQL, [
+        ...rangeValues(range),
+        REPORT_COLUMNS_VERSION,
+      ]);
+      return result.rows;
+    },
+    async *checkCandidates(range, filter) {
+      let after: [string, number] = ['', 0];
+      for (;;) {
+        const result = await pool.query<CandidateRow>(CANDIDATES_SQL, [
+          ...rangeValues(range),
+          filter.marks,
+          filter.listenersMissing,
+          after[0],
+          after[1],
+          PLAY_PAGE,
+        ]);
+        const rows = result.rows;
+        if (rows.length > 0)
+          yield rows.map((row) => ({
+            row: { dbid: Number(row.dbid), receivedAt: row.received_at, metadata: row.metadata, play: playFromRow(row, row.received_at) },
+            previous: row.previous_dbid === null || row.previous_end === null ? null : { dbid: Number(row.previous_dbid), endedAt: row.previous_end },
+          }));
+        const last = rows.at(-1);
+        if (!last || rows.length < PLAY_PAGE) return;
+        after = [last.started_at ?? '', Number(last.dbid)];
+      }
+    },
+    async *recordingTotals(range, byChannel) {
+      // One row per recording: the census holds as many (docs/reports.md "Memory and speed").
+      const result = await pool.query<TotalRow>(totalsSql(byChannel), rangeValues(range));
+      for (let start = 0; start < result.rows.length; start += PLAY_PAGE) yield await named(result.rows.slice(start, start + PLAY_PAGE), byChannel);
+    },
+  };
+}

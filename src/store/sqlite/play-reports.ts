@@ -1,0 +1,223 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
+import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type RecordingNames, type WrittenField } from '../../domain/recording';
+import type { TrackFields } from '../../domain/track';
+import {
+  airOrderSql,
+  dbidOfAirOrder,
+  nameSourcesOf,
+  reportColumnValues,
+  sourceDbids,
+  writtenNames,
+  type NameSources,
+  type PlayReportQueries,
+  type RecordingTotal,
+  type ReportRange,
+} from '../play-reports';
+import { PLAY_COLUMNS, PLAY_PAGE, playFromRow, type PlayColumns, type PlayRange } from '../plays';
+import type { Db } from './database';
+
+// The report queries of the SQLite play log (store/play-reports.ts has the contract). Each reads
+// the range once through tracks_by_start; the statements differ by their channel filter only.
+
+const REFRESH_BATCH = 500;
+
+/** The reported plays of the range (`:from`, `:to`, `:channel` when set, `:minMs`): music that aired long enough. */
+const inRange = (channel: boolean) => `started_at >= :from AND started_at < :to ${channel ? 'AND channel = :channel' : ''}`;
+/** Aired less than :minMs (when it ended). */
+const short = (t: string) => `round((julianday(${t}ended_at) - julianday(${t}started_at)) * 86400000) < :minMs`;
+const isReported = (t = '') => `${t}kind = 'music' AND (:minMs <= 0 OR ${t}ended_at IS NULL OR NOT ${short(t)})`;
+const reported = (channel: boolean) => `SELECT * FROM tracks WHERE ${inRange(channel)} AND ${isReported()}`;
+
+const airOrder = airOrderSql;
+
+/** 1 for music that aired less than :minMs; the CASE keeps SQLite from reading the times of the rest. */
+const SHORT_MUSIC = `CASE WHEN :minMs > 0 AND kind = 'music' AND ended_at IS NOT NULL THEN CASE WHEN ${short('')} THEN 1 ELSE 0 END ELSE 0 END`;
+
+const summarySql = (channel: boolean) => `
+  SELECT kind, channel, count(*) AS plays, sum(${SHORT_MUSIC}) AS short, max(CASE WHEN trimmed_seconds > 0 THEN 1 - ${SHORT_MUSIC} ELSE 0 END) AS trimmed,
+         sum(report_version IS NOT :version) AS stale
+    FROM tracks WHERE ${inRange(channel)}
+   GROUP BY kind, channel ORDER BY kind, channel`;
+
+/**
+ * The reported plays the filter keeps, in air order, a page after (:afterStart, :afterDbid). An
+ * overlap is sifted by the latest valid end before a play (never less than the last one's), and
+ * the last valid play before each kept one is looked up by the channel's index.
+ */
+const candidatesSql = (channel: boolean) => `
+  WITH play AS (SELECT dbid, started_at, ended_at, channel, listeners IS NULL AS uncounted, report_marks, spelling_key FROM tracks
+                 WHERE ${inRange(channel)} AND ${isReported()}),
+  sifted AS (
+    SELECT play.*, max(CASE WHEN ended_at >= started_at THEN ended_at END)
+             OVER (PARTITION BY channel ORDER BY started_at, dbid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS latest_end
+      FROM play
+  ),
+  kept AS (
+    SELECT s.dbid, s.started_at,
+           (SELECT p.dbid FROM tracks p
+             WHERE p.channel = s.channel AND p.started_at >= :from AND (p.started_at, p.dbid) < (s.started_at, s.dbid)
+               AND p.ended_at >= p.started_at AND ${isReported('p.')}
+             ORDER BY p.started_at DESC, p.dbid DESC LIMIT 1) AS previous_dbid
+      FROM sifted s
+     WHERE (s.started_at, s.dbid) > (:afterStart, :afterDbid)
+       AND ((s.report_marks & :marks) != 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
+        OR (:listenersMissing AND s.uncounted) OR s.latest_end > s.started_at
+        OR s.spelling_key IN (SELECT spelling_key FROM play WHERE report_marks & ${MARKS.capitals}))
+     ORDER BY s.started_at, s.dbid LIMIT :limit
+  )
+  SELECT t.dbid, t.received_at, t.metadata, ${PLAY_COLUMNS.split(', ')
+    .map((column) => `t.${column}`)
+    .join(', ')}, p.dbid AS previous_dbid, p.ended_at AS previous_end
+    FROM kept JOIN tracks t ON t.dbid = kept.dbid LEFT JOIN tracks p ON p.dbid = kept.previous_dbid
+   ORDER BY kept.started_at, kept.dbid`;
+
+/**
+ * Per recording (and channel): its first play, that play's marks and metadata (SQLite gives a bare
+ * column the value of the row a lone min() picked), and the counts summed.
+ */
+const totalsSql = (channel: boolean, byChannel: boolean) => `
+  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key, min(${airOrder('play')}) AS first, report_marks AS first_marks, metadata AS first_metadata,
+         coalesce(sum(listeners ->> 'atp'), 0) AS performances, coalesce(sum(listeners ->> 'listener_seconds'), 0) AS listener_seconds,
+         count(*) AS plays, sum(listeners IS NULL AND ended_at IS NOT NULL) AS uncounted
+    FROM (${reported(channel)}) play
+   GROUP BY ${byChannel ? 'channel, ' : ''}recording_key ORDER BY first`;
+
+/** For the recordings in :keys (a JSON array) whose first play lacks a name: the first play that has each. */
+const nameSourcesSql = (channel: boolean, byChannel: boolean) => `
+  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key,
+         ${WRITTEN_FIELDS.map((field) => `min(CASE WHEN report_marks & ${NAME_MARKS[field]} THEN ${airOrder('play')} END) AS ${field}_from`).join(', ')}
+    FROM (${reported(channel)}) play
+   WHERE recording_key IN (SELECT value FROM json_each(:keys))
+   GROUP BY ${byChannel ? 'channel, ' : ''}recording_key`;
+
+const ALL_NAMES = WRITTEN_FIELDS.reduce((marks, field) => marks | NAME_MARKS[field], 0);
+
+interface CandidateRow extends PlayColumns {
+  dbid: number;
+  received_at: string;
+  metadata: string;
+  previous_dbid: number | null;
+  previous_end: string | null;
+}
+
+interface TotalRow {
+  channel: string | null;
+  recording_key: string;
+  first: string;
+  first_marks: number;
+  first_metadata: string;
+  performances: number;
+  listener_seconds: number;
+  plays: number;
+  uncounted: number;
+}
+
+type NameSourceRow = { channel: string | null; recording_key: string } & Record<`${WrittenField}_from`, string | null>;
+
+const groupOf = (row: { channel: string | null; recording_key: string }) => `${row.channel ?? ''}\u0000${row.recording_key}`;
+
+const params = (range: ReportRange) => ({
+  from: range.from,
+  to: range.to,
+  minMs: range.minAiredMs,
+  ...(range.channel === undefined ? {} : { channel: range.channel }),
+});
+
+export function createSqlitePlayReports(db: Db): PlayReportQueries {
+  const byChannel = <T>(make: (channel: boolean) => T): ((channel: string | undefined) => T) => {
+    const [all, one] = [make(false), make(true)];
+    return (channel) => (channel === undefined ? all : one);
+  };
+  const stale = db.prepare<[string, string, number, number], { dbid: number; metadata: string }>(
+    'SELECT dbid, metadata FROM tracks WHERE started_at >= ? AND started_at < ? AND report_version IS NOT ? LIMIT ?',
+  );
+  const setColumns = db.prepare<[string, string, number, number, number], never>(
+    'UPDATE tracks SET recording_key = ?, spelling_key = ?, report_marks = ?, report_version = ? WHERE dbid = ?',
+  );
+  const refreshBatch = db.transaction((range: PlayRange): number => {
+    const rows = stale.all(range.from, range.to, REPORT_COLUMNS_VERSION, REFRESH_BATCH);
+    for (const row of rows) setColumns.run(...reportColumnValues(JSON.parse(row.metadata) as TrackFields), row.dbid);
+    return rows.length;
+  });
+  const summary = byChannel((channel) =>
+    db.prepare<Record<string, unknown>, { kind: string; channel: string; plays: number; short: number; trimmed: number | null; stale: number }>(
+      summarySql(channel),
+    ),
+  );
+  const candidates = byChannel((channel) => db.prepare<Record<string, unknown>, CandidateRow>(candidatesSql(channel)));
+  const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
+  const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
+  const sourcesAll = byChannel((channel) => db.prepare<Record<string, unknown>, NameSourceRow>(nameSourcesSql(channel, false)));
+  const sourcesByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, NameSourceRow>(nameSourcesSql(channel, true)));
+  const metadataOf = db.prepare<[string], { dbid: number; metadata: string }>(
+    'SELECT dbid, metadata FROM tracks WHERE dbid IN (SELECT value FROM json_each(?))',
+  );
+
+  /** The names of a page of recordings, each from the first play that has it. */
+  function named(rows: readonly TotalRow[], range: ReportRange, grouped: boolean): RecordingTotal[] {
+    const names = new Map<number, RecordingNames>();
+    const sources = rows.map((row): NameSources => {
+      const first = dbidOfAirOrder(row.first) ?? 0;
+      names.set(first, recordingNamesOf(JSON.parse(row.first_metadata) as TrackFields));
+      return { artist: first, title: first, isrc: first, album: first, label: first };
+    });
+    const lacking = rows.filter((row) => (row.first_marks & ALL_NAMES) !== ALL_NAMES);
+    if (lacking.length > 0) {
+      const statement = (grouped ? sourcesByChannel : sourcesAll)(range.channel);
+      const found = new Map(
+        statement.all({ ...params(range), keys: JSON.stringify(lacking.map((row) => row.recording_key)) }).map((row) => [groupOf(row), row]),
+      );
+      rows.forEach((row, index) => {
+        const from = found.get(groupOf(row));
+        if (from !== undefined) sources[index] = nameSourcesOf(from);
+      });
+      const more = sourceDbids(sources).filter((dbid) => !names.has(dbid));
+      for (const row of metadataOf.all(JSON.stringify(more))) names.set(row.dbid, recordingNamesOf(JSON.parse(row.metadata) as TrackFields));
+    }
+    return rows.map((row, index) => {
+      const total: RecordingTotal = {
+        names: writtenNames(sources[index], names),
+        performances: row.performances,
+        listenerSeconds: row.listener_seconds,
+        plays: row.plays,
+        uncounted: row.uncounted,
+      };
+      if (grouped && row.channel !== null) total.channel = row.channel;
+      return total;
+    });
+  }
+
+  return {
+    async refreshReportColumns(range) {
+      let refreshed = 0;
+      for (let batch = refreshBatch(range); batch > 0; batch = refreshBatch(range)) refreshed += batch;
+      return refreshed;
+    },
+    async playSummary(range) {
+      return summary(range.channel)
+        .all({ ...params(range), version: REPORT_COLUMNS_VERSION })
+        .map((row) => ({ kind: row.kind, channel: row.channel, plays: row.plays, short: row.short, trimmed: row.trimmed === 1, stale: row.stale }));
+    },
+    async *checkCandidates(range, filter) {
+      // A clean month has none; each further page runs the query again from where the last ended.
+      const fixed = { ...params(range), marks: filter.marks, listenersMissing: filter.listenersMissing ? 1 : 0, limit: PLAY_PAGE };
+      let after: [string, number] = ['', 0];
+      for (;;) {
+        const rows = candidates(range.channel).all({ ...fixed, afterStart: after[0], afterDbid: after[1] });
+        if (rows.length > 0)
+          yield rows.map((row) => ({
+            row: { dbid: row.dbid, receivedAt: row.received_at, metadata: JSON.parse(row.metadata) as TrackFields, play: playFromRow(row, row.received_at) },
+            previous: row.previous_dbid === null || row.previous_end === null ? null : { dbid: row.previous_dbid, endedAt: row.previous_end },
+          }));
+        const last = rows.at(-1);
+        if (!last || rows.length < PLAY_PAGE) return;
+        after = [last.started_at ?? '', last.dbid];
+      }
+    },
+    async *recordingTotals(range, grouped) {
+      // One row per recording: the census holds as many (docs/reports.md "Memory and speed").
+      const rows = (grouped ? totalsByChannel : totalsAll)(range.channel).all(params(range));
+      for (let start = 0; start < rows.length; start += PLAY_PAGE) yield named(rows.slice(start, start + PLAY_PAGE), range, grouped);
+    },
+  };
+}
