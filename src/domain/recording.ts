@@ -19,12 +19,15 @@ export interface RecordingNames {
 
 /** A play's names from its stored metadata. */
 export function recordingNamesOf(metadata: TrackFields): RecordingNames {
+  // Read with every stored play: a list item that is not text (stored before validation, or by
+  // another writer) is no ISRC rather than a failed write.
+  const isrc: unknown = fieldTexts(metadata, 'isrc')[0];
   return {
     artist: fieldText(metadata, 'artist'),
     title: fieldText(metadata, 'title'),
     album: fieldText(metadata, 'album'),
     label: fieldText(metadata, 'label'),
-    isrc: fieldTexts(metadata, 'isrc')[0],
+    isrc: typeof isrc === 'string' ? isrc : undefined,
   };
 }
 

@@ -19,9 +19,12 @@ import { PLAY_COLUMNS, PLAY_PAGE, playFromRow, type PlayColumns } from '../plays
 
 const REFRESH_BATCH = 500;
 
-const AIRED_MS = 'round(extract(epoch FROM (ended_at::timestamptz - started_at::timestamptz)) * 1000)';
+const airedMs = (t = '') => `round(extract(epoch FROM (${t}ended_at::timestamptz - ${t}started_at::timestamptz)) * 1000)`;
+const AIRED_MS = airedMs();
 const IN_RANGE = 'started_at >= $1 AND started_at < $2 AND ($4::text IS NULL OR channel = $4)';
-const REPORTED = `SELECT * FROM tracks WHERE ${IN_RANGE} AND kind = 'music' AND ($3::double precision <= 0 OR ended_at IS NULL OR ${AIRED_MS} >= $3)`;
+/** Music that aired at least $3 ms (or has no end yet). */
+const isReported = (t = '') => `${t}kind = 'music' AND ($3::double precision <= 0 OR ${t}ended_at IS NULL OR ${airedMs(t)} >= $3)`;
+const REPORTED = `SELECT * FROM tracks WHERE ${IN_RANGE} AND ${isReported()}`;
 const airOrder = (table: string) => `(${airOrderSql(table)})`;
 
 const SUMMARY_SQL = `
@@ -32,23 +35,36 @@ const SUMMARY_SQL = `
             FROM tracks WHERE ${IN_RANGE}) play
    GROUP BY kind, channel ORDER BY kind COLLATE "C", channel COLLATE "C"`;
 
-/** $5 marks, $6 whether plays without a kept count are wanted, $7/$8 where the last page ended, $9 the page size. */
+/**
+ * $5 marks, $6 whether plays without a kept count are wanted, $7/$8 where the last page ended, $9
+ * the page size. Sifted as in SQLite: an overlap by the latest valid end before a play, the last
+ * valid play before each kept one looked up by the channel's index.
+ */
 const CANDIDATES_SQL = `
-  WITH play AS (${REPORTED}),
-  ordered AS (
-    SELECT play.*, max(CASE WHEN ended_at >= started_at THEN ${airOrder('play')} END)
-             OVER (PARTITION BY channel ORDER BY started_at, dbid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_order
+  WITH play AS (SELECT dbid, started_at, ended_at, channel, listeners IS NULL AS uncounted, report_marks, spelling_key FROM (${REPORTED}) reported),
+  sifted AS (
+    SELECT play.*, max(CASE WHEN ended_at >= started_at THEN ended_at END)
+             OVER (PARTITION BY channel ORDER BY started_at, dbid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS latest_end
       FROM play
+  ),
+  kept AS (
+    SELECT s.dbid, s.started_at,
+           (SELECT p.dbid FROM tracks p
+             WHERE p.channel = s.channel AND p.started_at >= $1 AND (p.started_at, p.dbid) < (s.started_at, s.dbid)
+               AND p.ended_at >= p.started_at AND ${isReported('p.')}
+             ORDER BY p.started_at DESC, p.dbid DESC LIMIT 1) AS previous_dbid
+      FROM sifted s
+     WHERE (s.started_at, s.dbid) > ($7::text COLLATE "C", $8::bigint)
+       AND ((s.report_marks & $5) <> 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
+        OR ($6 AND s.uncounted) OR s.latest_end > s.started_at
+        OR s.spelling_key IN (SELECT spelling_key FROM play WHERE (report_marks & ${MARKS.capitals}) <> 0))
+     ORDER BY s.started_at, s.dbid LIMIT $9
   )
-  SELECT o.dbid, o.received_at, o.metadata, ${PLAY_COLUMNS.split(', ')
-    .map((column) => `o.${column}`)
+  SELECT t.dbid, t.received_at, t.metadata, ${PLAY_COLUMNS.split(', ')
+    .map((column) => `t.${column}`)
     .join(', ')}, p.dbid AS previous_dbid, p.ended_at AS previous_end
-    FROM ordered o LEFT JOIN tracks p ON p.dbid = split_part(o.previous_order, ' ', 2)::bigint
-   WHERE (o.started_at, o.dbid) > ($7::text COLLATE "C", $8::bigint)
-     AND ((o.report_marks & $5) <> 0 OR o.ended_at IS NULL OR o.ended_at < o.started_at
-      OR ($6 AND o.listeners IS NULL) OR p.ended_at > o.started_at
-      OR o.spelling_key IN (SELECT spelling_key FROM play WHERE (report_marks & ${MARKS.capitals}) <> 0))
-   ORDER BY o.started_at, o.dbid LIMIT $9`;
+    FROM kept JOIN tracks t ON t.dbid = kept.dbid LEFT JOIN tracks p ON p.dbid = kept.previous_dbid
+   ORDER BY kept.started_at, kept.dbid`;
 
 const totalsSql = (byChannel: boolean) => `
   SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, min(${airOrder('play')}) AS first,

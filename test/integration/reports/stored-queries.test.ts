@@ -1,0 +1,254 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { REPORT_COLUMNS_VERSION } from '../../../src/domain/recording';
+import type { ReportFormatName, ReportRun, ReportSettings } from '../../../src/reports/format';
+import type { ReportPlay } from '../../../src/reports/rows';
+import { storeReportSource } from '../../../src/reports/store-source';
+import type { ReportSource } from '../../../src/reports/run-report';
+import { problemLine } from '../../../src/reports/checks';
+import { openStore } from '../../../src/store/open-store';
+import type { Store } from '../../../src/store/store';
+import { PLAYS, SESSIONS } from '../../fixtures/reports/play-log';
+import { createTestDatabase, postgresForPart, type TestDatabase } from '../../helpers/postgres';
+import { makeRun, renderToText, US_SETTINGS } from '../../helpers/reports';
+import { makeTempDir } from '../../helpers/temp-dir';
+
+// The store answers a report's passes where the plays are (src/store/play-reports.ts): the same
+// problems, facts and files as reading every stored play one by one (the path a source without
+// a store takes), on SQLite and on PostgreSQL, for clean and broken logs, names filled from later
+// plays, rows stored before the report columns existed, and more candidates than a page holds.
+
+type Row = Record<string, unknown>;
+
+interface StoredLog {
+  store: Store;
+  /** Runs SQL on the database directly (`?` placeholders; numbered for PostgreSQL here). */
+  run(sql: string, values?: unknown[]): Promise<Row[]>;
+  close(): Promise<void>;
+}
+
+async function sqliteLog(): Promise<StoredLog> {
+  const temp = makeTempDir('svc-stored-queries-');
+  const file = path.join(temp.dir, 'log.db');
+  const store = await openStore(file, { maxImageBytes: 1024 * 1024 });
+  const db = new Database(file);
+  return {
+    store,
+    run: (sql, values = []) => {
+      const statement = db.prepare(sql);
+      return Promise.resolve(statement.reader ? (statement.all(...values) as Row[]) : (statement.run(...values), []));
+    },
+    async close() {
+      db.close();
+      await store.close();
+      temp.cleanup();
+    },
+  };
+}
+
+async function postgresLog(database: TestDatabase): Promise<StoredLog> {
+  const store = await openStore(database.url, { maxImageBytes: 1024 * 1024 });
+  let n = 0;
+  return {
+    store,
+    run: (sql, values = []) =>
+      database
+        .query<Row>(
+          sql.replace(/\?/g, () => `$${++n}`),
+          values,
+        )
+        .finally(() => (n = 0)),
+    close: () => store.close(),
+  };
+}
+
+/** The metadata a stored play would have carried for this report row. */
+function metadataOf(play: ReportPlay): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    artist: play.artist,
+    title: play.title,
+    album: play.album,
+    label: play.label,
+    isrc: play.isrc,
+    catalognumber: play.catalogue_number,
+    writers: play.composers,
+    duration: play.duration,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** Writes plays as rows with their own dbids and no report columns (as before the migration), and sessions through the store. */
+async function writeLog(log: StoredLog, plays: readonly ReportPlay[], postgres: boolean): Promise<void> {
+  const overriding = postgres ? 'OVERRIDING SYSTEM VALUE' : '';
+  for (const play of plays)
+    await log.run(
+      `INSERT INTO tracks (dbid, received_seq, received_at, stored_at, metadata, started_at, ended_at, end_reason, channel, kind, usage, trimmed_seconds, listeners, listeners_done)
+       ${overriding} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${postgres ? 'true' : '1'})`,
+      [
+        play.dbid,
+        play.dbid,
+        play.started_at,
+        play.started_at,
+        JSON.stringify(metadataOf(play)),
+        play.started_at,
+        play.ended_at,
+        play.end_reason,
+        play.channel,
+        play.kind,
+        play.usage,
+        play.trimmed_seconds,
+        play.listeners === null ? null : JSON.stringify(play.listeners),
+      ],
+    );
+  for (const session of SESSIONS) {
+    const key = { server: 'http://127.0.0.1:8000', mount: '/live', clientId: String(session.id) };
+    await log.store.plays.openSession({
+      ...key,
+      channel: session.channel,
+      source: 'poll',
+      address: session.address ?? session.address_hash,
+      userAgent: session.user_agent ?? '',
+      connectedAt: session.connected_at,
+    });
+    if (session.disconnected_at !== null) await log.store.plays.closeSession(key, session.disconnected_at);
+  }
+}
+
+const base = PLAYS[0];
+const at = (minute: number) => new Date(Date.parse('2026-10-01T20:00:00.000Z') + minute * 60_000).toISOString();
+const broken = (dbid: number, minute: number, fields: Partial<ReportPlay>): ReportPlay => ({
+  ...base,
+  dbid,
+  started_at: at(minute),
+  ended_at: at(minute + 4),
+  ...fields,
+});
+
+/** A log that breaks every check a store can hold, on two channels, with names a census must fill from later plays. */
+const BROKEN: ReportPlay[] = [
+  broken(201, 0, { isrc: 'GB123', label: undefined, listeners: null, channel: 'jazz' }),
+  broken(202, 3, { artist: 'DAFT PUNK', title: 'ONE MORE TIME', isrc: undefined }),
+  broken(203, 10, { isrc: undefined, ended_at: at(9) }),
+  broken(204, 20, { kind: 'jingle', title: 'Station ID', artist: undefined }),
+  broken(205, 24, { ended_at: at(24.25), trimmed_seconds: 5 }),
+  broken(206, 30, { isrc: undefined }),
+  broken(207, 33, { artist: 'DAFT PUNK', isrc: undefined, channel: 'jazz' }),
+  broken(208, 40, { title: undefined, isrc: 'US-RC1-76-07839', album: undefined, label: undefined }),
+  broken(209, 50, { isrc: 'usrc17607839', album: undefined, label: 'Later Label' }),
+  broken(210, 60, { isrc: 'USRC17607839', album: 'Later Album', listeners: null }),
+  broken(211, 70, { ended_at: null, artist: 'Дельфин', title: 'ВЕСНА', isrc: undefined }),
+  broken(212, 72, { artist: 'Дельфин', title: 'Весна', isrc: undefined, album: undefined }),
+  broken(213, 80, { ended_at: at(86), trimmed_seconds: 2 }),
+  broken(214, 83, { channel: 'main', usage: 'background' }),
+];
+
+const FORMATS: ReadonlyArray<[ReportFormatName, Partial<ReportRun>]> = [
+  ['soundexchange', {}],
+  ['soundexchange', { variant: 'csv' }],
+  ['npr-playlist', { channel: 'main' }],
+  ['npr-playlist', {}],
+  ['ppl', {}],
+  ['ppl', { programmeDate: '2026-10-01' }],
+  ['prs', {}],
+  ['bmi', {}],
+  ['bmi', { channel: 'jazz' }],
+];
+
+/** The store's source, and the same rows read one by one: the reference every answer is held to. */
+function sources(store: Store): { stored: ReportSource; oneByOne: ReportSource } {
+  const stored = storeReportSource(store.plays);
+  return { stored, oneByOne: { plays: stored.plays, sessions: stored.sessions, hasSessions: stored.hasSessions } };
+}
+
+async function expectSameReports(store: Store, settings: ReportSettings, from: string, to: string): Promise<number> {
+  const { stored, oneByOne } = sources(store);
+  let problems = 0;
+  for (const [format, extra] of FORMATS) {
+    const run = makeRun(format, from, to, settings, extra);
+    const [fast, reference] = [await renderToText(stored, run), await renderToText(oneByOne, run)];
+    expect({ format, extra, problems: fast.problems.map(problemLine), facts: fast.facts, text: fast.text }).toEqual({
+      format,
+      extra,
+      problems: reference.problems.map(problemLine),
+      facts: reference.facts,
+      text: reference.text,
+    });
+    problems += reference.problems.length;
+  }
+  return problems;
+}
+
+function storedQueries(backend: 'sqlite' | 'postgres'): void {
+  let database: TestDatabase | undefined;
+  let log: StoredLog;
+  beforeEach(async () => {
+    database = backend === 'postgres' ? await createTestDatabase() : undefined;
+    log = database ? await postgresLog(database) : await sqliteLog();
+  }, 30_000);
+  afterEach(async () => {
+    await log.close();
+    await database?.drop();
+  });
+  const write = (plays: readonly ReportPlay[]) => writeLog(log, plays, backend === 'postgres');
+
+  it('When the fixed log is reported, then every format is the same as reading the plays one by one, and as its golden file', async () => {
+    await write(PLAYS);
+    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBe(0);
+    const census = await renderToText(storeReportSource(log.store.plays), makeRun('soundexchange', '2026-10-01', '2026-10-01', US_SETTINGS));
+    expect(census.text.split('\n')[1]).toBe('^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^Discovery^|^Virgin^|7');
+  });
+
+  it.each([0, 30])(
+    'When a log breaks every check (reports.minSeconds %i), then the problems, facts and files are those of reading the plays one by one',
+    async (minSeconds) => {
+      await write(BROKEN);
+      const problems = await expectSameReports(log.store, { ...US_SETTINGS, minSeconds }, '2026-10-01', '2026-10-01');
+      expect(problems).toBeGreaterThan(20);
+    },
+  );
+
+  it('When every play has a kept count, then the store sums the census, each name from the first play that has it', async () => {
+    const counted = { atp: 2, listener_seconds: 480, peak: 2 };
+    const plays = [
+      ...PLAYS.map((play) => ({ ...play, listeners: play.listeners ?? counted })),
+      ...BROKEN.filter((play) => [208, 209, 210].includes(play.dbid)).map((play) => ({ ...play, listeners: counted })),
+    ];
+    await write(plays);
+    const { stored } = sources(log.store);
+    const query = { startMs: Date.parse('2026-10-01T04:00:00.000Z'), endMs: Date.parse('2026-10-02T04:00:00.000Z') };
+    expect(await stored.stored?.recordings(query, 0, true)).toBeDefined();
+    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBeGreaterThan(0);
+    const census = await renderToText(stored, makeRun('soundexchange', '2026-10-01', '2026-10-01', US_SETTINGS));
+    // dbid 104's ISRC is the same recording once normalized: its count joins the three.
+    expect(census.text).toContain('^KSVC^|^A^|^Daft Punk^|^One More Time^|^USRC17607839^|^Later Album^|^Later Label^|7\n');
+    expect(census.text).toContain('^KSVC^|^A^|^Дельфин^|^Весна^|^RUA1D0512345^|^Юность^|^Мистерия звука^|2\n');
+  });
+
+  it('When rows lack the report columns or carry an older version, then a report computes them first', async () => {
+    await write(PLAYS);
+    await log.run("UPDATE tracks SET recording_key = 'stale', spelling_key = 'stale', report_marks = 0, report_version = ? WHERE dbid = 106", [
+      REPORT_COLUMNS_VERSION - 1,
+    ]);
+    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBe(0);
+    const rows = await log.run('SELECT dbid, recording_key, report_version FROM tracks ORDER BY dbid');
+    expect(rows.map((row) => [Number(row.dbid), row.recording_key, Number(row.report_version)])).toEqual(
+      PLAYS.map((play): unknown[] => [play.dbid, expect.stringMatching(/^(isrc|names):/) as unknown, REPORT_COLUMNS_VERSION]),
+    );
+  });
+
+  it('When more plays may have a problem than a page holds, then every one is checked in air order', async () => {
+    const many = Array.from({ length: 1200 }, (_, index) =>
+      broken(1000 + index, index * 4, { artist: index % 3 === 0 ? 'DAFT PUNK' : 'Daft Punk', isrc: undefined, label: undefined }),
+    );
+    await write(many);
+    const { stored, oneByOne } = sources(log.store);
+    const run = makeRun('soundexchange', '2026-10-01', '2026-10-05', US_SETTINGS);
+    const [fast, reference] = [await renderToText(stored, run), await renderToText(oneByOne, run)];
+    expect(reference.problems.length).toBeGreaterThan(1200);
+    expect(fast.problems.map(problemLine)).toEqual(reference.problems.map(problemLine));
+    expect(fast.text).toBe(reference.text);
+  }, 60_000);
+}
+
+describe('stored report queries: SQLite', () => storedQueries('sqlite'));
+if (postgresForPart('stored report queries on PostgreSQL')) describe('stored report queries: PostgreSQL', () => storedQueries('postgres'));
