@@ -1,5 +1,5 @@
 import { MARKS } from '../domain/recording';
-import type { PlaySummaryRow } from '../store/play-reports';
+import type { CandidateFilter, PlaySummaryRow } from '../store/play-reports';
 import { withListeners } from './census';
 import { ChannelEnds, PlayChecker, sessionProblems, type PreviousEnd, type Problem } from './checks';
 import type { Batches, RecordingLine, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
@@ -41,7 +41,7 @@ export interface StoredReportQueries {
    * their start, overlapping, without a kept count when `listenersMissing`, and every play of a
    * recording with a name in capitals.
    */
-  candidates(query: ReportQuery, minSeconds: number, filter: { marks: number; listenersMissing: boolean }): Batches<CheckedPlay>;
+  candidates(query: ReportQuery, minSeconds: number, filter: CandidateFilter): Batches<CheckedPlay>;
   /**
    * The census lines by recording (and channel), in order of first play; undefined when a play
    * has no kept count, so its performances must be counted from the sessions. Asked after summary().
@@ -138,8 +138,12 @@ class Inspection {
   }
 
   /** Which plays the check must see when the store sifts them (StoredReportQueries.candidates). */
-  candidateFilter(): { marks: number; listenersMissing: boolean } {
-    return { marks: MARKS.noName | MARKS.capitals | (this.plays.checksIdentity ? MARKS.unidentified : 0), listenersMissing: this.needsPerformances };
+  candidateFilter(): CandidateFilter {
+    return {
+      marks: MARKS.noName | (this.plays.checksIdentity ? MARKS.unidentified : 0),
+      listenersMissing: this.needsPerformances,
+      spellings: this.plays.anyCapitals,
+    };
   }
 
   /** The reported plays that may have a problem, in air order. */
@@ -184,6 +188,8 @@ class PlayInspection {
   private readonly ends = new ChannelEnds();
   private readonly channels = new Set<string>();
   readonly checksIdentity: boolean;
+  /** Whether the summary counted a music play with a name in capitals (count() sets it). */
+  anyCapitals = false;
 
   constructor(
     private readonly run: ReportRun,
@@ -221,6 +227,7 @@ class PlayInspection {
       facts.musicPlays += row.plays - row.short;
       if (row.plays > row.short) this.channels.add(row.channel);
       if (row.trimmed) facts.anyTrimmed = true;
+      if (row.capitals > 0) this.anyCapitals = true;
     }
   }
 

@@ -23,6 +23,8 @@ export interface PlaySummaryRow {
   trimmed: boolean;
   /** Plays whose report columns are missing or of an older version: refreshReportColumns first. */
   stale: number;
+  /** Music plays with a name in capitals (MARKS.capitals), short ones too. */
+  capitals: number;
 }
 
 /** Which plays the check pass reads: those that may have a problem (docs/reports.md "Checks"). */
@@ -31,6 +33,8 @@ export interface CandidateFilter {
   marks: number;
   /** Plays without a kept listener count (the census formats check their performances). */
   listenersMissing: boolean;
+  /** Every play of a recording with a name in capitals (none need come when the summary counted no such play). */
+  spellings: boolean;
 }
 
 /** A reported play that may have a problem, and the last valid end before it on its channel. */

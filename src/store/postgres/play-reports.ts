@@ -29,15 +29,16 @@ const airOrder = (table: string) => `(${airOrderSql(table)})`;
 
 const SUMMARY_SQL = `
   SELECT kind, channel, count(*)::integer AS plays, count(*) FILTER (WHERE short)::integer AS short, coalesce(bool_or(trimmed_seconds > 0 AND NOT short), false) AS trimmed,
-         count(*) FILTER (WHERE report_version IS DISTINCT FROM $5)::integer AS stale
-    FROM (SELECT kind, channel, trimmed_seconds, report_version,
+         count(*) FILTER (WHERE report_version IS DISTINCT FROM $5)::integer AS stale,
+         count(*) FILTER (WHERE kind = 'music' AND (report_marks & ${MARKS.capitals}) <> 0)::integer AS capitals
+    FROM (SELECT kind, channel, trimmed_seconds, report_version, report_marks,
                  kind = 'music' AND $3::double precision > 0 AND ended_at IS NOT NULL AND ${AIRED_MS} < $3 AS short
             FROM tracks WHERE ${IN_RANGE}) play
    GROUP BY kind, channel ORDER BY kind COLLATE "C", channel COLLATE "C"`;
 
 /**
  * $5 marks, $6 whether plays without a kept count are wanted, $7/$8 where the last page ended, $9
- * the page size. Sifted as in SQLite: an overlap by the latest valid end before a play, the last
+ * the page size, $10 whether the plays of recordings with a name in capitals are wanted. Sifted as in SQLite: an overlap by the latest valid end before a play, the last
  * valid play before each kept one looked up by the channel's index.
  */
 const CANDIDATES_SQL = `
@@ -57,7 +58,7 @@ const CANDIDATES_SQL = `
      WHERE (s.started_at, s.dbid) > ($7::text COLLATE "C", $8::bigint)
        AND ((s.report_marks & $5) <> 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
         OR ($6 AND s.uncounted) OR s.latest_end > s.started_at
-        OR s.spelling_key IN (SELECT spelling_key FROM play WHERE (report_marks & ${MARKS.capitals}) <> 0))
+        OR ($10 AND s.spelling_key IN (SELECT spelling_key FROM play WHERE (report_marks & ${MARKS.capitals}) <> 0)))
      ORDER BY s.started_at, s.dbid LIMIT $9
   )
   SELECT t.dbid, t.received_at, t.metadata, ${PLAY_COLUMNS.split(', ')
@@ -134,10 +135,10 @@ export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
       return refreshed;
     },
     async playSummary(range) {
-      const result = await pool.query<{ kind: string; channel: string; plays: number; short: number; trimmed: boolean; stale: number }>(SUMMARY_SQL, [
-        ...rangeValues(range),
-        REPORT_COLUMNS_VERSION,
-      ]);
+      const result = await pool.query<{ kind: string; channel: string; plays: number; short: number; trimmed: boolean; stale: number; capitals: number }>(
+        SUMMARY_SQL,
+        [...rangeValues(range), REPORT_COLUMNS_VERSION],
+      );
       return result.rows;
     },
     async *checkCandidates(range, filter) {
@@ -150,6 +151,7 @@ export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
           after[0],
           after[1],
           PLAY_PAGE,
+          filter.spellings,
         ]);
         const rows = result.rows;
         if (rows.length > 0)

@@ -35,7 +35,7 @@ const SHORT_MUSIC = `CASE WHEN :minMs > 0 AND kind = 'music' AND ended_at IS NOT
 
 const summarySql = (channel: boolean) => `
   SELECT kind, channel, count(*) AS plays, sum(${SHORT_MUSIC}) AS short, max(CASE WHEN trimmed_seconds > 0 THEN 1 - ${SHORT_MUSIC} ELSE 0 END) AS trimmed,
-         sum(report_version IS NOT :version) AS stale
+         sum(report_version IS NOT :version) AS stale, sum(CASE WHEN kind = 'music' THEN (report_marks & ${MARKS.capitals}) != 0 ELSE 0 END) AS capitals
     FROM tracks WHERE ${inRange(channel)}
    GROUP BY kind, channel ORDER BY kind, channel`;
 
@@ -62,7 +62,7 @@ const candidatesSql = (channel: boolean) => `
      WHERE (s.started_at, s.dbid) > (:afterStart, :afterDbid)
        AND ((s.report_marks & :marks) != 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
         OR (:listenersMissing AND s.uncounted) OR s.latest_end > s.started_at
-        OR s.spelling_key IN (SELECT spelling_key FROM play WHERE report_marks & ${MARKS.capitals}))
+        OR (:spellings AND s.spelling_key IN (SELECT spelling_key FROM play WHERE report_marks & ${MARKS.capitals})))
      ORDER BY s.started_at, s.dbid LIMIT :limit
   )
   SELECT t.dbid, t.received_at, t.metadata, ${PLAY_COLUMNS.split(', ')
@@ -123,38 +123,34 @@ const params = (range: ReportRange) => ({
   ...(range.channel === undefined ? {} : { channel: range.channel }),
 });
 
-export function createSqlitePlayReports(db: Db): PlayReportQueries {
-  const byChannel = <T>(make: (channel: boolean) => T): ((channel: string | undefined) => T) => {
-    const [all, one] = [make(false), make(true)];
-    return (channel) => (channel === undefined ? all : one);
-  };
+const byChannel = <T>(make: (channel: boolean) => T): ((channel: string | undefined) => T) => {
+  const [all, one] = [make(false), make(true)];
+  return (channel) => (channel === undefined ? all : one);
+};
+
+/** One batch of computing the report columns of rows that lack them, as one transaction: answers how many. */
+function createRefreshBatch(db: Db): (range: PlayRange) => number {
   const stale = db.prepare<[string, string, number, number], { dbid: number; metadata: string }>(
     'SELECT dbid, metadata FROM tracks WHERE started_at >= ? AND started_at < ? AND report_version IS NOT ? LIMIT ?',
   );
   const setColumns = db.prepare<[string, string, number, number, number], never>(
     'UPDATE tracks SET recording_key = ?, spelling_key = ?, report_marks = ?, report_version = ? WHERE dbid = ?',
   );
-  const refreshBatch = db.transaction((range: PlayRange): number => {
+  return db.transaction((range: PlayRange): number => {
     const rows = stale.all(range.from, range.to, REPORT_COLUMNS_VERSION, REFRESH_BATCH);
     for (const row of rows) setColumns.run(...reportColumnValues(JSON.parse(row.metadata) as TrackFields), row.dbid);
     return rows.length;
   });
-  const summary = byChannel((channel) =>
-    db.prepare<Record<string, unknown>, { kind: string; channel: string; plays: number; short: number; trimmed: number | null; stale: number }>(
-      summarySql(channel),
-    ),
-  );
-  const candidates = byChannel((channel) => db.prepare<Record<string, unknown>, CandidateRow>(candidatesSql(channel)));
-  const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
-  const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
+}
+
+/** The census totals of a page of recordings with their names, each from the first play that has it. */
+function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, grouped: boolean) => RecordingTotal[] {
   const sourcesAll = byChannel((channel) => db.prepare<Record<string, unknown>, NameSourceRow>(nameSourcesSql(channel, false)));
   const sourcesByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, NameSourceRow>(nameSourcesSql(channel, true)));
   const metadataOf = db.prepare<[string], { dbid: number; metadata: string }>(
     'SELECT dbid, metadata FROM tracks WHERE dbid IN (SELECT value FROM json_each(?))',
   );
-
-  /** The names of a page of recordings, each from the first play that has it. */
-  function named(rows: readonly TotalRow[], range: ReportRange, grouped: boolean): RecordingTotal[] {
+  return (rows, range, grouped) => {
     const names = new Map<number, RecordingNames>();
     const sources = rows.map((row): NameSources => {
       const first = dbidOfAirOrder(row.first) ?? 0;
@@ -185,22 +181,54 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
       if (grouped && row.channel !== null) total.channel = row.channel;
       return total;
     });
-  }
+  };
+}
+
+export function createSqlitePlayReports(db: Db): PlayReportQueries {
+  const refreshBatch = createRefreshBatch(db);
+  const named = createNamer(db);
+  const summary = byChannel((channel) =>
+    db.prepare<
+      Record<string, unknown>,
+      { kind: string; channel: string; plays: number; short: number; trimmed: number | null; stale: number; capitals: number }
+    >(summarySql(channel)),
+  );
+  const candidates = byChannel((channel) => db.prepare<Record<string, unknown>, CandidateRow>(candidatesSql(channel)));
+  const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
+  const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
 
   return {
     async refreshReportColumns(range) {
       let refreshed = 0;
-      for (let batch = refreshBatch(range); batch > 0; batch = refreshBatch(range)) refreshed += batch;
+      for (let batch = refreshBatch(range); batch > 0; batch = refreshBatch(range)) {
+        refreshed += batch;
+        // A year of rows from before the columns is hundreds of batches: the server answers between them.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       return refreshed;
     },
     async playSummary(range) {
       return summary(range.channel)
         .all({ ...params(range), version: REPORT_COLUMNS_VERSION })
-        .map((row) => ({ kind: row.kind, channel: row.channel, plays: row.plays, short: row.short, trimmed: row.trimmed === 1, stale: row.stale }));
+        .map((row) => ({
+          kind: row.kind,
+          channel: row.channel,
+          plays: row.plays,
+          short: row.short,
+          trimmed: row.trimmed === 1,
+          stale: row.stale,
+          capitals: row.capitals,
+        }));
     },
     async *checkCandidates(range, filter) {
       // A clean month has none; each further page runs the query again from where the last ended.
-      const fixed = { ...params(range), marks: filter.marks, listenersMissing: filter.listenersMissing ? 1 : 0, limit: PLAY_PAGE };
+      const fixed = {
+        ...params(range),
+        marks: filter.marks,
+        listenersMissing: filter.listenersMissing ? 1 : 0,
+        spellings: filter.spellings ? 1 : 0,
+        limit: PLAY_PAGE,
+      };
       let after: [string, number] = ['', 0];
       for (;;) {
         const rows = candidates(range.channel).all({ ...fixed, afterStart: after[0], afterDbid: after[1] });
