@@ -72,11 +72,11 @@ const candidatesSql = (channel: boolean) => `
    ORDER BY kept.started_at, kept.dbid`;
 
 /**
- * Per recording (and channel): its first play, that play's marks and metadata (SQLite gives a bare
- * column the value of the row a lone min() picked), and the counts summed.
+ * Per recording (and channel): its first play, that play's marks (SQLite gives a bare column the
+ * value of the row a lone min() picked), and the counts summed; read from tracks_for_reports alone.
  */
 const totalsSql = (channel: boolean, byChannel: boolean) => `
-  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key, min(${airOrder('play')}) AS first, report_marks AS first_marks, metadata AS first_metadata,
+  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key, min(${airOrder('play')}) AS first, report_marks AS first_marks,
          coalesce(sum(listeners ->> 'atp'), 0) AS performances, coalesce(sum(listeners ->> 'listener_seconds'), 0) AS listener_seconds,
          count(*) AS plays, sum(listeners IS NULL AND ended_at IS NOT NULL) AS uncounted
     FROM (${reported(channel)}) play
@@ -105,7 +105,6 @@ interface TotalRow {
   recording_key: string;
   first: string;
   first_marks: number;
-  first_metadata: string;
   performances: number;
   listener_seconds: number;
   plays: number;
@@ -151,10 +150,8 @@ function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, gr
     'SELECT dbid, metadata FROM tracks WHERE dbid IN (SELECT value FROM json_each(?))',
   );
   return (rows, range, grouped) => {
-    const names = new Map<number, RecordingNames>();
     const sources = rows.map((row): NameSources => {
-      const first = dbidOfAirOrder(row.first) ?? 0;
-      names.set(first, recordingNamesOf(JSON.parse(row.first_metadata) as TrackFields));
+      const first = dbidOfAirOrder(row.first);
       return { artist: first, title: first, isrc: first, album: first, label: first };
     });
     const lacking = rows.filter((row) => (row.first_marks & ALL_NAMES) !== ALL_NAMES);
@@ -167,9 +164,9 @@ function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, gr
         const from = found.get(groupOf(row));
         if (from !== undefined) sources[index] = nameSourcesOf(from);
       });
-      const more = sourceDbids(sources).filter((dbid) => !names.has(dbid));
-      for (const row of metadataOf.all(JSON.stringify(more))) names.set(row.dbid, recordingNamesOf(JSON.parse(row.metadata) as TrackFields));
     }
+    const names = new Map<number, RecordingNames>();
+    for (const row of metadataOf.all(JSON.stringify(sourceDbids(sources)))) names.set(row.dbid, recordingNamesOf(JSON.parse(row.metadata) as TrackFields));
     return rows.map((row, index) => {
       const total: RecordingTotal = {
         names: writtenNames(sources[index], names),
