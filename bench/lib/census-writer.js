@@ -3,7 +3,8 @@
 // its own: `node census-writer.js svc|sql DB OUT`. Prints one JSON line: milliseconds, idle RSS
 // (everything loaded and the database open, before the first row) and peak RSS (VmHWM) at the end.
 //   svc: what `svc report soundexchange` does on the server: svc's store, the file checked and made
-//        (prepareReport: one pass for this format), then streamed into fs.createWriteStream.
+//        (prepareReport: the store's summary and candidates, then its census totals), then
+//        streamed into fs.createWriteStream.
 //   sql: the same rows from one SQL query (grouped and summed by SQLite), written line by line with
 //        fs.createWriteStream, honouring backpressure.
 
