@@ -8,7 +8,8 @@ import { exclusionOf } from './selection';
 
 // One report run in two passes over the same rows (docs/reports.md "How a report is made"): the
 // check pass lists every problem and learns what the file must know before its first line; the
-// write pass streams the file. Neither holds the plays or the sessions.
+// write pass streams the file. Neither holds the plays or the sessions. A source with a store
+// lets the store count the plays and hand over only those that may have a problem.
 
 export interface ReportQuery {
   startMs: number;
@@ -315,9 +316,10 @@ export interface PreparedReport {
 }
 
 /**
- * The check, then the file (docs/reports.md "How a report is made"). A format that gathers every
- * play before its first line is checked and written in one pass over the log, its few lines held
- * until the check is done; any other is checked first and streamed by a second pass.
+ * The check, then the file (docs/reports.md "How a report is made"). From a source without a
+ * store, a format that gathers every play before its first line is checked and written in one
+ * pass over the log, its few lines held until the check is done; anything else is checked first
+ * (by the store's queries when it has them) and streamed by a second pass.
  */
 export async function prepareReport(deps: ReportDeps, run: ReportRun, onProblem: ProblemSink): Promise<PreparedReport> {
   if (!deps.format.gathersBeforeWriting(run) || deps.source.stored !== undefined) {
