@@ -43,7 +43,7 @@ export interface CheckCandidate {
   previous: { dbid: number; endedAt: string } | null;
 }
 
-/** One recording's census line: its names (docs/reports.md "SoundExchange") and its summed counts. */
+/** One recording's census line: its names (docs/reports-us.md "SoundExchange") and its summed counts. */
 export interface RecordingTotal {
   channel?: string;
   /** Each name from the recording's first play that has it, as written (the ISRC normalized). */
