@@ -38,8 +38,9 @@ const SUMMARY_SQL = `
 
 /**
  * $5 marks, $6 whether plays without a kept count are wanted, $7/$8 where the last page ended, $9
- * the page size, $10 whether the plays of recordings with a name in capitals are wanted. Sifted as in SQLite: an overlap by the latest valid end before a play, the last
- * valid play before each kept one looked up by the channel's index.
+ * the page size, $10 whether the plays of recordings with a name in capitals are wanted. Sifted
+ * as in SQLite: an overlap by the latest valid end before a play, the last valid play before each
+ * kept one looked up by the channel's index.
  */
 const CANDIDATES_SQL = `
   WITH play AS (SELECT dbid, started_at, ended_at, channel, listeners IS NULL AS uncounted, report_marks, spelling_key FROM (${REPORTED}) reported),

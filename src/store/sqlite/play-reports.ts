@@ -17,17 +17,18 @@ import { PLAY_COLUMNS, PLAY_PAGE, playFromRow, type PlayColumns, type PlayRange 
 import type { Db } from './database';
 
 // The report queries of the SQLite play log (store/play-reports.ts has the contract). Each reads
-// the range once through tracks_by_start; the statements differ by their channel filter only.
+// the range from tracks_for_reports (migration 14); the statements differ by their channel filter
+// and grouping only.
 
 const REFRESH_BATCH = 500;
 
-/** The reported plays of the range (`:from`, `:to`, `:channel` when set, `:minMs`): music that aired long enough. */
+/** The plays that started in [:from, :to), of :channel when the statement has one. */
 const inRange = (channel: boolean) => `started_at >= :from AND started_at < :to ${channel ? 'AND channel = :channel' : ''}`;
-/** Aired less than :minMs (when it ended). */
+/** Aired less than :minMs (when it ended); julianday's error is far below the millisecond it rounds to. */
 const short = (t: string) => `round((julianday(${t}ended_at) - julianday(${t}started_at)) * 86400000) < :minMs`;
+/** Reported: music that aired at least :minMs, or has no end yet (exclusionOf in src/reports/selection.ts). */
 const isReported = (t = '') => `${t}kind = 'music' AND (:minMs <= 0 OR ${t}ended_at IS NULL OR NOT ${short(t)})`;
 const reported = (channel: boolean) => `SELECT * FROM tracks WHERE ${inRange(channel)} AND ${isReported()}`;
-
 const airOrder = airOrderSql;
 
 /** 1 for music that aired less than :minMs; the CASE keeps SQLite from reading the times of the rest. */
