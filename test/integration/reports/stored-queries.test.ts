@@ -181,13 +181,18 @@ async function expectSameReports(store: Store, settings: ReportSettings, from: s
 function storedQueries(backend: 'sqlite' | 'postgres'): void {
   let database: TestDatabase | undefined;
   let log: StoredLog;
-  beforeEach(async () => {
+  // One PostgreSQL database for the file, emptied after each test: creating and dropping one per
+  // test loads the server that the rest of the suite shares.
+  beforeAll(async () => {
     database = backend === 'postgres' ? await createTestDatabase() : undefined;
+  }, 30_000);
+  afterAll(() => database?.drop());
+  beforeEach(async () => {
     log = database ? await postgresLog(database) : await sqliteLog();
   }, 30_000);
   afterEach(async () => {
     await log.close();
-    await database?.drop();
+    await database?.query('TRUNCATE tracks, listener_sessions, listener_session_bounds CASCADE');
   });
   const write = (plays: readonly ReportPlay[]) => writeLog(log, plays, backend === 'postgres');
 
