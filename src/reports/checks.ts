@@ -21,8 +21,6 @@ export interface PlayCheckOptions {
   performances: boolean;
 }
 
-const NAME_FIELDS = SPELLED_FIELDS;
-
 /** The play with a valid end that came last on a channel before the one checked (the overlap check). */
 export interface PreviousEnd {
   dbid: number;
@@ -106,7 +104,7 @@ function identityProblems(play: ReportPlay, whats: string[]): void {
 /** A name upper-cased somewhere on its way while the matched source spells it otherwise. */
 function capitalProblems(play: ReportPlay, whats: string[]): void {
   if (play.source_names === undefined) return;
-  for (const field of NAME_FIELDS) {
+  for (const field of SPELLED_FIELDS) {
     const value = play[field];
     const source = play.source_names?.[field];
     if (value === undefined || source === undefined || !isAllCapitals(value) || isAllCapitals(source)) continue;
@@ -130,7 +128,7 @@ interface Pending {
   dbids: number[];
 }
 
-type NameField = (typeof NAME_FIELDS)[number];
+type NameField = (typeof SPELLED_FIELDS)[number];
 
 /** What one recording's names looked like so far: the first mixed-case spelling, the capitals waiting for one. */
 interface Spellings {
@@ -155,7 +153,7 @@ class SpellingTracker {
       spellings = { known: {} };
       this.recordings.set(key, spellings);
     }
-    for (const field of NAME_FIELDS) {
+    for (const field of SPELLED_FIELDS) {
       const value = play[field];
       if (value === undefined || play.source_names?.[field] !== undefined) continue;
       const found = isAllCapitals(value) ? capitals(spellings, field, value, play.dbid) : LOWER_CASE.test(value) ? mixed(spellings, field, value) : undefined;

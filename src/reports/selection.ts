@@ -20,5 +20,3 @@ export function exclusionOf(play: ReportPlay, minSeconds: number): Exclusion {
   if (aired !== undefined && aired < minSeconds) return 'short';
   return undefined;
 }
-
-export { ISRC_SHAPE, normalizedIsrc, recordingKey } from '../domain/recording';

@@ -80,18 +80,8 @@ export function storeReportSource(plays: PlayLogStore & PlayReportQueries): Repo
         for await (const page of plays.recordingTotals(reportRange(query, minSeconds), byChannel)) {
           for (const total of page) {
             if (total.uncounted > 0) return undefined;
-            const { names } = total;
-            lines.push({
-              artist: names.artist,
-              title: names.title,
-              isrc: names.isrc,
-              album: names.album,
-              label: names.label,
-              channel: total.channel ?? '',
-              performances: total.performances,
-              listenerSeconds: total.listenerSeconds,
-              plays: total.plays,
-            });
+            const { names, channel, performances, listenerSeconds, plays } = total;
+            lines.push({ ...names, channel: channel ?? '', performances, listenerSeconds, plays });
           }
         }
         return lines;

@@ -99,11 +99,40 @@ export function sourceDbids(sources: readonly NameSources[]): number[] {
   return [...wanted];
 }
 
+/** The counts a backend's totals row carries, as both name the columns. */
+export interface TotalCounts {
+  channel: string | null;
+  performances: number;
+  listener_seconds: number;
+  plays: number;
+  uncounted: number;
+}
+
+/** Each row's totals with its names, from the names of the plays `sources` points at. */
+export function namedTotals(
+  rows: readonly TotalCounts[],
+  sources: readonly NameSources[],
+  namesOf: ReadonlyMap<number, RecordingNames>,
+  byChannel: boolean,
+): RecordingTotal[] {
+  return rows.map((row, index) => {
+    const total: RecordingTotal = {
+      names: writtenNames(sources[index], namesOf),
+      performances: row.performances,
+      listenerSeconds: row.listener_seconds,
+      plays: row.plays,
+      uncounted: row.uncounted,
+    };
+    if (byChannel && row.channel !== null) total.channel = row.channel;
+    return total;
+  });
+}
+
 /** A recording's written names, each from the metadata of the play it comes from. */
-export function writtenNames(source: NameSources, metadataOf: ReadonlyMap<number, RecordingNames>): RecordingTotal['names'] {
+function writtenNames(source: NameSources | undefined, metadataOf: ReadonlyMap<number, RecordingNames>): RecordingTotal['names'] {
   const written: RecordingTotal['names'] = {};
   for (const field of WRITTEN_FIELDS) {
-    const dbid = source[field];
+    const dbid = source?.[field] ?? null;
     const names = dbid === null ? undefined : metadataOf.get(dbid);
     const value = names === undefined ? undefined : writtenName(names, field);
     if (value !== undefined) written[field] = value;

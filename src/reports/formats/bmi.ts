@@ -1,7 +1,8 @@
 import { compactDate, fileSafe, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import { clockOfSeconds, localParts, pad2, pad4 } from '../local-time';
 import type { PlayUsage, ReportPlay } from '../rows';
-import { airedSeconds, normalizedIsrc } from '../selection';
+import { normalizedIsrc } from '../../domain/recording';
+import { airedSeconds } from '../selection';
 import { fixedField, joinNames } from '../text-fields';
 
 // BMI electronic music report, EMR (docs/reports-us.md "BMI"): fixed-width records ending in CRLF,

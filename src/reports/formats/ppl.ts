@@ -1,6 +1,6 @@
 import { compactDate, fileSafe, type ReportFacts, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import type { ListenerSession } from '../rows';
-import { normalizedIsrc } from '../selection';
+import { normalizedIsrc } from '../../domain/recording';
 import { csvField } from '../text-fields';
 
 // PPL (docs/reports-uk.md "PPL"): the webcasting return's two numbers, total listener hours and

@@ -1,7 +1,8 @@
 import { compactDate, fileSafe, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import { clockOfSeconds, localParts, pad2 } from '../local-time';
 import type { ReportPlay } from '../rows';
-import { airedSeconds, normalizedIsrc, recordingKey } from '../selection';
+import { normalizedIsrc, recordingKey } from '../../domain/recording';
+import { airedSeconds } from '../selection';
 import { joinNames, tabField } from '../text-fields';
 
 // PRS for Music programme return (docs/reports-uk.md "PRS for Music"): tab-delimited, a header

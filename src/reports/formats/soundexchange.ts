@@ -1,6 +1,6 @@
 import { compactDate, fileSafe, type RecordingLine, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import type { ReportPlay } from '../rows';
-import { normalizedIsrc, recordingKey } from '../selection';
+import { WRITTEN_FIELDS, recordingKey, writtenName } from '../../domain/recording';
 import { caretField, csvField } from '../text-fields';
 
 // SoundExchange Report of Use (docs/reports-us.md "SoundExchange"): one row per recording with its
@@ -19,29 +19,36 @@ const CENSUS_COLUMNS = [
 ];
 const CSV_COLUMNS = [...CENSUS_COLUMNS, 'AGGREGATE_TUNING_HOURS', 'CHANNEL_OR_PROGRAM_NAME', 'PLAY_FREQUENCY'];
 
-type Recording = RecordingLine;
-
 /**
  * The recordings of the run in order of first play: summed by the store when it can, else here.
  * Memory grows with the distinct recordings (per channel for the CSV), never with the plays or
  * the sessions.
  */
-async function recordings(input: ReportInput, byChannel: boolean): Promise<Iterable<Recording>> {
+async function recordings(input: ReportInput, byChannel: boolean): Promise<Iterable<RecordingLine>> {
   const stored = await input.recordings?.(byChannel);
   if (stored !== undefined) return stored;
-  const found = new Map<string, Recording>();
+  const found = new Map<string, RecordingLine>();
   for await (const batch of input.plays()) for (const play of batch) add(found, play, byChannel);
   return found.values();
 }
 
-function add(found: Map<string, Recording>, play: ReportPlay, byChannel: boolean): void {
+function add(found: Map<string, RecordingLine>, play: ReportPlay, byChannel: boolean): void {
   const key = byChannel ? `${play.channel}\u0000${recordingKey(play)}` : recordingKey(play);
   let recording = found.get(key);
   if (!recording) {
     // Every field written out, not spread: V8 gives a spread-built object a slow shape, and a
     // month's plays each add to one (docs/reports.md "Memory and speed").
-    const { artist, title, isrc, album, label } = pickNames(play);
-    recording = { artist, title, isrc, album, label, channel: play.channel, performances: 0, listenerSeconds: 0, plays: 0 };
+    recording = {
+      artist: writtenName(play, 'artist'),
+      title: writtenName(play, 'title'),
+      isrc: writtenName(play, 'isrc'),
+      album: writtenName(play, 'album'),
+      label: writtenName(play, 'label'),
+      channel: play.channel,
+      performances: 0,
+      listenerSeconds: 0,
+      plays: 0,
+    };
     found.set(key, recording);
   }
   fillNames(recording, play);
@@ -50,28 +57,19 @@ function add(found: Map<string, Recording>, play: ReportPlay, byChannel: boolean
   recording.plays++;
 }
 
-function pickNames(play: ReportPlay): Pick<Recording, 'artist' | 'title' | 'isrc' | 'album' | 'label'> {
-  return { artist: play.artist, title: play.title, isrc: normalizedIsrc(play.isrc), album: play.album, label: play.label };
-}
-
-const NAME_FIELDS = ['artist', 'title', 'isrc', 'album', 'label'] as const;
-
-/** A later play of the same ISRC may know the album or label an earlier one lacked. */
-function fillNames(recording: Recording, play: ReportPlay): void {
+/** A later play of the same ISRC may know the album or label an earlier one lacked (the store fills them the same way). */
+function fillNames(recording: RecordingLine, play: ReportPlay): void {
   if (recording.artist && recording.title && recording.isrc && recording.album && recording.label) return;
-  const names = pickNames(play);
-  for (const field of NAME_FIELDS) {
-    if ((recording[field] ?? '') === '' && (names[field] ?? '') !== '') recording[field] = names[field];
-  }
+  for (const field of WRITTEN_FIELDS) recording[field] ??= writtenName(play, field);
 }
 
 /** The census line of a recording after `prefix`, the service and category fields every line starts with. */
-function censusLine(prefix: string, recording: Recording): string {
+function censusLine(prefix: string, recording: RecordingLine): string {
   const { artist, title, isrc, album, label, performances } = recording;
   return `${prefix}${caretField(artist)}|${caretField(title)}|${caretField(isrc)}|${caretField(album)}|${caretField(label)}|${performances}\n`;
 }
 
-function csvLine(run: ReportRun, recording: Recording): string {
+function csvLine(run: ReportRun, recording: RecordingLine): string {
   const hours = (recording.listenerSeconds / 3600).toFixed(2);
   const fields = [
     run.settings.service,

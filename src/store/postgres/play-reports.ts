@@ -6,9 +6,10 @@ import {
   nameSourcesOf,
   reportColumnValues,
   sourceDbids,
-  writtenNames,
+  namedTotals,
   type PlayReportQueries,
   type RecordingTotal,
+  type TotalCounts,
   type ReportRange,
 } from '../play-reports';
 import { PLAY_COLUMNS, PLAY_PAGE, playFromRow, type PlayColumns } from '../plays';
@@ -25,7 +26,6 @@ const IN_RANGE = 'started_at >= $1 AND started_at < $2 AND ($4::text IS NULL OR 
 /** Music that aired at least $3 ms (or has no end yet). */
 const isReported = (t = '') => `${t}kind = 'music' AND ($3::double precision <= 0 OR ${t}ended_at IS NULL OR ${airedMs(t)} >= $3)`;
 const REPORTED = `SELECT * FROM tracks WHERE ${IN_RANGE} AND ${isReported()}`;
-const airOrder = (table: string) => `(${airOrderSql(table)})`;
 
 const SUMMARY_SQL = `
   SELECT kind, channel, count(*)::integer AS plays, count(*) FILTER (WHERE short)::integer AS short, coalesce(bool_or(trimmed_seconds > 0 AND NOT short), false) AS trimmed,
@@ -69,8 +69,8 @@ const CANDIDATES_SQL = `
    ORDER BY kept.started_at, kept.dbid`;
 
 const totalsSql = (byChannel: boolean) => `
-  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, min(${airOrder('play')}) AS first,
-         ${WRITTEN_FIELDS.map((field) => `min(${airOrder('play')}) FILTER (WHERE (report_marks & ${NAME_MARKS[field]}) <> 0) AS ${field}_from`).join(', ')},
+  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, min(${airOrderSql('play')}) AS first,
+         ${WRITTEN_FIELDS.map((field) => `min(${airOrderSql('play')}) FILTER (WHERE (report_marks & ${NAME_MARKS[field]}) <> 0) AS ${field}_from`).join(', ')},
          coalesce(sum((listeners ->> 'atp')::double precision), 0) AS performances,
          coalesce(sum((listeners ->> 'listener_seconds')::double precision), 0) AS listener_seconds,
          count(*)::integer AS plays, count(*) FILTER (WHERE listeners IS NULL AND ended_at IS NOT NULL)::integer AS uncounted
@@ -85,10 +85,7 @@ interface CandidateRow extends PlayColumns {
   previous_end: string | null;
 }
 
-type TotalRow = { channel: string | null; first: string; performances: number; listener_seconds: number; plays: number; uncounted: number } & Record<
-  `${WrittenField}_from`,
-  string | null
->;
+type TotalRow = TotalCounts & { first: string } & Record<`${WrittenField}_from`, string | null>;
 
 const rangeValues = (range: ReportRange): unknown[] => [range.from, range.to, range.minAiredMs, range.channel ?? null];
 
@@ -100,17 +97,7 @@ export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
       sourceDbids(sources),
     ]);
     const names = new Map(found.rows.map((row) => [Number(row.dbid), recordingNamesOf(row.metadata)]));
-    return rows.map((row, index) => {
-      const total: RecordingTotal = {
-        names: writtenNames(sources[index], names),
-        performances: row.performances,
-        listenerSeconds: row.listener_seconds,
-        plays: row.plays,
-        uncounted: row.uncounted,
-      };
-      if (byChannel && row.channel !== null) total.channel = row.channel;
-      return total;
-    });
+    return namedTotals(rows, sources, names, byChannel);
   }
 
   async function refreshBatch(from: string, to: string): Promise<number> {

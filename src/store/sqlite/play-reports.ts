@@ -7,10 +7,11 @@ import {
   nameSourcesOf,
   reportColumnValues,
   sourceDbids,
-  writtenNames,
+  namedTotals,
   type NameSources,
   type PlayReportQueries,
   type RecordingTotal,
+  type TotalCounts,
   type ReportRange,
 } from '../play-reports';
 import { PLAY_COLUMNS, PLAY_PAGE, playFromRow, type PlayColumns, type PlayRange } from '../plays';
@@ -29,7 +30,6 @@ const short = (t: string) => `round((julianday(${t}ended_at) - julianday(${t}sta
 /** Reported: music that aired at least :minMs, or has no end yet (exclusionOf in src/reports/selection.ts). */
 const isReported = (t = '') => `${t}kind = 'music' AND (:minMs <= 0 OR ${t}ended_at IS NULL OR NOT ${short(t)})`;
 const reported = (channel: boolean) => `SELECT * FROM tracks WHERE ${inRange(channel)} AND ${isReported()}`;
-const airOrder = airOrderSql;
 
 /** 1 for music that aired less than :minMs; the CASE keeps SQLite from reading the times of the rest. */
 const SHORT_MUSIC = `CASE WHEN :minMs > 0 AND kind = 'music' AND ended_at IS NOT NULL THEN CASE WHEN ${short('')} THEN 1 ELSE 0 END ELSE 0 END`;
@@ -77,7 +77,7 @@ const candidatesSql = (channel: boolean) => `
  * value of the row a lone min() picked), and the counts summed; read from tracks_for_reports alone.
  */
 const totalsSql = (channel: boolean, byChannel: boolean) => `
-  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key, min(${airOrder('play')}) AS first, report_marks AS first_marks,
+  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key, min(${airOrderSql('play')}) AS first, report_marks AS first_marks,
          coalesce(sum(listeners ->> 'atp'), 0) AS performances, coalesce(sum(listeners ->> 'listener_seconds'), 0) AS listener_seconds,
          count(*) AS plays, sum(listeners IS NULL AND ended_at IS NOT NULL) AS uncounted
     FROM (${reported(channel)}) play
@@ -86,7 +86,7 @@ const totalsSql = (channel: boolean, byChannel: boolean) => `
 /** For the recordings in :keys (a JSON array) whose first play lacks a name: the first play that has each. */
 const nameSourcesSql = (channel: boolean, byChannel: boolean) => `
   SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key,
-         ${WRITTEN_FIELDS.map((field) => `min(CASE WHEN report_marks & ${NAME_MARKS[field]} THEN ${airOrder('play')} END) AS ${field}_from`).join(', ')}
+         ${WRITTEN_FIELDS.map((field) => `min(CASE WHEN report_marks & ${NAME_MARKS[field]} THEN ${airOrderSql('play')} END) AS ${field}_from`).join(', ')}
     FROM (${reported(channel)}) play
    WHERE recording_key IN (SELECT value FROM json_each(:keys))
    GROUP BY ${byChannel ? 'channel, ' : ''}recording_key`;
@@ -101,15 +101,10 @@ interface CandidateRow extends PlayColumns {
   previous_end: string | null;
 }
 
-interface TotalRow {
-  channel: string | null;
+interface TotalRow extends TotalCounts {
   recording_key: string;
   first: string;
   first_marks: number;
-  performances: number;
-  listener_seconds: number;
-  plays: number;
-  uncounted: number;
 }
 
 type NameSourceRow = { channel: string | null; recording_key: string } & Record<`${WrittenField}_from`, string | null>;
@@ -168,17 +163,7 @@ function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, gr
     }
     const names = new Map<number, RecordingNames>();
     for (const row of metadataOf.all(JSON.stringify(sourceDbids(sources)))) names.set(row.dbid, recordingNamesOf(JSON.parse(row.metadata) as TrackFields));
-    return rows.map((row, index) => {
-      const total: RecordingTotal = {
-        names: writtenNames(sources[index], names),
-        performances: row.performances,
-        listenerSeconds: row.listener_seconds,
-        plays: row.plays,
-        uncounted: row.uncounted,
-      };
-      if (grouped && row.channel !== null) total.channel = row.channel;
-      return total;
-    });
+    return namedTotals(rows, sources, names, grouped);
   };
 }
 
