@@ -291,10 +291,6 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tracks ADD COLUMN spelling_key text COLLATE "C";
       ALTER TABLE tracks ADD COLUMN report_marks integer NOT NULL DEFAULT 0;
       ALTER TABLE tracks ADD COLUMN report_version integer;
-      -- A report's passes read a month from this index alone where the visibility map allows
-      -- (json has no ordering, so the rest are included columns).
-      CREATE INDEX tracks_for_reports ON tracks (started_at, dbid)
-        INCLUDE (kind, channel, ended_at, trimmed_seconds, report_marks, report_version, recording_key, spelling_key, listeners);
     `,
   },
 ];
