@@ -81,7 +81,9 @@ export function storeReportSource(plays: PlayLogStore & PlayReportQueries): Repo
           for (const total of page) {
             if (total.uncounted > 0) return undefined;
             const { names, channel, performances, listenerSeconds, plays } = total;
-            lines.push({ ...names, channel: channel ?? '', performances, listenerSeconds, plays });
+            // Every field written out: a line built by spreading names it may lack gets a shape of its own (docs/reports.md "Memory and speed").
+            const { artist, title, isrc, album, label } = names;
+            lines.push({ artist, title, isrc, album, label, channel: channel ?? '', performances, listenerSeconds, plays });
           }
         }
         return lines;
