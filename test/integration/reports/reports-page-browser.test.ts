@@ -48,7 +48,7 @@ describeWithChromium('the Reports section of the history page, in headless Chrom
     expect(file.suggestedFilename()).toBe('KSVC2610.emr');
     const records = fs.readFileSync(await file.path(), 'utf8').split('\r\n');
     expect(records.map((record) => record.slice(0, 4))).toEqual(['HEDR', 'FMDT', 'FMDT', 'FMDT', 'TRLR', '']);
-    expect(records[2]).toContain('Hoppípolla');
+    expect(records[2]).toContain('Hoppipolla');
     expect(await page.textContent('#report-status')).toBe('Downloaded KSVC2610.emr with 1 problem.');
   });
 
