@@ -138,7 +138,7 @@ function icaoSpelling(char: string): string | undefined {
 }
 
 /**
- * The ASCII spelling of a name (docs/reports.md "ASCII files"): marks taken off their letters
+ * The ASCII spelling of a name (docs/reports.md "Names in the files"): marks taken off their letters
  * (`Rós` -> `Ros`), a few letters and punctuation spelled out (`ß` -> `ss`, `—` -> `-`), Cyrillic
  * and Greek by ICAO 9303 (`Дельфин` -> `Delfin`), and what has no ASCII spelling (Han, Arabic,
  * ...) as `?`. `untransliterable` says whether any was.
