@@ -140,6 +140,11 @@ const BROKEN: ReportPlay[] = [
   broken(212, 72, { artist: 'Дельфин', title: 'Весна', isrc: undefined, album: undefined }),
   broken(213, 80, { ended_at: at(86), trimmed_seconds: 2 }),
   broken(214, 83, { channel: 'main', usage: 'background' }),
+  // On air for a day (only the store's long-play sift finds it among clean plays), a name that
+  // starts a spreadsheet formula, and one with no ASCII spelling.
+  broken(215, 90, { channel: 'late', ended_at: at(90 + 24 * 60) }),
+  broken(216, 100, { channel: 'late2', artist: '=HYPERLINK("http://x.example")' }),
+  broken(217, 110, { channel: 'late3', album: '坂本龍一' }),
 ];
 
 const FORMATS: ReadonlyArray<[ReportFormatName, Partial<ReportRun>]> = [
@@ -215,6 +220,11 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
       await write(BROKEN);
       const problems = await expectSameReports(log.store, { ...US_SETTINGS, minSeconds }, '2026-10-01', '2026-10-01');
       expect(problems).toBeGreaterThan(20);
+      const check = await renderToText(storeReportSource(log.store.plays), makeRun('bmi', '2026-10-01', '2026-10-01', { ...US_SETTINGS, minSeconds }));
+      const named = check.problems.map(problemLine);
+      expect(named).toContain('dbid 215: on air 86400 s of a 320-s recording: far longer than it can have played; set its end (svc edit 215 ended_at=...)');
+      expect(named).toContain('note: dbid 216: artist "=HYPERLINK("http://x.example")" starts like a spreadsheet formula; written with a leading \'');
+      expect(named).toContain('dbid 217: album "坂本龍一" has no ASCII spelling (written "????"); give it one with svc edit 217 album=...');
     },
   );
 
