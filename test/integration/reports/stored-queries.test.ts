@@ -189,6 +189,57 @@ async function expectSameReports(store: Store, settings: ReportSettings, from: s
   return problems;
 }
 
+/**
+ * A busy November in New York (the clocks go back on the 1st): 30 days of 24 clean plays on
+ * `main`, each with a kept count, and the planted defects of issue 48: a day-long play (on a
+ * channel of its own, so that it overlaps nothing), a bad ISRC with no label, a capitals
+ * spelling, plays of a channel with no listener source, and the night of the clock change.
+ */
+function busyNovember(): ReportPlay[] {
+  const start = Date.parse('2026-11-01T00:30:00.000Z');
+  const clean = Array.from({ length: 30 * 24 }, (_, i): ReportPlay => {
+    const startMs = start + i * 3_600_000;
+    return {
+      ...base,
+      dbid: 1000 + i,
+      started_at: new Date(startMs).toISOString(),
+      ended_at: new Date(startMs + 320_000).toISOString(),
+      isrc: `GBAAA26${String(i % 97).padStart(5, '0')}`,
+      title: `Title ${i % 97}`,
+      listeners: { atp: 2, listener_seconds: 640, peak: 2 },
+    };
+  });
+  const planted = (dbid: number, startedAt: string, fields: Partial<ReportPlay>): ReportPlay => ({
+    ...base,
+    dbid,
+    started_at: startedAt,
+    ended_at: new Date(Date.parse(startedAt) + 240_000).toISOString(),
+    listeners: { atp: 1, listener_seconds: 240, peak: 1 },
+    ...fields,
+  });
+  return [
+    ...clean,
+    planted(3001, '2026-11-03T10:00:00.000Z', { channel: 'studio2', duration: 240, ended_at: '2026-11-04T10:00:00.000Z' }),
+    planted(3002, '2026-11-05T10:10:00.000Z', { isrc: 'N/A', label: undefined }),
+    planted(3003, '2026-11-06T10:10:00.000Z', { artist: 'DAFT PUNK', title: 'Title 5', isrc: 'GBAAA2600005' }),
+    planted(3004, '2026-11-07T10:10:00.000Z', { channel: 'relay', listeners: null }),
+    planted(3005, '2026-11-07T10:20:00.000Z', { channel: 'relay', listeners: null }),
+    // The night of the change: 01:57 EDT to 01:03 EST, then on.
+    planted(3006, '2026-11-01T05:57:00.000Z', { ended_at: '2026-11-01T06:03:00.000Z' }),
+    planted(3007, '2026-11-01T06:03:00.000Z', { ended_at: '2026-11-01T06:08:00.000Z' }),
+  ];
+}
+
+/** Exactly what the check of that month says for SoundExchange. */
+const NOVEMBER_PROBLEMS = [
+  'dbid 3001: on air 86400 s of a 240-s recording: far longer than it can have played; set its end (svc edit 3001 ended_at=...)',
+  'dbid 3002: ISRC "N/A" is not 12 characters of the form CC-XXX-YY-NNNNN and no label',
+  'dbid 3003: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+  'dbid 3004: no performances: no listener count was kept and channel "relay" has no listener sessions',
+  'dbid 3005: no performances: no listener count was kept and channel "relay" has no listener sessions',
+  'note: report: one file for 3 channels (main, relay, studio2); if each is a licensed service of its own, make one file each with --channel',
+];
+
 function storedQueries(backend: 'sqlite' | 'postgres'): void {
   let database: TestDatabase | undefined;
   let log: StoredLog;
@@ -244,6 +295,27 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
     expect(census.text).toContain('^KSVC^|^A^|^Daft Punk^|^One More Time^|^USRC17607839^|^Later Album^|^Later Label^|7\r\n');
     expect(census.text).toContain('^KSVC^|^A^|^Delfin^|^Vesna^|^RUA1D0512345^|^Iunost^|^Misteriia zvuka^|2\r\n');
   });
+
+  it('When a busy month holds the planted defects, then the check lists exactly them, and the night of the clock change is none', async () => {
+    await write(busyNovember());
+    const nowMs = Date.parse('2026-12-05T00:00:00.000Z');
+    const run = makeRun('soundexchange', '2026-11-01', '2026-11-30', US_SETTINGS, { nowMs });
+    const stored = await renderToText(storeReportSource(log.store.plays), run);
+    expect(stored.problems.map(problemLine)).toEqual(NOVEMBER_PROBLEMS);
+    const playlist = await renderToText(
+      storeReportSource(log.store.plays),
+      makeRun('npr-playlist', '2026-11-01', '2026-11-30', US_SETTINGS, { nowMs, channel: 'main' }),
+    );
+    expect(playlist.problems.map(problemLine)).toEqual([
+      'dbid 3003: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+    ]);
+    expect(playlist.text).toContain('11/01/2026 00:57:00\t11/01/2026 01:03:00\t');
+    const starts = playlist.text
+      .split('\n')
+      .slice(1, -1)
+      .map((line) => line.slice(6, 10) + line.slice(0, 2) + line.slice(3, 5) + line.slice(11, 19));
+    expect([...starts].sort()).toEqual(starts);
+  }, 120_000);
 
   it('When rows lack the report columns or carry an older version, then a report computes them first', async () => {
     await write(PLAYS);
