@@ -16,6 +16,7 @@ import { inspectReport, prepareReport, type ReportDeps, type ReportSource } from
 import { slicedSource } from '../../reports/slices';
 import type { AppContext, AppState } from '../context';
 import { credentialHeader } from '../credentials';
+import { requestGone } from '../work-pool';
 
 // GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
 // files show listeners' addresses and counts, so the shared secret is required even for a read,
@@ -75,7 +76,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
       };
       return;
     }
-    const file = await spooled(body, () => ctx.req.destroyed).catch(storage);
+    const gone = requestGone(ctx.res);
+    const file = await spooled(body, () => gone.aborted).catch(storage);
     const fileName = reportDeps.format.fileName(run, facts);
     ctx.set({
       'Content-Disposition': contentDisposition(fileName),
