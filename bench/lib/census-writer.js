@@ -20,7 +20,16 @@ const dist = (file) => require(path.join(ROOT, 'dist', file));
 const [mode, dbFile, outFile] = process.argv.slice(2);
 const FROM = '2026-10-01';
 const TO = '2026-10-30';
-const SETTINGS = { service: 'KSVC', category: 'A', timeZone: 'UTC', minSeconds: 0, stationType: 'OT', stationFormat: '' };
+const SETTINGS = {
+  service: 'KSVC',
+  category: 'A',
+  timeZone: 'UTC',
+  minSeconds: 0,
+  stationType: 'OT',
+  stationFormat: '',
+  soundexchange: { layout: 'e8', fileName: 'regulation' },
+  contact: { name: '', street: '', city: '', phone: '', email: '' },
+};
 
 async function svcRun() {
   const { openStore } = dist('store/open-store');
@@ -57,10 +66,9 @@ async function sqlRun() {
   const idle = procMemory(process.pid).rss;
   const started = process.hrtime.bigint();
   const out = fs.createWriteStream(outFile);
-  const header = ['NAME_OF_SERVICE', 'TRANSMISSION_CATEGORY', 'FEATURED_ARTIST', 'SOUND_RECORDING_TITLE', 'ISRC', 'ALBUM_TITLE', 'MARKETING_LABEL', 'ACTUAL_TOTAL_PERFORMANCES'];
-  out.write(`${header.map(caret).join('|')}\n`);
+  // 37 CFR 370.4(e)(8): no header, a carriage return ending each line (the bench month's names are ASCII).
   for (const row of query.iterate(`${FROM}T00:00:00.000Z`, '2026-10-31T00:00:00.000Z')) {
-    const line = `${[SETTINGS.service, SETTINGS.category, row.artist, row.title, row.isrc, row.album, row.label].map(caret).join('|')}|${row.performances}\n`;
+    const line = `${[SETTINGS.service, SETTINGS.category, row.artist, row.title, row.isrc, row.album, row.label].map(caret).join('|')}|${row.performances}\r\n`;
     if (!out.write(line)) await once(out, 'drain');
   }
   out.end();

@@ -1,6 +1,6 @@
 import { array, boolean, mixed, number, object, string, type InferType } from 'yup';
 import { closestName, withArticle } from '../domain/edit-distance';
-import { PLAY_KINDS, type PlayKind } from '../domain/play';
+import { PLAY_KINDS, TRANSMISSION_CATEGORIES, type PlayKind } from '../domain/play';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { parseBlock } from '../domain/trusted-proxies';
@@ -316,13 +316,33 @@ export const configSchema = object({
   // docs/reports.md "Configuration": what the report files say about the station.
   reports: object({
     service: string().default(''),
-    category: string().default(''),
+    // SoundExchange's transmission categories; empty: not set (the check names it).
+    category: string()
+      .test(
+        'category',
+        '${path} must be one of: A, B, C, H, I, J, K (your statement of account names it)',
+        (value) => value === undefined || value === '' || (TRANSMISSION_CATEGORIES as readonly string[]).includes(value),
+      )
+      .default(''),
     minSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(0),
     timeZone: string()
       .test('time-zone', '${path} must be an IANA time zone such as Europe/London', (value) => value === undefined || value === '' || isTimeZoneName(value))
       .default(''),
     stationType: string<'AM' | 'FM' | 'OT'>().oneOf(['AM', 'FM', 'OT'], '${path} must be one of: ${values}').default('OT'),
     stationFormat: string().default(''),
+    // docs/reports-us.md "SoundExchange": 37 CFR 370.4(e)(8) or (e)(7), and the file name pattern.
+    soundexchange: object({
+      layout: string<'e8' | 'e7'>().oneOf(['e8', 'e7'], '${path} must be one of: ${values}').default('e8'),
+      fileName: string<'regulation' | '2007'>().oneOf(['regulation', '2007'], '${path} must be one of: ${values}').default('regulation'),
+    }),
+    // The contact rows of the (e)(7) header block.
+    contact: object({
+      name: string().default(''),
+      street: string().default(''),
+      city: string().default(''),
+      phone: string().default(''),
+      email: string().default(''),
+    }),
   }),
   // docs/play-log.md: air times, kinds, channels and listeners of every play.
   playlog: object({

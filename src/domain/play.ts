@@ -133,3 +133,9 @@ export function countListeners(
 export function recordJson(record: { dbid: number; metadata: Readonly<Record<string, unknown>>; play?: PlayInfo }): { dbid: number } & Record<string, unknown> {
   return record.play ? { dbid: record.dbid, ...record.metadata, ...playJson(record.play) } : { dbid: record.dbid, ...record.metadata };
 }
+
+/** SoundExchange's transmission categories, as a statement of account names them (docs/reports-us.md "SoundExchange"). */
+export const TRANSMISSION_CATEGORIES = ['A', 'B', 'C', 'H', 'I', 'J', 'K'] as const;
+
+/** A play on air longer than this is a problem for every report that lists plays (docs/reports.md "Checks"): left open, or a lost end. */
+export const LONG_PLAY_SECONDS = 7200;

@@ -1,3 +1,4 @@
+import { asciiSpelling, startsFormula } from './report-text';
 import { fieldText, fieldTexts, type TrackFields } from './track';
 
 // A play's recording as the reports see it (docs/reports.md "Where the rows come from"): its names,
@@ -83,6 +84,10 @@ export const MARKS = {
   unidentified: 2,
   /** A name in capitals: the capitals check compares it with the recording's other spellings. */
   capitals: 4,
+  /** A name with characters that have no ASCII spelling (SoundExchange and BMI write ASCII). */
+  notAscii: 256,
+  /** A name a spreadsheet would read as a formula (written neutralised; the check notes it). */
+  formula: 512,
 } as const;
 
 /** One bit per name a census line writes, set when the play has it (its line takes each from the first play that does). */
@@ -96,6 +101,8 @@ export function recordingMarks(names: RecordingNames): number {
   if (missing(names.artist) || missing(names.title)) marks |= MARKS.noName;
   if (validIsrc(names.isrc) === undefined && (missing(names.album) || missing(names.label))) marks |= MARKS.unidentified;
   if (SPELLED_FIELDS.some((field) => names[field] !== undefined && isAllCapitals(names[field]))) marks |= MARKS.capitals;
+  if (SPELLED_FIELDS.some((field) => names[field] !== undefined && asciiSpelling(names[field]).untransliterable)) marks |= MARKS.notAscii;
+  if (SPELLED_FIELDS.some((field) => startsFormula(names[field]))) marks |= MARKS.formula;
   for (const field of WRITTEN_FIELDS) if (writtenName(names, field) !== undefined) marks |= NAME_MARKS[field];
   return marks;
 }
@@ -110,7 +117,7 @@ export function writtenName(names: RecordingNames, field: WrittenField): string 
  * Bumped whenever recordingKey, spellingKey or recordingMarks changes what it answers: the store
  * computes its stored columns again for rows of an older version before a report reads them.
  */
-export const REPORT_COLUMNS_VERSION = 1;
+export const REPORT_COLUMNS_VERSION = 2;
 
 /** The stored report columns of one play. */
 export interface RecordingColumns {

@@ -1,5 +1,7 @@
 import type { ListenerSession, ReportPlay } from './rows';
+import { LONG_PLAY_SECONDS } from '../domain/play';
 import { LOWER_CASE, SPELLED_FIELDS, isAllCapitals, normalizedIsrc, spellingKey, validIsrc } from '../domain/recording';
+import { asciiSpelling, startsFormula } from '../domain/report-text';
 
 // What `svc report check` finds in the rows a file would be made from (docs/reports.md "Checks").
 // Each problem names the play (`dbid <n>`) or the session it is about. Pure, one row at a time:
@@ -9,9 +11,11 @@ export interface Problem {
   /** `dbid 12`, `session 7`, or `report` for the run as a whole. */
   subject: string;
   what: string;
+  /** A note: named, but it blocks no file (a cell written neutralised). */
+  note?: true;
 }
 
-export const problemLine = (problem: Problem): string => `${problem.subject}: ${problem.what}`;
+export const problemLine = (problem: Problem): string => `${problem.note ? 'note: ' : ''}${problem.subject}: ${problem.what}`;
 
 /** Which checks a format wants. */
 export interface PlayCheckOptions {
@@ -19,6 +23,8 @@ export interface PlayCheckOptions {
   identity: boolean;
   /** A play needs a listener count (census): `channelHasSessions` says whether one can be made. */
   performances: boolean;
+  /** The file is ASCII (SoundExchange, BMI): a name without an ASCII spelling is a problem. */
+  ascii: boolean;
 }
 
 /** The play with a valid end that came last on a channel before the one checked (the overlap check). */
@@ -57,12 +63,14 @@ export class PlayChecker {
     namesMissing(play, whats);
     capitalProblems(play, whats);
     if (this.options.identity) identityProblems(play, whats);
+    if (this.options.ascii) asciiProblems(play, whats);
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
     const spelling = this.spellings.see(play);
-    if (whats.length === 0) return spelling;
+    const notes = formulaNotes(play);
+    if (whats.length === 0 && notes.length === 0) return spelling;
     const subject = `dbid ${play.dbid}`;
-    return [...whats.map((what) => ({ subject, what })), ...spelling];
+    return [...whats.map((what) => ({ subject, what })), ...notes.map((what): Problem => ({ subject, what, note: true })), ...spelling];
   }
 
   private timeProblems(play: ReportPlay, previous: PreviousEnd | undefined): string[] {
@@ -71,6 +79,7 @@ export class PlayChecker {
     const endMs = play.ended_at === null ? undefined : Date.parse(play.ended_at);
     if (endMs === undefined) whats.push('no end time (still on air, or never ended)');
     else if (endMs < startMs) whats.push(`ends (${play.ended_at}) before it starts (${play.started_at})`);
+    else tooLong(play, (endMs - startMs) / 1000, whats);
     const previousEndMs = previous === undefined ? undefined : Date.parse(previous.endedAt);
     if (previous && previousEndMs !== undefined && previousEndMs > startMs) {
       const seconds = (previousEndMs - startMs) / 1000;
@@ -79,6 +88,34 @@ export class PlayChecker {
     }
     return whats;
   }
+}
+
+/**
+ * On air far longer than the recording (twice its length and ten minutes more) or than
+ * LONG_PLAY_SECONDS: an end that was lost (docs/reports.md "Checks").
+ */
+function tooLong(play: ReportPlay, aired: number, whats: string[]): void {
+  const { duration } = play;
+  const longer = duration !== undefined && duration > 0 && aired > 2 * duration + 600;
+  if (!longer && aired <= LONG_PLAY_SECONDS) return;
+  const of = duration !== undefined && duration > 0 ? ` of a ${Math.round(duration)}-s recording` : '';
+  whats.push(`on air ${formatSeconds(Math.round(aired))} s${of}: far longer than it can have played; set its end (svc edit ${play.dbid} ended_at=...)`);
+}
+
+/** 37 CFR 370.4(e)(6) asks for ASCII: a name with characters that have no ASCII spelling is written with `?`. */
+function asciiProblems(play: ReportPlay, whats: string[]): void {
+  for (const field of SPELLED_FIELDS) {
+    const value = play[field];
+    if (value !== undefined && asciiSpelling(value).untransliterable)
+      whats.push(`${field} "${value}" has no ASCII spelling (written "${asciiSpelling(value).text}"); give it one with svc edit ${play.dbid} ${field}=...`);
+  }
+}
+
+/** Names a spreadsheet would run as a formula: written with a leading `'` (OWASP), and noted. */
+function formulaNotes(play: ReportPlay): string[] {
+  return SPELLED_FIELDS.filter((field) => startsFormula(play[field])).map(
+    (field) => `${field} "${play[field] ?? ''}" starts like a spreadsheet formula; written with a leading '`,
+  );
 }
 
 function formatSeconds(seconds: number): string {

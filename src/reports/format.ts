@@ -20,6 +20,10 @@ export interface ReportSettings {
   stationType: 'AM' | 'FM' | 'OT';
   /** BMI station format (e.g. "Jazz"), free text. */
   stationFormat: string;
+  /** The SoundExchange census layout (37 CFR 370.4(e)(7) or (e)(8)) and file name pattern. */
+  soundexchange: { layout: 'e8' | 'e7'; fileName: 'regulation' | '2007' };
+  /** The contact rows of the (e)(7) header block. */
+  contact: { name: string; street: string; city: string; phone: string; email: string };
 }
 
 /** The station's local dates `from` and `to`, both included, and the instants they span. */
@@ -43,7 +47,10 @@ export interface ReportFacts {
   channels: string[];
   /** Some reported play has trimmed seconds (kept or made by the report). */
   anyTrimmed: boolean;
+  /** What blocks the file. */
   problems: number;
+  /** What is named but blocks nothing (cells written neutralised). */
+  notes: number;
 }
 
 export interface ReportRun {
@@ -81,6 +88,8 @@ export interface RecordingLine {
 /** The rows of one run: reported plays in air order (music, long enough, listeners filled) and sessions. */
 export interface ReportInput {
   plays(): Batches<ReportPlay>;
+  /** Every play of the range, every kind, in air order (what was on air: PPL's hours). */
+  airPlays(): Batches<ReportPlay>;
   sessions(): Batches<ListenerSession>;
   /**
    * The census lines summed where the plays are stored (by channel too when asked), or undefined:

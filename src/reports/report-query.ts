@@ -26,9 +26,14 @@ function invalid(message: string): AppError {
   return new AppError('INVALID_PARAMETERS', message);
 }
 
+/** The dates a report may name: a play log has nothing before 1970, and 9999-12-31 has no next day to end at. */
+const FIRST_DATE = '1970-01-01';
+const LAST_DATE = '2999-12-31';
+
 function localDate(name: string, value: string | undefined): string {
   if (value === undefined || value === '') throw invalid(`${name} is required: a local date YYYY-MM-DD`);
   if (!isCalendarDate(value)) throw invalid(`${name} must be a local date YYYY-MM-DD, got ${JSON.stringify(value.slice(0, 40))}`);
+  if (value < FIRST_DATE || value > LAST_DATE) throw invalid(`${name} must be a date from ${FIRST_DATE} to ${LAST_DATE}, got ${value}`);
   return value;
 }
 

@@ -25,6 +25,8 @@ export interface ReportPlay {
   label?: string;
   isrc?: string;
   catalogue_number?: string;
+  /** The work's ISWC (`T-034.524.680-1`), when the record has one. */
+  iswc?: string;
   composers?: readonly string[];
   /** The recording's own length in seconds, when known (the aired length is ended_at - started_at). */
   duration?: number;

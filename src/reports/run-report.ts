@@ -5,6 +5,7 @@ import { ChannelEnds, PlayChecker, sessionProblems, type PreviousEnd, type Probl
 import type { Batches, RecordingLine, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 import { exclusionOf } from './selection';
+import { startsFormula } from './text-fields';
 
 // One report run in two passes over the same rows (docs/reports.md "How a report is made"): the
 // check pass lists every problem and learns what the file must know before its first line; the
@@ -94,7 +95,7 @@ export async function inspectReport(deps: ReportDeps, run: ReportRun, onProblem:
  * is held.
  */
 class Inspection {
-  private readonly facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0 };
+  private readonly facts: ReportFacts = { musicPlays: 0, excludedKinds: {}, excludedShort: 0, channels: [], anyTrimmed: false, problems: 0, notes: 0 };
   private found: Problem[] = [];
   private readonly plays: PlayInspection;
   private readonly needsPerformances: boolean;
@@ -117,7 +118,8 @@ class Inspection {
   }
 
   private report(problem: Problem): void {
-    this.facts.problems++;
+    if (problem.note) this.facts.notes++;
+    else this.facts.problems++;
     this.found.push(problem);
   }
 
@@ -141,7 +143,7 @@ class Inspection {
   /** Which plays the check must see when the store sifts them (StoredReportQueries.candidates). */
   candidateFilter(): CandidateFilter {
     return {
-      marks: MARKS.noName | (this.plays.checksIdentity ? MARKS.unidentified : 0),
+      marks: MARKS.noName | MARKS.formula | (this.plays.checksIdentity ? MARKS.unidentified : 0) | (this.plays.checksAscii ? MARKS.notAscii : 0),
       listenersMissing: this.needsPerformances,
       spellings: this.plays.anyCapitals,
     };
@@ -166,20 +168,44 @@ class Inspection {
   async finish(): Promise<ReportFacts> {
     const { run, facts } = this;
     this.plays.finish();
+    if (run.nowMs < run.range.endMs) this.report({ subject: 'report', what: `the range ends after now (${run.range.to} is not over): ask again once it is` });
     if (run.format === 'npr-playlist' && run.channel === undefined && facts.channels.length > 1)
       this.report({
         subject: 'report',
         what: `plays on ${facts.channels.length} channels (${facts.channels.join(', ')}): NPR/DS takes one file per stream; choose one with --channel`,
       });
-    if (run.format === 'npr-streams')
-      await inspectSessions(
+    if (['soundexchange', 'ppl', 'prs', 'bmi'].includes(run.format) && run.channel === undefined && facts.channels.length > 1)
+      this.report({
+        subject: 'report',
+        what: `one file for ${facts.channels.length} channels (${facts.channels.join(', ')}); if each is a licensed service of its own, make one file each with --channel`,
+        note: true,
+      });
+    if (run.format === 'npr-streams') {
+      const sessionChannels = await inspectSessions(
         this.deps,
         run,
         (problem) => this.report(problem),
         () => this.handOver(),
       );
+      facts.channels = sessionChannels;
+    }
+    if (facts.channels.length === 0) await this.nothingReported();
+    else if (run.channel !== undefined && !facts.channels.includes(run.channel)) await this.nothingReported();
     await this.handOver();
     return facts;
+  }
+
+  /** No play (no session for npr-streams) in the range: name the channels the range has, if any. */
+  private async nothingReported(): Promise<void> {
+    const { run } = this;
+    const what = run.format === 'npr-streams' ? 'listener sessions' : 'music plays';
+    if (run.channel === undefined) {
+      this.report({ subject: 'report', what: `no ${what} from ${run.range.from} to ${run.range.to}: nothing to report` });
+      return;
+    }
+    const channels = await rangeChannels(this.deps, run);
+    const known = channels.length === 0 ? 'the range has no plays on any channel' : `the range's channels: ${channels.join(', ')}`;
+    this.report({ subject: 'report', what: `no ${what} on channel "${run.channel}" from ${run.range.from} to ${run.range.to} (${known})` });
   }
 }
 
@@ -189,6 +215,7 @@ class PlayInspection {
   private readonly ends = new ChannelEnds();
   private readonly channels = new Set<string>();
   readonly checksIdentity: boolean;
+  readonly checksAscii: boolean;
   /** Whether the summary counted a music play with a name in capitals (count() sets it). */
   anyCapitals = false;
 
@@ -199,7 +226,8 @@ class PlayInspection {
     needsPerformances: boolean,
   ) {
     this.checksIdentity = ['soundexchange', 'ppl'].includes(run.format);
-    this.checker = new PlayChecker({ identity: this.checksIdentity, performances: needsPerformances });
+    this.checksAscii = ['soundexchange', 'bmi'].includes(run.format);
+    this.checker = new PlayChecker({ identity: this.checksIdentity, performances: needsPerformances, ascii: this.checksAscii });
   }
 
   /** One play of the range: counted, and checked when reported. */
@@ -232,8 +260,9 @@ class PlayInspection {
     }
   }
 
-  /** One reported play's problems. */
+  /** One reported play's problems (none for the streaming log, which lists no plays). */
   check(play: ReportPlay, channelHasSessions: boolean, previous: PreviousEnd | undefined): void {
+    if (this.run.format === 'npr-streams') return;
     for (const problem of this.checker.check(play, channelHasSessions, previous)) this.report(problem);
   }
 
@@ -241,6 +270,15 @@ class PlayInspection {
     if (this.checker.overlaps > 0) this.facts.anyTrimmed = true;
     this.facts.channels = [...this.channels].sort();
   }
+}
+
+/** The channels of the range's plays, every channel asked. */
+async function rangeChannels(deps: ReportDeps, run: ReportRun): Promise<string[]> {
+  const wide = { startMs: run.range.startMs, endMs: run.range.endMs };
+  const channels = new Set<string>();
+  if (deps.source.stored !== undefined) for (const row of await deps.source.stored.summary(wide, run.settings.minSeconds)) channels.add(row.channel);
+  else for await (const batch of deps.source.plays(wide)) for (const play of batch) channels.add(play.channel);
+  return [...channels].sort();
 }
 
 /** Config the file cannot do without. */
@@ -251,9 +289,11 @@ function settingProblems(run: ReportRun): Problem[] {
   return missing.map((key) => ({ subject: 'report', what: `${key} is not set` }));
 }
 
-async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void, handOver: () => Promise<void>): Promise<void> {
+/** The streaming log's check; answers the channels of the range's sessions. */
+async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void, handOver: () => Promise<void>): Promise<string[]> {
   let withoutAddress = 0;
   let sessions = 0;
+  const channels = new Set<string>();
   for await (const batch of deps.source.sessions(query(run))) {
     for (const session of batch) inspectSession(session);
     await handOver();
@@ -262,6 +302,8 @@ async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (proble
     const connectedMs = Date.parse(session.connected_at);
     if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) return;
     sessions++;
+    channels.add(session.channel);
+    for (const problem of formulaSessionNotes(session)) report(problem);
     if (session.address === undefined || session.address === '') withoutAddress++;
     for (const problem of sessionProblems(session)) report(problem);
   }
@@ -270,6 +312,25 @@ async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (proble
       subject: 'report',
       what: `${withoutAddress} of ${sessions} sessions have only a hashed address; NPR/DS needs the address (set playlog.keepAddresses)`,
     });
+  const sorted = [...channels].sort();
+  if (run.channel === undefined && sorted.length > 1)
+    report({
+      subject: 'report',
+      what: `sessions on ${sorted.length} channels (${sorted.join(', ')}): NPR/DS no longer accepts two streams in one log file; choose one with --channel`,
+    });
+  return sorted;
+}
+
+/** A player name a spreadsheet would run as a formula (written neutralised). */
+function formulaSessionNotes(session: ListenerSession): Problem[] {
+  if (!startsFormula(session.user_agent)) return [];
+  return [
+    {
+      subject: `session ${session.id}`,
+      what: `user agent "${(session.user_agent ?? '').slice(0, 80)}" starts like a spreadsheet formula; written with a leading '`,
+      note: true,
+    },
+  ];
 }
 
 /**
@@ -285,6 +346,7 @@ export function reportInput(deps: ReportDeps, run: ReportRun, onRawPlays?: (batc
       const sessions = () => deps.source.sessions({ ...query(run), endMs: run.range.endMs + LONGEST_PLAY_MS });
       return withListeners(reported, sessions, { minSessionSeconds: deps.minSessionSeconds, nowMs: run.nowMs });
     },
+    airPlays: () => deps.source.plays(query(run)),
     sessions: () => deps.source.sessions(query(run)),
     recordings: (byChannel) => deps.source.stored?.recordings(query(run), run.settings.minSeconds, byChannel) ?? Promise.resolve(undefined),
   };

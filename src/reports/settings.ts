@@ -17,5 +17,7 @@ export function reportSettings(config: Pick<FrozenConfig, 'reports'>): ReportSet
     minSeconds: reports.minSeconds,
     stationType: reports.stationType,
     stationFormat: reports.stationFormat,
+    soundexchange: { layout: reports.soundexchange.layout, fileName: reports.soundexchange.fileName },
+    contact: { ...reports.contact },
   };
 }

@@ -33,6 +33,7 @@ export function reportPlayOf(row: PlayRow): ReportPlay {
     label: names.label,
     isrc: names.isrc,
     catalogue_number: fieldText(metadata, 'catalognumber'),
+    iswc: fieldText(metadata, 'iswc'),
     composers: writers.length > 0 ? writers : composer === undefined ? undefined : [composer],
     duration: typeof duration === 'number' && Number.isFinite(duration) ? duration : undefined,
     listeners: play.listeners,

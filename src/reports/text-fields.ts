@@ -1,40 +1,52 @@
 // How a value is written into each kind of file without breaking its layout (docs/reports.md
 // "Names in the files"): names are kept as stored, never upper-cased or abbreviated; only the
-// characters a layout reserves are taken out. Pure.
+// characters a layout reserves are taken out, a cell a spreadsheet would run as a formula is
+// neutralised, and the ASCII-only layouts transliterate. Pure.
+
+import { asciiSpelling, neutralised } from '../domain/report-text';
+
+export { asciiSpelling, neutralised, startsFormula } from '../domain/report-text';
 
 /** Line breaks never belong inside one field of a line-based file. */
 function oneLine(value: string): string {
   return value.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ');
 }
 
+const ascii = (value: string): string => asciiSpelling(value).text;
+
 const CARET_RESERVED = /[|^\t\r\n\u2028\u2029]/;
 
-/** SoundExchange text: `^` and `|` removed (the layout has no escape), a tab made a space, wrapped in carets. */
+/**
+ * SoundExchange text (37 CFR 370.4(e)(6), (e)(8)): ASCII, `^` and `|` removed (the layout has no
+ * escape), a tab made a space, a formula neutralised, wrapped in carets.
+ */
 export function caretField(value: string | undefined): string {
+  if (value === undefined) return '^^';
   // Most names hold none of the reserved characters: one test instead of three replacements (a census writes seven fields per recording).
-  if (value === undefined || !CARET_RESERVED.test(value)) return `^${value ?? ''}^`;
-  return `^${oneLine(value).replace(/[|^]/g, '').replace(/\t/g, ' ')}^`;
+  const safe = neutralised(value);
+  const text = CARET_RESERVED.test(safe) ? oneLine(safe).replace(/[|^]/g, '').replace(/\t/g, ' ') : safe;
+  return `^${ascii(text)}^`;
 }
 
-/** Tab-delimited files: a tab inside a value becomes a space. */
+/** Tab-delimited files: a tab inside a value becomes a space; a formula is neutralised. */
 export function tabField(value: string | undefined): string {
-  return oneLine(value ?? '').replace(/\t/g, ' ');
+  return oneLine(neutralised(value ?? '')).replace(/\t/g, ' ');
 }
 
-/** RFC 4180: quoted when it holds a comma, a quote or a line break; quotes doubled. */
+/** RFC 4180: quoted when it holds a comma, a quote or a line break; quotes doubled; a formula neutralised. */
 export function csvField(value: string | number | undefined): string {
-  const text = value === undefined ? '' : String(value);
+  const text = value === undefined ? '' : typeof value === 'number' ? String(value) : neutralised(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /**
- * Fixed-width files: cut or padded with spaces to `width` characters (code points, never half a
- * surrogate pair); line breaks and tabs become spaces.
+ * Fixed-width ASCII files (BMI): transliterated, cut or padded with spaces to `width` bytes; line
+ * breaks and tabs become spaces; a formula neutralised.
  */
 export function fixedField(value: string | undefined, width: number, align: 'left' | 'right' = 'left'): string {
-  const chars = Array.from(oneLine(value ?? '').replace(/\t/g, ' ')).slice(0, width);
-  const padding = ' '.repeat(width - chars.length);
-  return align === 'left' ? chars.join('') + padding : padding + chars.join('');
+  const text = ascii(oneLine(neutralised(value ?? '')).replace(/\t/g, ' ')).slice(0, width);
+  const padding = ' '.repeat(width - text.length);
+  return align === 'left' ? text + padding : padding + text;
 }
 
 /** Several writers as one field. */

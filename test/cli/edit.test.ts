@@ -67,7 +67,7 @@ describe('svc edit', () => {
     expect(after).toMatchObject({ code: 0, stdout: '' });
     const file = await runCli(['report', 'soundexchange', ...range, ...client()]);
     expect(file.code).toBe(0);
-    expect(file.stdout.split('\n').slice(1)).toEqual([
+    expect(file.stdout.split('\r\n')).toEqual([
       '^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^Discovery^|^Virgin^|22',
       '^KSVC^|^A^|^Burial^|^Archangel^|^GBABC0700001^|^^|^Hyperdub^|11',
       '^KSVC^|^A^|^Moderat^|^A New Error^|^^|^Moderat^|^BPitch Control^|13',

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { postJson } from '../helpers/http';
 import { runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
@@ -53,8 +52,10 @@ describe('svc report', () => {
     const written = await runCli(['report', 'bmi', ...range, '--out', out.dir, '--allow-problems', ...client()]);
     expect(written.code).toBe(0);
     expect(written.stderr).toContain('dbid 3: no end time');
-    const file = path.join(out.dir, 'KSVC-bmi-20261001-20261031.txt');
+    const file = path.join(out.dir, 'KSVC2610.emr');
     expect(written.stderr).toContain(`wrote ${file}`);
+    // It holds listeners' data: only its owner may read it.
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(
       fs
         .readFileSync(file, 'utf8')
@@ -64,14 +65,13 @@ describe('svc report', () => {
   });
 
   it('When the play is ended, then the check is clean and the file goes to stdout', async () => {
-    const ended = await postJson(`${t.url}/v1/remoteinput/end`, { channel: 'main' }, { 'X-SVC-Client-Auth': SECRET });
-    expect(ended.status).toBeLessThan(300);
+    expect(await t.server.plays.end('main', '2026-10-05T20:16:00.000Z', 'explicit')).toBe(3);
     const check = await runCli(['report', 'check', 'prs', ...range, ...client()]);
     expect(check).toMatchObject({ code: 0, stdout: '' });
     const file = await runCli(['report', 'prs', ...range, ...client()]);
     expect(file.code).toBe(0);
-    expect(file.stdout.split('\n')[0]).toBe('Title\tWriters\tPerformer\tDuration\tTime Band\tPlays\tAlbum\tISRC');
-    expect(file.stdout).toContain('Hoppípolla\t\tSigur Rós\t00:06:40\t16:00-16:59\t1\tTakk...\t');
+    expect(file.stdout.split('\n')[0]).toBe('Date\tTime\tTitle\tWriters\tPerformer\tDuration\tISWC\tAlbum\tISRC');
+    expect(file.stdout).toContain('2026-10-05\t16:05:20\tHoppípolla\t\tSigur Rós\t00:06:40\t\tTakk...\t');
   });
 
   it('When the secret is wrong or a date is malformed, then it exits 3 or 2 and says why', async () => {
@@ -80,5 +80,13 @@ describe('svc report', () => {
     const malformed = await runCli(['report', 'bmi', '--from', '2026-10-32', '--to', '2026-10-31', ...client()]);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('--from: expected a local date YYYY-MM-DD');
+  });
+
+  it('When the --out folder does not exist, then it exits 2 before asking anything and writes nothing', async () => {
+    const missing = path.join(out.dir, 'no-such-folder', 'report.emr');
+    const result = await runCli(['report', 'bmi', ...range, '--out', missing, ...client()]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`--out: the folder ${JSON.stringify(path.dirname(missing))} does not exist; nothing written`);
+    expect(fs.existsSync(path.dirname(missing))).toBe(false);
   });
 });

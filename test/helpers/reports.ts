@@ -35,6 +35,8 @@ export const US_SETTINGS: ReportSettings = {
   minSeconds: 0,
   stationType: 'OT',
   stationFormat: 'Eclectic',
+  soundexchange: { layout: 'e8', fileName: 'regulation' },
+  contact: { name: 'Pat Doe', street: '1 Main Street', city: 'Springfield, IL 62701', phone: '+1 217 555 0100', email: 'reports@ksvc.example' },
 };
 
 export function makeRun(format: ReportFormatName, from: string, to: string, settings: ReportSettings, extra: Partial<ReportRun> = {}): ReportRun {

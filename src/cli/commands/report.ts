@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -91,8 +92,12 @@ async function runCheck(format: string, options: ReportOptions, ctx: CliContext,
   let problems = 0;
   const handle = (line: string) => {
     if (line === '') return;
-    const record = JSON.parse(line) as { problem?: string; summary?: Record<string, unknown> };
-    if (record.problem !== undefined) {
+    const record = JSON.parse(line) as { problem?: string; note?: string; summary?: Record<string, unknown> };
+    if (record.note !== undefined) {
+      // A note blocks nothing (a cell written neutralised): shown, not counted.
+      if (toStderr) ctx.io.err(record.note);
+      else ctx.io.out(options.json === true ? line : record.note);
+    } else if (record.problem !== undefined) {
       problems++;
       if (toStderr) ctx.io.err(record.problem);
       else ctx.io.out(options.json === true ? line : record.problem);
@@ -111,7 +116,25 @@ function summaryText(summary: Record<string, unknown>): string {
   return `${String(summary.music_plays)} music plays reported; left out: ${left.length > 0 ? left.join(', ') : 'nothing'} that is not music, ${String(summary.excluded_short)} shorter than reports.minSeconds; ${String(summary.problems)} problem(s)`;
 }
 
+/** `--out` must name a folder that exists, or a file in one: said before anything is asked or written. */
+async function checkOut(out: string | undefined): Promise<void> {
+  if (out === undefined) return;
+  const folder = out.endsWith('/')
+    ? out
+    : await stat(out).then(
+        (info) => (info.isDirectory() ? out : dirname(out)),
+        () => dirname(out),
+      );
+  const isFolder = await stat(folder).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+  if (!isFolder) throw new CliError(`--out: the folder ${JSON.stringify(folder)} does not exist; nothing written`, EXIT.USAGE);
+}
+
 async function runReport(format: string, options: ReportOptions, ctx: CliContext): Promise<number> {
+  reportPath(format, options, true);
+  await checkOut(options.out);
   const problems = await runCheck(format, options, ctx, true);
   if (problems > 0 && options.allowProblems !== true)
     throw new CliError(`${problems} problem(s) above; nothing written. Fix them, or write anyway with --allow-problems`, EXIT.SERVER_ERROR);
@@ -143,7 +166,10 @@ async function writeFile(out: string, serverName: string, body: Readable, counti
   const target = isDirectory ? join(out, serverName) : out;
   const partial = `${target}.partial`;
   try {
-    await pipeline(body, counting, createWriteStream(partial));
+    // 0600: the file holds listeners' addresses and counts (docs/reports.md "Asking for a report");
+    // a partial file left by an earlier run is removed first, so the mode is this run's.
+    await rm(partial, { force: true });
+    await pipeline(body, counting, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
     await rename(partial, target);
   } catch (error) {
     await rm(partial, { force: true });

@@ -4,11 +4,12 @@ import type { PlayUsage, ReportPlay } from '../rows';
 import { normalizedIsrc } from '../../domain/recording';
 import { airedSeconds } from '../selection';
 import { fixedField, joinNames } from '../text-fields';
+import { fileClock, type FileClock } from './local-stamp';
 
 // BMI electronic music report, EMR (docs/reports-us.md "BMI"): fixed-width records ending in CRLF,
 // a HEDR record, one FMDT record per play, a TRLR record with the number of records. BMI does not
-// publish the layout; the widths and codes are those Rivendell's EMR export writes. Widths count
-// characters, as Rivendell's do, so a line of non-Latin names is longer in bytes.
+// publish the layout; the widths and codes are those Rivendell's EMR export writes. The file is
+// ASCII (names transliterated, text-fields.ts), so every width is a width in bytes too.
 
 const CRLF = '\r\n';
 
@@ -31,9 +32,9 @@ export function headerRecord(run: ReportRun): string {
  * and time `YYYYMMDDhh:mm:ss`, a count of 000000001, title, artist and composer (40 each), length
  * `hh:mm:ss`, 11 spaces, ISRC right-aligned (12), usage code (2), 22 spaces.
  */
-export function playRecord(run: ReportRun, play: ReportPlay): string {
+export function playRecord(run: ReportRun, play: ReportPlay, clock: FileClock = fileClock(run.range, run.settings.timeZone)): string {
   const { settings } = run;
-  const aired = local(Date.parse(play.started_at), settings.timeZone);
+  const aired = local(Date.parse(play.started_at), clock);
   return [
     'FMDT',
     fixedField(settings.service, 40),
@@ -54,8 +55,9 @@ export function playRecord(run: ReportRun, play: ReportPlay): string {
   ].join('');
 }
 
-function local(ms: number, timeZone: string): string {
-  const p = localParts(ms, timeZone);
+/** The air time on the file's clock: local, or standard time through a night the clocks go back (docs/reports.md). */
+function local(ms: number, clock: FileClock): string {
+  const p = clock(ms);
   return `${pad4(p.year)}${pad2(p.month)}${pad2(p.day)}${pad2(p.hour)}:${pad2(p.minute)}:${pad2(p.second)}`;
 }
 
@@ -65,20 +67,23 @@ export const trailerRecord = (records: number): string => `TRLR${String(records)
 async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
   yield headerRecord(run);
   let records = 1;
+  const clock = fileClock(run.range, run.settings.timeZone);
   for await (const batch of input.plays()) {
     records += batch.length;
-    yield batch.map((play) => playRecord(run, play)).join('');
+    yield batch.map((play) => playRecord(run, play, clock)).join('');
   }
   yield trailerRecord(records + 1);
 }
 
 export const bmi: ReportFormat = {
   name: 'bmi',
-  contentType: () => 'text/plain; charset=utf-8',
+  contentType: () => 'text/plain; charset=us-ascii',
   needsPerformances: () => false,
   gathersBeforeWriting: () => false,
+  /** Rivendell's EMR documentation: `<station id><yy><mm>.emr`, of the report's first month; a one-channel file carries the channel after the id. */
   fileName(run) {
-    return fileSafe(`${run.settings.service}-bmi-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
+    const id = run.channel === undefined ? run.settings.service : `${run.settings.service}-${run.channel}`;
+    return fileSafe(`${id}${compactDate(run.range.from).slice(2, 6)}.emr`);
   },
   render,
 };

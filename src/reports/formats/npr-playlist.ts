@@ -2,7 +2,7 @@ import { compactDate, fileSafe, type ReportFormat, type ReportInput, type Report
 import type { Batches } from '../format';
 import type { ReportPlay } from '../rows';
 import { tabField } from '../text-fields';
-import { nprLocalTime } from './local-stamp';
+import { fileClock, nprLocalTime, type FileClock } from './local-stamp';
 
 // NPR Digital Services playlist log (docs/reports-us.md "NPR/DS playlist log"): one file per
 // stream, tab-delimited, a header row, one row per play with start and end to the second in local
@@ -23,11 +23,11 @@ export function playlistChannel(run: ReportRun, channels: readonly string[]): st
   return run.channel ?? channels[0] ?? 'main';
 }
 
-function line(held: Held, timeZone: string, withTrimmed: boolean): string {
+function line(held: Held, clock: FileClock, withTrimmed: boolean): string {
   const { play } = held;
   const fields = [
-    nprLocalTime(held.startMs, timeZone),
-    nprLocalTime(held.endMs, timeZone),
+    nprLocalTime(held.startMs, clock),
+    nprLocalTime(held.endMs, clock),
     tabField(play.title),
     tabField(play.artist),
     tabField(play.album),
@@ -62,7 +62,8 @@ async function* render(input: ReportInput, run: ReportRun, facts: { channels: st
   const withTrimmed = facts.anyTrimmed;
   yield `${[...HEADER, ...(withTrimmed ? ['Trimmed'] : [])].join('\t')}\n`;
   const channel = playlistChannel(run, facts.channels);
-  for await (const ready of trimmedPlays(input.plays(), channel)) yield ready.map((held) => line(held, run.settings.timeZone, withTrimmed)).join('');
+  const clock = fileClock(run.range, run.settings.timeZone);
+  for await (const ready of trimmedPlays(input.plays(), channel)) yield ready.map((held) => line(held, clock, withTrimmed)).join('');
 }
 
 export const nprPlaylist: ReportFormat = {

@@ -1,10 +1,10 @@
-import { compactDate, fileSafe, type ReportFormat, type ReportInput, type ReportRun } from '../format';
+import { compactDate, fileSafe, type ReportFacts, type ReportFormat, type ReportInput, type ReportRun } from '../format';
 import type { ListenerSession } from '../rows';
 import { tabField } from '../text-fields';
 import { utcDateAndTime } from './local-stamp';
 
 // NPR Digital Services streaming log (docs/reports-us.md "NPR/DS streaming log"): one line per
-// listener session that began in the period, tab-delimited, no header: address without port,
+// listener session of one stream that began in the period, tab-delimited, no header: address without port,
 // date and time tuned in (UTC), stream id (no spaces), seconds listened, HTTP status, player.
 
 /** `203.0.113.9:51234` -> `203.0.113.9`, `[2001:db8::1]:443` -> `2001:db8::1`; a bare IPv6 stays whole. */
@@ -35,13 +35,14 @@ function line(session: ListenerSession, run: ReportRun): string {
   return `${fields.join('\t')}\n`;
 }
 
-async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
+async function* render(input: ReportInput, run: ReportRun, facts: ReportFacts): AsyncGenerator<string> {
+  const channel = run.channel ?? facts.channels[0];
   for await (const batch of input.sessions()) {
     const lines: string[] = [];
     for (const session of batch) {
       const connectedMs = Date.parse(session.connected_at);
       if (connectedMs < run.range.startMs || connectedMs >= run.range.endMs) continue;
-      if (run.channel !== undefined && session.channel !== run.channel) continue;
+      if (session.channel !== channel) continue;
       lines.push(line(session, run));
     }
     if (lines.length > 0) yield lines.join('');
@@ -53,8 +54,10 @@ export const nprStreams: ReportFormat = {
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
   gathersBeforeWriting: () => false,
-  fileName(run) {
-    return fileSafe(`${run.settings.service}-${run.channel ?? 'all'}-streams-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
+  fileName(run, facts) {
+    return fileSafe(
+      `${run.settings.service}-${run.channel ?? facts.channels[0] ?? 'main'}-streams-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`,
+    );
   },
   render,
 };

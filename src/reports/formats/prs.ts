@@ -1,35 +1,35 @@
 import { compactDate, fileSafe, type ReportFormat, type ReportInput, type ReportRun } from '../format';
-import { clockOfSeconds, localParts, pad2 } from '../local-time';
+import { clockOfSeconds, pad2, pad4 } from '../local-time';
 import type { ReportPlay } from '../rows';
-import { normalizedIsrc, recordingKey } from '../../domain/recording';
+import { normalizedIsrc } from '../../domain/recording';
 import { airedSeconds } from '../selection';
 import { joinNames, tabField } from '../text-fields';
+import { fileClock, type FileClock } from './local-stamp';
 
 // PRS for Music programme return (docs/reports-uk.md "PRS for Music"): tab-delimited, a header
-// row, one row per recording and hour of the day it aired in (local time), with its plays.
-// Memory grows with recordings x hours, never with the plays.
+// row, one row per music play: its transmission date and time (local), what aired of it, the
+// work's writers and ISWC, the performer, album and ISRC. Streams as it reads.
 
-const HEADER = ['Title', 'Writers', 'Performer', 'Duration', 'Time Band', 'Plays', 'Album', 'ISRC'];
+const HEADER = ['Date', 'Time', 'Title', 'Writers', 'Performer', 'Duration', 'ISWC', 'Album', 'ISRC'];
 
-interface Row {
-  play: ReportPlay;
-  hour: number;
-  seconds: number;
-  plays: number;
+/** An ISWC as PRS writes it, `T-034.524.680-1`, from any spelling with or without separators; else empty. */
+export function writtenIswc(iswc: string | undefined): string {
+  const bare = (iswc ?? '').replace(/[\s.-]/g, '').toUpperCase();
+  if (!/^T\d{10}$/.test(bare)) return '';
+  return `T-${bare.slice(1, 4)}.${bare.slice(4, 7)}.${bare.slice(7, 10)}-${bare.slice(10)}`;
 }
 
-/** The time-of-day band of an hour: `14:00-14:59`. */
-export const hourBand = (hour: number): string => `${pad2(hour)}:00-${pad2(hour)}:59`;
-
-function line(row: Row): string {
-  const { play } = row;
+function line(play: ReportPlay, clock: FileClock): string {
+  const p = clock(Date.parse(play.started_at));
   const fields = [
+    `${pad4(p.year)}-${pad2(p.month)}-${pad2(p.day)}`,
+    `${pad2(p.hour)}:${pad2(p.minute)}:${pad2(p.second)}`,
     tabField(play.title),
     tabField(joinNames(play.composers)),
     tabField(play.artist),
-    clockOfSeconds(row.seconds),
-    hourBand(row.hour),
-    String(row.plays),
+    // The duration of use: what aired of it, not the recording's length.
+    clockOfSeconds(airedSeconds(play) ?? 0),
+    writtenIswc(play.iswc),
     tabField(play.album),
     normalizedIsrc(play.isrc) ?? '',
   ];
@@ -38,32 +38,18 @@ function line(row: Row): string {
 
 async function* render(input: ReportInput, run: ReportRun): AsyncGenerator<string> {
   yield `${HEADER.join('\t')}\n`;
-  const rows = new Map<string, Row>();
-  for await (const batch of input.plays()) {
-    for (const play of batch) {
-      const hour = localParts(Date.parse(play.started_at), run.settings.timeZone).hour;
-      const key = `${hour}\u0000${recordingKey(play)}`;
-      const row = rows.get(key);
-      if (row) row.plays++;
-      // Duration of use: the recording's own length when known, else what aired of it.
-      else rows.set(key, { play, hour, seconds: play.duration ?? airedSeconds(play) ?? 0, plays: 1 });
-    }
-  }
-  const ordered = [...rows.values()].sort((a, b) => a.hour - b.hour);
-  for (let i = 0; i < ordered.length; i += 256)
-    yield ordered
-      .slice(i, i + 256)
-      .map(line)
-      .join('');
+  const clock = fileClock(run.range, run.settings.timeZone);
+  for await (const batch of input.plays()) yield batch.map((play) => line(play, clock)).join('');
 }
 
 export const prs: ReportFormat = {
   name: 'prs',
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
-  gathersBeforeWriting: () => true,
+  gathersBeforeWriting: () => false,
   fileName(run) {
-    return fileSafe(`${run.settings.service}-prs-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
+    const channel = run.channel === undefined ? '' : `-${run.channel}`;
+    return fileSafe(`${run.settings.service}${channel}-prs-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
   },
   render,
 };

@@ -1,3 +1,7 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import Router from '@koa/router';
 import { AppError } from '../../errors';
@@ -9,8 +13,10 @@ import type { ReportFacts, ReportRun, ReportSettings } from '../../reports/forma
 import { FORMATS } from '../../reports/formats';
 import { isReportFormat, reportRun, type ReportParameters } from '../../reports/report-query';
 import { inspectReport, prepareReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
+import { slicedSource } from '../../reports/slices';
 import type { AppContext, AppState } from '../context';
 import { credentialHeader } from '../credentials';
+import { requestGone } from '../work-pool';
 
 // GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
 // files show listeners' addresses and counts, so the shared secret is required even for a read,
@@ -39,7 +45,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
     authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());
-    const reportDeps: ReportDeps = { source: deps.source, format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };
+    // In slices: the loop is handed back after every page (reports/slices.ts).
+    const reportDeps: ReportDeps = { source: slicedSource(deps.source), format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };
     ctx.set('Cache-Control', 'no-store');
     return { run, reportDeps };
   };
@@ -53,13 +60,14 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   router.get('/reports/:format', async (ctx) => {
     const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
     const shown: string[] = [];
-    const { facts, body } = await prepareReport(reportDeps, run, (problem: Problem) => {
-      if (shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
-    }).catch((error: unknown) => {
-      // A lost database before the first byte is a 503 like any read's; later, the cut
-      // connection tells the client that the file is incomplete.
+    const storage = (error: unknown) => {
+      // A lost database is a 503 like any read's; the file is written whole before its first
+      // byte is sent, so a failure is a status, never a cut body under the society's name.
       throw isStorageUnavailable(error) ? new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error }) : error;
-    });
+    };
+    const { facts, body } = await prepareReport(reportDeps, run, (problem: Problem) => {
+      if (!problem.note && shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
+    }).catch(storage);
     if (facts.problems > 0 && !flag(ctx.query.allow_problems)) {
       ctx.status = 422;
       ctx.body = {
@@ -68,6 +76,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
       };
       return;
     }
+    const gone = requestGone(ctx.res);
+    const file = await spooled(body, () => gone.aborted).catch(storage);
     const fileName = reportDeps.format.fileName(run, facts);
     ctx.set({
       'Content-Disposition': contentDisposition(fileName),
@@ -75,10 +85,47 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
       'X-Report-Summary': asciiJson(summaryOf(facts)),
     });
     ctx.type = reportDeps.format.contentType(run);
-    ctx.body = Readable.from(body);
+    ctx.length = file.size;
+    const stream = createReadStream(file.path);
+    stream.once('close', () => void rm(file.dir, { recursive: true, force: true }));
+    ctx.body = stream;
   });
 
   return router;
+}
+
+interface Spooled {
+  dir: string;
+  path: string;
+  size: number;
+}
+
+/**
+ * The whole file into a private temporary file (0600, in a 0700 folder), so that it is answered
+ * with its Content-Length: a client whose connection is cut sees a short body, never a
+ * complete-looking file (docs/reports.md "Over HTTP"). Stops when the reader has gone.
+ */
+async function spooled(body: AsyncIterable<string> | Iterable<string>, gone: () => boolean): Promise<Spooled> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-report-'));
+  const path = join(dir, 'report');
+  let size = 0;
+  try {
+    const handle = await open(path, 'wx', 0o600);
+    try {
+      for await (const piece of body) {
+        if (gone()) throw new Error('the reader of the report went away');
+        const bytes = Buffer.from(piece, 'utf8');
+        await handle.write(bytes);
+        size += bytes.length;
+      }
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return { dir, path, size };
 }
 
 /**
@@ -89,7 +136,8 @@ function checkLines(deps: ReportDeps, run: ReportRun): Readable {
   const out = new PassThrough();
   const send = async (problem: Problem) => {
     if (out.destroyed) throw new Error('the reader of the check went away');
-    if (out.write(`${JSON.stringify({ problem: problemLine(problem) })}\n`)) return;
+    const line = problem.note ? { note: problemLine(problem) } : { problem: problemLine(problem) };
+    if (out.write(`${JSON.stringify(line)}\n`)) return;
     await new Promise<void>((resolve) => {
       out.once('drain', resolve);
       out.once('close', resolve);
@@ -110,6 +158,7 @@ export function summaryOf(facts: ReportFacts): Record<string, unknown> {
     excluded_short: facts.excludedShort,
     channels: facts.channels,
     problems: facts.problems,
+    notes: facts.notes,
   };
 }
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type WrittenField } from '../../domain/recording';
+import { LONG_PLAY_SECONDS } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
 import {
   airOrderSql,
@@ -58,6 +59,7 @@ const CANDIDATES_SQL = `
       FROM sifted s
      WHERE (s.started_at, s.dbid) > ($7::text COLLATE "C", $8::bigint)
        AND ((s.report_marks & $5) <> 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
+        OR ${airedMs('s.')} > ${LONG_PLAY_SECONDS * 1000}
         OR ($6 AND s.uncounted) OR s.latest_end > s.started_at
         OR ($10 AND s.spelling_key IN (SELECT spelling_key FROM play WHERE (report_marks & ${MARKS.capitals}) <> 0)))
      ORDER BY s.started_at, s.dbid LIMIT $9

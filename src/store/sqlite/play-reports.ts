@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type RecordingNames, type WrittenField } from '../../domain/recording';
+import { LONG_PLAY_SECONDS } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
 import {
   airOrderSql,
@@ -62,6 +63,7 @@ const candidatesSql = (channel: boolean) => `
       FROM sifted s
      WHERE (s.started_at, s.dbid) > (:afterStart, :afterDbid)
        AND ((s.report_marks & :marks) != 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
+        OR (julianday(s.ended_at) - julianday(s.started_at)) * 86400 > ${LONG_PLAY_SECONDS}
         OR (:listenersMissing AND s.uncounted) OR s.latest_end > s.started_at
         OR (:spellings AND s.spelling_key IN (SELECT spelling_key FROM play WHERE report_marks & ${MARKS.capitals})))
      ORDER BY s.started_at, s.dbid LIMIT :limit

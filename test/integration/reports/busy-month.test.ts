@@ -49,14 +49,14 @@ describe('reports of a busy month', () => {
   });
 });
 
-/** Lines of each file for the month: the header, one per play, recording or session (PRS: per recording and hour). */
+/** Lines of each file for the month: the header where it has one, one per play, recording or session. */
 function expectedLines(format: ReportFormatName, month: BusyMonth): number | undefined {
   const lines: Record<ReportFormatName, number | undefined> = {
-    soundexchange: 1 + month.recordings,
+    soundexchange: month.recordings,
     'npr-playlist': 1 + month.musicPlays,
     'npr-streams': month.sessions,
-    ppl: 10,
-    prs: undefined,
+    ppl: 12,
+    prs: 1 + month.musicPlays,
     bmi: 2 + month.musicPlays,
   };
   return lines[format];

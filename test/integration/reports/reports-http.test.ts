@@ -7,10 +7,13 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 const SECRET = 's3cret-reports';
 const auth = { 'X-SVC-Client-Auth': SECRET };
-// A day each side of now: the plays stored now fall inside even across midnight.
+// The plays start two days ago (a range that ends after now is a problem of its own), a jingle
+// after them, so that the last music play ends when the jingle starts.
 const dayFrom = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
-const FROM = dayFrom(-1);
-const TO = dayFrom(1);
+const FROM = dayFrom(-3);
+const TO = dayFrom(-1);
+const TWO_DAYS_AGO = Date.now() - 2 * 86_400_000;
+const ago = (minutes: number) => new Date(TWO_DAYS_AGO + minutes * 60_000).toISOString();
 const compact = (date: string) => date.replaceAll('-', '');
 
 describe('GET /v1/reports', () => {
@@ -18,14 +21,22 @@ describe('GET /v1/reports', () => {
   let path: (format: string, extra?: string) => string;
 
   beforeAll(async () => {
-    t = await startTestServer({ config: { secret: SECRET, reports: { service: 'KSVC', category: 'A', timeZone: 'UTC' } } });
-    for (const [artist, title] of [
-      ['Daft Punk', 'One More Time'],
-      ['Sigur Rós', 'Hoppípolla'],
-    ]) {
-      const res = await postJson(`${t.url}/v1/remoteinput`, { artist, title, album: 'An album', label: 'A label', isrc: 'GBDUW0000053' }, auth);
+    t = await startTestServer({
+      config: { secret: SECRET, reports: { service: 'KSVC', category: 'A', timeZone: 'UTC' }, playlog: { startedAtPastSeconds: 3 * 86_400 } },
+    });
+    for (const [artist, title, minute] of [
+      ['Daft Punk', 'One More Time', 0],
+      ['Sigur Rós', 'Hoppípolla', 5],
+    ] as const) {
+      const res = await postJson(
+        `${t.url}/v1/remoteinput`,
+        { artist, title, album: 'An album', label: 'A label', isrc: 'GBDUW0000053', started_at: ago(minute) },
+        auth,
+      );
       expect(res.status).toBe(200);
     }
+    const jingle = await postJson(`${t.url}/v1/remoteinput`, { title: 'KSVC id', kind: 'jingle', started_at: ago(11) }, auth);
+    expect(jingle.status).toBe(200);
     expect((await postJson(`${t.url}/v1/remoteinput/end`, { channel: 'main' }, auth)).status).toBeLessThan(300);
     path = (format, extra = '') => `${t.url}/v1/reports/${format}?from=${FROM}&to=${TO}${extra}`;
   });
@@ -58,12 +69,13 @@ describe('GET /v1/reports', () => {
     const res = await request(path('bmi'), { headers: auth });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toBe(
-      `attachment; filename="KSVC-bmi-${compact(FROM)}-${compact(TO)}.txt"; filename*=UTF-8''KSVC-bmi-${compact(FROM)}-${compact(TO)}.txt`,
+      `attachment; filename="KSVC${compact(FROM).slice(2, 6)}.emr"; filename*=UTF-8''KSVC${compact(FROM).slice(2, 6)}.emr`,
     );
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
     expect(res.headers.get('cache-control')).toBe('no-store');
     const records = res.text.split('\r\n');
     expect(records.map((line) => line.slice(0, 4))).toEqual(['HEDR', 'FMDT', 'FMDT', 'TRLR', '']);
-    expect(records[2]).toContain('Hoppípolla');
+    expect(records[2]).toContain('Hoppipolla');
   });
 
   it('When the report has problems, then it answers 422 listing them, and allow_problems=1 writes it anyway', async () => {
@@ -76,7 +88,7 @@ describe('GET /v1/reports', () => {
     ]);
     const allowed = await request(path('soundexchange', '&allow_problems=1'), { headers: auth });
     expect(allowed.status).toBe(200);
-    expect(allowed.text.split('\n')[1]).toBe('^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^An album^|^A label^|0');
+    expect(allowed.text).toBe('^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^An album^|^A label^|0\r\n');
   });
 
   it('When the check is asked, then every problem is one NDJSON line and the summary is last', async () => {
@@ -88,11 +100,13 @@ describe('GET /v1/reports', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.filter((line) => 'problem' in line)).toHaveLength(2);
-    expect(lines[lines.length - 1]).toEqual({ summary: { music_plays: 2, excluded_not_music: {}, excluded_short: 0, channels: ['main'], problems: 2 } });
+    expect(lines[lines.length - 1]).toEqual({
+      summary: { music_plays: 2, excluded_not_music: { jingle: 1 }, excluded_short: 0, channels: ['main'], problems: 2, notes: 0 },
+    });
   });
 
   it('When a play is on a channel named in another script, then the summary header carries it escaped', async () => {
-    const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Aphex Twin', title: 'Xtal', channel: 'Радио Ü' }, auth);
+    const res = await postJson(`${t.url}/v1/remoteinput`, { artist: 'Aphex Twin', title: 'Xtal', channel: 'Радио Ü', started_at: ago(20) }, auth);
     expect(res.status).toBe(200);
     const file = await request(path('prs', '&allow_problems=1'), { headers: auth });
     expect(file.status).toBe(200);
@@ -107,6 +121,9 @@ describe('GET /v1/reports', () => {
     expect((await request(`${t.url}/v1/reports/bmi?from=2026-03-01&to=2026-03-01&colour=red`, { headers: auth })).status).toBe(400);
     expect((await request(`${t.url}/v1/reports/prs?from=2026-03-01&to=2026-03-01&variant=csv`, { headers: auth })).status).toBe(400);
     expect((await request(`${t.url}/v1/reports/gema?from=2026-03-01&to=2026-03-01`, { headers: auth })).status).toBe(404);
+    const farOff = await request(`${t.url}/v1/reports/bmi?from=9999-12-01&to=9999-12-31`, { headers: auth });
+    expect(farOff.status).toBe(400);
+    expect(asObject(farOff.json).error).toBe('from must be a date from 1970-01-01 to 2999-12-31, got 9999-12-01');
   });
 });
 

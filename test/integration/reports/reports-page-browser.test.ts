@@ -45,11 +45,11 @@ describeWithChromium('the Reports section of the history page, in headless Chrom
 
     await page.check('#report-allow');
     const [file] = await Promise.all([page.waitForEvent('download'), page.click('#report-download')]);
-    expect(file.suggestedFilename()).toBe('KSVC-bmi-20261001-20261031.txt');
+    expect(file.suggestedFilename()).toBe('KSVC2610.emr');
     const records = fs.readFileSync(await file.path(), 'utf8').split('\r\n');
     expect(records.map((record) => record.slice(0, 4))).toEqual(['HEDR', 'FMDT', 'FMDT', 'FMDT', 'TRLR', '']);
-    expect(records[2]).toContain('Hoppípolla');
-    expect(await page.textContent('#report-status')).toBe('Downloaded KSVC-bmi-20261001-20261031.txt with 1 problem.');
+    expect(records[2]).toContain('Hoppipolla');
+    expect(await page.textContent('#report-status')).toBe('Downloaded KSVC2610.emr with 1 problem.');
   });
 
   it('When the secret is wrong, then the section says the server refused and nothing downloads', async () => {

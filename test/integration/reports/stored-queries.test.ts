@@ -140,6 +140,11 @@ const BROKEN: ReportPlay[] = [
   broken(212, 72, { artist: 'Дельфин', title: 'Весна', isrc: undefined, album: undefined }),
   broken(213, 80, { ended_at: at(86), trimmed_seconds: 2 }),
   broken(214, 83, { channel: 'main', usage: 'background' }),
+  // On air for a day (only the store's long-play sift finds it among clean plays), a name that
+  // starts a spreadsheet formula, and one with no ASCII spelling.
+  broken(215, 90, { channel: 'late', ended_at: at(90 + 24 * 60) }),
+  broken(216, 100, { channel: 'late2', artist: '=HYPERLINK("http://x.example")' }),
+  broken(217, 110, { channel: 'late3', album: '坂本龍一' }),
 ];
 
 const FORMATS: ReadonlyArray<[ReportFormatName, Partial<ReportRun>]> = [
@@ -153,6 +158,12 @@ const FORMATS: ReadonlyArray<[ReportFormatName, Partial<ReportRun>]> = [
   ['bmi', {}],
   ['bmi', { channel: 'jazz' }],
 ];
+
+/**
+ * What the check says of the fixed log in those runs: the Han album has no ASCII spelling
+ * (soundexchange twice, bmi), and the jazz channel has no plays (bmi --channel jazz).
+ */
+const FIXED_LOG_PROBLEMS = 4;
 
 /** The store's source, and the same rows read one by one: the reference every answer is held to. */
 function sources(store: Store): { stored: ReportSource; oneByOne: ReportSource } {
@@ -178,6 +189,57 @@ async function expectSameReports(store: Store, settings: ReportSettings, from: s
   return problems;
 }
 
+/**
+ * A busy November in New York (the clocks go back on the 1st): 30 days of 24 clean plays on
+ * `main`, each with a kept count, and the planted defects of issue 48: a day-long play (on a
+ * channel of its own, so that it overlaps nothing), a bad ISRC with no label, a capitals
+ * spelling, plays of a channel with no listener source, and the night of the clock change.
+ */
+function busyNovember(): ReportPlay[] {
+  const start = Date.parse('2026-11-01T00:30:00.000Z');
+  const clean = Array.from({ length: 30 * 24 }, (_, i): ReportPlay => {
+    const startMs = start + i * 3_600_000;
+    return {
+      ...base,
+      dbid: 1000 + i,
+      started_at: new Date(startMs).toISOString(),
+      ended_at: new Date(startMs + 320_000).toISOString(),
+      isrc: `GBAAA26${String(i % 97).padStart(5, '0')}`,
+      title: `Title ${i % 97}`,
+      listeners: { atp: 2, listener_seconds: 640, peak: 2 },
+    };
+  });
+  const planted = (dbid: number, startedAt: string, fields: Partial<ReportPlay>): ReportPlay => ({
+    ...base,
+    dbid,
+    started_at: startedAt,
+    ended_at: new Date(Date.parse(startedAt) + 240_000).toISOString(),
+    listeners: { atp: 1, listener_seconds: 240, peak: 1 },
+    ...fields,
+  });
+  return [
+    ...clean,
+    planted(3001, '2026-11-03T10:00:00.000Z', { channel: 'studio2', duration: 240, ended_at: '2026-11-04T10:00:00.000Z' }),
+    planted(3002, '2026-11-05T10:10:00.000Z', { isrc: 'N/A', label: undefined }),
+    planted(3003, '2026-11-06T10:10:00.000Z', { artist: 'DAFT PUNK', title: 'Title 5', isrc: 'GBAAA2600005' }),
+    planted(3004, '2026-11-07T10:10:00.000Z', { channel: 'relay', listeners: null }),
+    planted(3005, '2026-11-07T10:20:00.000Z', { channel: 'relay', listeners: null }),
+    // The night of the change: 01:57 EDT to 01:03 EST, then on.
+    planted(3006, '2026-11-01T05:57:00.000Z', { ended_at: '2026-11-01T06:03:00.000Z' }),
+    planted(3007, '2026-11-01T06:03:00.000Z', { ended_at: '2026-11-01T06:08:00.000Z' }),
+  ];
+}
+
+/** Exactly what the check of that month says for SoundExchange. */
+const NOVEMBER_PROBLEMS = [
+  'dbid 3001: on air 86400 s of a 240-s recording: far longer than it can have played; set its end (svc edit 3001 ended_at=...)',
+  'dbid 3002: ISRC "N/A" is not 12 characters of the form CC-XXX-YY-NNNNN and no label',
+  'dbid 3003: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+  'dbid 3004: no performances: no listener count was kept and channel "relay" has no listener sessions',
+  'dbid 3005: no performances: no listener count was kept and channel "relay" has no listener sessions',
+  'note: report: one file for 3 channels (main, relay, studio2); if each is a licensed service of its own, make one file each with --channel',
+];
+
 function storedQueries(backend: 'sqlite' | 'postgres'): void {
   let database: TestDatabase | undefined;
   let log: StoredLog;
@@ -198,9 +260,9 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
 
   it('When the fixed log is reported, then every format is the same as reading the plays one by one, and as its golden file', async () => {
     await write(PLAYS);
-    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBe(0);
+    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBe(FIXED_LOG_PROBLEMS);
     const census = await renderToText(storeReportSource(log.store.plays), makeRun('soundexchange', '2026-10-01', '2026-10-01', US_SETTINGS));
-    expect(census.text.split('\n')[1]).toBe('^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^Discovery^|^Virgin^|7');
+    expect(census.text.split('\r\n')[0]).toBe('^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^Discovery^|^Virgin^|7');
   });
 
   it.each([0, 30])(
@@ -209,6 +271,11 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
       await write(BROKEN);
       const problems = await expectSameReports(log.store, { ...US_SETTINGS, minSeconds }, '2026-10-01', '2026-10-01');
       expect(problems).toBeGreaterThan(20);
+      const check = await renderToText(storeReportSource(log.store.plays), makeRun('bmi', '2026-10-01', '2026-10-01', { ...US_SETTINGS, minSeconds }));
+      const named = check.problems.map(problemLine);
+      expect(named).toContain('dbid 215: on air 86400 s of a 320-s recording: far longer than it can have played; set its end (svc edit 215 ended_at=...)');
+      expect(named).toContain('note: dbid 216: artist "=HYPERLINK("http://x.example")" starts like a spreadsheet formula; written with a leading \'');
+      expect(named).toContain('dbid 217: album "坂本龍一" has no ASCII spelling (written "????"); give it one with svc edit 217 album=...');
     },
   );
 
@@ -225,16 +292,37 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
     expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBeGreaterThan(0);
     const census = await renderToText(stored, makeRun('soundexchange', '2026-10-01', '2026-10-01', US_SETTINGS));
     // dbid 104's ISRC is the same recording once normalized: its count joins the three.
-    expect(census.text).toContain('^KSVC^|^A^|^Daft Punk^|^One More Time^|^USRC17607839^|^Later Album^|^Later Label^|7\n');
-    expect(census.text).toContain('^KSVC^|^A^|^Дельфин^|^Весна^|^RUA1D0512345^|^Юность^|^Мистерия звука^|2\n');
+    expect(census.text).toContain('^KSVC^|^A^|^Daft Punk^|^One More Time^|^USRC17607839^|^Later Album^|^Later Label^|7\r\n');
+    expect(census.text).toContain('^KSVC^|^A^|^Delfin^|^Vesna^|^RUA1D0512345^|^Iunost^|^Misteriia zvuka^|2\r\n');
   });
+
+  it('When a busy month holds the planted defects, then the check lists exactly them, and the night of the clock change is none', async () => {
+    await write(busyNovember());
+    const nowMs = Date.parse('2026-12-05T00:00:00.000Z');
+    const run = makeRun('soundexchange', '2026-11-01', '2026-11-30', US_SETTINGS, { nowMs });
+    const stored = await renderToText(storeReportSource(log.store.plays), run);
+    expect(stored.problems.map(problemLine)).toEqual(NOVEMBER_PROBLEMS);
+    const playlist = await renderToText(
+      storeReportSource(log.store.plays),
+      makeRun('npr-playlist', '2026-11-01', '2026-11-30', US_SETTINGS, { nowMs, channel: 'main' }),
+    );
+    expect(playlist.problems.map(problemLine)).toEqual([
+      'dbid 3003: artist "DAFT PUNK" is in capitals; the same recording is spelled "Daft Punk" elsewhere in the log',
+    ]);
+    expect(playlist.text).toContain('11/01/2026 00:57:00\t11/01/2026 01:03:00\t');
+    const starts = playlist.text
+      .split('\n')
+      .slice(1, -1)
+      .map((line) => line.slice(6, 10) + line.slice(0, 2) + line.slice(3, 5) + line.slice(11, 19));
+    expect([...starts].sort()).toEqual(starts);
+  }, 120_000);
 
   it('When rows lack the report columns or carry an older version, then a report computes them first', async () => {
     await write(PLAYS);
     await log.run("UPDATE tracks SET recording_key = 'stale', spelling_key = 'stale', report_marks = 0, report_version = ? WHERE dbid = 106", [
       REPORT_COLUMNS_VERSION - 1,
     ]);
-    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBe(0);
+    expect(await expectSameReports(log.store, US_SETTINGS, '2026-10-01', '2026-10-01')).toBe(FIXED_LOG_PROBLEMS);
     const rows = await log.run('SELECT dbid, recording_key, report_version FROM tracks ORDER BY dbid');
     expect(rows.map((row) => [Number(row.dbid), row.recording_key, Number(row.report_version)])).toEqual(
       PLAYS.map((play): unknown[] => [play.dbid, expect.stringMatching(/^(isrc|names):/) as unknown, REPORT_COLUMNS_VERSION]),

@@ -16,6 +16,8 @@ describe('reports config', () => {
       timeZone: 'America/New_York',
       stationType: 'FM',
       stationFormat: 'Jazz',
+      soundexchange: { layout: 'e8', fileName: 'regulation' },
+      contact: { name: '', street: '', city: '', phone: '', email: '' },
     });
   });
 
@@ -29,6 +31,8 @@ describe('reports config', () => {
     [{ timeZone: 'Mars/Olympus_Mons' }, /reports.timeZone must be an IANA time zone/],
     [{ stationType: 'TV' }, /reports.stationType must be one of: AM, FM, OT/],
     [{ minSeconds: -1 }, /reports.minSeconds must be 0 or a positive number of seconds/],
+    [{ category: 'webcast' }, /reports.category must be one of: A, B, C, H, I, J, K/],
+    [{ soundexchange: { layout: 'e9', fileName: 'regulation' } }, /reports.soundexchange.layout must be one of: e8, e7/],
   ])('When %j is set, then the config is refused naming the key', (reports, message) => {
     expect(() => validate(reports)).toThrow(message);
   });

@@ -23,8 +23,12 @@ async function problemsOf(format: ReportFormatName, plays: ReportPlay[], session
 }
 
 describe('report checks', () => {
-  it.each(REPORT_FORMATS)('When the log is clean, then %s finds no problem', async (format) => {
-    expect(await problemsOf(format, PLAYS, SESSIONS, format === 'npr-playlist' ? { channel: 'main' } : {})).toEqual([]);
+  it.each(REPORT_FORMATS)('When the log is clean, then %s finds no problem but the ASCII files a Han name', async (format) => {
+    // SoundExchange and BMI are ASCII: 日本語 has no spelling there; Cyrillic and accents do.
+    const ascii = ['dbid 104: album "Ünïcödé 日本語" has no ASCII spelling (written "Unicode ???"); give it one with svc edit 104 album=...'];
+    expect(await problemsOf(format, PLAYS, SESSIONS, format === 'npr-playlist' ? { channel: 'main' } : {})).toEqual(
+      format === 'soundexchange' || format === 'bmi' ? ascii : [],
+    );
   });
 
   it('When an ISRC is malformed and the label is missing, then soundexchange names the play', async () => {
@@ -65,7 +69,10 @@ describe('report checks', () => {
     const first = broken(13, 0, {});
     const second = broken(14, 3, {});
     const elsewhere = broken(15, 1, { channel: 'jazz', listeners: { atp: 0, listener_seconds: 0, peak: 0 } });
-    expect(await problemsOf('bmi', [first, elsewhere, second])).toEqual(['dbid 14: starts 60 s before dbid 13 ends on channel "main" (overlap)']);
+    expect(await problemsOf('bmi', [first, elsewhere, second])).toEqual([
+      'dbid 14: starts 60 s before dbid 13 ends on channel "main" (overlap)',
+      'note: report: one file for 2 channels (jazz, main); if each is a licensed service of its own, make one file each with --channel',
+    ]);
   });
 
   it('When a name is in capitals and the source spells it otherwise, then the play is named', async () => {
@@ -133,8 +140,73 @@ describe('report checks', () => {
       alone.push(problemLine(problem));
     });
     const made = await renderToText(source, run);
-    expect(alone.length).toBeGreaterThan(2);
+    // The streaming log lists sessions, not plays: no play problem blocks it.
+    if (format === 'npr-streams') expect(alone).toEqual([]);
+    else expect(alone.length).toBeGreaterThan(2);
     expect(made.problems.map(problemLine)).toEqual(alone);
     expect(made.facts).toEqual(facts);
+  });
+
+  it.each(['soundexchange', 'npr-playlist', 'ppl', 'prs', 'bmi'] as const)(
+    'When a play stayed open for a day or far past its length, then %s names it',
+    async (format) => {
+      const day = broken(50, 0, { ended_at: '2026-10-02T20:00:00.000Z', duration: 200 });
+      const long = broken(51, 5, { ended_at: '2026-10-01T20:45:00.000Z', duration: 200 });
+      const fine = broken(52, 50, { ended_at: '2026-10-01T20:58:00.000Z', duration: 200 });
+      const problems = await problemsOf(format, [day, long, fine]);
+      expect(problems.filter((line) => line.includes('far longer'))).toEqual([
+        'dbid 50: on air 86400 s of a 200-s recording: far longer than it can have played; set its end (svc edit 50 ended_at=...)',
+        'dbid 51: on air 2400 s of a 200-s recording: far longer than it can have played; set its end (svc edit 51 ended_at=...)',
+      ]);
+    },
+  );
+
+  it('When the channel asked for has no plays, then the check names the channels the range has', async () => {
+    expect(await problemsOf('npr-playlist', PLAYS, SESSIONS, { channel: 'mian' })).toEqual([
+      'report: no music plays on channel "mian" from 2026-10-01 to 2026-10-01 (the range\'s channels: main)',
+    ]);
+  });
+
+  it('When the range has no plays, or ends after now, then the check says so', async () => {
+    const source = arraySource(PLAYS, SESSIONS);
+    const empty = await renderToText(source, makeRun('bmi', '2026-09-01', '2026-09-30', US_SETTINGS));
+    expect(empty.problems.map(problemLine)).toEqual(['report: no music plays from 2026-09-01 to 2026-09-30: nothing to report']);
+    const future = await renderToText(source, makeRun('prs', '2026-10-01', '2026-11-30', US_SETTINGS));
+    expect(future.problems.map(problemLine)).toEqual(['report: the range ends after now (2026-11-30 is not over): ask again once it is']);
+  });
+
+  it('When sessions are on two streams and no channel is chosen, then npr-streams asks for one, and a capitals play does not block it', async () => {
+    const other = { ...SESSIONS[0], id: 9, channel: 'jazz' };
+    const capitals = [broken(60, 0, { artist: 'DAFT PUNK' }), broken(61, 10, {})];
+    expect(await problemsOf('npr-streams', capitals, [...SESSIONS, other])).toEqual([
+      'report: sessions on 2 channels (jazz, main): NPR/DS no longer accepts two streams in one log file; choose one with --channel',
+    ]);
+    const one = await renderToText(
+      arraySource(capitals, [...SESSIONS, other]),
+      makeRun('npr-streams', '2026-10-01', '2026-10-01', US_SETTINGS, { channel: 'jazz' }),
+    );
+    expect(one.problems).toEqual([]);
+    expect(one.fileName).toBe('KSVC-jazz-streams-20261001-20261001.txt');
+    expect(one.text.split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it.each(REPORT_FORMATS)('When names and a player start like spreadsheet formulas, then %s writes no formula cell and notes each', async (format) => {
+    const formula = broken(70, 0, {
+      artist: '=HYPERLINK("http://x.example","click")',
+      title: '+SUM(A1:A9)',
+      album: '@cmd',
+      label: '-2+3',
+      composers: ['=1+1'],
+    });
+    const agent = { ...SESSIONS[0], user_agent: "=cmd|' /C calc'!A0" };
+    const extra = format === 'ppl' ? { programmeDate: '2026-10-01' } : {};
+    const rendered = await renderToText(arraySource([formula], [agent]), makeRun(format, '2026-10-01', '2026-10-01', US_SETTINGS, extra));
+    const cells = rendered.text
+      .split(/\r?\n|\r/)
+      .flatMap((line) => (format === 'bmi' ? [line.slice(101, 141), line.slice(141, 181), line.slice(181, 221)] : line.split(/[\t|,]/)))
+      .map((cell) => cell.replace(/^[\^"]/, ''));
+    expect(cells.filter((cell) => /^[=+\-@]/.test(cell))).toEqual([]);
+    expect(rendered.problems.filter((problem) => problem.note && problem.what.includes('spreadsheet formula')).length).toBe(format === 'npr-streams' ? 1 : 4);
+    expect(rendered.problems.filter((problem) => !problem.note)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { caretField, csvField, fixedField, tabField } from '../../../src/reports/text-fields';
+import { asciiSpelling, caretField, csvField, fixedField, tabField } from '../../../src/reports/text-fields';
 import { addDays, isCalendarDate, startOfLocalDay } from '../../../src/reports/local-time';
 import { addressWithoutPort } from '../../../src/reports/formats/npr-streams';
 import { headerRecord, trailerRecord } from '../../../src/reports/formats/bmi';
@@ -10,16 +10,39 @@ describe('names in every layout', () => {
   const name = 'Caret ^ | Tab\t"Quote", comma — 日本語 Ελληνικά';
 
   it('When a name holds reserved characters, then each layout takes out only what it reserves', () => {
-    expect(caretField(name)).toBe('^Caret   Tab "Quote", comma — 日本語 Ελληνικά^');
+    expect(caretField(name)).toBe('^Caret   Tab "Quote", comma - ??? Ellinika^');
     expect(tabField(name)).toBe('Caret ^ | Tab "Quote", comma — 日本語 Ελληνικά');
     expect(csvField(name)).toBe('"Caret ^ | Tab\t""Quote"", comma — 日本語 Ελληνικά"');
     expect(tabField('two\r\nlines')).toBe('two lines');
   });
 
-  it('When a fixed-width field is cut, then it counts characters and never splits a surrogate pair', () => {
-    expect(fixedField('𝄞𝄞𝄞', 2)).toBe('𝄞𝄞');
+  it('When a fixed-width field is written, then it is ASCII, so its width in characters is its width in bytes', () => {
+    expect(fixedField('𝄞𝄞𝄞', 2)).toBe('??');
+    expect(fixedField('Sigur Rós', 12)).toBe('Sigur Ros   ');
+    expect(Buffer.byteLength(fixedField('Дельфин 坂本龍一', 40))).toBe(40);
     expect(fixedField('ab', 4)).toBe('ab  ');
     expect(fixedField('ab', 4, 'right')).toBe('  ab');
+  });
+});
+
+describe('spreadsheet formulas and ASCII', () => {
+  it.each(['=HYPERLINK("http://x.example","y")', '+1+1', '-2+3', '@SUM(A1)', '\tTAB', '\rCR'])(
+    'When a cell starts like a formula (%j), then every text layout writes it with a leading quote (OWASP)',
+    (value) => {
+      expect(tabField(value).startsWith("'")).toBe(true);
+      expect(csvField(value).replace(/^"/, '').startsWith("'")).toBe(true);
+      expect(caretField(value).startsWith("^'")).toBe(true);
+      expect(fixedField(value, 60).startsWith("'")).toBe(true);
+    },
+  );
+
+  it('When a name is not ASCII, then marks come off, Cyrillic and Greek follow ICAO 9303, and the rest is marked untransliterable', () => {
+    expect(asciiSpelling('Sigur Rós – Hoppípolla')).toEqual({ text: 'Sigur Ros - Hoppipolla', untransliterable: false });
+    expect(asciiSpelling('Straße Øresund Þór')).toEqual({ text: 'Strasse Oresund Thor', untransliterable: false });
+    expect(asciiSpelling('Дельфин Мистерия звука')).toEqual({ text: 'Delfin Misteriia zvuka', untransliterable: false });
+    expect(asciiSpelling('Ελληνικά')).toEqual({ text: 'Ellinika', untransliterable: false });
+    expect(asciiSpelling('坂本龍一')).toEqual({ text: '????', untransliterable: true });
+    expect(csvField(-3)).toBe('-3');
   });
 });
 
