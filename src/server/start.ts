@@ -160,7 +160,7 @@ function createHttpApp(
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),
       coverRoutes(imageStore, blobs),
-      currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
+      currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs, coverForNoThumbs: config.wsstream.coverForNoThumbs }),
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
@@ -218,7 +218,9 @@ function createSockets(config: FrozenConfig, options: ServerOptions, storage: St
     current: work.currentImages,
     budget: work.queueBudget,
     completeByDefault: config.wsstream.complete,
-    settleDeadlineMs: config.enrichment.deadlineSeconds * 1000,
+    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
+    downloads: images,
+    coverForNoThumbs: config.wsstream.coverForNoThumbs,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const fanartStream = createWsStream({
@@ -227,6 +229,10 @@ function createSockets(config: FrozenConfig, options: ServerOptions, storage: St
     images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
     current: work.currentImages,
     budget: work.queueBudget,
+    completeByDefault: config.wsstream.complete,
+    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
+    downloads: images,
+    coverForNoThumbs: config.wsstream.coverForNoThumbs,
     fanart: { intervalMs: config.wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) },
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
