@@ -298,6 +298,11 @@ export const configSchema = object({
   pages: object({
     idleText: string().default(''),
   }),
+  // docs/whats-now-playing.md "Found on the network": announce svc as _whatsnowplaying._tcp over mDNS
+  // when it listens beyond loopback.
+  mdns: object({
+    advertise: boolean().default(true),
+  }),
   // docs/song-requests.md: What's Now Playing's request queue API; off: writes 403, reads empty.
   requests: object({
     enabled: boolean().default(true),
