@@ -103,12 +103,12 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       const coverFound = lookingForCover(stored, deps);
       const artistImagesFound = lookingForArtistImages(stored, deps);
       const fulfilled = fulfilRequest(updates, deps);
-      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps, coverFound);
-      // The artist's images are looked for until their downloads end (after the answer, often).
-      void enriched
-        .catch(() => undefined)
-        .then(() => deps.images?.downloaded(stored.dbid))
-        .finally(artistImagesFound);
+      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps, {
+        cover: coverFound,
+        artist: artistImagesFound,
+      });
+      // A failed enrichment ends the artist search too (ending it twice is harmless).
+      enriched.catch(artistImagesFound);
       deps.inProgress?.add(updates, enriched);
       await enriched.finally(coverFound);
       await fulfilled;
@@ -184,9 +184,10 @@ async function enrich(
   warnings: string[],
   signal: AbortSignal,
   deps: SubmitDeps,
-  coverFound: () => void,
+  found: { cover: () => void; artist: () => void },
 ): Promise<void> {
   const { images } = deps;
+  const coverFound = found.cover;
   const record = updates.latest();
   // A found cover is linked at once, so an image request that waits for it finds it.
   const setCover = (cover: StoredCover) => {
@@ -220,6 +221,11 @@ async function enrich(
     undefined,
     enrichment.images.filter((candidate) => candidate.category !== 'cover'),
   );
+  // The artist's images are looked for until their downloads end (often after the answer), never until the cover's.
+  void Promise.resolve(artistImages)
+    .catch(() => undefined)
+    .then(() => images?.downloaded(record.dbid))
+    .finally(found.artist);
   const { cover: submitted, warning } = await submittedCover;
   if (warning) warnings.push(warning);
   const cover =
