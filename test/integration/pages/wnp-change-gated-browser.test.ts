@@ -184,7 +184,7 @@ describeWithChromium('One frame per change on WNP’s templates, with a cover ho
     const answers: Record<string, unknown>[] = [];
     const answered = new Set<() => void>();
     images.on('message', (data) => {
-      answers.push(JSON.parse(String(data)) as Record<string, unknown>);
+      answers.push(JSON.parse((data as Buffer).toString()) as Record<string, unknown>);
       for (const wake of [...answered]) wake();
     });
     const answer = (match: (frame: Record<string, unknown>) => boolean) =>
