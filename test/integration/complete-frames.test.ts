@@ -7,7 +7,7 @@ import { enrichmentConfig, startFakeServices } from '../fakes/services';
 import { TEARDROP } from '../fixtures/ids';
 import { asObject, postJson, request } from '../helpers/http';
 import { makePng } from '../helpers/images';
-import { afterDelay, serveBytes, startImageHost, type ImageHost } from '../helpers/image-host';
+import { afterDelay, serveBytes, startImageHost, type Handler, type ImageHost } from '../helpers/image-host';
 import { stampedReader } from '../helpers/stamped-frames';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -191,6 +191,70 @@ describe('complete frames', () => {
     } finally {
       plain.close();
       complete.close();
+    }
+  });
+
+  it('When a cover host never answers, then the one frame goes out when wsstream.completeWaitSeconds has passed, with the placeholder, and the old track stayed until then', async () => {
+    const stuck: Handler = () => undefined;
+    host.route('/never.png', stuck);
+    const server = await start({ wsstream: { completeWaitSeconds: 0.3 } });
+    const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
+    try {
+      expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Before' })).status).toBe(200);
+      await stream.waitFor((frame) => frame.title === 'Before');
+      const answer = postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Stuck', coverurl: `${host.url}/never.png` });
+      const frame = await stream.waitFor((entry) => entry.title === 'Stuck');
+      expect(frame.frame.coverimagebase64).toBe(TRANSPARENT_PNG_BASE64);
+      expect(stream.frames.map((entry) => entry.frame.title)).toEqual(['Before', 'Stuck']);
+      // The submission goes on (its cover download gives up within the processing budget).
+      void answer.catch(() => undefined);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('When ?preview is asked while nothing plays, then WNP’s sample track comes; ?sample always; the real track replaces the preview', async () => {
+    const server = await start();
+    const preview = await stampedReader(`${ws(server.url)}/wsstream?preview=1`, false);
+    const sample = await stampedReader(`${ws(server.url)}/wsstream?sample`, false);
+    try {
+      const first = await preview.waitFor((frame) => frame.title === 'Sample Track Title');
+      expect(first.frame).toMatchObject({
+        artist: 'Sample Artist',
+        album: 'Sample Album',
+        genre: 'Electronic',
+        duration: 225,
+        coverimagebase64: TRANSPARENT_PNG_BASE64,
+      });
+      await sample.waitFor((frame) => frame.artist === 'Sample Artist');
+      expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Real' })).status).toBe(200);
+      await preview.waitFor((frame) => frame.title === 'Real');
+      const later = await stampedReader(`${ws(server.url)}/wsstream?sample=1`, false);
+      await later.waitFor((frame) => frame.title === 'Sample Track Title');
+      later.close();
+      expect(sample.frames.map((entry) => entry.frame.title)).toEqual(['Sample Track Title']);
+    } finally {
+      preview.close();
+      sample.close();
+    }
+  });
+
+  it('When wsstream.coverForNoThumbs is false, then a track without an artist thumbnail sends the placeholder there and /artistthumb.png is transparent; by default both show the cover', async () => {
+    for (const coverForNoThumbs of [true, false]) {
+      const server = await start({ wsstream: { coverForNoThumbs } });
+      const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
+      try {
+        expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Nobody', title: 'Plain', coverurl: `${host.url}/cover.png` })).status).toBe(200);
+        const frame = await stream.waitFor((entry) => entry.title === 'Plain' && entry.coverimagebase64 === base64(cover));
+        expect(frame.frame.artistthumbnailbase64).toBe(coverForNoThumbs ? base64(cover) : TRANSPARENT_PNG_BASE64);
+        const thumbnail = Buffer.from(await (await fetch(`${server.url}/artistthumb.png`)).arrayBuffer());
+        expect(thumbnail.equals(coverForNoThumbs ? cover : Buffer.from(TRANSPARENT_PNG_BASE64, 'base64'))).toBe(true);
+      } finally {
+        stream.close();
+        await server.server.images.idle();
+        await server.close();
+        t = undefined;
+      }
     }
   });
 
