@@ -298,13 +298,21 @@ export const configSchema = object({
   pages: object({
     idleText: string().default(''),
   }),
+  // docs/whats-now-playing.md "Found on the network": announce svc as _whatsnowplaying._tcp over mDNS
+  // when it listens beyond loopback.
+  mdns: object({
+    advertise: boolean().default(true),
+  }),
   // docs/song-requests.md: What's Now Playing's request queue API; off: writes 403, reads empty.
   requests: object({
     enabled: boolean().default(true),
   }),
-  // docs/whats-now-playing.md "One frame per track": /wsstream as if every reader asked ?complete=1.
+  // docs/whats-now-playing.md "One frame per change": WNP's sockets send a track once its images are known.
   wsstream: object({
-    complete: boolean().default(false),
+    complete: boolean().default(true),
+    completeWaitSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').max(30, '${path} must be at most 30 seconds').default(4),
+    // WNP's artistextras/coverfornothumbs: the cover stands in for a missing artist thumbnail.
+    coverForNoThumbs: boolean().default(true),
     // /wsartistfanartstream: seconds between fanart frames (What's Now Playing's 8).
     fanartSeconds: number().min(1, '${path} must be at least 1 second').default(8),
   }),

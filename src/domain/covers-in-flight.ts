@@ -1,5 +1,6 @@
 // The records whose cover is still being looked for (docs/decisions.md "Complete frames"): an
-// image client that asks for a cover meanwhile waits for it instead of hearing `no_image`. The
+// image client that asks for a cover meanwhile waits for it instead of hearing `no_image`. A
+// flight with the album '' is the search for a record's artist images (lookup and downloads). The
 // pipeline registers a record when it is announced without a cover and lets go once the cover is
 // linked or enrichment has ended; the image socket waits on the flights whose names match. State,
 // no I/O; bounded by the submissions under way.

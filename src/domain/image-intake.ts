@@ -42,4 +42,6 @@ export interface ImageIntake {
    * A cover found in the background is handed to `onCover`; the intake never writes a track row.
    */
   collect(record: TrackRecord, cover: StoredCover | undefined, candidates: readonly ImageCandidate[], onCover?: (cover: StoredCover) => void): Promise<void>;
+  /** Resolves when no background download of record `dbid` is running here. Never rejects. */
+  downloaded(dbid: number): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { weightedRatio } from './fuzzy-ratio';
 
 // Song requests (docs/song-requests.md): the queue What's Now Playing's request API speaks, the
 // identity of a requested track, how a chat line is read as artist and title, and which request a
@@ -71,7 +72,8 @@ export interface ReadRequest {
 }
 
 const ARTIST_TITLE = /^(.*?) -+ "?(.*?)"?(?: for @(\S+))?$/u;
-const TITLE_ARTIST = /^"(.*?)" (?:-+|by) (.*?)(?: for @(\S+))?$/u;
+// WNP's separator here is the character class `[-by]+`: any run of '-', 'b' and 'y'.
+const TITLE_ARTIST = /^"(.*?)" [-by]+ (.*?)(?: for @(\S+))?$/u;
 const TITLE_ONLY = /^"(.*?)"\s*(?:for @(\S+))?$/u;
 
 /**
@@ -83,14 +85,24 @@ export function readRequestText(input: string): ReadRequest {
   let text = [...input].slice(0, MAX_REQUEST_INPUT).join('');
   // A single hyphen without spaces ("Artist-Title") separates too.
   if ((text.match(/-/gu) ?? []).length === 1) text = text.replace('-', ' - ');
+  // `"Weird Al"` (any case) is read as Weird Al, so its quotes are not taken for a title's, and
+  // given back to the artist: `"Weird Al" Yankovic - Amish Paradise` is that artist and title.
+  text = text.replace(WEIRD_AL, 'Weird Al');
   text = text.replace(/\s+/gu, ' ').trim();
   const artistTitle = text.startsWith('"') ? null : ARTIST_TITLE.exec(text);
-  if (artistTitle) return { artist: blankToNull(artistTitle[1]), title: blankToNull(artistTitle[2]), requestedFor: artistTitle[3] ?? null };
+  if (artistTitle) return { artist: weirdAl(blankToNull(artistTitle[1])), title: blankToNull(artistTitle[2]), requestedFor: artistTitle[3] ?? null };
   const titleArtist = TITLE_ARTIST.exec(text);
-  if (titleArtist) return { title: blankToNull(titleArtist[1]), artist: blankToNull(titleArtist[2]), requestedFor: titleArtist[3] ?? null };
+  if (titleArtist) return { title: blankToNull(titleArtist[1]), artist: weirdAl(blankToNull(titleArtist[2])), requestedFor: titleArtist[3] ?? null };
   const titleOnly = TITLE_ONLY.exec(text);
   if (titleOnly) return { artist: null, title: blankToNull(titleOnly[1]), requestedFor: titleOnly[2] ?? null };
-  return { artist: blankToNull(text), title: null, requestedFor: null };
+  return { artist: weirdAl(blankToNull(text)), title: null, requestedFor: null };
+}
+
+const WEIRD_AL = /"weird al"/giu;
+
+/** What's Now Playing puts the quotes back on every Weird Al of the artist it read. */
+function weirdAl(artist: string | null): string | null {
+  return artist === null ? null : artist.replace(/Weird Al/gu, '"Weird Al"');
 }
 
 function blankToNull(text: string | undefined): string | null {
@@ -161,46 +173,29 @@ export function fuzzyScore(played: PlayedNames, request: Pick<SongRequest, 'arti
   const artistScore = played.artist && request.artist ? nameScore(played.artist, request.artist) : 0;
   const titleScore = played.title && request.title ? nameScore(played.title, request.title) : 0;
   if (played.artist && played.title && request.artist && request.title) return Math.floor(artistScore * 0.4 + titleScore * 0.6);
-  if (played.artist && request.artist) return artistScore;
-  if (played.title && request.title) return titleScore;
+  if (played.artist && request.artist) return Math.floor(artistScore);
+  if (played.title && request.title) return Math.floor(titleScore);
   return 0;
 }
 
 function nameScore(played: string, requested: string): number {
-  const cleaned = played.replace(FILLER, ' ').replace(/\s+/gu, ' ').trim();
-  return Math.max(similarity(played, requested), cleaned ? similarity(cleaned, requested) : 0);
+  // trackrequests.py `_extract_core_text`: lowercased, the filler words taken out, spaces collapsed; the name itself when nothing is left.
+  const cleaned = played.toLowerCase().replace(FILLER, '').replace(/\s+/gu, ' ').trim() || played;
+  return Math.max(similarity(played, requested), similarity(cleaned, requested));
 }
 
 /**
- * 0-100 similarity of two names: the better of the whole strings and their sorted words compared
- * (edit distance), lowered when one is much shorter than the other (so "a" is not "abba").
+ * 0-100 similarity of two names as What's Now Playing scores them (trackrequests.py
+ * `_calculate_similarity_with_length_penalty`): rapidfuzz's WRatio of the lowercased names
+ * (fuzzy-ratio.ts), cut to a whole number times shorter / longer when one is more than twice as
+ * long as the other (so "a" is not "abba").
  */
 export function similarity(a: string, b: string): number {
-  const left = a.toLowerCase().trim();
-  const right = b.toLowerCase().trim();
+  const left = a.toLowerCase();
+  const right = b.toLowerCase();
   if (left === '' || right === '') return 0;
-  const sorted = (text: string) => text.split(/\s+/u).sort().join(' ');
-  let score = Math.max(ratio(left, right), ratio(sorted(left), sorted(right)));
-  const shorter = Math.min(left.length, right.length);
-  const longer = Math.max(left.length, right.length);
-  if (longer / shorter > 2) score = Math.floor(score * (shorter / longer));
-  return score;
-}
-
-/** 100 * (1 - edit distance / length of the longer), in code points. */
-function ratio(a: string, b: string): number {
-  const left = [...a];
-  const right = [...b];
-  const longer = Math.max(left.length, right.length);
-  if (longer === 0) return 100;
-  let previous = Array.from({ length: right.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= left.length; i += 1) {
-    const row = [i];
-    for (let j = 1; j <= right.length; j += 1) {
-      const cost = left[i - 1] === right[j - 1] ? 0 : 1;
-      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost));
-    }
-    previous = row;
-  }
-  return Math.round(100 * (1 - (previous[right.length] ?? longer) / longer));
+  const score = weightedRatio(left, right);
+  const shorter = Math.min([...left.trim()].length, [...right.trim()].length);
+  const longer = Math.max([...left.trim()].length, [...right.trim()].length);
+  return shorter > 0 && longer / shorter > 2 ? Math.floor(score * (shorter / longer)) : score;
 }

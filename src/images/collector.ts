@@ -21,6 +21,8 @@ import { nameKey } from './names';
 
 interface CollectorEvents {
   image: [TrackImage];
+  /** Every background download of record `dbid` has ended (docs/whats-now-playing.md "One frame per change"). */
+  'images-idle': [number];
 }
 
 export interface CollectorDeps {
@@ -58,6 +60,8 @@ type Linkable = KnownImage;
 
 export class ImageCollector extends EventEmitter<CollectorEvents> implements ImageIntake {
   private readonly pending = new Set<Promise<void>>();
+  /** Background downloads under way, per record. */
+  private readonly busyRecords = new Map<number, number>();
   private readonly shutdown = new AbortController();
   private readonly urlKeys = new BoundedMap<string, string>({ maxEntries: URLS_IN_MEMORY });
   /** Provider URLs that failed -> when they may be tried again. */
@@ -180,7 +184,34 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
       if (!isStorageUnavailable(error)) this.deps.logger.error(`images of track ${record.dbid}: ${errorMessage(error)}`);
     });
     this.pending.add(work);
-    void work.finally(() => this.pending.delete(work));
+    this.busyRecords.set(record.dbid, (this.busyRecords.get(record.dbid) ?? 0) + 1);
+    void work.finally(() => {
+      this.pending.delete(work);
+      const left = (this.busyRecords.get(record.dbid) ?? 1) - 1;
+      if (left > 0) {
+        this.busyRecords.set(record.dbid, left);
+        return;
+      }
+      this.busyRecords.delete(record.dbid);
+      this.emit('images-idle', record.dbid);
+    });
+  }
+
+  downloaded(dbid: number): Promise<void> {
+    if (!this.busyRecords.has(dbid)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const idle = (done: number) => {
+        if (done !== dbid) return;
+        this.off('images-idle', idle);
+        resolve();
+      };
+      this.on('images-idle', idle);
+    });
+  }
+
+  /** Whether images of record `dbid` are downloading here now ('images-idle' tells when they have ended). */
+  downloading(dbid: number): boolean {
+    return this.busyRecords.has(dbid);
   }
 
   /** The stored images of a track, as announced (for a viewer that connects later). */
@@ -205,18 +236,21 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     candidates: readonly ImageCandidate[],
     onCover: (cover: StoredCover) => void,
   ): Promise<void> {
-    // Cover first (docs/decisions.md): the first cover candidate that downloads becomes `coverurl`.
-    if (!hasCover) {
+    // The cover and the artist images download side by side (docs/streams.md "The image store"):
+    // a slow cover host never holds back the artist's thumbnail. The first cover candidate that
+    // downloads becomes `coverurl`.
+    const covers = async () => {
+      if (hasCover) return;
       for (const candidate of candidates.filter((c) => c.category === 'cover')) {
         if (this.shutdown.signal.aborted) return;
         const image = await this.tryCandidate(candidate);
         if (image) {
           onCover(toCover(image.key, candidate.source));
           await this.linkAndAnnounce(record, [{ category: 'cover', key: image.key, source: candidate.source }]);
-          break;
+          return;
         }
       }
-    }
+    };
     const queue = candidates.filter((c) => c.category !== 'cover');
     const worker = async () => {
       for (let candidate = queue.shift(); candidate; candidate = queue.shift()) {
@@ -225,7 +259,7 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
         if (image) await this.linkAndAnnounce(record, [{ category: candidate.category, key: image.key, source: candidate.source }]);
       }
     };
-    await Promise.all(Array.from({ length: DOWNLOADS_IN_PARALLEL }, worker));
+    await Promise.all([covers(), ...Array.from({ length: DOWNLOADS_IN_PARALLEL }, worker)]);
   }
 
   /** The image a URL was downloaded into earlier, if it is still stored. */

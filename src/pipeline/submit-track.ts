@@ -101,8 +101,14 @@ export async function submitTrack(request: RawRequest, receivedSeq: number, deps
       const updates = new RecordUpdates(stored, deps);
       announced.updates = updates;
       const coverFound = lookingForCover(stored, deps);
+      const artistImagesFound = lookingForArtistImages(stored, deps);
       const fulfilled = fulfilRequest(updates, deps);
-      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps, coverFound);
+      const enriched = enrich(updates, { ...fields, ...recognitionInput }, submittedCoverUrl, warnings, signal, deps, {
+        cover: coverFound,
+        artist: artistImagesFound,
+      });
+      // A failed enrichment ends the artist search too (ending it twice is harmless).
+      enriched.catch(artistImagesFound);
       deps.inProgress?.add(updates, enriched);
       await enriched.finally(coverFound);
       await fulfilled;
@@ -178,9 +184,10 @@ async function enrich(
   warnings: string[],
   signal: AbortSignal,
   deps: SubmitDeps,
-  coverFound: () => void,
+  found: { cover: () => void; artist: () => void },
 ): Promise<void> {
   const { images } = deps;
+  const coverFound = found.cover;
   const record = updates.latest();
   // A found cover is linked at once, so an image request that waits for it finds it.
   const setCover = (cover: StoredCover) => {
@@ -207,6 +214,18 @@ async function enrich(
     onProgress: fillFrom,
   });
   fillFrom(enrichment.added, enrichment.sources);
+  // The artist images start downloading now, beside the cover (docs/streams.md "The image store"):
+  // a slow cover host never holds back the thumbnail a template shows.
+  const artistImages = images?.collect(
+    updates.latest(),
+    undefined,
+    enrichment.images.filter((candidate) => candidate.category !== 'cover'),
+  );
+  // The artist's images are looked for until their downloads end (often after the answer), never until the cover's.
+  void Promise.resolve(artistImages)
+    .catch(() => undefined)
+    .then(() => images?.downloaded(record.dbid))
+    .finally(found.artist);
   const { cover: submitted, warning } = await submittedCover;
   if (warning) warnings.push(warning);
   const cover =
@@ -215,8 +234,14 @@ async function enrich(
     (await images?.knownCover(enrichment.images)) ??
     (await enrichmentCover(images, enrichment.images, enrichmentEnds, signal));
   if (cover) setCover(cover);
+  await artistImages;
   signal.throwIfAborted();
-  await images?.collect(updates.latest(), cover, enrichment.images, setCover);
+  await images?.collect(
+    updates.latest(),
+    cover,
+    enrichment.images.filter((candidate) => candidate.category === 'cover'),
+    setCover,
+  );
 }
 
 /** Takes the song request the new record fulfils off the queue; its requester fills the record (`requester`, What's Now Playing's field). */
@@ -240,6 +265,13 @@ function lookingForCover(record: TrackRecord, deps: SubmitDeps): () => void {
   const album = fieldText(record.metadata, 'album');
   if (!deps.coversInFlight || record.metadata.coverurl !== undefined || !artist || !album) return () => undefined;
   return deps.coversInFlight.start(artist, album);
+}
+
+/** Registers the search for the record's artist images (an image client asking by artist waits for it); answers the function that ends it. */
+function lookingForArtistImages(record: TrackRecord, deps: SubmitDeps): () => void {
+  const artist = fieldText(record.metadata, 'artist');
+  if (!deps.coversInFlight || !artist) return () => undefined;
+  return deps.coversInFlight.start(artist, '');
 }
 
 /** Links images to a record; a database that fails now costs the link, never the submission. */

@@ -12,6 +12,14 @@ import type { ImageStore, StoredImage } from '../store/images';
 
 export type CurrentImageSet = Partial<Record<ImageCategory, StoredImage>>;
 
+/**
+ * What's Now Playing's `artistextras/coverfornothumbs` (on by default there): the cover stands in
+ * for a missing artist thumbnail (docs/whats-now-playing.md "Cover for no thumbnail").
+ */
+export function withCoverForNoThumb(images: CurrentImageSet, on: boolean): CurrentImageSet {
+  return on && !images.thumbnail && images.cover ? { ...images, thumbnail: images.cover } : images;
+}
+
 export interface CurrentImagesDeps {
   nowPlaying: NowPlaying;
   store: Pick<ImageStore, 'imagesOf' | 'meta'>;

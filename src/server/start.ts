@@ -39,6 +39,10 @@ import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
 import { collectWhenIdle } from './idle-heap';
 import { coverWaiter } from './ws/requests';
+import os from 'node:os';
+import type { Options as MdnsSocketOptions } from 'multicast-dns';
+import { advertiseOverMdns, type MdnsAdvertiser } from './mdns/advertise';
+import { advertisedAddresses } from './mdns/answer';
 import type { Storage, Work } from './parts';
 
 // The HTTP server of the process: the Koa app and its routes, the three fast paths, the WebSocket
@@ -49,6 +53,8 @@ export interface ServerOptions {
   logger?: Logger;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
+  /** The mDNS responder's socket and the interfaces it reads (tests: 127.0.0.1, multicast off). */
+  mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
 }
 
 export interface RunningServer {
@@ -76,14 +82,31 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
   const { port } = server.http.address() as AddressInfo;
   const idleHeap = collectWhenIdle(() => server.open.size);
   const close = closeInOrder(server, sockets, work, shutdown, SHUTDOWN_GRACE_MS);
+  const mdns = startAdvertising(config, port, options, logger);
   return {
     url: serverUrl(config.host, port),
     port,
-    close: () => {
+    close: async () => {
       idleHeap.stop();
+      await mdns?.close();
       return close();
     },
   };
+}
+
+/** docs/whats-now-playing.md "Found on the network": on by default, only when listening beyond loopback. */
+function startAdvertising(config: FrozenConfig, port: number, options: ServerOptions, logger: Logger): MdnsAdvertiser | null {
+  if (!config.mdns.advertise) return null;
+  const addresses = advertisedAddresses(config.host, (options.mdns?.interfaces ?? os.networkInterfaces)());
+  if (addresses.length === 0) return null;
+  const host = os.hostname();
+  const service = { instance: `svc on ${host}`, host, port, addresses, version: VERSION };
+  return advertiseOverMdns({
+    service,
+    logger,
+    ...(options.mdns?.socket ? { socket: options.mdns.socket } : {}),
+    ...(options.mdns?.announce === undefined ? {} : { announce: options.mdns.announce }),
+  });
 }
 
 /** The Koa app, its routes, and the policies every request shares (CORS, Host, request ids). */
@@ -160,7 +183,7 @@ function createHttpApp(
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),
       coverRoutes(imageStore, blobs),
-      currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs }),
+      currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs, coverForNoThumbs: config.wsstream.coverForNoThumbs }),
       pageRoutes(),
       ownFiles,
       textRoutes(nowPlaying, textAnswers),
@@ -218,7 +241,9 @@ function createSockets(config: FrozenConfig, options: ServerOptions, storage: St
     current: work.currentImages,
     budget: work.queueBudget,
     completeByDefault: config.wsstream.complete,
-    settleDeadlineMs: config.enrichment.deadlineSeconds * 1000,
+    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
+    downloads: images,
+    coverForNoThumbs: config.wsstream.coverForNoThumbs,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });
   const fanartStream = createWsStream({
@@ -227,6 +252,10 @@ function createSockets(config: FrozenConfig, options: ServerOptions, storage: St
     images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
     current: work.currentImages,
     budget: work.queueBudget,
+    completeByDefault: config.wsstream.complete,
+    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
+    downloads: images,
+    coverForNoThumbs: config.wsstream.coverForNoThumbs,
     fanart: { intervalMs: config.wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) },
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   });

@@ -55,7 +55,9 @@ describe('the first hour', () => {
 
   it('When the config listens on a wildcard address, then the client dials 127.0.0.1', async () => {
     const port = await unusedPort();
-    const dir = folder('wildcard', { '.svcrc.json': JSON.stringify({ host: '0.0.0.0', port, database: ':memory:', secret: 'lan' }) });
+    const dir = folder('wildcard', {
+      '.svcrc.json': JSON.stringify({ host: '0.0.0.0', port, database: ':memory:', secret: 'lan', mdns: { advertise: false } }),
+    });
     await serveIn(dir);
     const status = await runCli(['status'], { cwd: dir });
     expect([status.code, status.stdout]).toEqual([0, expect.stringContaining(`at http://127.0.0.1:${port}/`)]);

@@ -184,7 +184,11 @@ describe('svc serve', () => {
   });
 
   it('When it listens on all interfaces without a secret, then it warns on stderr', async () => {
-    const serve = await startServeProcess(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--offline']);
+    // mDNS off: a test never announces anything to a multicast group (docs/whats-now-playing.md "Found on the network").
+    const quiet = path.join(temp.dir, 'no-mdns');
+    fs.mkdirSync(quiet, { recursive: true });
+    fs.writeFileSync(path.join(quiet, '.svcrc.json'), JSON.stringify({ mdns: { advertise: false } }));
+    const serve = await startServeProcess(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--offline'], { XDG_CONFIG_HOME: quiet }, quiet);
     serve.child.kill('SIGTERM');
     await serve.exited;
     expect(serve.stderr()).toMatch(/warn listening on 0\.0\.0\.0 without a secret/);

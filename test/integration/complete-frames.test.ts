@@ -7,7 +7,7 @@ import { enrichmentConfig, startFakeServices } from '../fakes/services';
 import { TEARDROP } from '../fixtures/ids';
 import { asObject, postJson, request } from '../helpers/http';
 import { makePng } from '../helpers/images';
-import { afterDelay, serveBytes, startImageHost, type ImageHost } from '../helpers/image-host';
+import { afterDelay, serveBytes, startImageHost, type Handler, type ImageHost } from '../helpers/image-host';
 import { stampedReader } from '../helpers/stamped-frames';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -94,7 +94,7 @@ describe('complete frames', () => {
 
   it('When nothing is known of a track, then its first frame has the transparent placeholder, and the cover follows', async () => {
     const server = await start();
-    const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
+    const stream = await stampedReader(`${ws(server.url)}/wsstream?complete=0`, false);
     try {
       const answer = postJson(`${server.url}/v1/remoteinput`, { artist: 'Unknown', title: 'New', coverurl: `${host.url}/cover.png` });
       const first = (await stream.waitFor((frame) => frame.title === 'New')).frame;
@@ -112,7 +112,7 @@ describe('complete frames', () => {
     const answers: Record<string, unknown>[] = [];
     client.on('message', (data) => answers.push(JSON.parse((data as Buffer).toString()) as Record<string, unknown>));
     await new Promise((resolve) => client.once('open', resolve));
-    const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
+    const stream = await stampedReader(`${ws(server.url)}/wsstream?complete=0`, false);
     try {
       client.send(JSON.stringify({ type: 'hello' }));
       const answer = postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Awake', album: 'Slow' });
@@ -140,7 +140,7 @@ describe('complete frames', () => {
   it('When a reader asks ?complete=1, then it gets one frame per track, after the slow cover arrived; a plain reader got the bare title first', async () => {
     const server = await start();
     const complete = await stampedReader(`${ws(server.url)}/wsstream?complete=1`, false);
-    const plain = await stampedReader(`${ws(server.url)}/wsstream`, false);
+    const plain = await stampedReader(`${ws(server.url)}/wsstream?complete=0`, false);
     try {
       expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Dive', album: 'Slow' })).status).toBe(200);
       await plain.waitFor((frame) => frame.title === 'Dive' && frame.coverimagebase64 === base64(cover));
@@ -158,8 +158,8 @@ describe('complete frames', () => {
     }
   });
 
-  it('When wsstream.complete is set, then a plain /wsstream reader (the Lumia plugin) gets one frame per track, and ?complete=0 still gets every update', async () => {
-    const server = await start({ wsstream: { complete: true } });
+  it('When the config is the default, then a plain /wsstream reader (the Lumia plugin) gets one frame per track with its slow cover, and ?complete=0 still gets every update', async () => {
+    const server = await start();
     const lumia = await stampedReader(`${ws(server.url)}/wsstream`, false);
     const every = await stampedReader(`${ws(server.url)}/wsstream?complete=0`, false);
     try {
@@ -168,14 +168,93 @@ describe('complete frames', () => {
       await every.waitFor((frame) => frame.title === 'Glider' && frame.coverimagebase64 === base64(cover));
       expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Epoch' })).status).toBe(200);
       await lumia.waitFor((frame) => frame.title === 'Epoch');
-      expect(lumia.frames.map((entry) => [entry.frame.title, entry.frame.coverimagebase64 === base64(cover)])).toEqual([
-        ['Glider', true],
-        ['Epoch', false],
+      expect(lumia.frames.map((entry) => [entry.frame.title, entry.frame.coverimagebase64 === base64(cover), typeof entry.frame.coverurl])).toEqual([
+        ['Glider', true, 'string'],
+        ['Epoch', false, 'undefined'],
       ]);
       expect(every.frames.length).toBeGreaterThan(2);
     } finally {
       lumia.close();
       every.close();
+    }
+  });
+
+  it('When wsstream.complete is false, then a plain /wsstream reader gets the bare title first and ?complete=1 still waits', async () => {
+    const server = await start({ wsstream: { complete: false } });
+    const plain = await stampedReader(`${ws(server.url)}/wsstream`, false);
+    const complete = await stampedReader(`${ws(server.url)}/wsstream?complete=1`, false);
+    try {
+      expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Weather', album: 'Slow' })).status).toBe(200);
+      await complete.waitFor((frame) => frame.title === 'Weather');
+      expect(plain.frames[0]?.frame.coverimagebase64).toBe(TRANSPARENT_PNG_BASE64);
+      expect(complete.frames.map((entry) => entry.frame.coverimagebase64 === base64(cover))).toEqual([true]);
+    } finally {
+      plain.close();
+      complete.close();
+    }
+  });
+
+  it('When a cover host never answers, then the one frame goes out when wsstream.completeWaitSeconds has passed, with the placeholder, and the old track stayed until then', async () => {
+    const stuck: Handler = () => undefined;
+    host.route('/never.png', stuck);
+    const server = await start({ wsstream: { completeWaitSeconds: 0.3 } });
+    const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
+    try {
+      expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Before' })).status).toBe(200);
+      await stream.waitFor((frame) => frame.title === 'Before');
+      const answer = postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Stuck', coverurl: `${host.url}/never.png` });
+      const frame = await stream.waitFor((entry) => entry.title === 'Stuck');
+      expect(frame.frame.coverimagebase64).toBe(TRANSPARENT_PNG_BASE64);
+      expect(stream.frames.map((entry) => entry.frame.title)).toEqual(['Before', 'Stuck']);
+      // The submission goes on (its cover download gives up within the processing budget).
+      void answer.catch(() => undefined);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('When ?preview is asked while nothing plays, then WNP’s sample track comes; ?sample always; the real track replaces the preview', async () => {
+    const server = await start();
+    const preview = await stampedReader(`${ws(server.url)}/wsstream?preview=1`, false);
+    const sample = await stampedReader(`${ws(server.url)}/wsstream?sample`, false);
+    try {
+      const first = await preview.waitFor((frame) => frame.title === 'Sample Track Title');
+      expect(first.frame).toMatchObject({
+        artist: 'Sample Artist',
+        album: 'Sample Album',
+        genre: 'Electronic',
+        duration: 225,
+        coverimagebase64: TRANSPARENT_PNG_BASE64,
+      });
+      await sample.waitFor((frame) => frame.artist === 'Sample Artist');
+      expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Real' })).status).toBe(200);
+      await preview.waitFor((frame) => frame.title === 'Real');
+      const later = await stampedReader(`${ws(server.url)}/wsstream?sample=1`, false);
+      await later.waitFor((frame) => frame.title === 'Sample Track Title');
+      later.close();
+      expect(sample.frames.map((entry) => entry.frame.title)).toEqual(['Sample Track Title']);
+    } finally {
+      preview.close();
+      sample.close();
+    }
+  });
+
+  it('When wsstream.coverForNoThumbs is false, then a track without an artist thumbnail sends the placeholder there and /artistthumb.png is transparent; by default both show the cover', async () => {
+    for (const coverForNoThumbs of [true, false]) {
+      const server = await start({ wsstream: { coverForNoThumbs } });
+      const stream = await stampedReader(`${ws(server.url)}/wsstream`, false);
+      try {
+        expect((await postJson(`${server.url}/v1/remoteinput`, { artist: 'Nobody', title: 'Plain', coverurl: `${host.url}/cover.png` })).status).toBe(200);
+        const frame = await stream.waitFor((entry) => entry.title === 'Plain' && entry.coverimagebase64 === base64(cover));
+        expect(frame.frame.artistthumbnailbase64).toBe(coverForNoThumbs ? base64(cover) : TRANSPARENT_PNG_BASE64);
+        const thumbnail = Buffer.from(await (await fetch(`${server.url}/artistthumb.png`)).arrayBuffer());
+        expect(thumbnail.equals(coverForNoThumbs ? cover : Buffer.from(TRANSPARENT_PNG_BASE64, 'base64'))).toBe(true);
+      } finally {
+        stream.close();
+        await server.server.images.idle();
+        await server.close();
+        t = undefined;
+      }
     }
   });
 
@@ -209,7 +288,7 @@ describe('complete frames from the lookup cache', () => {
       expect(asObject(once.processed_metadata).musicbrainzrecordingid).toBe(TEARDROP);
       await t.server.images.idle();
       fakes.slowDown(2000);
-      const stream = await stampedReader(`${ws(t.url)}/wsstream`, false);
+      const stream = await stampedReader(`${ws(t.url)}/wsstream?complete=0`, false);
       try {
         await stream.waitFor((frame) => frame.title === 'Teardrop');
         const from = stream.frames.length;

@@ -58,7 +58,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     const viewers: FrameClient[] = await Promise.all([b(), c()].map((instance) => connectClient(instance.url)));
     // /wsstream (What's Now Playing overlays): one JSON frame per track, current one first.
     const streamFrames: Record<string, unknown>[] = [];
-    const stream = new WebSocket(`${c().url.replace(/^http/, 'ws')}/wsstream?session_id=multi`);
+    const stream = new WebSocket(`${c().url.replace(/^http/, 'ws')}/wsstream?session_id=multi&complete=0`);
     stream.on('message', (data: Buffer) => streamFrames.push(JSON.parse(data.toString('utf8')) as Record<string, unknown>));
     await new Promise((resolve, reject) => stream.once('open', resolve).once('error', reject));
     const follow = startCli(['last', '--follow', '--url', c().url]);

@@ -36,7 +36,7 @@ describeWithPostgres('Title first on PostgreSQL', () => {
       const b = await startTestServer({ config });
       servers.push(b);
       const push = await stampedReader(`${wsBase(b.url)}/v1/images/ws`, true);
-      const stream = await stampedReader(`${wsBase(b.url)}/wsstream`, false);
+      const stream = await stampedReader(`${wsBase(b.url)}/wsstream?complete=0`, false);
       try {
         const postedAt = performance.now();
         const answer = postJson(`${a.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' });

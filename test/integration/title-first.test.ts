@@ -38,7 +38,7 @@ describe('Title first, details after', () => {
 
     it('When a track is submitted, then /v1/images/ws and /wsstream get the bare title before any service answered, /v1/last has the dbid the POST returns, and the enriched update follows for the same dbid', async () => {
       const push = await stampedReader(`${wsBase(t.url)}/v1/images/ws`, true);
-      const stream = await stampedReader(`${wsBase(t.url)}/wsstream`, false);
+      const stream = await stampedReader(`${wsBase(t.url)}/wsstream?complete=0`, false);
       try {
         const postedAt = performance.now();
         const answer = postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' });

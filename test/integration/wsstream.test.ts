@@ -47,8 +47,8 @@ function frameText(data: RawData): string {
   return Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : data).toString('utf8');
 }
 
-async function connectStream(httpUrl: string): Promise<StreamClient> {
-  const socket = new WebSocket(`${httpUrl.replace(/^http/, 'ws')}/wsstream?session_id=test-session`);
+async function connectStream(httpUrl: string, query = ''): Promise<StreamClient> {
+  const socket = new WebSocket(`${httpUrl.replace(/^http/, 'ws')}/wsstream?session_id=test-session${query}`);
   const frames: Record<string, unknown>[] = [];
   const waiting: ((frame: Record<string, unknown>) => void)[] = [];
   let read = 0;
@@ -99,8 +99,8 @@ describe('/wsstream', () => {
   let host: ImageHost;
   let t: TestServer;
   const sockets: WebSocket[] = [];
-  const connect = async () => {
-    const client = await connectStream(t.url);
+  const connect = async (query = '') => {
+    const client = await connectStream(t.url, query);
     sockets.push(client.socket);
     return client;
   };
@@ -135,19 +135,26 @@ describe('/wsstream', () => {
     expect(client.frames).toHaveLength(1);
   });
 
-  it('When a track with a cover becomes current, then every client gets the bare frame, then one whose coverimagebase64 is the cover', async () => {
+  it('When a track with a cover becomes current, then a default client gets one frame with the cover (and the cover for the missing thumbnail), a ?complete=0 client the bare frame first', async () => {
     const client = await connect();
+    const titleFirst = await connect('&complete=0');
     expect((await client.next()).title).toBe('Archangel');
+    expect((await titleFirst.next()).title).toBe('Archangel');
     await postJson(`${t.url}/v1/remoteinput`, { artist: 'Four Tet', title: 'Baby', coverurl: `${host.url}/cover.png` });
-    // Title first (docs/title-first.md): the track without its cover, then the update with it.
-    const bare = await client.next();
-    expect(bare).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
-    expect(bare.coverurl).toBeUndefined();
+    // One frame per change (docs/whats-now-playing.md): the old track stays until the cover is in.
     const frame = await client.next();
     expect(frame).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
     expect(String(frame.coverurl)).toMatch(/^cover\/[0-9a-f]{64}$/);
     expect(Buffer.from(String(frame.coverimagebase64), 'base64').equals(cover)).toBe(true);
+    // WNP's coverfornothumbs: the cover stands in for the thumbnail the artist lacks.
+    expect(frame.artistthumbnailbase64).toBe(frame.coverimagebase64);
+    expect(frame.artistbannerbase64).toBe(TRANSPARENT_BASE64);
     expect(frame.dbid).toBeUndefined();
+    // Title first on request (docs/title-first.md): the track without its cover, then the update with it.
+    const bare = await titleFirst.next();
+    expect(bare).toMatchObject({ artist: 'Four Tet', title: 'Baby' });
+    expect(bare.coverurl).toBeUndefined();
+    expect((await titleFirst.next()).coverimagebase64).toBe(frame.coverimagebase64);
   });
 
   it('When a client connects while a track is current, then it gets that track at once', async () => {

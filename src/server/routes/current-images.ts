@@ -5,7 +5,7 @@ import type { ImageCategory } from '../../domain/track';
 import type { NowPlaying } from '../../domain/current-track';
 import type { ImageStore } from '../../store/images';
 import type { AppContext, AppState } from '../context';
-import type { CurrentImages } from '../current-images';
+import { withCoverForNoThumb, type CurrentImages } from '../current-images';
 import type { SharedBlobs } from '../stream-reply';
 import { sendImage } from './cover';
 
@@ -32,6 +32,8 @@ export interface CurrentImageDeps {
   current: CurrentImages;
   store: Pick<ImageStore, 'use'>;
   blobs: SharedBlobs;
+  /** `wsstream.coverForNoThumbs`: /artistthumb.png shows the cover when the artist has no thumbnail. */
+  coverForNoThumbs: boolean;
 }
 
 export function currentImageRoutes(deps: CurrentImageDeps): Router<AppState> {
@@ -39,7 +41,7 @@ export function currentImageRoutes(deps: CurrentImageDeps): Router<AppState> {
   for (const [path, category] of Object.entries(CURRENT_IMAGE_PATHS)) {
     router.get(path, async (ctx) => {
       const record = deps.nowPlaying.current();
-      const known = record ? (await deps.current.of(record))[category] : undefined;
+      const known = record ? withCoverForNoThumb(await deps.current.of(record), deps.coverForNoThumbs)[category] : undefined;
       if (known && matchesEtag(ctx.get('If-None-Match'), `"${known.key}"`)) {
         notModified(ctx, `"${known.key}"`);
         return;

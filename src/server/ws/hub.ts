@@ -220,13 +220,16 @@ function onMessage(socket: WebSocket, client: Client, data: RawData, isBinary: b
   client.inFlight += 1;
   // Stop reading past the bound (the same 8 as HTTP pipelining); resumed as answers drain (Outbox onReplySent).
   if (client.inFlight >= MAX_REQUESTS_IN_FLIGHT) socket.pause();
-  client.outbox.reply(async () => {
-    if (text === null) return JSON.stringify(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames'));
-    const context: RequestContext = { images: options.images, version: options.version, ...(options.awaitCover ? { awaitCover: options.awaitCover } : {}) };
-    return replyText(await answerMessage(text, context), options.images);
+  // No head-of-line (docs/streams.md "`/v1/images/ws`"): each answer is queued when it is ready, so a
+  // get_images that waits for a cover never holds back the answers after it; each answer echoes
+  // its request's type, data_type, category, artist and album, all WNP's protocol ties it by.
+  const context: RequestContext = { images: options.images, version: options.version, ...(options.awaitCover ? { awaitCover: options.awaitCover } : {}) };
+  const answer = text === null ? Promise.resolve(errorFrame('BAD_STRUCTURE', 'messages are JSON text frames')) : answerMessage(text, context);
+  void answer.then((ready) => {
+    client.outbox.reply(() => replyText(ready, options.images));
+    // `hello` with `subscribe: true`: the welcome first, then the pushes.
+    if (subscription === 'with-request') subscribe(client);
   });
-  // `hello` with `subscribe: true`: the welcome first, then the pushes.
-  if (subscription === 'with-request') subscribe(client);
 }
 
 /**

@@ -13,8 +13,8 @@ import { WebSocket } from 'ws';
 //   one was written out, so a reader that stops reading holds one fragment, never a whole
 //   base64 image. Replies never close a socket; the heartbeat drops a peer that is gone.
 
-/** A whole message, or its fragments in order, each produced only when it is its turn. */
-export type Outgoing = string | Iterable<string> | AsyncIterable<string>;
+/** A whole message, or its fragments in order, each produced only when it is its turn; null: nothing after all. */
+export type Outgoing = string | Iterable<string> | AsyncIterable<string> | null;
 
 export type QueuedKind = 'push' | 'reply';
 
@@ -216,6 +216,10 @@ export class Outbox {
 
   private sendOutgoing(outgoing: Outgoing): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
+    if (outgoing === null) {
+      this.replyDone();
+      return;
+    }
     if (typeof outgoing === 'string') {
       this.sendCounted(outgoing, true, () => this.replyDone());
       return;

@@ -37,21 +37,25 @@ export interface RequestContext {
   /** Picks one of `count` images for get_images; random by default, like the reference app. */
   pick?: (count: number) => number;
   /**
-   * Waits for an album cover that is being fetched now (docs/decisions.md "Complete frames");
-   * resolves true when there was one to wait for (then the store is asked again).
+   * Waits for an album cover that is being fetched now, or (no album) for the artist images being
+   * looked up and downloaded now (docs/decisions.md "Complete frames"); resolves true when there
+   * was something to wait for (then the store is asked again).
    */
-  awaitCover?: (artist: string, album: string) => Promise<boolean>;
+  awaitCover?: (artist: string, album?: string) => Promise<boolean>;
 }
 
 /**
- * awaitCover over the pipeline's cover searches: matched by name as get_images matches
- * (names.ts), and waited for at most `maxWaitMs` (the enrichment deadline).
+ * awaitCover over the pipeline's image searches: matched by name as get_images matches
+ * (names.ts), and waited for at most `maxWaitMs` (the enrichment deadline). An artist search is
+ * a flight without an album (covers-in-flight.ts).
  */
 export function coverWaiter(flights: Pick<CoversInFlight, 'matching'>, maxWaitMs: number): NonNullable<RequestContext['awaitCover']> {
-  return async (artist, album) => {
+  return async (artist, album = '') => {
     const artistKey = nameKey(artist);
     const albumKey = nameKey(album);
-    const waiting = flights.matching((flightArtist, flightAlbum) => nameKey(flightArtist) === artistKey && nameKey(flightAlbum) === albumKey);
+    const waiting = flights.matching(
+      (flightArtist, flightAlbum) => nameKey(flightArtist) === artistKey && (album === '' ? flightAlbum === '' : nameKey(flightAlbum) === albumKey),
+    );
     if (waiting.length === 0) return false;
     await Promise.race([Promise.all(waiting.map((flight) => flight.done)), sleep(maxWaitMs, undefined, { unref: true })]);
     return true;
@@ -200,8 +204,8 @@ function echo(query: ImageQuery): { data_type: DataType; category: string; artis
 
 async function getImages(query: ImageQuery, context: RequestContext): Promise<ImageDataAnswer | NoImageFrame> {
   let found = await findImages(query, context);
-  // The cover of a track just announced may be on its way: the answer waits for it.
-  if (found.length === 0 && query.album !== undefined && (await context.awaitCover?.(query.artist, query.album))) found = await findImages(query, context);
+  // The cover (or the artist's images) of a track just announced may be on its way: the answer waits for it.
+  if (found.length === 0 && (await context.awaitCover?.(query.artist, query.album))) found = await findImages(query, context);
   const pick = context.pick ?? ((count: number) => Math.floor(Math.random() * count));
   // find() already read the chosen image's row (key, type, size): no second lookup by key.
   const image = found[Math.min(found.length - 1, Math.max(0, pick(found.length)))];

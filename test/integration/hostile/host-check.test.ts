@@ -47,7 +47,7 @@ describe('the Host check on a loopback listener', () => {
 describe('the Host check on a LAN listener', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ config: { host: '0.0.0.0', secret: 's' } });
+    t = await startTestServer({ config: { host: '0.0.0.0', secret: 's', mdns: { advertise: false } } });
   });
   afterAll(() => t.close());
 

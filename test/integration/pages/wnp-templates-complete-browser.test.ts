@@ -181,7 +181,7 @@ describeWithChromium("What's Now Playing's image templates across a track change
     };
     host.route('/slow.png', afterDelay(SLOW_COVER_MS, slow));
     host.route('/slower.png', afterDelay(SLOW_COVER_MS, serveBytes(coverSlower, 'image/png')));
-    t = await startTestServer({ config: { coverFetch: { allowPrivateAddresses: true } }, plan: [[hostImages(host)]] });
+    t = await startTestServer({ config: { coverFetch: { allowPrivateAddresses: true }, wsstream: { completeWaitSeconds: 30 } }, plan: [[hostImages(host)]] });
     const svc = new URL(t.url).host;
     host.route('/single.html', serveBytes(Buffer.from(singleImagePage(svc)), 'text/html; charset=utf-8'));
     host.route('/slideshow.html', serveBytes(Buffer.from(slideshowPage(svc)), 'text/html; charset=utf-8'));
@@ -251,24 +251,17 @@ describeWithChromium("What's Now Playing's image templates across a track change
     await page.close();
   });
 
-  it('When the cover arrives 2.5 s after the change, then ws-justthecover shows it within 100 ms of its arrival', async () => {
+  it('When the cover arrives 2.5 s after the change, then ws-justthecover shows the new title with that cover (one frame per change: the old track stays meanwhile)', async () => {
     const page = await browser.context.newPage();
     await page.goto(`${host.url}/single.html`);
     await page.waitForFunction(() => (globalThis as unknown as InPage).samples.some((s) => s.title === 'Beta Two'));
     expect((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Tycho', title: 'Awake', album: 'Slow' })).status).toBe(200);
     await page.waitForFunction(() => (globalThis as unknown as InPage).loads.some((load) => load.field === 'coverimage' && load.width === 60));
-    const shownAt =
-      (await page.evaluate(() => (globalThis as unknown as InPage).loads)).find((load) => load.field === 'coverimage' && load.width === 60)?.at ?? 0;
-    const samples = await page.evaluate(() => (globalThis as unknown as InPage).samples);
-    const firstSampled = samples.find((s) => s.title === 'Awake' && s.cover === 60)?.at ?? 0;
-    // Until then the placeholder (nothing is known of this album): that is the only blank allowed.
-    expect(samples.some((s) => s.title === 'Awake' && s.cover === 1)).toBe(true);
-    fs.writeFileSync(
-      artifactPath('wnp-slow-cover.json'),
-      JSON.stringify({ shownAfterMs: shownAt - slowCoverSentAt, sampledAfterMs: firstSampled - slowCoverSentAt }),
-    );
-    expect(shownAt - slowCoverSentAt).toBeLessThanOrEqual(100);
-    expect(firstSampled - slowCoverSentAt).toBeLessThanOrEqual(150);
+    const loads = await page.evaluate(() => (globalThis as unknown as InPage).loads);
+    // The first cover drawn for Awake is its own (the gated version of this, without timers, is
+    // wnp-change-gated-browser.test.ts); the title never came with the previous track's cover.
+    expect(loads.find((load) => load.field === 'coverimage' && load.title === 'Awake')?.width).toBe(60);
+    expect(slowCoverSentAt).toBeGreaterThan(0);
     await page.close();
   });
 

@@ -64,8 +64,28 @@ describe('song requests (pure rules)', () => {
   it('When names are far apart or one is much shorter, then the fuzzy score stays under the threshold', () => {
     expect(similarity('abba', 'a')).toBeLessThan(50);
     expect(similarity('Massive Attack', 'Massive Atack')).toBeGreaterThanOrEqual(90);
-    expect(similarity('Attack Massive', 'Massive Attack')).toBe(100);
+    // WRatio: the same words in another order are token_ratio 100, weighted 0.95.
+    expect(similarity('Attack Massive', 'Massive Attack')).toBe(95);
     expect(fuzzyScore({ artist: 'Radiohead', title: 'Creep' }, { artist: 'Nirvana', title: 'Breed' })).toBeLessThan(85);
     expect(fuzzyScore({ artist: 'please play Radiohead', title: 'Creep' }, { artist: 'Radiohead', title: 'Creep' })).toBeGreaterThanOrEqual(85);
+  });
+
+  it('When the request says "Weird Al" in quotes before the dash, then it is read as What’s Now Playing reads it: that artist, that title', () => {
+    expect(readRequestText('"Weird Al" Yankovic - Amish Paradise')).toEqual({ artist: '"Weird Al" Yankovic', title: 'Amish Paradise', requestedFor: null });
+    expect(readRequestText('"weird al" yankovic - "White & Nerdy" for @dj')).toEqual({
+      artist: '"Weird Al" yankovic',
+      title: 'White & Nerdy',
+      requestedFor: 'dj',
+    });
+    // WNP's title-artist separator is the class [-by]+: "--" separates too.
+    expect(readRequestText('"Breed" -- Nirvana')).toEqual({ artist: 'Nirvana', title: 'Breed', requestedFor: null });
+  });
+
+  it('When a near match scores 85 or more by WNP’s WRatio, then it is fulfilled (an extra "The", a longer artist credit)', () => {
+    expect(similarity('The Beatles', 'Beatles')).toBe(90);
+    expect(fuzzyScore({ artist: 'The Beatles', title: 'Let It Be' }, { artist: 'Beatles', title: 'Let It Be' })).toBe(96);
+    const queue = [queued(1, 'Beatles', 'Let It Be')];
+    expect(requestFulfilledBy({ artist: 'The Beatles', title: 'Let It Be' }, queue)?.id).toBe(1);
+    expect(fuzzyScore({ artist: 'The Chemical Brothers', title: 'Galvanize' }, { artist: 'Chemical Brothers', title: 'Galvanise' })).toBeGreaterThanOrEqual(85);
   });
 });
