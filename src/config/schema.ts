@@ -6,6 +6,9 @@ import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { parseBlock } from '../domain/trusted-proxies';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
+import { OUTPUT_COMMON_KEYS, OUTPUT_TYPE_KEYS, OUTPUT_TYPES, type OutputType } from './output-types';
+
+export type { OutputType } from './output-types';
 
 // One schema for the whole configuration (docs/decisions.md "Configuration"): types, limits and
 // defaults live here, and `Config` is inferred from it.
@@ -29,30 +32,11 @@ function keyedProvider(baseUrl: string, enabled: boolean, apiKey: string) {
   });
 }
 
-// docs/outputs.md "Configuration": the keys each output type takes besides name, type and retryForSeconds.
-const OUTPUT_TYPE_KEYS = {
-  webhook: { required: ['url', 'secret'], optional: [] },
-  discord: { required: ['url'], optional: [] },
-  icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
-  shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
-  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant', 'discoveryPrefix', 'instance'] },
-  url: { required: ['url'], optional: ['method', 'headers', 'body'] },
-  listenbrainz: { required: ['token'], optional: ['url'] },
-  lastfm: { required: ['apiKey', 'apiSecret', 'sessionKey'], optional: ['url'] },
-  obs: { required: ['url', 'input'], optional: ['password', 'format', 'imageInput', 'imagePath'] },
-  rds: { required: ['url'], optional: ['format', 'ps', 'rtPlus'] },
-  dls: { required: ['path'], optional: ['format'] },
-} as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
-export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
-const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds', 'delay'];
-
 const outputSchema = object({
   name: string()
     .required('${path} is required')
     .matches(/^[a-z0-9-]{1,64}$/, '${path} must be 1 to 64 of a-z, 0-9 and -'),
-  type: string<OutputType>()
-    .required('${path} is required')
-    .oneOf(Object.keys(OUTPUT_TYPE_KEYS) as OutputType[], '${path} must be one of: ${values}'),
+  type: string<OutputType>().required('${path} is required').oneOf(OUTPUT_TYPES, '${path} must be one of: ${values}'),
   url: string().matches(/^(https?|mqtts?|wss?|tcp):\/\/\S+$/, '${path} must be an http(s), mqtt(s), ws(s) or tcp URL'),
   secret: string().matches(/^whsec_[A-Za-z0-9+/=]{16,}$/, '${path} must be a Standard Webhooks secret: whsec_ and base64'),
   user: string().min(1),
@@ -190,7 +174,8 @@ const kindRuleSchema = object({
       for (const [field, pattern] of Object.entries(value)) {
         if (typeof pattern !== 'string') return this.createError({ message: `${this.path} field "${field}": must be a regular expression (a string)` });
         const error = regExpError(pattern);
-        if (error !== null) return this.createError({ message: `${this.path} field "${field}": ${JSON.stringify(pattern)} is not a regular expression (${error})` });
+        if (error !== null)
+          return this.createError({ message: `${this.path} field "${field}": ${JSON.stringify(pattern)} is not a regular expression (${error})` });
       }
       return true;
     }),

@@ -48,7 +48,11 @@ describe.each(RECIPES)('the tunnel recipe of docs/%s', (doc, marker) => {
     try {
       const tunnel = { Host: 'np.example.net' };
       const spam = JSON.stringify({ artist: 'Spam', title: 'On your overlay' });
-      const stranger = await rawRequest(`${serve.url}/v1/remoteinput`, { method: 'POST', headers: { ...tunnel, 'Content-Type': 'application/json' }, body: spam });
+      const stranger = await rawRequest(`${serve.url}/v1/remoteinput`, {
+        method: 'POST',
+        headers: { ...tunnel, 'Content-Type': 'application/json' },
+        body: spam,
+      });
       expect(stranger.status).toBe(403);
       const submitted = await runCli(['submit', '--artist', 'Daft Punk', '--title', 'One More Time'], { cwd: dir, env });
       expect(submitted.stderr).toBe('');
@@ -92,7 +96,11 @@ describe('a public name without a secret', () => {
     try {
       await until(() => /warn allowedHosts party\.local without a secret \(openWrites: true\)/.test(serve.stderr()), 'the warning');
       const body = JSON.stringify({ artist: 'Guest', title: 'Phone' });
-      const write = await rawRequest(`${serve.url}/v1/remoteinput`, { method: 'POST', headers: { Host: 'party.local', 'Content-Type': 'application/json' }, body });
+      const write = await rawRequest(`${serve.url}/v1/remoteinput`, {
+        method: 'POST',
+        headers: { Host: 'party.local', 'Content-Type': 'application/json' },
+        body,
+      });
       expect(write.status).toBe(200);
     } finally {
       await stopServeProcess(serve);

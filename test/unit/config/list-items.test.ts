@@ -6,7 +6,7 @@ import { configSchema } from '../../../src/config/schema';
 import { ConfigError } from '../../../src/errors';
 import { makeTempDir } from '../../helpers/temp-dir';
 
-// docs/configuration.md "Mistyped keys": a key no item of a list has is refused with the nearest
+// docs/configuration.md "Where svc looks": a key no item of a list has is refused with the nearest
 // one, in every list of the config, so that `poll` misspelt never starts a server that polls nothing.
 
 /** A valid item of each list of objects, and one key of it misspelt. */
@@ -73,11 +73,15 @@ describe('a typo in an item of a config list', () => {
 
   it('When playlog.icecast[] misspells adminPassword, then start-up stops instead of logging 401s', async () => {
     const server = { url: 'http://127.0.0.1:8000', adminPasword: 'hackme', mounts: { '/live.mp3': 'main' }, poll: 5 };
-    expect(await refusal({ playlog: { icecast: [server] } })).toMatch(/unknown key "playlog\.icecast\[0\]\.adminPasword" \(did you mean "playlog\.icecast\[0\]\.adminPassword"\?\)$/);
+    expect(await refusal({ playlog: { icecast: [server] } })).toMatch(
+      /unknown key "playlog\.icecast\[0\]\.adminPasword" \(did you mean "playlog\.icecast\[0\]\.adminPassword"\?\)$/,
+    );
   });
 
   it('When a kind rule has an invalid regular expression, then the message names the field, the pattern and the error', async () => {
     const message = await refusal({ playlog: { kindRules: [{ match: { artist: 'ok', title: '^(Station ID' }, kind: 'jingle' }] } });
-    expect(message).toMatch(/invalid value for "playlog\.kindRules\[0\]\.match": field "title": "\^\(Station ID" is not a regular expression \(Invalid regular expression: .*Unterminated group\)$/);
+    expect(message).toMatch(
+      /invalid value for "playlog\.kindRules\[0\]\.match": field "title": "\^\(Station ID" is not a regular expression \(Invalid regular expression: .*Unterminated group\)$/,
+    );
   });
 });
