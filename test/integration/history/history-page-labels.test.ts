@@ -3,7 +3,7 @@ import { describeWithChromium, launchBrowser, type Browser } from '../../helpers
 import { postJson } from '../../helpers/http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
-// docs/pages.md "GET /history": the page says which time zone its times are in (the browser's;
+// docs/pages.md (the /history page): the page says which time zone its times are in (the browser's;
 // reports use reports.timeZone), and one listener is "1 listener". The listeners line is fed a
 // /v1/history answer carrying listeners (a play counted by Icecast, docs/play-log.md), the rest
 // is the real page against a real server.
