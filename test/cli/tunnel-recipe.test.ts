@@ -108,6 +108,25 @@ describe('a public name without a secret', () => {
   });
 });
 
+describe('the instances behind a proxy of docs/several-instances.md', () => {
+  const temp = makeTempDir('svc-instances-recipe-');
+  afterAll(() => temp.cleanup());
+
+  it("When svc.json is the page's and SVC_SECRET is exported as the page says, then an instance starts; without it, it refuses", async () => {
+    const text = fs.readFileSync(path.join(ROOT, 'docs', 'several-instances.md'), 'utf8');
+    const json = /```json\n(\{ "trustProxy"[^\n]*\})\n```/.exec(text)?.[1];
+    expect(json).toBeDefined();
+    expect(text).toContain('export SVC_SECRET="$(cat ~/.svc-secret)"');
+    fs.writeFileSync(path.join(temp.dir, 'svc.json'), json ?? '');
+    const args = ['--config', 'svc.json', '--port', '0', '--db', ':memory:', '--offline'];
+    const refused = await runCli(['serve', ...args], { cwd: temp.dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('trustProxy 127.0.0.1 without a secret');
+    const serve = await startServeProcess(args, { SVC_SECRET: 'instances-secret' }, temp.dir);
+    await stopServeProcess(serve);
+  });
+});
+
 describe('allowedHosts patterns', () => {
   const temp = makeTempDir('svc-allowed-patterns-');
   afterAll(() => temp.cleanup());
