@@ -92,7 +92,7 @@ withEzstream.test('ezstream streams a two-file Ogg Vorbis playlist: both tracks 
 // Issue 52: a DJ whose ezstream has the wrong password must see why in svc's log by the time
 // ezstream gives up, not a minute later.
 withEzstream.test('ezstream with a wrong password: it says "Login failed", and svc has logged the failed authentication by then', async () => {
-  const one = encodeVorbis(makeTone(temp.dir, 'wrong', 440, 1), { artist: 'Never', title: 'Stored' });
+  const one = encodeVorbis(makeTone(temp.dir, 'wrong', 440, 1), { artist: 'Never', title: 'Stored', album: 'Refused' });
   const playlist = path.join(temp.dir, 'wrong-playlist.txt');
   fs.writeFileSync(playlist, `${one}\n`);
   const configFile = path.join(temp.dir, 'ezstream-wrong.xml');
