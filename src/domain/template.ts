@@ -243,5 +243,5 @@ export function unknownFieldsWarning(source: string): string | null {
   if (unknown.length === 0) return null;
   const named = unknown.map(({ field, suggestion }) => `{{${field}}}${suggestion ? ` (did you mean {{${suggestion}}}?)` : ''}`).join(', ');
   const one = unknown.length === 1;
-  return `${named} ${one ? 'is' : 'are'} no field svc knows: ${one ? 'it stays' : 'they stay'} empty unless a track carries ${one ? 'such a custom field' : 'such custom fields'}`;
+  return `${named} ${one ? 'is no field' : 'are no fields'} svc knows: ${one ? 'it stays' : 'they stay'} empty unless a track carries ${one ? 'such a custom field' : 'such custom fields'}`;
 }
