@@ -145,6 +145,11 @@
     return item;
   }
 
+  /** `1 listener`, `0 listeners`, `2.5 listeners`. */
+  function count(n, noun) {
+    return `${n} ${noun}${n === 1 ? '' : 's'}`;
+  }
+
   /** Air times with seconds, kind, channel, people and listeners (docs/play-log.md). */
   function playLine(track) {
     if (typeof track.started_at !== 'string') return '';
@@ -153,7 +158,7 @@
       return Number.isNaN(at.getTime()) ? '' : `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
     };
     const air = `${seconds(track.started_at)}–${typeof track.ended_at === 'string' ? seconds(track.ended_at) : 'on air'}`;
-    const listeners = track.listeners && typeof track.listeners.atp === 'number' ? `${track.listeners.atp} listeners (peak ${track.listeners.peak})` : '';
+    const listeners = track.listeners && typeof track.listeners.atp === 'number' ? `${count(track.listeners.atp, 'listener')} (peak ${track.listeners.peak})` : '';
     const parts = [air, text(track.kind), text(track.channel), text(track.dj), text(track.show), listeners];
     return parts.filter(Boolean).join(' · ');
   }
@@ -259,10 +264,12 @@
 
   function describeRange() {
     const format = (iso) => new Date(iso).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
-    if (range.since && range.until) return `${format(range.since)} – ${format(range.until)}`;
-    if (range.since) return `since ${format(range.since)}`;
-    if (range.until) return `before ${format(range.until)}`;
-    return 'newest first';
+    // The times are this browser's local times; the reports use reports.timeZone (docs/pages.md).
+    const zone = `times in ${Intl.DateTimeFormat().resolvedOptions().timeZone} (this browser)`;
+    if (range.since && range.until) return `${format(range.since)} – ${format(range.until)} · ${zone}`;
+    if (range.since) return `since ${format(range.since)} · ${zone}`;
+    if (range.until) return `before ${format(range.until)} · ${zone}`;
+    return `newest first · ${zone}`;
   }
 
   // Track changes can come in bursts; one reload at a time, and one more if any came meanwhile.

@@ -32,7 +32,6 @@ import { QueueBudget } from '../server/queue-budget';
 import { createEventStream } from '../server/sse/event-stream';
 import { createWorkPool } from '../server/work-pool';
 import type { Storage, Work } from '../server/parts';
-import { isLoopbackHost } from '../server/request-guards';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
 import os from 'node:os';
 
@@ -100,9 +99,6 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
     } catch (error) {
       await closeBackground();
       throw error;
-    }
-    if (!isLoopbackHost(config.host) && config.secret === '') {
-      logger.warn(`listening on ${config.host} without a secret: anyone who can reach this port can submit tracks (set --secret or SVC_SECRET)`);
     }
     const icecast = await startIcecastSource(config, work, storage, options, logger).catch(async (error: unknown) => {
       await server.close();

@@ -206,6 +206,11 @@ function statusError(url: URL, response: Response, body: string): CliError {
   return new RetryableError(error.message, error.exitCode, Number.isFinite(retryAfterSeconds) ? retryAfterSeconds * 1000 : 0);
 }
 
+/** A refusal the server says is its own setting (no secret configured there): the client's settings are not the fix. */
+function serverSide(message: string): boolean {
+  return /the server has none/.test(message);
+}
+
 function describeStatus(url: URL, response: Response, body: string): CliError {
   const { status } = response;
   const code = exitCodeForStatus(status);
@@ -215,7 +220,7 @@ function describeStatus(url: URL, response: Response, body: string): CliError {
     status >= 300 && status < 400 && location ? `redirected to ${location}; use that address as --url` : (svcMessage ?? (response.statusText || 'no message'));
   const what =
     code === EXIT.AUTH_REFUSED
-      ? `authentication refused (${status}): ${message} (check --secret, SVC_SECRET or client.secret)`
+      ? `authentication refused (${status}): ${message}${serverSide(message) ? '' : ' (check --secret, SVC_SECRET or client.secret)'}`
       : code === EXIT.INPUT_REJECTED
         ? `input rejected (${status}): ${message}`
         : status === 408 || status >= 500

@@ -15,6 +15,7 @@ import { registerWatchImages } from './commands/watch-images';
 import type { CliContext, SetResult } from './context';
 import { CliError, EXIT, EXIT_CODE_HELP, type ExitCode } from './exit-codes';
 import { createStreams, type Streams } from './io';
+import { guardSubcommands } from './unknown-subcommand';
 import { DEFAULT_PORT } from '../config/defaults';
 
 // The composition root of the CLI: builds the program, runs it, and maps every outcome to an
@@ -63,6 +64,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerWatchImages(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);
+  guardSubcommands(program);
   return program;
 }
 

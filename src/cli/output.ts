@@ -1,6 +1,6 @@
 import { CliError, EXIT } from './exit-codes';
 import { colorEnabled, type Streams } from './io';
-import { TemplateError, compileTemplate, requireKnownField, trackLineParts, type Template, type TrackObject } from '../domain/template';
+import { TemplateError, compileTemplate, requireKnownField, trackLineParts, unknownFieldsWarning, type Template, type TrackObject } from '../domain/template';
 
 // How data looks on stdout: JSON (one value per line, so a stream is NDJSON), a --format
 // template, or a human line. Colour comes from chalk, loaded only when colour is on.
@@ -32,7 +32,10 @@ export function chooseTrackStyle(options: { json?: boolean; format?: string }, i
   if (options.format !== undefined) {
     try {
       requireKnownField(options.format);
-      return { kind: 'template', template: compileTemplate(options.format) };
+      const template = compileTemplate(options.format);
+      const warning = unknownFieldsWarning(options.format);
+      if (warning !== null) io.err(`svc: warning: --format: ${warning}`);
+      return { kind: 'template', template };
     } catch (error) {
       if (error instanceof TemplateError) throw new CliError(`--format: ${error.message}`, EXIT.USAGE);
       throw error;

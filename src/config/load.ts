@@ -183,17 +183,47 @@ function describeValidation(error: ValidationError, actual: unknown): string {
   return hidden ? 'not a valid value (not shown: it may be a secret)' : message.replace(/^\S+ /, '');
 }
 
+/**
+ * Lists whose items check their own keys, with the type in the message (schema.ts "output-keys":
+ * an mqtt output has no key "homeAsistant"); every other list of objects is checked item by item here.
+ */
+const SELF_CHECKED_LISTS = new Set(['outputs']);
+
+interface UnknownKey {
+  prefix: string;
+  key: string;
+  siblings: string[];
+}
+
 /** The first key no schema field has, with the keys that level does have (for "did you mean"). */
-function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): { prefix: string; key: string; siblings: string[] } | null {
+function findUnknownKey(value: PlainObject, schema: ObjectSchema<AnyObject>, prefix: string): UnknownKey | null {
   for (const [key, child] of Object.entries(value)) {
     const fieldSchema = Object.hasOwn(schema.fields, key) ? schema.fields[key] : undefined;
     if (!fieldSchema) return { prefix, key, siblings: Object.keys(schema.fields) };
-    if ('fields' in fieldSchema && isPlainObject(child)) {
-      const nested = findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, `${prefix}${key}.`);
-      if (nested) return nested;
-    }
+    const nested = isPlainObject(child)
+      ? objectFields(fieldSchema) && findUnknownKey(child, fieldSchema as ObjectSchema<AnyObject>, `${prefix}${key}.`)
+      : Array.isArray(child) && !SELF_CHECKED_LISTS.has(`${prefix}${key}`)
+        ? findUnknownItemKey(child, fieldSchema, `${prefix}${key}`)
+        : null;
+    if (nested) return nested;
   }
   return null;
+}
+
+/** Each object of a list of objects (`playlog.icecast[0].pol`), named with its index. */
+function findUnknownItemKey(items: readonly unknown[], listSchema: unknown, path: string): UnknownKey | null {
+  const inner = (listSchema as { innerType?: unknown }).innerType;
+  if (!objectFields(inner)) return null;
+  for (const [index, item] of items.entries()) {
+    if (!isPlainObject(item)) continue;
+    const found = findUnknownKey(item, inner as ObjectSchema<AnyObject>, `${path}[${index}].`);
+    if (found) return found;
+  }
+  return null;
+}
+
+function objectFields(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && 'fields' in schema;
 }
 
 function envOverrides(env: NodeJS.ProcessEnv): PlainObject {

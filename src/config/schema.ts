@@ -1,10 +1,14 @@
 import { array, boolean, mixed, number, object, string, type InferType } from 'yup';
 import { closestName, withArticle } from '../domain/edit-distance';
 import { PLAY_KINDS, TRANSMISSION_CATEGORIES, type PlayKind } from '../domain/play';
+import { isAllowedHostEntry } from '../domain/host-names';
 import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { parseBlock } from '../domain/trusted-proxies';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
+import { OUTPUT_COMMON_KEYS, OUTPUT_TYPE_KEYS, OUTPUT_TYPES, type OutputType } from './output-types';
+
+export type { OutputType } from './output-types';
 
 // One schema for the whole configuration (docs/decisions.md "Configuration"): types, limits and
 // defaults live here, and `Config` is inferred from it.
@@ -28,30 +32,11 @@ function keyedProvider(baseUrl: string, enabled: boolean, apiKey: string) {
   });
 }
 
-// docs/outputs.md "Configuration": the keys each output type takes besides name, type and retryForSeconds.
-const OUTPUT_TYPE_KEYS = {
-  webhook: { required: ['url', 'secret'], optional: [] },
-  discord: { required: ['url'], optional: [] },
-  icecast: { required: ['url', 'password'], optional: ['user', 'format'] },
-  shoutcast: { required: ['url', 'password'], optional: ['sid', 'format'] },
-  mqtt: { required: ['url'], optional: ['username', 'password', 'topic', 'homeAssistant', 'discoveryPrefix', 'instance'] },
-  url: { required: ['url'], optional: ['method', 'headers', 'body'] },
-  listenbrainz: { required: ['token'], optional: ['url'] },
-  lastfm: { required: ['apiKey', 'apiSecret', 'sessionKey'], optional: ['url'] },
-  obs: { required: ['url', 'input'], optional: ['password', 'format', 'imageInput', 'imagePath'] },
-  rds: { required: ['url'], optional: ['format', 'ps', 'rtPlus'] },
-  dls: { required: ['path'], optional: ['format'] },
-} as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
-export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
-const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds', 'delay'];
-
 const outputSchema = object({
   name: string()
     .required('${path} is required')
     .matches(/^[a-z0-9-]{1,64}$/, '${path} must be 1 to 64 of a-z, 0-9 and -'),
-  type: string<OutputType>()
-    .required('${path} is required')
-    .oneOf(Object.keys(OUTPUT_TYPE_KEYS) as OutputType[], '${path} must be one of: ${values}'),
+  type: string<OutputType>().required('${path} is required').oneOf(OUTPUT_TYPES, '${path} must be one of: ${values}'),
   url: string().matches(/^(https?|mqtts?|wss?|tcp):\/\/\S+$/, '${path} must be an http(s), mqtt(s), ws(s) or tcp URL'),
   secret: string().matches(/^whsec_[A-Za-z0-9+/=]{16,}$/, '${path} must be a Standard Webhooks secret: whsec_ and base64'),
   user: string().min(1),
@@ -167,24 +152,33 @@ function isTemplate(source: string): boolean {
 }
 
 /** `{field: regex}`: every field must match (case-insensitively) for the rule to apply. */
-function isFieldPatterns(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) return false;
-  return Object.values(value).every((pattern) => typeof pattern === 'string' && isRegExp(pattern));
+function isFieldMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length > 0;
 }
 
-function isRegExp(source: string): boolean {
+/** Why a pattern is no regular expression (the engine's own words), or null when it is one. */
+function regExpError(source: string): string | null {
   try {
     new RegExp(source, 'iu');
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
   }
 }
 
 const kindRuleSchema = object({
   match: mixed<Record<string, string>>()
     .required('${path} is required')
-    .test('patterns', '${path} must map field names to regular expressions', (value) => isFieldPatterns(value)),
+    .test('patterns', '${path} must map field names to regular expressions', function checkPatterns(value) {
+      if (!isFieldMap(value)) return false;
+      for (const [field, pattern] of Object.entries(value)) {
+        if (typeof pattern !== 'string') return this.createError({ message: `${this.path} field "${field}": must be a regular expression (a string)` });
+        const error = regExpError(pattern);
+        if (error !== null)
+          return this.createError({ message: `${this.path} field "${field}": ${JSON.stringify(pattern)} is not a regular expression (${error})` });
+      }
+      return true;
+    }),
   kind: string<PlayKind>()
     .required('${path} is required')
     .oneOf([...PLAY_KINDS], '${path} must be one of: ${values}'),
@@ -236,7 +230,19 @@ export const configSchema = object({
   // (default: same origin only), and the Host names a loopback listener answers besides
   // localhost and loopback addresses (DNS rebinding).
   writeOrigins: array(string().defined().strict()).default([]),
-  allowedHosts: array(string().defined().strict()).default([]),
+  allowedHosts: array(
+    string()
+      .defined()
+      .strict()
+      .test(
+        'host-name',
+        '${path} must be a host name such as np.example.net, or *.example.net for the names one label under it (no port, no other wildcard)',
+        (value) => isAllowedHostEntry(value),
+      ),
+  ).default([]),
+  // docs/security.md "A public name needs the secret": true keeps writes open without a secret
+  // on a public name (allowedHosts, a non-loopback host, trustProxy); svc serve refuses that otherwise.
+  openWrites: boolean().default(false),
   // docs/running.md "Behind a proxy": the proxies whose X-Forwarded-For / Forwarded is believed
   // (addresses or CIDR blocks); nothing by default.
   trustProxy: array(

@@ -2,6 +2,7 @@
 // /v1/last object: `{{field}}` and `{field}` both stand for the field's value (What's Now
 // Playing writes the first, the CLI the second). Pure: no I/O.
 
+import { closestName } from './edit-distance';
 import { NUMERIC_FIELDS, TEXT_FIELDS, fieldText } from './track';
 
 export type TrackObject = Readonly<Record<string, unknown>>;
@@ -219,4 +220,28 @@ export function requireKnownField(source: string): void {
   if (fields.some((field) => KNOWN_TEMPLATE_FIELDS.has(field))) return;
   const named = fields.length === 0 ? 'names no field' : `names no field svc knows (${fields.map((field) => `{{${field}}}`).join(', ')})`;
   throw new TemplateError(`the template ${named}: use {{artist}}, {{title}}, {{album}}, {{date}}, {{year}}, {{genre}}, {{bpm}} ...`);
+}
+
+/**
+ * The fields a template names that svc does not know, each with the known field it most likely
+ * meant: `{{artst}} - {{title}}` prints only the title (the separator goes with the empty field),
+ * so a typo next to a known field would pass unseen (docs/first-hour.md "Templates"). Custom
+ * fields (`--field mood=calm`) are unknown too, so this is a warning, never a refusal.
+ */
+export function unknownTemplateFields(source: string): { field: string; suggestion?: string }[] {
+  return templateFields(source)
+    .filter((field) => !KNOWN_TEMPLATE_FIELDS.has(field))
+    .map((field) => {
+      const suggestion = closestName(field, KNOWN_TEMPLATE_FIELDS);
+      return suggestion === undefined ? { field } : { field, suggestion };
+    });
+}
+
+/** One line saying which fields of a template svc does not know, or null when it knows them all. */
+export function unknownFieldsWarning(source: string): string | null {
+  const unknown = unknownTemplateFields(source);
+  if (unknown.length === 0) return null;
+  const named = unknown.map(({ field, suggestion }) => `{{${field}}}${suggestion ? ` (did you mean {{${suggestion}}}?)` : ''}`).join(', ');
+  const one = unknown.length === 1;
+  return `${named} ${one ? 'is no field' : 'are no fields'} svc knows: ${one ? 'it stays' : 'they stay'} empty unless a track carries ${one ? 'such a custom field' : 'such custom fields'}`;
 }

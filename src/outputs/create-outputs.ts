@@ -1,5 +1,6 @@
 import type { FrozenConfig } from '../config/schema';
 import type { Logger } from '../log';
+import { unknownFieldsWarning } from '../domain/template';
 import type { ImageStore } from '../store/images';
 import { createDiscordOutput } from './discord';
 import { createDlsOutput } from './dls';
@@ -29,7 +30,33 @@ export interface OutputDeps {
 }
 
 export function createOutputs(configs: readonly OutputConfig[], deps: OutputDeps): Output[] {
+  for (const config of configs) warnUnknownFields(config, deps.logger);
   return configs.map((config) => createOutput(config, deps));
+}
+
+/** Templates the schema checked parse; one that does not is the output's own business to report. */
+function warningOf(source: string): string | null {
+  try {
+    return unknownFieldsWarning(source);
+  } catch {
+    return null;
+  }
+}
+
+/** The template keys of an output, and the url output's URL (its query is a template too). */
+const TEMPLATE_KEYS = ['format', 'ps', 'body'] as const;
+
+/**
+ * A start-up warning for each template that names a field svc does not know (a typo such as
+ * `{{artst}}` next to `{{title}}`; a stray brace is already refused by the schema).
+ */
+function warnUnknownFields(config: OutputConfig, logger: Logger): void {
+  const templates: [string, string | undefined][] = TEMPLATE_KEYS.map((key) => [key, config[key]]);
+  if (config.type === 'url') templates.push(['url', config.url]);
+  for (const [key, source] of templates) {
+    const warning = source === undefined ? null : warningOf(source);
+    if (warning !== null) logger.warn(`output ${config.name}: ${key}: ${warning}`);
+  }
 }
 
 function createOutput(config: OutputConfig, { images, logger, instance, records }: OutputDeps): Output {

@@ -1,12 +1,8 @@
 import { isIP } from 'node:net';
+import { allowedHostMatcher, isLoopbackHost } from '../domain/host-names';
 
 // Pure checks of who may talk to svc (docs/decisions.md "Hostile clients and browsers"), shared by
 // the Koa middleware, the /v1/last fast path and the WebSocket upgrade.
-
-/** Loopback hosts need no secret; anything else is reachable from the network. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
 
 /**
  * The host name of a `Host` header (RFC 9110 section 7.2: uri-host [":" port]), lower-cased,
@@ -27,11 +23,11 @@ function hostName(hostHeader: string): string | null {
  */
 export function hostCheck(listenHost: string, allowedHosts: readonly string[]): ((hostHeader: string | undefined) => boolean) | null {
   if (!isLoopbackHost(listenHost)) return null;
-  const allowed = new Set(allowedHosts.map((name) => name.toLowerCase()));
+  const allowed = allowedHostMatcher(allowedHosts);
   const decide = (hostHeader: string): boolean => {
     const name = hostName(hostHeader);
     if (name === null) return false;
-    if (name === 'localhost' || allowed.has(name)) return true;
+    if (name === 'localhost' || allowed(name)) return true;
     return (isIP(name) === 4 && name.startsWith('127.')) || name === '::1';
   };
   // Overlays poll with the same Host every time: remember the last answer (the /v1/last hot path).

@@ -395,7 +395,7 @@ function listen(server: http.Server, port: number, host: string): Promise<void> 
 function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: number): string {
   switch (error.code) {
     case 'EADDRINUSE':
-      return `cannot listen on ${host}:${port}: the port is already in use (is svc already running? \`svc status\` says; else choose another port with --port)`;
+      return `cannot listen on ${host}:${port}: the port is already in use (is svc already running? \`svc status --url ${statusUrl(host, port)}\` says; else choose another port with --port)`;
     case 'EACCES':
       return `cannot listen on ${host}:${port}: permission denied (ports below 1024 need privileges)`;
     case 'EADDRNOTAVAIL':
@@ -406,4 +406,10 @@ function listenErrorMessage(error: NodeJS.ErrnoException, host: string, port: nu
   }
 }
 
-export { isLoopbackHost } from './request-guards';
+/** Where `svc status` finds whatever holds the port: a wildcard listener is asked on loopback. */
+function statusUrl(host: string, port: number): string {
+  const asked = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  return `http://${asked}:${port}`;
+}
+
+export { isLoopbackHost } from '../domain/host-names';

@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { OUTPUT_TYPES } from '../../src/config/output-types';
+import { REPORT_FORMATS } from '../../src/reports/format';
 import { runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 
@@ -47,6 +49,23 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
   it('When --config wants its value, then file names are offered; a value like --port offers nothing', () => {
     expect(complete('serve', '--config', 'my')).toEqual(['my.svcrc.yaml']);
     expect(complete('serve', '--port', '')).toEqual([]);
+  });
+
+  it('When svc report <TAB>, then the report formats and check are offered, from the list the server checks against', () => {
+    expect(complete('report', '')).toEqual(expect.arrayContaining([...REPORT_FORMATS, 'check']));
+    expect(complete('report', 'check', '')).toEqual(expect.arrayContaining([...REPORT_FORMATS]));
+    expect(complete('report', 'check', '')).not.toContain('check');
+    expect(complete('report', 's')).toEqual(['soundexchange']);
+  });
+
+  it('When svc outputs add <TAB>, then every output type is offered, and no subcommand', () => {
+    const offered = complete('outputs', 'add', '');
+    expect(offered).toEqual(expect.arrayContaining([...OUTPUT_TYPES]));
+    expect(offered).not.toContain('test');
+    expect(offered).not.toContain('add');
+    expect(complete('outputs', 'add', 'm')).toEqual(['mqtt']);
+    expect(complete('outputs', '')).toEqual(expect.arrayContaining(['test', 'add']));
+    expect(complete('outputs', 'test', '')).not.toContain('add');
   });
 
   it('When the shell is unknown, then usage error 2', async () => {

@@ -77,6 +77,19 @@ describe('svc --help', () => {
     expect(result.stderr).toMatch(/unknown command 'lsat'/);
   });
 
+  test.each([
+    [['outputs', 'tset', 'chat'], "unknown command 'outputs tset'\n(Did you mean outputs test?)"],
+    [['requests', 'lsit'], "unknown command 'requests lsit'\n(Did you mean requests list?)"],
+    [['outputs', 'zzzz'], "unknown command 'outputs zzzz'\n(outputs takes: test, add)"],
+    [['rpeort', 'ppl'], "unknown command 'rpeort'\n(Did you mean report?)"],
+  ])('When a subcommand is mistyped (%j), then "did you mean", not "too many arguments", exit 2 and nothing sent', async (args, message) => {
+    // Port 9 (discard) on loopback: nothing listens there, and nothing must be asked.
+    const result = await runCli([...args, '--url', 'http://127.0.0.1:9']);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain(`svc: error: ${message}`);
+    expect(result.stderr).not.toMatch(/too many arguments|cannot reach|refused/);
+  });
+
   test('When --version is asked for, then it prints the version on stdout with exit 0', async () => {
     const result = await runCli(['--version']);
     expect(result).toMatchObject({ code: 0, stderr: '' });

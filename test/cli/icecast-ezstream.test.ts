@@ -89,6 +89,27 @@ withEzstream.test('ezstream streams a two-file Ogg Vorbis playlist: both tracks 
   expect(serve.stderr()).toMatch(/icecast source \/live\.ogg from 127\.0\.0\.1: track "Artist One - First Title" stored as dbid \d+/);
 });
 
+// Issue 52: a DJ whose ezstream has the wrong password must see why in svc's log by the time
+// ezstream gives up, not a minute later.
+withEzstream.test('ezstream with a wrong password: it says "Login failed", and svc has logged the failed authentication by then', async () => {
+  const one = encodeVorbis(makeTone(temp.dir, 'wrong', 440, 1), { artist: 'Never', title: 'Stored', album: 'Refused' });
+  const playlist = path.join(temp.dir, 'wrong-playlist.txt');
+  fs.writeFileSync(playlist, `${one}\n`);
+  const configFile = path.join(temp.dir, 'ezstream-wrong.xml');
+  fs.writeFileSync(configFile, ezstreamConfig(icecastPort, playlist).replace(`<password>${PASSWORD}</password>`, '<password>not-the-secret</password>'), {
+    mode: 0o600,
+  });
+  const before = serve.stderr().length;
+  const run = await runEzstream(configFile);
+  expect(run.output).toContain('Login failed');
+  expect(run.code).not.toBe(0);
+  // Its one attempt reached svc before ezstream gave up; the line is written as it is refused.
+  await until(
+    () => /warn failed authentication on the Icecast port \(\w+\) from 127\.0\.0\.1: \d+ in a row/.test(serve.stderr().slice(before)),
+    'the failed authentication line',
+  );
+});
+
 test('50 MB of random bytes and an endless comment header are each closed with one log line; memory stays bounded', async () => {
   const peakBefore = peakRss(serve.child.pid ?? 0);
   const noise = await connectSource(icecastPort, sourceHead('PUT', '/noise.ogg', PASSWORD));

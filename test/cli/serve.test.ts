@@ -44,11 +44,28 @@ describe('svc serve', () => {
       const result = await runCli(['serve', '--port', String(port), '--db', ':memory:', '--offline']);
       expect(result.code).toBe(1);
       expect(result.stderr.trim()).toBe(
-        `svc: cannot listen on 127.0.0.1:${port}: the port is already in use (is svc already running? \`svc status\` says; else choose another port with --port)`,
+        `svc: cannot listen on 127.0.0.1:${port}: the port is already in use (is svc already running? \`svc status --url http://127.0.0.1:${port}\` says; else choose another port with --port)`,
       );
       expect(result.stdout).toBe('');
     } finally {
       blocker.close();
+    }
+  });
+
+  it('When the port is held by a running svc, then the command the message suggests asks that svc, not the default port', async () => {
+    const running = await startServeProcess(['--port', '0', '--db', ':memory:', '--offline']);
+    try {
+      const port = new URL(running.url).port;
+      const refused = await runCli(['serve', '--port', port, '--db', ':memory:', '--offline']);
+      expect(refused.code).toBe(1);
+      const suggested = /`svc (status --url \S+)`/.exec(refused.stderr)?.[1];
+      expect(suggested).toBe(`status --url http://127.0.0.1:${port}`);
+      const status = await runCli((suggested ?? '').split(' '));
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(`127.0.0.1:${port}`);
+    } finally {
+      running.child.kill('SIGTERM');
+      await running.exited;
     }
   });
 
@@ -183,15 +200,10 @@ describe('svc serve', () => {
     expect(fs.existsSync(path.join(temp.dir, 'svc', 'svc.db'))).toBe(true);
   });
 
-  it('When it listens on all interfaces without a secret, then it warns on stderr', async () => {
-    // mDNS off: a test never announces anything to a multicast group (docs/whats-now-playing.md "Found on the network").
-    const quiet = path.join(temp.dir, 'no-mdns');
-    fs.mkdirSync(quiet, { recursive: true });
-    fs.writeFileSync(path.join(quiet, '.svcrc.json'), JSON.stringify({ mdns: { advertise: false } }));
-    const serve = await startServeProcess(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--offline'], { XDG_CONFIG_HOME: quiet }, quiet);
-    serve.child.kill('SIGTERM');
-    await serve.exited;
-    expect(serve.stderr()).toMatch(/warn listening on 0\.0\.0\.0 without a secret/);
+  it('When it would listen on all interfaces without a secret, then it refuses to start and says how to set one (docs/security.md)', async () => {
+    const result = await runCli(['serve', '--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--offline']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^svc: config error: host 0\.0\.0\.0 without a secret: .*--secret or SVC_SECRET.*openWrites: true/);
   });
 
   it('When a secret is set on the command line, then submissions need it', async () => {

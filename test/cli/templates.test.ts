@@ -1,6 +1,11 @@
 import { spawn } from 'node:child_process';
 import { asObject, postJson, request } from '../helpers/http';
 import { SVC_BIN, cleanEnv, runCli, type CliResult } from '../helpers/run-cli';
+import fs from 'node:fs';
+import path from 'node:path';
+import { until } from '../helpers/eventually';
+import { startServeProcess, stopServeProcess } from '../helpers/serve-process';
+import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
 // docs/first-hour.md "Templates" and "Streaming tracks in": {{field}} templates as What's Now
@@ -73,5 +78,54 @@ describe('templates and --parse', () => {
   it('When --parse is given without -, then it says stdin is needed and exits 2', async () => {
     const result = await runCli(['submit', '--parse', '{{artist}}', '--url', t.url]);
     expect([result.code, result.stderr]).toEqual([2, 'svc: --parse reads stdin: give - as well (svc submit - --parse TEMPLATE)\n']);
+  });
+
+  it('When --format has a typo next to a known field (docs/first-hour.md "Templates"), then the line prints and stderr names the typo and the field meant', async () => {
+    await postJson(`${t.url}/v1/remoteinput`, { artist: 'Four Tet', title: 'Baby' });
+    const result = await runCli(['last', '--url', t.url, '--format', '{{artst}} - {{title}}']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('Baby\n');
+    expect(result.stderr).toBe(
+      'svc: warning: --format: {{artst}} (did you mean {{artist}}?) is no field svc knows: it stays empty unless a track carries such a custom field\n',
+    );
+  });
+
+  it('When --format names only known fields, or a custom field far from any known one, then the custom one is still named, the known ones never', async () => {
+    const known = await runCli(['last', '--url', t.url, '--format', '{{artist}} - {{title}} ({{year}})']);
+    expect([known.code, known.stderr]).toEqual([0, '']);
+    const custom = await runCli(['last', '--url', t.url, '--format', '{{title}} {{showname}}']);
+    expect(custom.stderr).toBe('svc: warning: --format: {{showname}} is no field svc knows: it stays empty unless a track carries such a custom field\n');
+  });
+
+  it('When --parse has a typo ({{titel}}), then svc submit warns before it sends', async () => {
+    const result = await runPipeline(`printf 'Burial - Archangel\\n' | $SVC submit - --parse '{{artist}} - {{titel}}' --url ${t.url}`, {});
+    expect(result.stderr).toContain('svc: warning: --parse: {{titel}} (did you mean {{title}}?) is no field svc knows');
+  });
+
+  it('When an output template has a typo next to a known field, then svc serve starts and logs one warning per template naming it', async () => {
+    const temp = makeTempDir('svc-output-typo-');
+    try {
+      const outputs = [
+        { name: 'dab', type: 'dls', path: path.join(temp.dir, 'dls.txt'), format: '{{artst}} - {{title}}' },
+        { name: 'tunein', type: 'url', url: 'http://127.0.0.1:9/np?artist={{artist}}&title={{titel}}' },
+      ];
+      fs.writeFileSync(path.join(temp.dir, 'svc.json'), JSON.stringify({ outputs }));
+      const serve = await startServeProcess(['--port', '0', '--db', ':memory:', '--offline', '--config', path.join(temp.dir, 'svc.json')]);
+      try {
+        await until(() => serve.stderr().includes('output tunein'), 'the url output warning');
+        const warnings = serve
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes(' warn output '));
+        expect(warnings.map((line) => line.replace(/^.* warn /, ''))).toEqual([
+          'output dab: format: {{artst}} (did you mean {{artist}}?) is no field svc knows: it stays empty unless a track carries such a custom field',
+          'output tunein: url: {{titel}} (did you mean {{title}}?) is no field svc knows: it stays empty unless a track carries such a custom field',
+        ]);
+      } finally {
+        await stopServeProcess(serve);
+      }
+    } finally {
+      temp.cleanup();
+    }
   });
 });

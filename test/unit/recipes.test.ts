@@ -41,11 +41,12 @@ describe('the recipes of docs/architecture.md', () => {
 
   it('When an output type exists, then it sits in each place "Adding an output type" names', () => {
     const schema = read('src/config/schema.ts');
+    const types = read('src/config/output-types.ts');
     const factory = read('src/outputs/create-outputs.ts');
     const docs = read('docs/outputs.md');
     const typeRow = docs.split('\n').find((line) => line.startsWith('| `type` |')) ?? '';
     const missing = Object.keys(OUTPUT_BLOCKS).flatMap((type) => [
-      ...(new RegExp(`\\n  ${type}: \\{ required`).test(schema) ? [] : [`${type}: OUTPUT_TYPE_KEYS`]),
+      ...(new RegExp(`\\n  ${type}: \\{ required`).test(types) ? [] : [`${type}: OUTPUT_TYPE_KEYS`]),
       ...(new RegExp(`\\n  ${type}: /`).test(schema) ? [] : [`${type}: OUTPUT_URL_SCHEMES`]),
       ...(factory.includes(`case '${type}':`) ? [] : [`${type}: create-outputs.ts`]),
       ...(fs.existsSync(path.join(ROOT, 'src/outputs', `${type}.ts`)) ? [] : [`${type}: src/outputs/${type}.ts`]),

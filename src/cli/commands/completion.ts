@@ -2,8 +2,19 @@ import { Argument, type Command } from 'commander';
 import { SHELLS, completionScript, type CompletionCommand, type Shell } from '../completion-scripts';
 import type { CliContext, SetResult } from '../context';
 import { EXIT } from '../exit-codes';
+import { OUTPUT_TYPES } from '../../config/output-types';
+import { REPORT_FORMATS } from '../../reports/format';
 
 // `svc completion bash|zsh|fish`: prints a completion script made from the program itself.
+
+/**
+ * Argument words commander cannot tell (a first argument that is a format or `check`, a
+ * subcommand's argument), from the lists the code itself checks against.
+ */
+const ARGUMENT_WORDS: Readonly<Record<string, Pick<CompletionCommand, 'words' | 'next'>>> = {
+  report: { words: [...REPORT_FORMATS, 'check'], next: { check: REPORT_FORMATS } },
+  outputs: { next: { add: OUTPUT_TYPES } },
+};
 
 /** Options whose value is a file name (complete as paths). */
 const PATH_OPTIONS = new Set(['--config', '--db', '--save']);
@@ -34,7 +45,8 @@ function describeCommands(program: Command): CompletionCommand[] {
       name: command.name(),
       description: command.description(),
       // Fixed argument values (completion bash), or the subcommands (outputs list, ...).
-      words: choices ?? command.commands.map((sub) => sub.name()),
+      words: ARGUMENT_WORDS[command.name()]?.words ?? choices ?? command.commands.map((sub) => sub.name()),
+      next: ARGUMENT_WORDS[command.name()]?.next ?? {},
       options: command.options
         .filter((option) => option.long !== undefined)
         .map((option) => ({

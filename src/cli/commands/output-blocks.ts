@@ -2,9 +2,12 @@
 // `outputs:` in .svcrc.yaml (docs/outputs.md). Every uncommented line is a working setting once
 // the placeholders in capitals are filled in; the commented ones are the optional keys. Pure data.
 
-const COMMON = `    # retryForSeconds: 86400     # how long a message is retried before it is given up`;
+import { isOutputType, type OutputType } from '../../config/output-types';
 
-export const OUTPUT_BLOCKS: Readonly<Record<string, string>> = {
+const COMMON = `    # retryForSeconds: 86400     # how long a message is retried before it is given up
+    # delay: 0                   # seconds each message waits after the change (audio behind the studio)`;
+
+export const OUTPUT_BLOCKS: Readonly<Record<OutputType, string>> = {
   webhook: `  # Signed JSON POST per track change (Standard Webhooks), after enrichment.
   - name: my-webhook
     type: webhook
@@ -40,6 +43,8 @@ ${COMMON}`,
     # password: BROKER_PASSWORD
     # topic: svc
     # homeAssistant: true
+    # discoveryPrefix: homeassistant   # Home Assistant's MQTT discovery prefix, if you changed it there
+    # instance: radio-8899       # this instance in <topic>/status/<instance>; default host name and port
 ${COMMON}`,
   url: `  # One GET per track change whose query is a template; each {{field}} is URL-encoded.
   # TuneIn AIR (partner id and key from TuneIn, station id s123456):
@@ -96,6 +101,6 @@ ${COMMON}`,
 
 /** The block for `type`, under an `outputs:` line so that it is a whole config file. */
 export function outputBlock(type: string): string | undefined {
-  const block = OUTPUT_BLOCKS[type];
+  const block = isOutputType(type) ? OUTPUT_BLOCKS[type] : undefined;
   return block === undefined ? undefined : `# Add to .svcrc.yaml (docs/outputs.md); fill in the values in capitals.\noutputs:\n${block}\n`;
 }

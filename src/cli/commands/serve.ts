@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ConfigError } from '../../errors';
 import { createLogger } from '../../log';
 import type { IcecastBannerFacts } from '../banner';
 import type { CliContext, SetResult } from '../context';
@@ -50,7 +51,13 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
       'icecastSource.port': options.icecastPort,
     },
   });
+  const { writesExposure } = require('../../config/exposure') as typeof import('../../config/exposure');
+  const exposure = writesExposure(config);
+  if (exposure.kind === 'refused') throw new ConfigError(`config error: ${exposure.message}`);
   const logger = createLogger();
+  if (exposure.kind === 'open') {
+    logger.warn(`${exposure.reasons.join('; ')} without a secret (openWrites: true): anyone who can reach this port can submit tracks`);
+  }
   // Handlers first: a signal that arrives while starting must still close things cleanly.
   const interrupted = ctx.untilInterrupted();
   const stopSignal = new Promise<unknown>((resolve) => interrupted.addEventListener('abort', () => resolve(interrupted.reason), { once: true }));

@@ -7,7 +7,7 @@ import { isPlainObject } from '../../domain/plain-object';
 import { chooseTrackStyle, humanTrackLine, jsonLine, type Painter } from '../output';
 import { readSubmissions, readTemplatedLines } from '../submission-input';
 import { compileLineParser, type LineParser } from '../line-parser';
-import { TemplateError } from '../../domain/template';
+import { TemplateError, unknownFieldsWarning } from '../../domain/template';
 import { oneLine } from '../../domain/template';
 
 // `svc submit`: POST /v1/remoteinput from flags, or from JSON / NDJSON on stdin (`-`).
@@ -72,7 +72,7 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
   if (input === undefined && Object.keys(flagFields).length === 0) {
     throw new CliError('nothing to submit: give --artist, --title, --album or --field key=value, or - to read JSON from stdin', EXIT.USAGE);
   }
-  const lineParser = options.parse === undefined ? undefined : parserFor(options.parse);
+  const lineParser = options.parse === undefined ? undefined : parserFor(options.parse, ctx);
   const style = chooseTrackStyle({ json: options.json }, ctx.io);
   const paint = style.kind === 'human' ? style.paint : undefined;
   const client = await createClient(options);
@@ -105,9 +105,13 @@ async function runSubmit(input: string | undefined, options: SubmitOptions, ctx:
   return exitCode;
 }
 
-function parserFor(template: string): LineParser {
+function parserFor(template: string, ctx: CliContext): LineParser {
   try {
-    return compileLineParser(template);
+    const parser = compileLineParser(template);
+    // `{{titel}}` would store a field titel and no title: said before anything is sent.
+    const warning = unknownFieldsWarning(template);
+    if (warning !== null) ctx.io.err(`svc: warning: --parse: ${warning}`);
+    return parser;
   } catch (error) {
     if (error instanceof TemplateError) throw new CliError(`--parse: ${error.message}`, EXIT.USAGE);
     throw error;

@@ -9,8 +9,8 @@ import { recordJson } from '../../domain/play';
 
 // GET /v1/last.txt and /index.txt (docs/chat-bots-and-obs.md "Plain text"): the current track
 // as one line of text for chat bots (`$(urlfetch ...)`, `${customapi ...}`) and OBS text
-// sources. `?format=` takes the template language of `svc last --format`. Nothing playing: an
-// empty body, or `pages.idleText`.
+// sources. `?format=` takes the template language of `svc last --format`. Nothing playing, or
+// nothing to show: `pages.idleText` (empty unless set).
 
 export const TEXT_PATHS = ['/v1/last.txt', '/index.txt'] as const;
 /** A longer template is refused: it is a chat command's URL, not a document. */
@@ -27,9 +27,14 @@ export interface TextAnswers {
 export function createTextAnswers(idleText: string): TextAnswers {
   const cached = new WeakMap<NowPlayingSnapshot, { ok: LastResponse; notModified: LastResponse }>();
   const idle = oneLine(idleText);
+  // docs/chat-bots-and-obs.md "Plain text": a chat bot prints an empty answer as an error, so a
+  // line that renders empty (`?format={{title}}` for a track without one) falls back to the
+  // default `Artist - Title`, then to pages.idleText.
   const lineOf = (snapshot: NowPlayingSnapshot, render: (track: TrackObject) => string) => {
     const record = snapshot.record;
-    return record ? oneLine(render(recordJson(record))) : idle;
+    if (!record) return idle;
+    const track = recordJson(record);
+    return oneLine(render(track)) || trackLineParts(track).head || idle;
   };
   return {
     byDefault(snapshot, ifNoneMatch) {

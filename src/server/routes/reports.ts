@@ -41,7 +41,11 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   const now = deps.now ?? Date.now;
 
   const prepare = (ctx: AppContext, name: string) => {
-    if (deps.secret === '') throw new AppError('MISSING_SECRET', 'Reports need the shared secret, and none is configured: set secret');
+    if (deps.secret === '')
+      throw new AppError(
+        'MISSING_SECRET',
+        "Reports need the shared secret, and the server has none: set secret in the server's config (or start it with --secret or SVC_SECRET), then restart it",
+      );
     authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());

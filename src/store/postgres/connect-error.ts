@@ -19,6 +19,16 @@ const SQLSTATE_CAUSES: Readonly<Record<string, string>> = {
   '53300': 'too many connections (lower database.poolSize, or put PgBouncer in front)',
 };
 
+/**
+ * PostgreSQL answers a user that does not exist with 28000 too, and the words
+ * `role "NAME" does not exist` (its auth code, src/backend/libpq/auth.c): that is no pg_hba.conf matter.
+ */
+const MISSING_ROLE = 'no such user on that server (create it: createuser NAME, or CREATE ROLE NAME LOGIN; or fix the user in the URL)';
+
+function isMissingRole(code: string, message: string): boolean {
+  return code === '28000' && /^role ".*" does not exist$/.test(message);
+}
+
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
@@ -32,7 +42,7 @@ function codeOf(error: unknown): string | undefined {
 export function describeDatabaseError(error: unknown): string {
   const code = codeOf(error);
   const message = error instanceof Error && error.message !== '' ? error.message : String(error);
-  const cause = code === undefined ? undefined : (NETWORK_CAUSES[code] ?? SQLSTATE_CAUSES[code]);
+  const cause = code === undefined ? undefined : (NETWORK_CAUSES[code] ?? (isMissingRole(code, message) ? MISSING_ROLE : SQLSTATE_CAUSES[code]));
   if (cause === undefined) return message;
   return code !== undefined && code in SQLSTATE_CAUSES ? `${cause}: ${message}` : `${cause} (${code})`;
 }

@@ -31,7 +31,8 @@ interface Station {
 async function startStation(config: Record<string, unknown>): Promise<Station> {
   const database = await createTestDatabase();
   const temp = makeTempDir();
-  fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify(config));
+  // openWrites: the test submits without a secret, which trustProxy otherwise refuses (docs/security.md).
+  fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ openWrites: true, ...config }));
   const instances = await Promise.all([1, 2, 3].map(() => startServeProcess(['--port', '0', '--db', database.url, '--offline'], {}, temp.dir)));
   fs.mkdirSync(path.join(temp.dir, 'nginx'));
   const front = startNginxFront(

@@ -137,6 +137,6 @@ describe('GET /v1/reports without a configured secret', () => {
   it('When no secret is configured, then reports are refused: they show listeners', async () => {
     const res = await request(`${t.url}/v1/reports/bmi?from=2026-03-01&to=2026-03-01`);
     expect(res.status).toBe(403);
-    expect(asObject(res.json).error).toMatch(/none is configured/);
+    expect(asObject(res.json).error).toMatch(/the server has none/);
   });
 });

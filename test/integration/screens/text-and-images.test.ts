@@ -166,3 +166,33 @@ describe('pages.idleText', () => {
     }
   });
 });
+
+// docs/chat-bots-and-obs.md "Plain text": a bot prints an empty answer as an error, so a track
+// whose line renders empty answers the default line, then pages.idleText; never 200 and nothing.
+describe('a known field missing from the track', () => {
+  test('When ?format={{title}} meets a track without a title, then the answer is the default Artist - Title line', async () => {
+    const t = await startTestServer({ config: { pages: { idleText: 'Off air' } } });
+    try {
+      await postJson(`${t.url}/v1/remoteinput`, { artist: 'Four Tet' });
+      for (const path of ['/v1/last.txt?format={{title}}', '/index.txt?format=%7Btitle%7D', '/v1/last.txt']) {
+        const res = await request(`${t.url}${path}`);
+        expect([res.status, res.text]).toEqual([200, 'Four Tet']);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('When the track has neither artist nor title, then the answer is pages.idleText, not an empty body', async () => {
+    const t = await startTestServer({ config: { pages: { idleText: 'Something unnamed is playing' } } });
+    try {
+      await postJson(`${t.url}/v1/remoteinput`, { isrc: 'GBDUW0000053' });
+      for (const path of ['/v1/last.txt', '/v1/last.txt?format={{title}}']) {
+        const res = await request(`${t.url}${path}`);
+        expect([res.status, res.text]).toEqual([200, 'Something unnamed is playing']);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});

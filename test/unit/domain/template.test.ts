@@ -1,4 +1,4 @@
-import { TemplateError, compileTemplate, oneLine, parseTemplate, requireKnownField, trackLineParts } from '../../../src/domain/template';
+import { TemplateError, compileTemplate, oneLine, parseTemplate, requireKnownField, trackLineParts, unknownFieldsWarning } from '../../../src/domain/template';
 import { humanTrackLine } from '../../../src/cli/output';
 
 const track = { dbid: 12, artist: 'Daft Punk', title: 'One More Time', album: 'Discovery', date: '2001-03-12', bpm: 123, genres: ['house', 'french house'] };
@@ -98,4 +98,19 @@ describe('requireKnownField', () => {
       expect(() => requireKnownField(template)).toThrow(/is not a track field/);
     },
   );
+});
+
+describe('unknownFieldsWarning', () => {
+  it('When every field is known, then nothing is said', () => {
+    expect(unknownFieldsWarning('{{artist}} - {{title}} ({year})')).toBeNull();
+  });
+
+  it('When a field is a near miss of a known one, then the warning names it and the field meant', () => {
+    expect(unknownFieldsWarning('{{artst}} - {{title}}')).toBe(
+      '{{artst}} (did you mean {{artist}}?) is no field svc knows: it stays empty unless a track carries such a custom field',
+    );
+    expect(unknownFieldsWarning('{{artst}} - {{titel}} {{showname}}')).toBe(
+      '{{artst}} (did you mean {{artist}}?), {{titel}} (did you mean {{title}}?), {{showname}} are no fields svc knows: they stay empty unless a track carries such custom fields',
+    );
+  });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import yaml from 'js-yaml';
 import { OUTPUT_BLOCKS, outputBlock } from '../../../src/cli/commands/output-blocks';
+import { OUTPUT_TYPES, outputKeysOf } from '../../../src/config/output-types';
 import { configSchema } from '../../../src/config/schema';
 import { dlsFile, dlsTemplate, itemToggleOf } from '../../../src/outputs/dls-file';
 import { lastFmSignature } from '../../../src/outputs/lastfm';
@@ -145,5 +146,22 @@ describe('svc outputs add', () => {
     const parsed = yaml.load(outputBlock(type) ?? '') as { outputs: { type: string }[] };
     expect(parsed.outputs[0]?.type).toBe(type);
     expect(() => configSchema.validateSync(parsed, { strict: false })).not.toThrow();
+  });
+
+  it.each(OUTPUT_TYPES)('When svc outputs add %s prints its block, then the block names every key the type takes', (type) => {
+    const block = outputBlock(type) ?? '';
+    const named = (key: string) => new RegExp(`^ *(# )?(- )?${key}:`, 'm').test(block);
+    expect(outputKeysOf(type).filter((key) => !named(key))).toEqual([]);
+  });
+
+  it.each(OUTPUT_TYPES)('When every commented key of the %s block is uncommented, then the config schema still takes it', (type) => {
+    const uncommented = (outputBlock(type) ?? '').replace(/^ {4}# (\w+:)/gm, '    $1');
+    const parsed = yaml.load(uncommented) as { outputs: Record<string, unknown>[] };
+    expect(Object.keys(parsed.outputs[0] ?? {}).sort()).toEqual([...outputKeysOf(type)].sort());
+    expect(() => configSchema.validateSync(parsed, { strict: false })).not.toThrow();
+  });
+
+  it('When an output type exists, then svc outputs add has a block for it, and for no other', () => {
+    expect(Object.keys(OUTPUT_BLOCKS).sort()).toEqual([...OUTPUT_TYPES].sort());
   });
 });
