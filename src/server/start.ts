@@ -37,7 +37,7 @@ import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
-import { collectWhenIdle } from './idle-heap';
+import { IDLE_HEAP_DEFAULTS, collectWhenIdle, type IdleHeapDecision, type IdleHeapOptions } from './idle-heap';
 import { coverWaiter } from './ws/requests';
 import type { Storage, Work } from './parts';
 
@@ -49,6 +49,8 @@ export interface ServerOptions {
   logger?: Logger;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
+  /** Giving back the young generation (src/server/idle-heap.ts): tests use a short quiet time and watch its decisions. */
+  idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
 }
 
 export interface RunningServer {
@@ -74,7 +76,8 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
     throw error;
   }
   const { port } = server.http.address() as AddressInfo;
-  const idleHeap = collectWhenIdle(() => server.open.size);
+  const { onDecision, ...idleHeapOptions } = options.idleHeap ?? {};
+  const idleHeap = collectWhenIdle(() => server.open.size, { ...IDLE_HEAP_DEFAULTS, ...idleHeapOptions }, onDecision);
   const close = closeInOrder(server, sockets, work, shutdown, SHUTDOWN_GRACE_MS);
   return {
     url: serverUrl(config.host, port),

@@ -53,6 +53,7 @@ export interface TestServerOptions {
   outputPollMs?: number;
   outputMaxAttempts?: number;
   icecast?: StartOptions['icecast'];
+  idleHeap?: StartOptions['idleHeap'];
 }
 
 /** Starts the app as `svc serve` does, keeping the parts tests look at. */
@@ -93,6 +94,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     outputPollMs: options.outputPollMs,
     outputMaxAttempts: options.outputMaxAttempts,
     icecast: options.icecast,
+    idleHeap: options.idleHeap,
   });
   let server = await startHarnessed(config, startOptions());
   let running = true;
