@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // `npm run check:timing` (and .ci/run): the tests wait on signals, never on the clock
-// (GUIDE.md "Tests"; docs/testing.md "Time in tests"). Fails, naming file and line, on
+// (GUIDE.md "Tests"; docs/architecture.md "Time in tests"). Fails, naming file and line, on
 //  1. a fixed wait of 100 ms or more in test/ outside test/helpers/real-time.ts (`waitRealTime`,
 //     the one wait that names why a real peer needs real time): an awaited `sleep`/`pause`/`delay`
 //     call, a `new Promise((resolve) => setTimeout(resolve, ms))` or `timers/promises`' setTimeout;

@@ -2,7 +2,7 @@
 // `npm test`: runs Jest, then prints the skip lines (test/helpers/peers.ts) and the one closing
 // line CI reads: "N passed, N failed, N skipped". Before it: the run's wall time, the 10 slowest
 // files, and the total of the real-time waits the tests made (test/helpers/real-time.ts, kept under
-// 10 s; docs/testing.md "Time in tests"). The counts come from test/count-reporter.js,
+// 10 s; docs/architecture.md "Time in tests"). The counts come from test/count-reporter.js,
 // never from Jest's JSON output. Under CI (`CI=true`) a skipped test fails the run.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');

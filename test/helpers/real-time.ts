@@ -1,4 +1,4 @@
-// The one wait on the clock the tests may make (docs/testing.md "Time in tests"): where a real peer
+// The one wait on the clock the tests may make (docs/architecture.md "Time in tests"): where a real peer
 // needs real time to pass (an Icecast listener must overlap a play by a second, a DJ program polls
 // its history every second), the test waits here and says why. Every other wait is for a signal
 // (test/helpers/eventually.ts). Each wait is recorded, and `npm test` prints the suite's total
