@@ -35,7 +35,7 @@ test('With an output hanging and 20 upgrade-with-body sockets held open, svc ser
     await fetch(`${serve.url}/v1/remoteinput?artist=A&title=Held`);
     serve.child.kill('SIGTERM');
     // The hanging delivery's attempt timeout is 10 s and the held sockets would hold it for ever: an
-    // exit inside the guard waited for neither (the exit time itself: bench/test-goals.bench.js).
+    // exit inside the guard waited for neither (the exit time itself: bench/shutdown.bench.js).
     expect(await withinHangGuard(serve.exited, 'svc serve exiting after SIGTERM', 8000)).toBe(0);
   } finally {
     for (const socket of held) socket.destroy();

@@ -1,5 +1,6 @@
 import type { Config } from '../../src/config/schema';
-import { deepMerge, type DeepPartial } from '../helpers/test-server';
+import { deepMerge } from '../../src/domain/plain-object';
+import type { DeepPartial } from '../helpers/test-server';
 import { ACOUSTID_KEY, AUDIODB_KEY, FANART_KEY, startAcoustIdFake, startFanartTvFake, startTheAudioDbFake } from './artist-services';
 import { startCoverArtArchiveFake } from './cover-art-archive';
 import type { FakeServer, RecordedRequest } from './fake-server';

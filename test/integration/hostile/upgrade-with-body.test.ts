@@ -66,7 +66,7 @@ describe('an Upgrade request with a body', () => {
       (count) => count > 0,
     );
     // The delivery's own attempt timeout is 10 s: closing within the guard shows the shutdown waited
-    // for neither the held upgrade nor the hanging delivery (the exit time itself: bench/attack-fairness.bench.js).
+    // for neither the held upgrade nor the hanging delivery (the shutdown time itself: bench/shutdown.bench.js).
     await withinHangGuard(t.close(), 'closing with a held upgrade and a delivery in flight', 8000);
     held.socket.destroy();
     await hole.close();
