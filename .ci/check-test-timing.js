@@ -130,6 +130,8 @@ function durationNames(sources) {
 }
 
 function holdsDuration(expression, names) {
+  // How many stamps there are is a count, not a duration.
+  if (/^\s*[\w$.]+\.length\s*$/.test(expression)) return false;
   if (NOW_DIFFERENCE.test(expression) || STAMP_DIFFERENCE.test(expression)) return true;
   for (const name of names) if (new RegExp(`(?:^|[^\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(expression)) return true;
   return false;
