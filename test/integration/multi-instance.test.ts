@@ -49,7 +49,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
 
   const [a, b, c] = [0, 1, 2].map((index) => () => instances[index]);
 
-  it('When a track is submitted through A, then /v1/last, /v1/images/ws, /wsstream and svc last --follow of B and C show it within 1 s', async () => {
+  it('When a track is submitted through A, then /v1/last, /v1/images/ws, /wsstream and svc last --follow of B and C show it', async () => {
     expect((await postJson(`${a().url}/v1/remoteinput`, { artist: 'First', title: 'Before following' })).status).toBe(200);
     await eventually(
       () => lastOf(c()),
@@ -149,7 +149,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     }
   });
 
-  it('When the current track is deleted through B, then A and C fall back to the previous one within 1 s, and their streams say so', async () => {
+  it('When the current track is deleted through B, then A and C fall back to the previous one, and their streams say so', async () => {
     const first = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Keep', title: 'Me' })).json).dbid;
     const second = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Delete', title: 'Me' })).json).dbid;
     await eventually(
