@@ -8,6 +8,6 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }],
   },
   testTimeout: 30000,
-  // Integration tests start real servers and processes; two workers fit a 2-core machine.
-  maxWorkers: 2,
+  // Integration tests start real servers and processes: one worker per CPU the process may use.
+  maxWorkers: Math.max(1, require('node:os').availableParallelism()),
 };

@@ -38,6 +38,7 @@ const EXPECTED = [
   { file: 'playlog.bench.js', budget: 180, what: 'play log: listener counts for a month (every play) against one hand-written SQL query; POST latency with session tracking on vs off' },
   { file: 'reports.bench.js', budget: 90, what: 'reports: the SoundExchange census file of a busy month against one SQL query; peak RSS against idle' },
   { file: 'audience.bench.js', budget: 900, what: 'push at audience scale: request sent -> last client at 1,000, 5,000 and 10,000 /v1/images/ws and /v1/events clients vs a bare broadcaster; POST latency with 3,000 sockets; RSS per 1,000 idle clients' },
+  { file: 'shutdown.bench.js', budget: 90, what: 'shutdown: SIGTERM to exit with a hanging delivery and 20 held upgrade sockets vs idle' },
   { file: 'instances.bench.js', budget: 180, what: 'several instances, round two: cover burst cache on/off (warm and new connections), POST latency with 3,000 sockets, connections per instance' },
 ];
 const DEFAULT_BUDGET = 60;

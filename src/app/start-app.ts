@@ -52,6 +52,8 @@ export interface StartOptions {
   outputMaxAttempts?: number;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: ServerOptions['ws'];
+  /** The idle-heap watcher: tests use a short quiet time and watch its decisions. */
+  idleHeap?: ServerOptions['idleHeap'];
   /** The Icecast source listener: tests use a short idle time or small memory bounds. */
   icecast?: Partial<
     Pick<IcecastListenerOptions, 'idleTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress' | 'sourceMemoryBytes' | 'totalSourceMemoryBytes'>
@@ -95,7 +97,11 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
   const start = async (): Promise<RunningApp> => {
     let server: RunningServer;
     try {
-      server = await startServer(config, storage, work, { logger, ...(options.ws ? { ws: options.ws } : {}) });
+      server = await startServer(config, storage, work, {
+        logger,
+        ...(options.ws ? { ws: options.ws } : {}),
+        ...(options.idleHeap ? { idleHeap: options.idleHeap } : {}),
+      });
     } catch (error) {
       await closeBackground();
       throw error;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ValidationError, reach, type AnyObject, type ObjectSchema } from 'yup';
 import { closestName, withArticle } from '../domain/edit-distance';
-import { isPlainObject } from '../domain/plain-object';
+import { deepMerge, isPlainObject } from '../domain/plain-object';
 import { ConfigError, errorMessage } from '../errors';
 import { CONFIG_SEARCH_PLACES, configSearchDirs } from './defaults';
 import { expandHome } from './home-path';
@@ -49,7 +49,7 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const fromEnv = checkSource(envOverrides(env), 'environment');
   const fromFlags = checkSource(flagOverrides(options.flags ?? {}), 'command line');
 
-  const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>(deepMerge, configSchema.getDefault() as PlainObject);
+  const merged = [fromFile, fromEnv, fromFlags].reduce<PlainObject>((merged, layer) => deepMerge(merged, layer), configSchema.getDefault() as PlainObject);
   const config = validate(merged, 'configuration');
   checkDeadlines(config, fileLabel);
   config.database.location = expandHome(config.database.location, env);
@@ -286,14 +286,6 @@ function setPath(target: PlainObject, key: string, value: unknown): void {
     node = node[part] as PlainObject;
   }
   node[last] = value;
-}
-
-function deepMerge(base: PlainObject, override: PlainObject): PlainObject {
-  const result: PlainObject = { ...base };
-  for (const [key, value] of Object.entries(override)) {
-    result[key] = isPlainObject(value) && isPlainObject(result[key]) ? deepMerge(result[key], value) : value;
-  }
-  return result;
 }
 
 function deepFreeze<T>(value: T): T {

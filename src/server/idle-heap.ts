@@ -45,6 +45,8 @@ export class QuietSpell {
   /** Work was seen since the young generation was last given back (start-up counts as work). */
   private worked = true;
   private attempts = 0;
+  /** The last reading found a quiet spell after work, but an audience was connected. */
+  heldForAudience = false;
 
   constructor(private readonly options: Pick<IdleHeapOptions, 'audience' | 'quietMs' | 'quietUtilization'>) {}
 
@@ -57,6 +59,7 @@ export class QuietSpell {
       return false;
     }
     this.quietForMs += reading.elapsedMs;
+    this.heldForAudience = this.worked && this.quietForMs >= this.options.quietMs && reading.connections >= this.options.audience;
     if (!this.worked || this.quietForMs < this.options.quietMs || reading.connections >= this.options.audience) return false;
     this.quietForMs = 0;
     this.attempts += 1;
@@ -103,12 +106,19 @@ function youngGenerationBytes(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 }
 
+/** What the watcher decided at the end of a quiet spell: tests wait for it instead of the clock. */
+export type IdleHeapDecision = 'collected' | 'kept for the audience';
+
 export interface IdleHeap {
   stop(): void;
 }
 
 /** Watches the event loop and collects the young generation once per quiet spell after work. */
-export function collectWhenIdle(openConnections: () => number, options: IdleHeapOptions = IDLE_HEAP_DEFAULTS): IdleHeap {
+export function collectWhenIdle(
+  openConnections: () => number,
+  options: IdleHeapOptions = IDLE_HEAP_DEFAULTS,
+  onDecision: (decision: IdleHeapDecision) => void = () => undefined,
+): IdleHeap {
   const spell = new QuietSpell(options);
   let collect: YoungCollection | undefined;
   let last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -117,11 +127,15 @@ export function collectWhenIdle(openConnections: () => number, options: IdleHeap
     // The difference of two readings: its idle and active times add up to the interval.
     const { utilization, idle, active } = performance.eventLoopUtilization(current, last);
     last = current;
-    if (!spell.observe({ utilization, elapsedMs: idle + active, connections: openConnections() })) return;
+    if (!spell.observe({ utilization, elapsedMs: idle + active, connections: openConnections() })) {
+      if (spell.heldForAudience) onDecision('kept for the audience');
+      return;
+    }
     collect ??= youngCollection();
     const before = youngGenerationBytes();
     collect?.();
     spell.collected(youngGenerationBytes() < before);
+    onDecision('collected');
   }, options.checkMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -37,7 +37,7 @@ import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
 import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
-import { collectWhenIdle } from './idle-heap';
+import { IDLE_HEAP_DEFAULTS, collectWhenIdle, type IdleHeapDecision, type IdleHeapOptions } from './idle-heap';
 import { coverWaiter } from './ws/requests';
 import os from 'node:os';
 import type { Options as MdnsSocketOptions } from 'multicast-dns';
@@ -55,6 +55,8 @@ export interface ServerOptions {
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
   /** The mDNS responder's socket and the interfaces it reads (tests: 127.0.0.1, multicast off). */
   mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
+  /** Giving back the young generation (src/server/idle-heap.ts): tests use a short quiet time and watch its decisions. */
+  idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
 }
 
 export interface RunningServer {
@@ -80,7 +82,8 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
     throw error;
   }
   const { port } = server.http.address() as AddressInfo;
-  const idleHeap = collectWhenIdle(() => server.open.size);
+  const { onDecision, ...idleHeapOptions } = options.idleHeap ?? {};
+  const idleHeap = collectWhenIdle(() => server.open.size, { ...IDLE_HEAP_DEFAULTS, ...idleHeapOptions }, onDecision);
   const close = closeInOrder(server, sockets, work, shutdown, SHUTDOWN_GRACE_MS);
   const mdns = startAdvertising(config, port, options, logger);
   return {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { withinHangGuard } from '../helpers/real-time';
 import { startBlackHole } from '../helpers/receiver';
 import { startServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/temp-dir';
@@ -10,7 +11,7 @@ import { makeTempDir } from '../helpers/temp-dir';
 // to a path that is no WebSocket held its socket. The real process, a webhook output whose
 // target never answers, 20 such sockets held open, then SIGTERM.
 
-test('With an output hanging and 20 upgrade-with-body sockets held open, svc serve exits 0 within 3 s of SIGTERM', async () => {
+test('With an output hanging and 20 upgrade-with-body sockets held open, svc serve exits 0 after SIGTERM, not waiting for them', async () => {
   const temp = makeTempDir('svc-shutdown-');
   const hole = await startBlackHole();
   const config = path.join(temp.dir, 'svc.json');
@@ -32,10 +33,10 @@ test('With an output hanging and 20 upgrade-with-body sockets held open, svc ser
     }
     // A track, so that a delivery hangs on the black hole.
     await fetch(`${serve.url}/v1/remoteinput?artist=A&title=Held`);
-    const started = performance.now();
     serve.child.kill('SIGTERM');
-    expect(await serve.exited).toBe(0);
-    expect(performance.now() - started).toBeLessThan(3000);
+    // The hanging delivery's attempt timeout is 10 s and the held sockets would hold it for ever: an
+    // exit inside the guard waited for neither (the exit time itself: bench/shutdown.bench.js).
+    expect(await withinHangGuard(serve.exited, 'svc serve exiting after SIGTERM', 8000)).toBe(0);
   } finally {
     for (const socket of held) socket.destroy();
     serve.child.kill('SIGKILL');

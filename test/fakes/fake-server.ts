@@ -37,6 +37,8 @@ export interface FakeServer {
   override(override: FakeOverride): void;
   /** Adds `ms` to every answer from now on (a far or slow service), until reset(). */
   slowDown(ms: number): void;
+  /** Holds every answer from now on until the returned release is called (a marker instead of a delay). */
+  hold(): () => void;
   /** Forgets recorded requests, overrides and the added latency. */
   reset(): void;
   close(): Promise<void>;
@@ -46,6 +48,8 @@ export async function startFake(name: string, route: FakeRoute): Promise<FakeSer
   const requests: RecordedRequest[] = [];
   const overrides: FakeOverride[] = [];
   let latencyMs = 0;
+  /** Answers held by hold(), sent on release. */
+  let held: (() => void)[] | undefined;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -69,7 +73,9 @@ export async function startFake(name: string, route: FakeRoute): Promise<FakeSer
         res.end(reply.body ?? '');
       };
       const delayMs = (reply.delayMs ?? 0) + latencyMs;
-      if (delayMs > 0) {
+      if (held) {
+        held.push(send);
+      } else if (delayMs > 0) {
         const timer = setTimeout(send, delayMs);
         res.on('close', () => clearTimeout(timer));
       } else {
@@ -86,6 +92,14 @@ export async function startFake(name: string, route: FakeRoute): Promise<FakeSer
     override: (override) => overrides.unshift(override),
     slowDown(ms) {
       latencyMs = ms;
+    },
+    hold() {
+      const queue: (() => void)[] = [];
+      held = queue;
+      return () => {
+        if (held === queue) held = undefined;
+        for (const send of queue.splice(0)) send();
+      };
     },
     reset() {
       requests.length = 0;

@@ -1,5 +1,6 @@
 import type { Config } from '../../src/config/schema';
-import { deepMerge, type DeepPartial } from '../helpers/test-server';
+import { deepMerge } from '../../src/domain/plain-object';
+import type { DeepPartial } from '../helpers/test-server';
 import { ACOUSTID_KEY, AUDIODB_KEY, FANART_KEY, startAcoustIdFake, startFanartTvFake, startTheAudioDbFake } from './artist-services';
 import { startCoverArtArchiveFake } from './cover-art-archive';
 import type { FakeServer, RecordedRequest } from './fake-server';
@@ -22,6 +23,8 @@ export interface FakeServices {
   all(): (RecordedRequest & { service: string })[];
   /** Every fake answers `ms` later (docs/title-first.md measures with 400 ms). */
   slowDown(ms: number): void;
+  /** Every fake holds its answers until the returned release is called. */
+  hold(): () => void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -43,6 +46,10 @@ export async function startFakeServices(): Promise<FakeServices> {
     ...fakes,
     all: () => list.flatMap((fake) => fake.requests.map((request) => ({ ...request, service: fake.name }))).sort((a, b) => a.at - b.at),
     slowDown: (ms) => list.forEach((fake) => fake.slowDown(ms)),
+    hold: () => {
+      const releases = list.map((fake) => fake.hold());
+      return () => releases.forEach((release) => release());
+    },
     reset: () => list.forEach((fake) => fake.reset()),
     close: async () => {
       await Promise.all(list.map((fake) => fake.close()));

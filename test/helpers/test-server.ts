@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isPlainObject } from '../../src/domain/plain-object';
+import { deepMerge } from '../../src/domain/plain-object';
 import { expandShorthands } from '../../src/config/load';
 import { configSchema, type Config, type FrozenConfig } from '../../src/config/schema';
 import type { EnrichmentPlan } from '../../src/enrich/enricher';
@@ -53,6 +53,7 @@ export interface TestServerOptions {
   outputPollMs?: number;
   outputMaxAttempts?: number;
   icecast?: StartOptions['icecast'];
+  idleHeap?: StartOptions['idleHeap'];
 }
 
 /** Starts the app as `svc serve` does, keeping the parts tests look at. */
@@ -93,6 +94,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     outputPollMs: options.outputPollMs,
     outputMaxAttempts: options.outputMaxAttempts,
     icecast: options.icecast,
+    idleHeap: options.idleHeap,
   });
   let server = await startHarnessed(config, startOptions());
   let running = true;
@@ -121,10 +123,5 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return handle;
 }
 
-/** Config overrides on top of a base: objects merge key by key, anything else replaces. */
-export function deepMerge<T>(base: T, override: unknown): T {
-  if (!isPlainObject(base) || !isPlainObject(override)) return (override === undefined ? base : override) as T;
-  const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(result[key], value);
-  return result as T;
-}
+/** Config overrides on top of a base: src/domain/plain-object.ts's merge, re-exported for the helpers that import it from here. */
+export { deepMerge };

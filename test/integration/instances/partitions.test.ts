@@ -7,8 +7,6 @@ import { eventually, until } from '../../helpers/eventually';
 // Partitions and reconnects (docs/several-instances.md): an instance reaches PostgreSQL through a
 // TCP proxy the test refuses or stalls, while another instance, connected directly, stores tracks.
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Polls `read` until `accept` passes or `timeoutMs` is over; answers the last value and when it passed. */
 async function eventuallyPassed<T>(
   read: () => Promise<T>,
@@ -78,7 +76,7 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
     expect(caughtUp.value.dbid).toBe(missed);
   });
 
-  it('When the proxy passes no byte for 8 s, then /v1/status says unavailable within 6 s, and within 5 s of the end it says ok and shows what was stored meanwhile', async () => {
+  it('When the proxy passes no byte, then /v1/status says unavailable within 6 s, and within 5 s of the end it says ok and shows what was stored meanwhile', async () => {
     const before = await submit(direct, 'Before the silence');
     expect(
       (
@@ -98,8 +96,8 @@ describeWithPostgres('an instance cut off from PostgreSQL by a proxy', () => {
       (body) => body.database === 'unavailable',
       6000,
     );
+    // The silence lasts until the instance has said so (the signal) and a track was stored meanwhile.
     const storedMeanwhile = await submit(direct, 'Stored during the silence');
-    await sleep(Math.max(0, cutAt + 8000 - Date.now()));
     const restoredAt = Date.now();
     proxy.restore();
     const ok = await eventuallyPassed(

@@ -2,11 +2,12 @@ import http from 'node:http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { until } from '../../helpers/eventually';
+import { withinHangGuard } from '../../helpers/real-time';
 
 // Shutdown on SIGTERM (docs/limits-and-load.md "Shutdown"): before, `svc serve` on PostgreSQL
 // took 10.4 s, kept taking new submissions on kept-alive connections all that time, then cut
-// 50 in flight, 26 of them stored without an answer. The goal is 2 s; the assertion doubles it
-// for a shared machine, and the bench keeps the goal.
+// 50 in flight, 26 of them stored without an answer. The exit time's goal (2 s) is
+// bench/shutdown.bench.js's row; here the outcome: exit 0, every 200 stored, nothing stored unanswered.
 
 const CLIENTS = 20;
 
@@ -45,16 +46,14 @@ describeWithPostgres('SIGTERM on PostgreSQL under write load', () => {
     await db.drop();
   });
 
-  it('When SIGTERM comes during writes, then svc exits within 4 s and every stored submission was answered 200, every 200 stored', async () => {
+  it('When SIGTERM comes during writes, then svc exits 0 and every stored submission was answered 200, every 200 stored', async () => {
     const fates = new Map<string, string>();
     const clients = Array.from({ length: CLIENTS }, (_, client) => submitUntilGone(serve.url, client, fates));
     await until(() => [...fates.values()].filter((fate) => fate === '200').length >= 20, 'writes are under way');
-    const signalledAt = Date.now();
     serve.child.kill('SIGTERM');
-    const code = await serve.exited;
-    const exitMs = Date.now() - signalledAt;
+    // Before the fix it took 10.4 s: the guard tells a hang from a slow exit, the bench measures it.
+    const code = await withinHangGuard(serve.exited, 'svc serve exiting after SIGTERM under write load', 8000);
     await Promise.all(clients);
-    process.stderr.write(`shutdown on PostgreSQL under write load: exit ${exitMs} ms after SIGTERM\n`);
 
     const stored = new Set((await db.query<{ title: string }>(`SELECT metadata->>'title' AS title FROM tracks`)).map((row) => row.title));
     const acknowledged = [...fates].filter(([, fate]) => fate === '200').map(([title]) => title);
@@ -62,6 +61,5 @@ describeWithPostgres('SIGTERM on PostgreSQL under write load', () => {
     expect(acknowledged.filter((title) => !stored.has(title))).toEqual([]);
     expect([...stored].filter((title) => fates.get(title) !== '200')).toEqual([]);
     expect(code).toBe(0);
-    expect(exitMs).toBeLessThan(4000);
   });
 });

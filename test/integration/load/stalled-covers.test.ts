@@ -29,7 +29,7 @@ describe('stalled cover downloads', () => {
     await Promise.all(hosts.map((host) => host.close()));
   });
 
-  async function stallThenSubmit(stalledHosts: ImageHost[], label: string): Promise<{ ms: number; coverurl: unknown }> {
+  async function stallThenSubmit(stalledHosts: ImageHost[], label: string): Promise<{ coverurl: unknown }> {
     const fast = await startImageHost('127.0.0.1');
     hosts.push(fast);
     fast.route('/cover.png', serveBytes(cover, 'image/png'));
@@ -41,31 +41,29 @@ describe('stalled cover downloads', () => {
     while (stalledHosts.reduce((sum, host) => sum + host.requests.filter((path) => path.includes(label)).length, 0) < 4 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const started = performance.now();
+    // Had it waited for a download slot, the crawls (cut off only below) would have held it past the
+    // processing budget and it would be stored without its cover: the cover is the outcome.
     const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Fast', title: `after ${label}`, coverurl: `${fast.url}/cover.png` });
-    const ms = performance.now() - started;
     expect(answer.status).toBe(200);
     // The crawlers are cut off: their submissions end without a cover.
     await Promise.all([...new Set(stalledHosts)].map((host) => host.close()));
     await Promise.allSettled(stalled);
-    return { ms, coverurl: (answer.json as { processed_metadata?: { coverurl?: unknown } }).processed_metadata?.coverurl };
+    return { coverurl: (answer.json as { processed_metadata?: { coverurl?: unknown } }).processed_metadata?.coverurl };
   }
 
-  it('When four covers crawl on four hosts, then a fifth submission gets its cover within 2 s', async () => {
+  it('When four covers crawl on four hosts, then a fifth submission gets its cover', async () => {
     const slow = await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'].map((address) => startImageHost(address)));
     hosts.push(...slow);
     for (const [index, host] of slow.entries()) host.route(`/slow-four-${index}.png`, crawl);
-    const { ms, coverurl } = await stallThenSubmit(slow, 'four');
+    const { coverurl } = await stallThenSubmit(slow, 'four');
     expect(coverurl).toEqual(expect.stringMatching(/^cover\//));
-    expect(ms).toBeLessThan(2000);
   });
 
   it('When four covers crawl on one host, then that host holds at most half the slots and a fifth submission is not held up', async () => {
     const slow = await startImageHost('127.0.0.6');
     hosts.push(slow);
     for (let index = 0; index < 4; index += 1) slow.route(`/slow-one-${index}.png`, crawl);
-    const { ms, coverurl } = await stallThenSubmit([slow, slow, slow, slow], 'one');
+    const { coverurl } = await stallThenSubmit([slow, slow, slow, slow], 'one');
     expect(coverurl).toEqual(expect.stringMatching(/^cover\//));
-    expect(ms).toBeLessThan(2000);
   });
 });

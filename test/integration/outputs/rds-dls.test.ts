@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { eventually } from '../../helpers/eventually';
+import { eventually, until } from '../../helpers/eventually';
 import { postJson } from '../../helpers/http';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
@@ -127,7 +127,9 @@ describe('dls output', () => {
         () => Promise.resolve(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''),
         (text) => text.includes('Artist 40 - Title 40 ½'),
       );
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A few more reads of the finished file (counted, not timed): a late partial write would show.
+      const readsAtEnd = reads;
+      await until(() => reads >= readsAtEnd + 10, 'ten more reads of the file');
     } finally {
       clearInterval(poll);
     }

@@ -4,6 +4,7 @@ import { postJson, request } from '../../helpers/http';
 import { freePort, startIcecast, startSource, type IcecastServer, type IcecastSource } from '../../helpers/icecast';
 import { listenerOn, urlAuthMount as urlAuthMountFor } from '../../helpers/icecast-listeners';
 import { describeWithPeers } from '../../helpers/peers';
+import { waitRealTime } from '../../helpers/real-time';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // Listener sessions from Debian's real icecast2 (docs/play-log.md "Listener sessions"): HTTP
@@ -28,7 +29,6 @@ async function history(t: TestServer): Promise<PlayView[]> {
 }
 
 const secondsBetween = (from: number | string, to: number | string) => (Number(new Date(to)) - Number(new Date(from))) / 1000;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const listen = (icecast: IcecastServer) => listenerOn(icecast, MOUNT);
 const urlAuthMount = (svcUrl: string, options: { add: boolean }) => urlAuthMountFor(svcUrl, SECRET, MOUNT, options);
 
@@ -46,26 +46,26 @@ async function playThreeTracks(t: TestServer, icecast: IcecastServer, openCount:
   const l1 = listen(icecast);
   await waitOpen(1);
   at.j1 = Date.now();
-  await pause(1500);
+  await waitRealTime(1500, 'L1 must hear A for whole seconds: Icecast and svc count listener seconds from real join times');
   await submit('B');
-  await pause(joinAfterMs);
+  await waitRealTime(joinAfterMs, 'a join must fall inside the track it is meant for, past the feed error on a join time');
   const l2 = listen(icecast);
   await waitOpen(2);
   at.j2 = Date.now();
-  await pause(1000);
+  await waitRealTime(1000, 'L1 and L2 must overlap B by a second of real listening');
   await l1.leave();
   at.l1 = Date.now();
   await waitOpen(1);
   await submit('C');
-  await pause(joinAfterMs);
+  await waitRealTime(joinAfterMs, 'a join must fall inside the track it is meant for, past the feed error on a join time');
   const l3 = listen(icecast);
   await waitOpen(2);
   at.j3 = Date.now();
-  await pause(1000);
+  await waitRealTime(1000, 'L2 and L3 must overlap C by a second of real listening');
   await l2.leave();
   at.l2 = Date.now();
   await waitOpen(1);
-  await pause(1000);
+  await waitRealTime(1000, 'L3 alone must hear a second of C before it ends');
   expect((await postJson(`${t.url}/v1/remoteinput/end`, { secret: SECRET, channel: 'main' })).status).toBe(200);
   const plays = await eventually(
     () => history(t),

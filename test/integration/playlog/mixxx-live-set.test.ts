@@ -7,6 +7,7 @@ import { listenerOn, urlAuthMount, type Listener } from '../../helpers/icecast-l
 import { startIcecastTestServer, type IcecastTestServer } from '../../helpers/icecast-source';
 import { startMixxx, type Mixxx } from '../../helpers/mixxx';
 import { describeWithPeers } from '../../helpers/peers';
+import { waitRealTime } from '../../helpers/real-time';
 import { runCli } from '../../helpers/run-cli';
 import { makeTempDir } from '../../helpers/temp-dir';
 
@@ -23,8 +24,6 @@ const MOUNT = '/live.ogg';
 
 /** A /v1/history entry: the record's names and the play's fields as every surface shows them. */
 type Play = PlayJson & { dbid: number; artist: string; title: string };
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describeWithPeers(['mixxx', 'xdotool', 'Xvfb', 'icecast2', 'sox', 'oggenc'], 'play log: a live set from Mixxx', () => {
   const music = makeTempDir('svc-mixxx-music-');
@@ -60,6 +59,8 @@ describeWithPeers(['mixxx', 'xdotool', 'Xvfb', 'icecast2', 'sox', 'oggenc'], 'pl
       music.dir,
     );
     const dj = mixxx;
+    const server = svc.ts.server;
+    const openSessions = async () => (await server.plays.openSessions(`http://127.0.0.1:${icecastPort}`, MOUNT)).length;
 
     // On air: Mixxx connects to both servers.
     await dj.press('ctrl+l');
@@ -71,20 +72,23 @@ describeWithPeers(['mixxx', 'xdotool', 'Xvfb', 'icecast2', 'sox', 'oggenc'], 'pl
     // The first track; a second listener tunes in during it, and the first leaves.
     await dj.press('l');
     await eventually(plays, (list) => list.length === 1, 30_000);
-    await pause(3000);
+    await waitRealTime(3000, 'Mixxx streams the first track a while before the second listener tunes in, so the join falls inside it');
     const late = listenerOn(audience, MOUNT);
     listeners.push(late);
     expect(await late.status).toBe('200');
-    await pause(2000);
+    // svc has both sessions open (Icecast's listener_add calls): both hear the first track.
+    await eventually(openSessions, (count) => count === 2, 20_000);
+    await waitRealTime(2000, 'both listeners hear the first track for whole seconds while Mixxx streams it');
     await early.leave();
-    await pause(1000);
+    await eventually(openSessions, (count) => count === 1, 20_000);
+    await waitRealTime(1000, 'Mixxx keeps streaming the first track to the one listener before the DJ loads the next');
 
     // The next track in deck 1, then the first stopped; the second listener stays to the end.
     await dj.loadDeck1(second);
-    await pause(2000);
+    await waitRealTime(2000, 'Mixxx loads the second file into deck 1 in the background and says nothing an outside program can read');
     await dj.press('d', 'l');
     await eventually(plays, (list) => list.length === 2, 30_000);
-    await pause(4000);
+    await waitRealTime(4000, 'the second track must be on air, heard by the listener who stayed, for whole seconds before Mixxx goes off air');
     await dj.press('ctrl+l');
     const set = await eventually(
       plays,

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import { AppError } from '../../../src/errors';
 import type { OpenStream } from '../../../src/server/sse/event-stream';
-import { postJson } from '../../helpers/http';
+import { until } from '../../helpers/eventually';
+import { postJson, request } from '../../helpers/http';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
@@ -175,7 +176,9 @@ describe('GET /v1/events: the fast path and the Koa route', () => {
     req.on('error', () => undefined);
     await waited;
     req.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The marker: a request after it, whose access-log line comes once the aborted one would have logged.
+    await request(`${t.url}/v1/last?marker=after-abort`);
+    await until(() => t.logs.some((line) => line.includes('marker=after-abort')), 'the marker request was logged');
     expect(t.logs.slice(linesBefore).filter((line) => line.includes('/v1/events'))).toEqual([]);
   });
 
