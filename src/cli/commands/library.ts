@@ -94,7 +94,7 @@ async function runAdd(paths: string[], options: ClientOptions, ctx: CliContext):
   const failed = Array.isArray(summary.failed) ? summary.failed.length : 0;
   if (options.json) ctx.io.out(jsonLine(summary));
   else ctx.io.out(`added ${text(summary.added)}, unchanged ${text(summary.unchanged)}, skipped ${failed}; ${text(summary.tracks)} tracks in the library`);
-  // Skipped files are problems found: the rest was added (docs/cli.md "svc library").
+  // Skipped files are problems found: the rest was added (docs/recognition.md "The library").
   return failed > 0 ? EXIT.SERVER_ERROR : EXIT.OK;
 }
 
