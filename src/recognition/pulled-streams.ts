@@ -98,14 +98,13 @@ function pull(stream: PulledStream, options: PulledStreamsOptions, schedule: (ru
         attempt = 0;
         sink.write(bytes);
       });
-      response.once('end', () => {
+      // What arrived is listened to the end before the stream is connected to again.
+      const after = (problem: string) => {
         sink.end();
-        once('the stream ended');
-      });
-      response.once('error', (error) => {
-        sink.end();
-        once(error.message);
-      });
+        void sink.done.then(() => once(problem));
+      };
+      response.once('end', () => after('the stream ended'));
+      response.once('error', (error) => after(error.message));
     });
     request.setTimeout(options.idleMs, () => request?.destroy(new Error(`no data for ${Math.round(options.idleMs / 1000)} s`)));
     request.once('error', (error) => once(error.message));

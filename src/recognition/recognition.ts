@@ -57,6 +57,8 @@ interface Listening {
 export interface StreamHandle {
   write(bytes: Buffer): boolean;
   end(): void;
+  /** Settles when the decoder and fingerprinter have finished (after end(), or on a failure). */
+  done: Promise<void>;
 }
 
 export class Recognition {
@@ -114,6 +116,8 @@ export class Recognition {
     };
     this.streams.set(name, listening);
     const windowItems = Math.round(this.options.windowSeconds * ITEMS_PER_SECOND);
+    let ended: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (ended = resolve));
     const stream = startAudioStream({
       tools: this.options.tools,
       windowItems,
@@ -129,6 +133,7 @@ export class Recognition {
         listening.stream = null;
         this.deps.logger.info(`recognition: ${name} no longer listened to: ${reason}`);
         this.finishTitle(listening);
+        ended();
       },
     });
     listening.stream = stream;
@@ -139,6 +144,7 @@ export class Recognition {
         return taken;
       },
       end: () => stream.end(),
+      done,
     };
   }
 
