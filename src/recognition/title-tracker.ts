@@ -55,10 +55,12 @@ export class TitleTracker {
     }
     let event: TitleEvent | null = null;
     if (seen && this.candidate && this.agrees(this.candidate, seen)) {
+      // The title's own track found again at another place (a part that repeats) is no new title.
+      const same = this.title?.match.trackId === seen.match.trackId;
       this.title = seen;
       this.candidate = null;
       this.misses = 0;
-      return { type: 'title', match: seen.match, rate: seen.rate };
+      return same ? null : { type: 'title', match: seen.match, rate: seen.rate };
     }
     this.candidate = seen;
     if (this.title) {

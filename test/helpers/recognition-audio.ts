@@ -119,9 +119,11 @@ export function streamCopy(source: string, out: string, options: { from: number;
 }
 
 /** A DJ set of the sources, `seconds` of each from `from`, crossfaded over `fade` s, as one WAV (44.1 kHz stereo). */
-export function djSet(sources: readonly string[], out: string, options: { from: number; seconds: number; fade: number; speed?: number }): string {
+export function djSet(sources: readonly string[], out: string, options: { from: number; seconds: number; fade: number }): string {
+  // Each part padded to where it starts, all mixed at full volume: the crossfades lie exactly there.
   const parts = sources.map((source, i) => {
     const part = `${out}-${i}.wav`;
+    const fades = ['fade', 't', i === 0 ? '0' : String(options.fade), String(options.seconds), i === sources.length - 1 ? '0' : String(options.fade)];
     execFileSync('sox', [
       source,
       '-r',
@@ -134,20 +136,13 @@ export function djSet(sources: readonly string[], out: string, options: { from: 
       'trim',
       String(options.from),
       String(options.seconds),
-      'fade',
-      't',
-      i === 0 ? '0' : String(options.fade),
-      String(options.seconds),
-      i === sources.length - 1 ? '0' : String(options.fade),
-      ...(options.speed && options.speed !== 1 ? ['speed', String(options.speed)] : []),
+      ...fades,
+      'pad',
+      String(i * (options.seconds - options.fade)),
     ]);
     return part;
   });
-  // Each next track starts `fade` s before the previous ends: sox's splice overlaps them there.
-  const positions = parts
-    .slice(1)
-    .map((_, i) => `${((i + 1) * (options.seconds - options.fade) + options.fade / 2) / (options.speed ?? 1)},${options.fade / 2 / (options.speed ?? 1)}`);
-  execFileSync('sox', [...parts, out, 'splice', '-q', ...positions]);
+  execFileSync('sox', ['-m', ...parts.flatMap((part) => ['-v', '1', part]), out]);
   for (const part of parts) fs.rmSync(part);
   return out;
 }
