@@ -1,4 +1,5 @@
 import type { FrozenConfig } from '../config/schema';
+import { errorMessage } from '../errors';
 import { recordJson } from '../domain/play';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
@@ -33,6 +34,11 @@ import { createEventStream } from '../server/sse/event-stream';
 import { createWorkPool } from '../server/work-pool';
 import type { Storage, Work } from '../server/parts';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
+import { addToLibrary, listLibrary, removeFromLibrary, type LibraryDeps } from '../recognition/library';
+import { Recognition } from '../recognition/recognition';
+import { DEFAULT_SEARCH } from '../recognition/fingerprint-index';
+import { DEFAULT_TRACKER } from '../recognition/title-tracker';
+import { doublingBackoff, startPulledStreams, type RunningPulledStreams } from '../recognition/pulled-streams';
 import os from 'node:os';
 
 // The composition root (docs/architecture.md "Layout"): reads nothing but the config it is
@@ -54,6 +60,8 @@ export interface StartOptions {
   ws?: ServerOptions['ws'];
   /** The idle-heap watcher: tests use a short quiet time and watch its decisions. */
   idleHeap?: ServerOptions['idleHeap'];
+  /** Recognition: tests that send a file faster than it plays decode it at once, and set the reconnect waits. */
+  recognition?: { realTime?: boolean; backoffMs?: (attempt: number) => number; idleMs?: number };
   /** The Icecast source listener: tests use a short idle time or small memory bounds. */
   icecast?: Partial<
     Pick<IcecastListenerOptions, 'idleTimeoutMs' | 'maxConnections' | 'maxConnectionsPerAddress' | 'sourceMemoryBytes' | 'totalSourceMemoryBytes'>
@@ -92,6 +100,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
     await work.outputs.close();
     await work.poller.close();
     await work.playLog.close();
+    work.recognition.close();
     await storage.store.close();
   };
   const start = async (): Promise<RunningApp> => {
@@ -106,7 +115,9 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
       await closeBackground();
       throw error;
     }
+    const pulled = await startRecognition(config, work, options, logger);
     const icecast = await startIcecastSource(config, work, storage, options, logger).catch(async (error: unknown) => {
+      pulled?.close();
       await server.close();
       await closeBackground();
       throw error;
@@ -120,6 +131,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
         (closing ??= (async () => {
           // Sources first: the server's close then waits for the tracks they were submitting.
           await icecast?.close();
+          pulled?.close();
           await server.close();
           await closeBackground();
         })()),
@@ -144,8 +156,14 @@ async function startIcecastSource(
     host: config.host,
     port,
     password: password ?? config.secret,
-    submit: sourceSubmitter(work, storage),
+    submit: heardFromSource(sourceSubmitter(work, storage), work.recognition),
     sourceGone: (channel) => work.playLog.end(channel, 'source_disconnect'),
+    ...(config.recognition.enabled
+      ? {
+          // Each source's audio is listened to on its mount's channel (docs/recognition.md "Listening").
+          audio: (mount: string) => work.recognition.listen(`icecast:${mount}`, mount, config.recognition.vinylChannels.includes(mount)),
+        }
+      : {}),
     logger,
     authentication: { throttle: work.authThrottle, report: work.reportFailedAuthentication },
     ...options.icecast,
@@ -162,6 +180,75 @@ function sourceSubmitter(work: Work, storage: Storage): SubmitFields {
   return async (fields) => {
     const receivedSeq = await storage.tracks.nextReceivedSeq();
     return work.trackInFlight(submitTrack({ method: 'POST', query: {}, body: fields, authHeader: '' }, receivedSeq, deps));
+  };
+}
+
+/** A title the source sent itself (an Ogg tag, an updinfo) holds its channel against recognition. */
+function heardFromSource(submit: SubmitFields, recognition: Recognition): SubmitFields {
+  return async (fields) => {
+    if (fields.channel !== undefined) recognition.sourceTitled(fields.channel);
+    return submit(fields);
+  };
+}
+
+/** Loads the library's index, and with `recognition.enabled` connects to the pulled streams. */
+async function startRecognition(config: FrozenConfig, work: Work, options: StartOptions, logger: Logger): Promise<RunningPulledStreams | null> {
+  await work.recognition.reload().catch((error: unknown) => logger.error(`recognition: cannot read the library: ${errorMessage(error)}`));
+  if (!config.recognition.enabled) return null;
+  logger.info(`recognition: ${work.recognition.librarySize()} library tracks indexed`);
+  if (config.recognition.streams.length === 0) return null;
+  return startPulledStreams({
+    streams: config.recognition.streams,
+    recognition: work.recognition,
+    logger,
+    backoffMs: options.recognition?.backoffMs ?? doublingBackoff(config.recognition.reconnectMaxSeconds * 1000),
+    idleMs: options.recognition?.idleMs ?? 15_000,
+  });
+}
+
+/** The recognition and its library: adds one at a time, the index read again after each change. */
+function createRecognition(
+  config: FrozenConfig,
+  options: StartOptions,
+  store: Store,
+  logger: Logger,
+  submit: SubmitFields,
+  playLog: PlayLog,
+): Pick<Work, 'recognition' | 'library'> {
+  const settings = config.recognition;
+  const recognition = new Recognition(
+    { library: store.library, submit, end: (channel) => playLog.end(channel, 'explicit'), logger },
+    {
+      tools: settings.tools,
+      windowSeconds: settings.windowSeconds,
+      search: { ...DEFAULT_SEARCH, maxBitError: settings.maxBitError },
+      tracker: { ...DEFAULT_TRACKER, clearAfter: settings.clearAfterWindows },
+      sourceHoldMs: settings.sourceHoldSeconds * 1000,
+      ...(options.recognition?.realTime === false ? { realTime: false } : {}),
+    },
+  );
+  const deps: LibraryDeps = { store: store.library, tools: settings.tools, changed: () => void recognition.reload().catch(() => undefined) };
+  let adding: Promise<unknown> = Promise.resolve();
+  return {
+    recognition,
+    library: {
+      add: (paths, onEvent) => {
+        const run = adding.then(() => addToLibrary(deps, paths, onEvent));
+        adding = run.catch(() => undefined);
+        return run;
+      },
+      list: () => listLibrary(deps),
+      remove: (selector) => removeFromLibrary(deps, selector),
+    },
+  };
+}
+
+/** A recognised play through the same use case as POST /v1/remoteinput; the server's shutdown waits for it. */
+function recognisedSubmitter(submitDeps: SubmitDeps, tracks: Storage['tracks'], trackInFlight: Work['trackInFlight']): SubmitFields {
+  const deps: SubmitDeps = { ...submitDeps, secret: '' };
+  return async (fields) => {
+    const receivedSeq = await tracks.nextReceivedSeq();
+    return trackInFlight(submitTrack({ method: 'POST', query: {}, body: fields, authHeader: '' }, receivedSeq, deps));
   };
 }
 
@@ -278,6 +365,12 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
+  // A recognised play is a submission (docs/recognition.md "A recognised play"), as a source's is.
+  const recognitionParts = createRecognition(config, options, store, logger, recognisedSubmitter(submitDeps, tracks, trackInFlight), playLog);
+  // Any other title on a channel holds it against recognition (an HTTP submission, another instance's).
+  nowPlaying.on('track-changed', (record) => {
+    if (record.metadata.recognition === undefined && record.play) recognitionParts.recognition.sourceTitled(record.play.channel);
+  });
   // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
   const expensiveWork = createWorkPool();
   const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, pool: expensiveWork, logger });
@@ -310,6 +403,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     playLog,
     listenerSessions,
     poller,
+    ...recognitionParts,
   };
 }
 

@@ -125,6 +125,28 @@ export class SvcClient {
     return response;
   }
 
+  /**
+   * POSTs JSON with the secret and hands back the answer to be read as it streams (NDJSON):
+   * `timeoutMs` bounds the wait for the headers only, never the body.
+   */
+  async postStream(path: string, body: unknown): Promise<Response> {
+    const url = this.endpoint(path);
+    const headers: Record<string, string> = { 'User-Agent': USER_AGENT, 'Content-Type': 'application/json', Accept: 'application/x-ndjson' };
+    if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal, redirect: 'manual' });
+    } catch (error) {
+      throw unreachable(url, error, controller.signal, this.settings);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) throw statusError(url, response, await response.text().catch(() => ''));
+    return response;
+  }
+
   /** GETs bytes from a URL on the same server (an image announced on the stream). */
   async download(url: URL): Promise<Download> {
     if (url.origin !== this.settings.baseUrl.origin) {

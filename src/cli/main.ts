@@ -5,6 +5,7 @@ import { registerCompletion } from './commands/completion';
 import { registerEdit } from './commands/edit';
 import { registerHistory } from './commands/history';
 import { registerLast } from './commands/last';
+import { registerLibrary } from './commands/library';
 import { registerOutputs } from './commands/outputs';
 import { registerRequests } from './commands/requests';
 import { registerReport } from './commands/report';
@@ -61,6 +62,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerOutputs(program, ctx, setResult);
   registerRequests(program, ctx, setResult);
   registerReport(program, ctx, setResult);
+  registerLibrary(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);

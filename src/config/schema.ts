@@ -201,6 +201,12 @@ const playlogIcecastSchema = object({
     .test('mounts', '${path} must map mounts ("/live.mp3") to channel names', (value) => isMountMap(value)),
 });
 
+const recognitionStreamSchema = object({
+  url: httpUrl().required('${path} is required'),
+  channel: string().min(1, '${path} must not be empty').required('${path} is required'),
+  vinyl: boolean().default(false),
+});
+
 export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
   host: string().min(1).default('127.0.0.1'),
@@ -373,6 +379,25 @@ export const configSchema = object({
     minSessionSeconds: number().min(0).default(0),
     keepAddresses: boolean().default(false),
     icecast: array(playlogIcecastSchema.defined()).default([]),
+  }),
+  // docs/recognition.md: recognising the audio of the listener's sources and of pulled streams.
+  recognition: object({
+    enabled: boolean().default(false),
+    // Streams svc connects to as a listener, each the audio of one channel.
+    streams: array(recognitionStreamSchema.defined()).default([]),
+    // Channels (listener mounts) whose audio comes off a turntable: resampled copies are searched too.
+    vinylChannels: array(string().defined()).default([]),
+    windowSeconds: number().min(4, '${path} must be at least 4 seconds').max(20, '${path} must be at most 20 seconds').default(8),
+    clearAfterWindows: number().integer().min(1).max(60).default(4),
+    maxBitError: number().min(0.05).max(0.45).default(0.3),
+    sourceHoldSeconds: number().min(0).default(900),
+    reconnectMaxSeconds: positiveSeconds().max(3600).default(60),
+    tools: object({
+      ffmpeg: string().min(1).default('ffmpeg'),
+      ffprobe: string().min(1).default('ffprobe'),
+      sox: string().min(1).default('sox'),
+      fpcalc: string().min(1).default('fpcalc'),
+    }),
   }),
   // Your own files (templates, fonts, images) for the pages, served at /static/ and
   // /httpstatic/ (docs/first-hour.md "Your own files"); empty: nothing is served there.

@@ -5,7 +5,7 @@ import { throttledLog } from '../log';
 import { AuthThrottle } from '../domain/auth-throttle';
 import { sleep } from '../signals';
 import { ByteBudget } from './byte-budget';
-import { runSourceSession } from './source-session';
+import { runSourceSession, type AudioTap } from './source-session';
 import {
   CONTINUE,
   MAX_HEAD_BYTES,
@@ -40,6 +40,8 @@ export interface IcecastListenerOptions {
   submit: SubmitFields;
   /** A source left its mount: the play on that channel ends (docs/play-log.md "Air times"). */
   sourceGone?: (channel: string) => Promise<unknown>;
+  /** Where each source's audio goes: the recognition (docs/recognition.md "Listening"). */
+  audio?: AudioTap;
   logger: Logger;
   /** Silence before the request head is complete, and from a connected source (Icecast's source-timeout is 10 s). */
   idleTimeoutMs?: number;
@@ -78,7 +80,7 @@ export async function startIcecastListener(options: IcecastListenerOptions): Pro
   // A source that goes away ends the play on its mount's channel (docs/play-log.md "Air times").
   const sourceGone = options.sourceGone;
   const ended = sourceGone ? { disconnected: (channel: string) => sourceGone(channel) } : {};
-  const sessionDeps = { submit, logger, report, ...ended };
+  const sessionDeps = { submit, logger, report, ...ended, ...(options.audio ? { audio: options.audio } : {}) };
 
   const route = (socket: Socket, head: RequestHead, rest: Buffer) => {
     const from = socket.remoteAddress ?? 'unknown';
@@ -321,4 +323,4 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
   });
 }
 
-export type { SubmitFields };
+export type { AudioTap, SubmitFields };

@@ -8,9 +8,10 @@ import { OggTrackReader } from './ogg-tracks';
 import type { RequestHead } from './source-protocol';
 import { describeTrack, logFailure, type SubmitFields } from './submitter';
 
-// One connected source: the body is read and thrown away; an Ogg stream's comment headers
-// become submissions, in the order they came. An MP3/AAC stream carries no tags: it is read
-// and dropped (its titles come through /admin/metadata).
+// One connected source: an Ogg stream's comment headers become submissions, in the order they
+// came. An MP3/AAC stream carries no tags (its titles come through /admin/metadata). The audio
+// itself goes to the recognition's tap when there is one (docs/recognition.md "Listening"),
+// else it is dropped.
 
 /** Tracks found but not yet submitted, per source; more is a client outrunning the pipeline. */
 const MAX_WAITING_TRACKS = 8;
@@ -24,7 +25,18 @@ export interface SourceSessionDeps {
   report: (kind: string, message: string) => void;
   /** The source went away: the play on its mount's channel ends (docs/play-log.md "Air times"). */
   disconnected?: (channel: string) => Promise<unknown>;
+  /** Where the audio of a source goes (docs/recognition.md "Listening"); absent or null: nowhere. */
+  audio?: AudioTap;
 }
+
+/** What listens to a source's audio: its bytes as they come, then the end. */
+export interface AudioSink {
+  write(bytes: Buffer): void;
+  end(): void;
+}
+
+/** Opens a sink for a source on `mount` sending `contentType` ('' when it sent none); null: not listened to. */
+export type AudioTap = (mount: string, contentType: string) => AudioSink | null;
 
 export function runSourceSession(socket: Socket, head: RequestHead, mount: string, firstBytes: Buffer, deps: SourceSessionDeps): void {
   const label = `icecast source ${mount.slice(0, 256)} from ${socket.remoteAddress ?? 'unknown'}`;
@@ -35,6 +47,7 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
   let waiting = 0;
   let queue: Promise<void> = Promise.resolve();
   let refused = false;
+  const sink = deps.audio?.(mount, contentType) ?? null;
 
   const enqueue = (fields: Record<string, string>) => {
     if (waiting >= MAX_WAITING_TRACKS) {
@@ -57,6 +70,7 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
 
   const readBody = (body: Buffer) => {
     if (body.length === 0) return;
+    sink?.write(body);
     // No Content-Type: an Ogg stream is known by its first capture pattern.
     if (ogg === undefined) ogg = body.subarray(0, 4).toString('latin1') === 'OggS' ? newReader() : null;
     if (!ogg) return;
@@ -83,6 +97,7 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
   deps.logger.info(`${label} connected (${contentType || 'no Content-Type'})`);
   socket.on('close', () => {
     if (!refused) deps.logger.info(`${label} disconnected`);
+    sink?.end();
     // After the tracks it sent are stored: the last of them is the play that ends.
     queue = queue.then(async () => {
       await deps.disconnected?.(mount).catch(() => undefined);

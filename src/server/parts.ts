@@ -9,6 +9,7 @@ import type { PlayLog } from '../pipeline/play-log';
 import type { ListenerSessions } from '../pipeline/listener-sessions';
 import type { IcecastPoller } from '../pipeline/icecast-poller';
 import type { ImageStore } from '../store/images';
+import type { Recognition } from '../recognition/recognition';
 import type { Store } from '../store/store';
 import type { StorageHealth } from '../store/health';
 import type { MemoryCachedImageStore } from '../store/image-memory-cache';
@@ -17,6 +18,7 @@ import type { CurrentImages } from './current-images';
 import type { idempotent as idempotentWrites } from './middleware/idempotency';
 import type { reportFailedAuthentication } from './middleware/auth-throttle';
 import type { QueueBudget } from './queue-budget';
+import type { LibraryRoutesDeps } from './routes/library';
 import type { EventStream } from './sse/event-stream';
 import type { WorkPool } from './work-pool';
 
@@ -62,4 +64,7 @@ interface Work {
   poller: IcecastPoller;
   /** GET /v1/events: the one event stream of this process. */
   events: EventStream;
+  /** Recognition of the audio svc receives, and its library (docs/recognition.md). */
+  recognition: Recognition;
+  library: LibraryRoutesDeps['library'];
 }

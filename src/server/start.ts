@@ -28,6 +28,7 @@ import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
 import { icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
+import { libraryRoutes } from './routes/library';
 import { reportRoutes } from './routes/reports';
 import { reportSettings } from '../reports/settings';
 import { storeReportSource } from '../reports/store-source';
@@ -160,6 +161,7 @@ function createHttpApp(
         idempotent: work.idempotent,
         submit: work.submitDeps,
         playLog: work.playLog,
+        recognition: () => (config.recognition.enabled ? work.recognition.status() : null),
       }),
       icecastListenerRoutes({
         secret: config.secret,
@@ -179,6 +181,7 @@ function createHttpApp(
         limits: work.submitDeps,
       }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
+      libraryRoutes({ secret: config.secret, maxBodyBytes: config.maxBodyBytes, library: work.library }),
       reportRoutes({
         secret: config.secret,
         settings: reportSettings(config),

@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events';
 import type { ImageCategory } from '../domain/track';
 import type { IdempotencyBounds, IdempotencyStore } from './idempotency';
 import type { ImageStore } from './images';
+import type { LibraryStore } from './library';
 import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
 import type { SongRequestStore } from './song-requests';
@@ -62,6 +63,8 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   /** The song-request queue (docs/song-requests.md). */
   readonly songRequests: SongRequestStore;
+  /** The audio files svc recognises (docs/recognition.md). */
+  readonly library: LibraryStore;
   /** Shared request spacing; absent with SQLite, where one process's limiter is the whole story. */
   readonly requestSlots?: RequestSlots;
   /** Changes of other instances; never fires with SQLite (one process owns the file). */

@@ -86,6 +86,11 @@ function service(name: string, debianPackage: string, url: string, defaultPort: 
   };
 }
 
+/** A package of data files rather than a program: present when its folder is. */
+function folder(dir: string, debianPackage: string): Peer {
+  return { program: dir, debianPackage, present: () => fs.existsSync(dir) };
+}
+
 let postgresAnswered: boolean | undefined;
 
 /** Whether the server accepts a login (a port that is open is not enough: pgbouncer, a wrong role). */
@@ -128,6 +133,12 @@ export const PEERS = {
   psql: program('psql', 'postgresql-client'),
   // script(1) gives a command a pseudo-terminal; Debian's essential bsdutils has it.
   script: program('script', 'bsdutils'),
+  // Recognition (docs/recognition.md "What it needs"): the decoder, the tag reader, the fingerprinter,
+  // and Debian's packaged music the integration tests and the bench build DJ sets from.
+  ffmpeg: program('ffmpeg', 'ffmpeg'),
+  ffprobe: program('ffprobe', 'ffmpeg'),
+  fpcalc: program('fpcalc', 'libchromaprint-tools'),
+  'hyperrogue-music': folder('/usr/share/hyperrogue/music', 'hyperrogue-music'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },
   mosquitto: service('Mosquitto', 'mosquitto', MQTT_TEST_URL, 1883),
 } satisfies Record<string, Peer>;

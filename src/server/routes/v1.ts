@@ -5,6 +5,7 @@ import { endPlay } from '../../pipeline/end-play';
 import type { PlayLog } from '../../pipeline/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
+import type { StreamStatus } from '../../recognition/recognition';
 import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppMiddleware, AppState } from '../context';
 import { parseBody, rawRequestOf } from '../middleware/body';
@@ -30,6 +31,8 @@ export interface V1Deps {
   trackInFlight: <T>(work: Promise<T>) => Promise<T>;
   /** Ends plays, and names the complement warnings of the last 3 hours (docs/play-log.md). */
   playLog: PlayLog;
+  /** Each listened stream and the library's size (docs/recognition.md "Status"); null while recognition is off. */
+  recognition?: () => { library: number; streams: readonly StreamStatus[] } | null;
 }
 
 export function v1Routes(deps: V1Deps): Router<AppState> {
@@ -44,9 +47,10 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     const failing = deps.failingServices();
     const notifications = deps.notifications?.();
     const warnings = deps.playLog.warnings();
-    // The usual answer is built once; a failing service, a silent channel or a complement warning is news worth a fresh one.
+    const recognition = deps.recognition?.() ?? null;
+    // The usual answer is built once; a failing service, a silent channel, a complement warning or recognition is news worth a fresh one.
     ctx.body =
-      failing.length === 0 && notifications !== 'silent' && warnings.length === 0
+      failing.length === 0 && notifications !== 'silent' && warnings.length === 0 && recognition === null
         ? statusOf[deps.databaseState()]
         : JSON.stringify({
             status: 'ok',
@@ -55,6 +59,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
             ...(notifications === 'silent' ? { notifications } : {}),
             ...(failing.length === 0 ? {} : { failing_services: failing }),
             ...(warnings.length > 0 ? { playlog_warnings: warnings } : {}),
+            ...(recognition ? { recognition } : {}),
           });
   });
 

@@ -293,6 +293,24 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tracks ADD COLUMN report_version integer;
     `,
   },
+  {
+    version: 13,
+    name: 'recognition library',
+    sql: `
+      -- The audio files svc recognises, as in SQLite's migration 16 (docs/recognition.md "The library").
+      CREATE TABLE library_tracks (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        path text COLLATE "C" NOT NULL UNIQUE,
+        size bigint NOT NULL,
+        mtime_ms bigint NOT NULL,
+        duration_seconds double precision NOT NULL,
+        tags text NOT NULL,
+        items integer NOT NULL,
+        fingerprint bytea NOT NULL,
+        added_at bigint NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

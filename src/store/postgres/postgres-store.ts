@@ -10,6 +10,7 @@ import { createPostgresOutputStore } from './outputs';
 import { createPostgresPlayLogStore } from './plays';
 import { createPostgresIdempotencyStore } from './idempotency';
 import { createPostgresSongRequestStore } from './song-requests';
+import { createPostgresLibraryStore } from './library';
 import { probePostgresWrite } from './probe-write';
 import { createPostgresRequestSlots } from './request-slots';
 import { createPostgresTrackStore } from './tracks';
@@ -52,6 +53,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     outputs: createPostgresOutputStore(pool),
     idempotency: createPostgresIdempotencyStore(pool, options.idempotencyBounds),
     songRequests: createPostgresSongRequestStore(pool),
+    library: createPostgresLibraryStore(pool, options.now),
     requestSlots: createPostgresRequestSlots(pool),
     events,
     notifications: () => listener.notifications(),

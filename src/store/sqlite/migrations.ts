@@ -329,4 +329,24 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tracks_for_reports ON tracks (started_at, dbid, kind, channel, ended_at, trimmed_seconds, report_marks, report_version, recording_key, spelling_key, listeners);
     `,
   },
+  {
+    version: 16,
+    name: 'recognition library',
+    sql: `
+      -- The audio files svc recognises (docs/recognition.md "The library"): a file's size and
+      -- modification time make adding incremental; the fingerprint is Chromaprint's raw items,
+      -- little-endian 32-bit (store/library.ts); tags is a JSON object of the kept tags.
+      CREATE TABLE library_tracks (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL,
+        mtime_ms INTEGER NOT NULL,
+        duration_seconds REAL NOT NULL,
+        tags TEXT NOT NULL,
+        items INTEGER NOT NULL,
+        fingerprint BLOB NOT NULL,
+        added_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

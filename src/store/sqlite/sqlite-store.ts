@@ -4,6 +4,7 @@ import type { Store, StoreEvents, StoreOptions } from '../store';
 import { openDatabase, probeSqliteWrite } from './database';
 import { createIdempotencyStore } from './idempotency';
 import { createImageStore } from './images';
+import { createLibraryStore } from './library';
 import { createLookupCacheStore } from './lookup-cache';
 import { createOutputStore } from './outputs';
 import { createSongRequestStore } from './song-requests';
@@ -24,6 +25,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     outputs: createOutputStore(db),
     idempotency: createIdempotencyStore(db, options.idempotencyBounds),
     songRequests: createSongRequestStore(db),
+    library: createLibraryStore(db, options.now),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),
     close: async () => {

@@ -1,0 +1,241 @@
+import type { Logger } from '../log';
+import type { LibraryFingerprint, LibraryStore, LibraryTags } from '../store/library';
+import { startAudioStream, type AudioStream } from './audio-stream';
+import type { AudioTools } from './audio-tools';
+import { FingerprintIndex, type Match, type SearchOptions } from './fingerprint-index';
+import { TitleTracker, type TitleEvent, type TrackerOptions } from './title-tracker';
+
+// Recognition as a use case (docs/recognition.md): holds the library's index, listens to each
+// stream it is handed (the Icecast listener's sources, the pulled streams), and turns the
+// tracker's titles into submissions through the one port it is given, marked `recognition`
+// with the match's score. A title the source itself sends on a channel wins: recognition stays
+// quiet on that channel for `sourceHoldMs` after it, and never submits over it.
+
+/** Chromaprint's items per second at 11,025 Hz (a frame every 4096/3 samples). */
+export const ITEMS_PER_SECOND = 11_025 / (4096 / 3);
+
+export interface RecognitionOptions {
+  tools: AudioTools;
+  /** Seconds of audio each search looks at. */
+  windowSeconds: number;
+  search: SearchOptions;
+  tracker: TrackerOptions;
+  /** How long a title the source sent on a channel keeps recognition quiet there. */
+  sourceHoldMs: number;
+  /** Decode at the audio's own speed (the default); tests that send a file at once turn it off. */
+  realTime?: boolean;
+}
+
+export interface RecognitionDeps {
+  library: LibraryStore;
+  /** Stores and announces a play's fields as a submission does (src/app/start-app.ts). */
+  submit: (fields: Record<string, string>) => Promise<{ dbid: number }>;
+  /** The title went away: the channel's play ends. */
+  end: (channel: string) => Promise<unknown>;
+  logger: Logger;
+  now?: () => number;
+}
+
+export interface StreamStatus {
+  name: string;
+  channel: string;
+  listening: boolean;
+  /** Why it is not listening (the last problem), when it is not. */
+  problem?: string;
+  vinyl: boolean;
+  lastMatch?: { artist?: string; title?: string; score: number; at: string; rate: number };
+  title?: string;
+  droppedBytes: number;
+}
+
+interface Listening {
+  status: StreamStatus;
+  stream: AudioStream | null;
+  tracker: TitleTracker;
+}
+
+export interface StreamHandle {
+  write(bytes: Buffer): boolean;
+  end(): void;
+  /** Settles when the decoder and fingerprinter have finished (after end(), or on a failure). */
+  done: Promise<void>;
+}
+
+export class Recognition {
+  private index = new FingerprintIndex([]);
+  private tags = new Map<number, LibraryTags>();
+  private readonly streams = new Map<string, Listening>();
+  private readonly sourceTitles = new Map<string, number>();
+  private reloading: Promise<void> | null = null;
+  private reloadAgain = false;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly deps: RecognitionDeps,
+    private readonly options: RecognitionOptions,
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Reads the library into the index; again after each change (changes during a read are read next). */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      do {
+        this.reloadAgain = false;
+        const tracks: LibraryFingerprint[] = await this.deps.library.fingerprints();
+        this.index = new FingerprintIndex(tracks);
+        this.tags = new Map(tracks.map((track) => [track.id, track.tags]));
+      } while (this.reloadAgain);
+    })().finally(() => {
+      this.reloading = null;
+    });
+    return this.reloading;
+  }
+
+  librarySize(): number {
+    return this.index.size;
+  }
+
+  /** A title the source sent on `channel` (a tag, an updinfo, a submission): recognition holds back there. */
+  sourceTitled(channel: string): void {
+    this.sourceTitles.set(channel, this.now());
+    if (this.sourceTitles.size > 10_000) this.sourceTitles.delete(this.sourceTitles.keys().next().value ?? '');
+  }
+
+  /** Starts listening to a stream's bytes; the same name again replaces the earlier one. */
+  listen(name: string, channel: string, vinyl: boolean, inputFormat?: string): StreamHandle {
+    this.streams.get(name)?.stream?.close();
+    const listening: Listening = {
+      status: { name, channel, listening: true, vinyl, droppedBytes: 0 },
+      stream: null,
+      tracker: new TitleTracker(this.options.tracker),
+    };
+    this.streams.set(name, listening);
+    const windowItems = Math.round(this.options.windowSeconds * ITEMS_PER_SECOND);
+    let ended: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (ended = resolve));
+    const stream = startAudioStream({
+      tools: this.options.tools,
+      windowItems,
+      ...(inputFormat ? { inputFormat } : {}),
+      ...(this.options.realTime === false ? { realTime: false } : {}),
+      onWindow: (items, position) => {
+        if (items.length >= windowItems / 2) this.window(listening, items, position);
+      },
+      onEnd: (reason) => {
+        listening.status.listening = false;
+        listening.status.problem = reason;
+        listening.status.droppedBytes = stream.dropped;
+        listening.stream = null;
+        this.deps.logger.info(`recognition: ${name} no longer listened to: ${reason}`);
+        this.finishTitle(listening);
+        ended();
+      },
+    });
+    listening.stream = stream;
+    return {
+      write: (bytes) => {
+        const taken = stream.write(bytes);
+        listening.status.droppedBytes = stream.dropped;
+        return taken;
+      },
+      end: () => stream.end(),
+      done,
+    };
+  }
+
+  /** A stream that is not listened to now, and why (a pulled stream that failed, waiting to connect again). */
+  markProblem(name: string, channel: string, vinyl: boolean, problem: string): void {
+    const known = this.streams.get(name);
+    if (known?.stream) return;
+    if (known) {
+      known.status.problem = problem;
+      known.status.listening = false;
+      return;
+    }
+    this.streams.set(name, {
+      status: { name, channel, listening: false, problem, vinyl, droppedBytes: 0 },
+      stream: null,
+      tracker: new TitleTracker(this.options.tracker),
+    });
+  }
+
+  status(): { library: number; streams: StreamStatus[] } {
+    return { library: this.index.size, streams: [...this.streams.values()].map((listening) => ({ ...listening.status })) };
+  }
+
+  /** A stream that is gone for good (a pulled stream removed, shutdown). */
+  forget(name: string): void {
+    const listening = this.streams.get(name);
+    listening?.stream?.close();
+    this.streams.delete(name);
+  }
+
+  close(): void {
+    for (const listening of this.streams.values()) listening.stream?.close();
+  }
+
+  private window(listening: Listening, items: Uint32Array, position: number): void {
+    const match = this.index.search(items, this.options.search);
+    if (match) this.noteMatch(listening, match, 1);
+    const event = listening.tracker.push({ position, match, rate: 1 });
+    if (event) void this.apply(listening, event);
+  }
+
+  private noteMatch(listening: Listening, match: Match, rate: number): void {
+    const tags = this.tags.get(match.trackId) ?? {};
+    listening.status.lastMatch = {
+      ...(tags.artist !== undefined ? { artist: tags.artist } : {}),
+      ...(tags.title !== undefined ? { title: tags.title } : {}),
+      score: match.score,
+      at: new Date(this.now()).toISOString(),
+      rate,
+    };
+  }
+
+  private sourceHolds(channel: string): boolean {
+    const at = this.sourceTitles.get(channel);
+    return at !== undefined && this.now() - at < this.options.sourceHoldMs;
+  }
+
+  private async apply(listening: Listening, event: TitleEvent): Promise<void> {
+    const { channel, name } = listening.status;
+    if (event.type === 'cleared') {
+      this.finishTitle(listening);
+      return;
+    }
+    const tags = this.tags.get(event.match.trackId) ?? {};
+    listening.status.title = [tags.artist, tags.title].filter(Boolean).join(' - ');
+    if (this.sourceHolds(channel)) {
+      this.deps.logger.info(`recognition: ${name} heard ${JSON.stringify(listening.status.title)}; the source's own title on ${channel} stands`);
+      return;
+    }
+    const fields: Record<string, string> = {
+      ...tags,
+      channel,
+      recognition: 'fingerprint',
+      recognition_score: String(event.match.score),
+      recognition_stream: name,
+    };
+    if (event.rate !== 1) fields.recognition_rate = String(event.rate);
+    try {
+      const result = await this.deps.submit(fields);
+      this.deps.logger.info(`recognition: ${name} recognised ${JSON.stringify(listening.status.title)} (score ${event.match.score}) as dbid ${result.dbid}`);
+    } catch (error) {
+      this.deps.logger.warn(`recognition: ${name}: the recognised play was not stored (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+
+  /** The recognised title is gone: its play ends, unless the source's own title holds the channel. */
+  private finishTitle(listening: Listening): void {
+    if (listening.status.title === undefined) return;
+    delete listening.status.title;
+    const { channel } = listening.status;
+    if (this.sourceHolds(channel)) return;
+    void this.deps.end(channel).catch(() => undefined);
+  }
+}
