@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { throttledLog, type Logger } from '../../log';
+import type { Logger } from '../../log';
 import { secretMatches } from '../../pipeline/authenticate';
 import type { ListenerReport, ListenerSessions } from '../../pipeline/listener-sessions';
 import type { PlayLog } from '../../pipeline/play-log';
@@ -15,6 +15,9 @@ import { credentialHeader } from '../credentials';
 // listener is never refused because of svc, not even for a wrong secret or a full disk.
 
 export const ICECAST_AUTH_HEADER = 'icecast-auth-user';
+export const ICECAST_LISTENERS_PATH = '/v1/icecast/listeners';
+/** The listener callbacks as a door of the failure budget: never held, and a refusal still admits the listener. */
+export const ICECAST_LISTENERS_DOOR = { name: 'the Icecast listener callbacks', headers: { [ICECAST_AUTH_HEADER]: '1' } };
 
 export interface IcecastListenerDeps {
   secret: string;
@@ -29,7 +32,6 @@ const RECORD_WAIT_MS = 2000;
 
 export function icecastListenerRoutes(deps: IcecastListenerDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const warn = throttledLog((message) => deps.logger.warn(message));
 
   const admit = async (ctx: AppContext, next: () => Promise<unknown>) => {
     // Set before the body is read, so that even a body refused with a 4xx admits the listener.
@@ -40,7 +42,8 @@ export function icecastListenerRoutes(deps: IcecastListenerDeps): Router<AppStat
   router.post('/icecast/listeners', admit, ...parseBody(deps.maxBodyBytes), async (ctx) => {
     ctx.type = 'application/json';
     if (!authorized(ctx, deps.secret)) {
-      warn('secret', 'icecast listener call refused: wrong or missing secret (the listener was admitted, nothing recorded)');
+      // Counted in the failure budget of the address and logged with it (middleware/auth-throttle.ts).
+      ctx.state.wrongSecret = true;
       ctx.status = 403;
       ctx.body = { error: 'Invalid secret' };
       return;
