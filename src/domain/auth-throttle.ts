@@ -70,6 +70,11 @@ export class AuthThrottle {
     return { failures: entry.count, delayMs };
   }
 
+  /** How many wrong secrets in a row the address has now. */
+  failureCount(address: string): number {
+    return this.current(address)?.count ?? 0;
+  }
+
   /** The right secret: the address is trusted again. */
   succeeded(address: string): void {
     if (this.failures.has(address)) this.failures.set(address, { count: 0, lastAt: 0, nextTurnAt: 0 });

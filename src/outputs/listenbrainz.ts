@@ -66,10 +66,17 @@ export function listenOf(play: Play, withTime: boolean): Record<string, unknown>
   return withTime ? { listened_at: Math.floor(play.startedAtMs / 1000), track_metadata: track } : { track_metadata: track };
 }
 
-function rateLimitResetMs(headers: http.IncomingHttpHeaders): number | undefined {
+/**
+ * The longest hold a `X-RateLimit-Reset-In` earns. ListenBrainz's windows are seconds long; a
+ * huge value (a broken proxy, a hostile server) must not stop the output until svc restarts
+ * (issue 54 Low): it is taken as this minute, after which the next call finds out again.
+ */
+export const MAX_RATE_LIMIT_HOLD_MS = 60_000;
+
+export function rateLimitResetMs(headers: http.IncomingHttpHeaders): number | undefined {
   const value = headers['x-ratelimit-reset-in'];
   const seconds = typeof value === 'string' ? Number(value) : Number.NaN;
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds * 1000) : undefined;
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(Math.ceil(seconds * 1000), MAX_RATE_LIMIT_HOLD_MS) : undefined;
 }
 
 /** ListenBrainz explains a refusal as `{"code": 400, "error": "..."}`. */

@@ -106,14 +106,17 @@ export function rdsLinesTemplate(format: string, ps: string | undefined, rtPlus:
 /** The command lines for one track, without line ends: `TEXT=`, then `RTP=` and `DPS=` when configured. */
 export function rdsLines(template: RdsLinesTemplate, track: TrackObject): string[] {
   const rendered = renderWithSpans(template.radioText, track);
+  // Trimmed again once in ASCII: a name with no ASCII spelling (東京) leaves its separator behind,
+  // and `TEXT= - ` is no RadioText (issue 54 Low); with nothing left, TEXT= is sent empty.
   const trimmed = trimSeparators(rendered.text, rendered.spans);
-  const ascii = toRdsAscii(trimmed.text, trimmed.spans);
+  const converted = toRdsAscii(trimmed.text, trimmed.spans);
+  const ascii = trimSeparators(converted.text, converted.spans);
   const radioText = cutTo(ascii.text, ascii.spans, RADIOTEXT_LENGTH);
   const lines = [`TEXT=${radioText.text}`];
   if (template.rtPlus) lines.push(`RTP=${rtPlusValue(radioText.spans)}`);
   if (template.ps) {
     const ps = renderWithSpans(template.ps, track);
-    const text = cutTo(toRdsAscii(trimSeparators(ps.text, []).text).text, [], DPS_LENGTH).text;
+    const text = cutTo(trimSeparators(toRdsAscii(trimSeparators(ps.text, []).text).text, []).text, [], DPS_LENGTH).text;
     if (text) lines.push(`DPS=${text}`);
   }
   return lines;

@@ -121,13 +121,13 @@ export class ListenerSessions {
       .digest('hex');
   }
 
-  /** Records a report; a store failure is logged and never reaches Icecast (a listener is never refused for it). */
-  async record(what: 'joined' | 'left', report: ListenerReport, source: SessionSource, seconds?: number): Promise<void> {
+  /** Records a report; answers whether anything was recorded. A store failure is logged and never reaches Icecast (a listener is never refused for it). */
+  async record(what: 'joined' | 'left', report: ListenerReport, source: SessionSource, seconds?: number): Promise<boolean> {
     try {
-      if (what === 'joined') await this.joined(report, source, seconds);
-      else await this.left(report, source, seconds);
+      return what === 'joined' ? await this.joined(report, source, seconds) : await this.left(report, source, seconds);
     } catch (error) {
       this.options.logger.warn(`listener ${report.clientId} on ${report.mount}: not recorded (${errorMessage(error)})`);
+      return false;
     }
   }
 

@@ -7,6 +7,8 @@ export interface AppState {
   receivedSeq?: number;
   /** The client went away mid-request: reported once a minute by the error middleware, not per request. */
   abortedByClient?: boolean;
+  /** A route that answers a wrong secret itself (the Icecast listener callbacks) sets this, so that the failure budget counts it. */
+  wrongSecret?: boolean;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState>;

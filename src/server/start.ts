@@ -26,7 +26,7 @@ import { healthRoutes } from './routes/health';
 import type { EventStream } from './sse/event-stream';
 import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
-import { icecastListenerRoutes } from './routes/icecast-listeners';
+import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
 import { reportRoutes } from './routes/reports';
@@ -147,7 +147,9 @@ function createHttpApp(
     hostAllowed,
     writeOrigins: config.writeOrigins,
     trustedProxy,
-    authThrottle: throttleFailedAuthentication(config.secret, work.authThrottle, work.reportFailedAuthentication),
+    authThrottle: throttleFailedAuthentication(config.secret, work.authThrottle, work.reportFailedAuthentication, (ctx) =>
+      ctx.path === ICECAST_LISTENERS_PATH ? ICECAST_LISTENERS_DOOR : undefined,
+    ),
     routers: [
       v1Routes({
         version: VERSION,

@@ -11,41 +11,64 @@ import { credentialHeader } from '../credentials';
 // the next turn come later; one summary line a minute says who is guessing.
 
 /** One log line a minute for all failed authentications, with how many more there were. */
-export function reportFailedAuthentication(logger: Logger): (door: string, address: string, failures: number, delayMs: number) => void {
+export function reportFailedAuthentication(logger: Logger): (door: string, address: string, failures: number, delayMs: number, outcome?: string) => void {
   const report = throttledLog((message) => logger.warn(message));
-  return (door, address, failures, delayMs) =>
+  return (door, address, failures, delayMs, outcome) =>
     report(
       'failed-authentication',
-      `failed authentication on ${door} from ${address}: ${failures} in a row from it; its next attempt waits ${(delayMs / 1000).toFixed(2)} s`,
+      `failed authentication on ${door} from ${address}: ${failures} in a row from it; its next attempt waits ${(delayMs / 1000).toFixed(2)} s${outcome ? ` (${outcome})` : ''}`,
     );
 }
 
-export function throttleFailedAuthentication(secret: string, throttle: AuthThrottle, report: ReturnType<typeof reportFailedAuthentication>): AppMiddleware {
+/**
+ * A door that keeps no caller waiting (the Icecast listener callbacks: Icecast holds the listener
+ * until it is answered): an address whose turn has not come is refused at once with `headers`
+ * (icecast-auth-user, so that the listener is still admitted), its secret not checked.
+ */
+export interface ImpatientDoor {
+  name: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+export function throttleFailedAuthentication(
+  secret: string,
+  throttle: AuthThrottle,
+  report: ReturnType<typeof reportFailedAuthentication>,
+  impatient: (ctx: AppContext) => ImpatientDoor | undefined = () => undefined,
+): AppMiddleware {
   return async function throttledAuthentication(ctx, next) {
     if (secret === '' || !mayCarrySecret(ctx)) {
       await next();
       return;
     }
+    // One budget per real client on every door (ctx.ip: the socket, or the client a trusted proxy names).
     const address = ctx.ip;
+    const door = impatient(ctx);
     const turn = throttle.turn(address);
-    if ('refusedForMs' in turn) {
-      throw new AppError('TOO_MANY_FAILED_AUTHENTICATIONS', undefined, { headers: { 'Retry-After': String(Math.ceil(turn.refusedForMs / 1000)) } });
+    if ('refusedForMs' in turn || (door && turn.waitMs > 0)) {
+      const retryMs = 'refusedForMs' in turn ? turn.refusedForMs : turn.waitMs;
+      if (door) report(door.name, address, throttle.failureCount(address), retryMs, 'refused, nothing recorded');
+      throw new AppError('TOO_MANY_FAILED_AUTHENTICATIONS', undefined, {
+        headers: { ...door?.headers, 'Retry-After': String(Math.max(1, Math.ceil(retryMs / 1000))) },
+      });
     }
     // A client that leaves while waiting its turn holds nothing (docs/security.md "Nothing outlives its client").
     if (turn.waitMs > 0)
       await sleep(turn.waitMs, requestGone(ctx.res)).catch((error: unknown) => {
         throw new AppError('REQUEST_ABORTED', undefined, { cause: error });
       });
+    const failed = () => {
+      const { failures, delayMs } = throttle.failed(address);
+      report(door?.name ?? 'the HTTP API', address, failures, delayMs);
+    };
     try {
       await next();
     } catch (error) {
-      if (error instanceof AppError && error.code === 'INVALID_SECRET') {
-        const { failures, delayMs } = throttle.failed(address);
-        report('the HTTP API', address, failures, delayMs);
-      }
+      if (error instanceof AppError && error.code === 'INVALID_SECRET') failed();
       throw error;
     }
-    if (ctx.status < 400) throttle.succeeded(address);
+    if (ctx.state.wrongSecret) failed();
+    else if (ctx.status < 400) throttle.succeeded(address);
   };
 }
 

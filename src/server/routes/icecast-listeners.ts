@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { throttledLog, type Logger } from '../../log';
+import type { Logger } from '../../log';
 import { secretMatches } from '../../pipeline/authenticate';
 import type { ListenerReport, ListenerSessions } from '../../pipeline/listener-sessions';
 import type { PlayLog } from '../../pipeline/play-log';
@@ -15,6 +15,9 @@ import { credentialHeader } from '../credentials';
 // listener is never refused because of svc, not even for a wrong secret or a full disk.
 
 export const ICECAST_AUTH_HEADER = 'icecast-auth-user';
+export const ICECAST_LISTENERS_PATH = '/v1/icecast/listeners';
+/** The listener callbacks as a door of the failure budget: never held, and a refusal still admits the listener. */
+export const ICECAST_LISTENERS_DOOR = { name: 'the Icecast listener callbacks', headers: { [ICECAST_AUTH_HEADER]: '1' } };
 
 export interface IcecastListenerDeps {
   secret: string;
@@ -29,7 +32,6 @@ const RECORD_WAIT_MS = 2000;
 
 export function icecastListenerRoutes(deps: IcecastListenerDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const warn = throttledLog((message) => deps.logger.warn(message));
 
   const admit = async (ctx: AppContext, next: () => Promise<unknown>) => {
     // Set before the body is read, so that even a body refused with a 4xx admits the listener.
@@ -40,7 +42,8 @@ export function icecastListenerRoutes(deps: IcecastListenerDeps): Router<AppStat
   router.post('/icecast/listeners', admit, ...parseBody(deps.maxBodyBytes), async (ctx) => {
     ctx.type = 'application/json';
     if (!authorized(ctx, deps.secret)) {
-      warn('secret', 'icecast listener call refused: wrong or missing secret (the listener was admitted, nothing recorded)');
+      // Counted in the failure budget of the address and logged with it (middleware/auth-throttle.ts).
+      ctx.state.wrongSecret = true;
       ctx.status = 403;
       ctx.body = { error: 'Invalid secret' };
       return;
@@ -53,13 +56,29 @@ export function icecastListenerRoutes(deps: IcecastListenerDeps): Router<AppStat
       ctx.body = { error: `Unknown action '${action.slice(0, 64)}' (expected listener_add, listener_remove, mount_add, mount_remove)` };
       return;
     }
-    const recorded = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, RECORD_WAIT_MS, false).unref())]);
+    // `recorded` says whether anything was stored (a mount svc does not count, a bad duration: false).
+    const recorded = await Promise.race([work, new Promise<boolean>((resolve) => setTimeout(resolve, RECORD_WAIT_MS, false).unref())]);
     ctx.body = { action, recorded };
   });
   return router;
 }
 
-function handle(action: string, form: Readonly<Record<string, string>>, deps: IcecastListenerDeps): Promise<unknown> | undefined {
+/**
+ * Icecast's listener_remove `duration`: whole seconds, written with "%lu" (auth_url.c
+ * url_remove_listener). Absent: undefined. Anything else (`-1`, `NaN`, `1e13`, `0x10`, more than
+ * ten years) is no duration Icecast sends: null, and nothing is recorded.
+ */
+export function listenedSeconds(text: string | undefined): number | undefined | null {
+  if (text === undefined || text === '') return undefined;
+  if (!/^\d{1,9}$/.test(text)) return null;
+  const seconds = Number(text);
+  return seconds <= MAX_LISTENED_SECONDS ? seconds : null;
+}
+
+/** Ten years: longer than any listener session Icecast can report. */
+const MAX_LISTENED_SECONDS = 10 * 365 * 24 * 3600;
+
+function handle(action: string, form: Readonly<Record<string, string>>, deps: IcecastListenerDeps): Promise<boolean> | undefined {
   const report: ListenerReport = {
     host: form.server,
     port: form.port,
@@ -72,15 +91,21 @@ function handle(action: string, form: Readonly<Record<string, string>>, deps: Ic
     case 'listener_add':
       return deps.sessions.record('joined', report, 'auth');
     case 'listener_remove': {
-      const duration = Number(form.duration);
-      return deps.sessions.record('left', report, 'auth', Number.isFinite(duration) && duration >= 0 ? duration : undefined);
+      const duration = listenedSeconds(form.duration);
+      if (duration === null) return Promise.resolve(false);
+      return deps.sessions.record('left', report, 'auth', duration);
     }
     case 'mount_add':
-      return Promise.resolve();
+      return Promise.resolve(false);
     case 'mount_remove': {
       // The source on the audience's Icecast went away: the play on its channel ends.
       const target = deps.sessions.target(report.mount, report.host, report.port);
-      return target ? deps.playLog.end(target.channel, 'source_disconnect').catch(() => undefined) : Promise.resolve();
+      return target
+        ? deps.playLog.end(target.channel, 'source_disconnect').then(
+            () => true,
+            () => false,
+          )
+        : Promise.resolve(false);
     }
     default:
       return undefined;

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { MAX_QUEUED_REQUESTS } from '../../domain/song-request';
+import { inTransaction } from './connection';
 import { REQUEST_COLUMNS, insertValues, requestOf, type SongRequestRow, type SongRequestStore } from '../song-requests';
 
 // The song-request queue on PostgreSQL (docs/song-requests.md; SQLite in store/song-requests.ts),
@@ -13,38 +14,24 @@ export function createPostgresSongRequestStore(pool: pg.Pool): SongRequestStore 
   const sorted = (rows: SongRequestRow[]) => rows.map(requestOf).sort((a, b) => a.id - b.id);
   return {
     async add(request, dedupeSince) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      return inTransaction(pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [ADD_LOCK]);
         const earlier = await client.query<SongRequestRow>(
           `SELECT ${REQUEST_COLUMNS} FROM song_requests WHERE requester = $1 AND normalized_artist = $2 AND normalized_title = $3 AND created_at >= $4 ORDER BY id LIMIT 1`,
           [request.requester, request.normalizedArtist, request.normalizedTitle, dedupeSince],
         );
         const found = earlier.rows[0];
-        if (found) {
-          await client.query('COMMIT');
-          return { state: 'deduped', request: requestOf(found) };
-        }
+        if (found) return { state: 'deduped', request: requestOf(found) };
         const count = await client.query<{ n: string }>('SELECT count(*) AS n FROM song_requests');
-        if (Number(count.rows[0]?.n ?? 0) >= MAX_QUEUED_REQUESTS) {
-          await client.query('COMMIT');
-          return { state: 'full' };
-        }
+        if (Number(count.rows[0]?.n ?? 0) >= MAX_QUEUED_REQUESTS) return { state: 'full' };
         const inserted = await client.query<SongRequestRow>(
           `INSERT INTO song_requests (${REQUEST_COLUMNS.replace('id, ', '')}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${REQUEST_COLUMNS}`,
           insertValues(request),
         );
-        await client.query('COMMIT');
         const row = inserted.rows[0];
         if (!row) throw new Error('song request insert returned no row');
         return { state: 'added', request: requestOf(row) };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     },
     async list() {
       return (await pool.query<SongRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM song_requests ORDER BY id`)).rows.map(requestOf);

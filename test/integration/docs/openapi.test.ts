@@ -168,9 +168,9 @@ describe('docs/openapi.yaml against real answers', () => {
       body: 'action=listener_add&server=127.0.0.1&port=8000&client=7&mount=%2flive%2emp3&user=&pass=&ip=127.0.0.1&agent=curl',
     });
     expect(added.headers.get('icecast-auth-user')).toBe('1');
+    await exchange('POST', `/v1/icecast/listeners?secret=${secret}`, { headers: form, body: 'action=dance' });
     const wrong = await exchange('POST', '/v1/icecast/listeners?secret=wrong', { headers: form, body: 'action=listener_add&client=8&mount=%2flive' });
     expect([wrong.status, wrong.headers.get('icecast-auth-user')]).toEqual([403, '1']);
-    await exchange('POST', `/v1/icecast/listeners?secret=${secret}`, { headers: form, body: 'action=dance' });
     // The stream never ends, so its 200 is exercised with HEAD (headers only).
     await exchange('HEAD', '/v1/events');
     await exchange('GET', '/v1/events?since=x');

@@ -33,6 +33,16 @@ describe('rds text', () => {
     expect(rdsLines(template, { dbid: 1, title: 'Only Title' })).toEqual(['TEXT=Only Title', 'RTP=01,00,09,00,00,00']);
   });
 
+  it('When a name has no ASCII spelling, then no separator is left behind (issue 54 Low: TEXT= - )', () => {
+    const template = rdsLinesTemplate('{{artist}} - {{title}}', '{{artist}} - {{title}}', true);
+    expect(rdsLines(template, { dbid: 1, artist: '東京事変', title: '群青日和' })).toEqual(['TEXT=', 'RTP=00,00,00,00,00,00']);
+    expect(rdsLines(template, { dbid: 2, artist: '東京事変', title: 'Gunjou Biyori' })).toEqual([
+      'TEXT=Gunjou Biyori',
+      'RTP=01,00,12,00,00,00',
+      'DPS=Gunjou Biyori',
+    ]);
+  });
+
   it('When a tag would not fit the RT+ fields, then it is zeroed; spans follow the transliteration', () => {
     expect(
       rtPlusValue([
