@@ -85,13 +85,27 @@ function looksLikeSecret(encodedName: string): boolean {
 
 /**
  * At most one line per kind per interval: a failure that repeats on every request (disk full,
- * a connection cap) is one line a minute with a count, never a flood (docs/decisions.md).
+ * a connection cap) is one line a minute with a count, never a flood (docs/decisions.md). A kind
+ * may name its source (an address): the first line of each is written at once. At most `maxKinds`
+ * kinds are remembered; past that, kinds quiet for an interval are forgotten, and a new kind that
+ * still finds no room shares one line a minute with the others that found none.
  */
-export function throttledLog(write: (message: string) => void, intervalMs = 60_000, now: () => number = Date.now): (kind: string, message: string) => void {
+export function throttledLog(
+  write: (message: string) => void,
+  intervalMs = 60_000,
+  now: () => number = Date.now,
+  maxKinds = 256,
+): (kind: string, message: string) => void {
   const last = new Map<string, { at: number; suppressed: number }>();
-  return function logOncePerInterval(kind, message) {
-    const entry = last.get(kind);
+  const roomFor = (kind: string, time: number): string => {
+    if (last.has(kind) || last.size < maxKinds) return kind;
+    for (const [known, entry] of last) if (time - entry.at >= intervalMs) last.delete(known);
+    return last.size < maxKinds ? kind : OVERFLOW_KIND;
+  };
+  return function logOncePerInterval(wantedKind, message) {
     const time = now();
+    const kind = roomFor(wantedKind, time);
+    const entry = last.get(kind);
     if (entry && time - entry.at < intervalMs) {
       entry.suppressed += 1;
       return;
@@ -101,3 +115,6 @@ export function throttledLog(write: (message: string) => void, intervalMs = 60_0
     write(`${message}${repeats}`);
   };
 }
+
+/** The kind that lines share once throttledLog remembers as many kinds as it may. */
+const OVERFLOW_KIND = '\0overflow';

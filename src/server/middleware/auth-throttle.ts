@@ -8,14 +8,14 @@ import { credentialHeader } from '../credentials';
 
 // The HTTP API's door to the shared secret, throttled per address (docs/security.md "Guessing
 // the secret"): a request that may carry a secret waits its address's turn; a wrong secret makes
-// the next turn come later; one summary line a minute says who is guessing.
+// the next turn come later; one summary line a minute per address says who is guessing.
 
-/** One log line a minute for all failed authentications, with how many more there were. */
+/** One log line a minute per address and door for failed authentications, with how many more there were (an address's first failure at once). */
 export function reportFailedAuthentication(logger: Logger): (door: string, address: string, failures: number, delayMs: number, outcome?: string) => void {
   const report = throttledLog((message) => logger.warn(message));
   return (door, address, failures, delayMs, outcome) =>
     report(
-      'failed-authentication',
+      `failed-authentication ${door} ${address}`,
       `failed authentication on ${door} from ${address}: ${failures} in a row from it; its next attempt waits ${(delayMs / 1000).toFixed(2)} s${outcome ? ` (${outcome})` : ''}`,
     );
 }
