@@ -79,16 +79,27 @@ async function migrateOnOwnConnection(url: string, onMigrated: MigrationReport |
   }
 }
 
-/** Runs `work` in one transaction on one pooled connection; rolls back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in one transaction on one pooled connection; rolls back when it throws. `opening`,
+ * statements without parameters (values written with client.escapeLiteral), are sent with the
+ * BEGIN in the same round trip, and `work` gets their results.
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>,
+  opening: (client: pg.PoolClient) => string[] = () => [],
+): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
     // A transaction whose instance froze or lost its network must not hold its locks (a channel's
     // play placement, the insert order) for everyone: the server ends it (docs/several-instances.md
     // "Partitions and reconnects"). SET LOCAL, not a startup parameter, which PgBouncer refuses.
-    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
-    const result = await work(client);
+    const statements = opening(client);
+    const begun: pg.QueryResult | pg.QueryResult[] = await client.query(
+      [`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`, ...statements].join('; '),
+    );
+    const result = await work(client, Array.isArray(begun) ? begun.slice(2) : []);
     await client.query('COMMIT');
     return result;
   } catch (error) {
