@@ -88,6 +88,7 @@ export async function inTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>,
   opening: (client: pg.PoolClient) => string[] = () => [],
+  { commitsItself = false }: { commitsItself?: boolean } = {},
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -100,7 +101,8 @@ export async function inTransaction<T>(
       [`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`, ...statements].join('; '),
     );
     const result = await work(client, Array.isArray(begun) ? begun.slice(2) : []);
-    await client.query('COMMIT');
+    // `commitsItself`: work sent the COMMIT with its last statement (withCommit), one round trip less.
+    if (!commitsItself) await client.query('COMMIT');
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch((rollbackError: unknown) => {
@@ -111,6 +113,33 @@ export async function inTransaction<T>(
     // A connection whose rollback failed is not given back to the pool.
     client.release(broken);
   }
+}
+
+/**
+ * `sql` and its values as one simple query followed by COMMIT: the values written as literals by the
+ * driver's own escapeLiteral (numbers as numbers, null as NULL), since a statement with parameters
+ * cannot share a round trip with another. Answers the statement's result.
+ */
+export async function withCommit<R extends pg.QueryResultRow>(
+  client: pg.PoolClient,
+  sql: string,
+  values: readonly (string | number | null)[],
+): Promise<pg.QueryResult<R>> {
+  const literal = (value: string | number | null): string => {
+    if (value === null) return 'NULL';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+      return String(value);
+    }
+    return client.escapeLiteral(value);
+  };
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const index = Number(n) - 1;
+    if (index >= values.length) throw new Error(`no value for $${n}`);
+    return literal(values[index] ?? null);
+  });
+  const results = (await client.query(`${text}; COMMIT`)) as unknown as pg.QueryResult<R>[];
+  return results[0] as pg.QueryResult<R>;
 }
 
 /** The URL without its password, for messages. */

@@ -5,7 +5,7 @@ import { PLAY_COLUMNS, defaultPlay, placePlay, playFromRow, playRowValues, type 
 import { reportColumnValues } from '../play-reports';
 import type { StoreChange } from '../store';
 import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
-import { inTransaction, type PostgresContext } from './connection';
+import { inTransaction, withCommit, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
 import { latestPlays, lockAndReadLatest, lockChannel, previousEndSql, previousEndValues } from './plays';
@@ -206,7 +206,7 @@ async function insertTracks(pool: PostgresContext['pool'], instanceId: string, t
         // recordJson() without the dbid, which the statement puts first.
         const payload = { ...track.metadata, ...playJson(started) };
         const values = playRowValues(play, placed.startedAt);
-        const result = await client.query<{ dbid: string; received_at: string }>(INSERT_SQL, [
+        const statementValues = [
           instanceId,
           track.receivedSeq,
           track.receivedAt,
@@ -217,7 +217,12 @@ async function insertTracks(pool: PostgresContext['pool'], instanceId: string, t
           ...values,
           ...reportColumnValues(track.metadata),
           ...previousEndValues(placed),
-        ]);
+        ];
+        // The last insert carries the COMMIT.
+        const result =
+          index === tracks.length - 1
+            ? await withCommit<{ dbid: string; received_at: string }>(client, INSERT_SQL, statementValues)
+            : await client.query<{ dbid: string; received_at: string }>(INSERT_SQL, statementValues);
         const row = result.rows[0];
         if (!row) throw new Error('insert returned no dbid');
         const dbid = Number(row.dbid);
@@ -227,6 +232,7 @@ async function insertTracks(pool: PostgresContext['pool'], instanceId: string, t
       return records;
     },
     (client) => lockAndReadLatest(client, channels),
+    { commitsItself: true },
   );
 }
 
