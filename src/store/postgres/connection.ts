@@ -29,7 +29,7 @@ export interface PostgresContext {
 
 /**
  * Opens the pool and applies pending migrations; a database that cannot be used is a StartupError.
- * `directUrl` (database.listenUrl): migrations run on a connection of their own there, past a pooler.
+ * Migrations run on a connection of their own: to `directUrl` (database.listenUrl) when given, past a pooler.
  */
 export async function openPostgresPool(
   url: string,
@@ -51,21 +51,14 @@ export async function openPostgresPool(
   pool.on('error', (error) => onConnectionProblem?.(`database connection lost: ${error.message}`));
 
   try {
-    await (directUrl ? migrateOnOwnConnection(directUrl, onMigrated) : migrateOnPool(pool, onMigrated));
+    // On a connection of its own, without the pool's query timeout: waiting for another instance's
+    // migration, or running a long one, may take longer than any request should (docs/several-instances.md).
+    await migrateOnOwnConnection(directUrl ?? url, onMigrated);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw new StartupError(`cannot use database ${withoutPassword(directUrl ?? url)}: ${describeDatabaseError(error)}`);
   }
   return pool;
-}
-
-async function migrateOnPool(pool: pg.Pool, onMigrated: MigrationReport | undefined): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await migratePostgres(client, undefined, onMigrated);
-  } finally {
-    client.release();
-  }
 }
 
 async function migrateOnOwnConnection(url: string, onMigrated: MigrationReport | undefined): Promise<void> {
