@@ -90,9 +90,10 @@ export async function inTransaction<T>(
     // play placement, the insert order) for everyone: the server ends it (docs/several-instances.md
     // "Partitions and reconnects"). SET LOCAL, not a startup parameter, which PgBouncer refuses.
     const statements = opening(client);
-    const begun: pg.QueryResult | pg.QueryResult[] = await client.query(
+    // A query of several statements answers one result each (pg's typings name only one).
+    const begun = (await client.query(
       [`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`, ...statements].join('; '),
-    );
+    )) as unknown as pg.QueryResult | pg.QueryResult[];
     const result = await work(client, Array.isArray(begun) ? begun.slice(2) : []);
     // `commitsItself`: work sent the COMMIT with its last statement (withCommit), one round trip less.
     if (!commitsItself) await client.query('COMMIT');
@@ -132,7 +133,7 @@ export async function withCommit<R extends pg.QueryResultRow>(
     return literal(values[index] ?? null);
   });
   const results = (await client.query(`${text}; COMMIT`)) as unknown as pg.QueryResult<R>[];
-  return results[0] as pg.QueryResult<R>;
+  return results[0];
 }
 
 /** The URL without its password, for messages. */

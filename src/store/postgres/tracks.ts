@@ -172,7 +172,7 @@ async function settleBatch(pool: PostgresContext['pool'], instanceId: string, ba
       instanceId,
       batch.map((pending) => pending.track),
     );
-    batch.forEach((pending, index) => pending.resolve(records[index] as TrackRecord));
+    batch.forEach((pending, index) => pending.resolve(records[index]));
   } catch (error) {
     // Refused by the server: rolled back for sure, so each track alone gets its own answer. A
     // lost connection leaves the outcome unknown: every track gets the error (and its client retries).
@@ -200,7 +200,7 @@ async function insertTracks(pool: PostgresContext['pool'], instanceId: string, t
       const latest = latestPlays(opened);
       const records: TrackRecord[] = [];
       for (const [index, track] of tracks.entries()) {
-        const play = plays[index] as NonNullable<NewTrack['play']>;
+        const play = plays[index];
         const placed = placePlay(latest.get(play.channel), play.startedAt);
         const started = startedPlay(play, placed.startedAt);
         // recordJson() without the dbid, which the statement puts first.
