@@ -23,6 +23,7 @@ const EXPECTED = [
   { file: 'enrich-cached.bench.js', budget: 70, what: 'row 5: cached enrichment against none' },
   { file: 'memory.bench.js', budget: 60, what: 'row 6: resident memory' },
   { file: 'postgres.bench.js', budget: 150, what: 'several instances on PostgreSQL: submissions against SQLite, fan-out over 3 instances, nginx' },
+  { file: 'postgres-writes.bench.js', budget: 240, what: 'PostgreSQL writes/s: this build against the previous release; 3 instances against 1' },
   { file: 'history.bench.js', budget: 60, what: 'history: GET /v1/history against /v1/last; the page query at 100k vs 1k records' },
   { file: 'images-ws-paused.bench.js', budget: 60, what: "What's Now Playing image clients: RSS with 40 paused /v1/images/ws image readers" },
   { file: 'attack-memory.bench.js', budget: 90, what: 'hostile clients: RSS under resource attacks' },

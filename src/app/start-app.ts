@@ -253,6 +253,9 @@ function recognisedSubmitter(submitDeps: SubmitDeps, tracks: Storage['tracks'], 
 }
 
 /** Opens the store, probes that it takes writes, and reads the current track; closes it again on failure. */
+/** Most records one gap below a new record is filled with (NowPlaying's `between`); a longer gap is a catch-up's. */
+const GAP_READ_LIMIT = 500;
+
 async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storage> {
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
@@ -284,7 +287,11 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove'], ['nextReceivedSeq']);
   let nowPlaying: NowPlaying;
   try {
-    nowPlaying = new NowPlaying(await tracks.current());
+    nowPlaying = new NowPlaying(await tracks.current(), {
+      // The records another instance stored below one of this instance's own (or announced out of order).
+      between: async (after, before) => (await tracks.since(after, Math.min(GAP_READ_LIMIT, before - after - 1))).filter((record) => record.dbid < before),
+      onGapError: (error) => logger.warn(`records before a new one not read (live readers may miss them): ${errorMessage(error)}`),
+    });
   } catch (error) {
     await store.close();
     throw error;

@@ -30,14 +30,37 @@ interface NowPlayingEvents {
   'track-retracted': [number, TrackRecord | null];
 }
 
+/**
+ * The stored records with a dbid between `after` and `before` (both excluded), oldest first, at
+ * most a bounded number. Asked once `before` is stored: every lower dbid is then stored or never
+ * will be (dbids commit in order, docs/decisions.md "Delivery promises").
+ */
+export type RecordsBetween = (after: number, before: number) => Promise<TrackRecord[]>;
+
+export interface NowPlayingOptions {
+  /** Fills a gap before a newer record is shown; without it a record is shown as it is offered. */
+  between?: RecordsBetween;
+  /** A gap that could not be read: the held records are shown without it. */
+  onGapError?: (error: unknown) => void;
+}
+
 export class NowPlaying extends EventEmitter<NowPlayingEvents> {
   private snapshotValue: NowPlayingSnapshot;
+  /** The highest dbid shown, or known absent below one shown: a record above it + 1 leaves a gap. */
+  private newest: number;
+  /** Offered records waiting for the gap below them to be read, by dbid. */
+  private readonly held = new Map<number, TrackRecord>();
+  private filling = false;
 
-  constructor(initial: TrackRecord | null) {
+  constructor(
+    initial: TrackRecord | null,
+    private readonly options: NowPlayingOptions = {},
+  ) {
     super();
     // Every WebSocket viewer subscribes; the default limit of 10 would warn for no reason.
     this.setMaxListeners(0);
     this.snapshotValue = serialize(initial);
+    this.newest = initial?.dbid ?? 0;
   }
 
   snapshot(): NowPlayingSnapshot {
@@ -48,13 +71,60 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     return this.snapshotValue.record;
   }
 
-  /** Makes `record` current unless a record with a higher dbid already is. */
+  /**
+   * Makes `record` current unless a record with a higher dbid already is. Every live reader gets
+   * every dbid once, in order, whatever order they are offered in (an instance's own write before
+   * another instance's older one reached it): a record above a gap waits until the records in the
+   * gap are read from the store and shown before it (docs/several-instances.md "Resuming streams").
+   */
   offer(record: TrackRecord): boolean {
     const current = this.snapshotValue.record;
     if (current && current.dbid > record.dbid) return false;
+    if (this.options.between && (this.filling || record.dbid > this.newest + 1) && record.dbid > this.newest) {
+      this.held.set(record.dbid, record);
+      void this.fillGaps();
+      return true;
+    }
+    this.show(record);
+    return true;
+  }
+
+  private show(record: TrackRecord): void {
+    const current = this.snapshotValue.record;
+    if (current && current.dbid > record.dbid) return;
+    this.newest = Math.max(this.newest, record.dbid);
     this.snapshotValue = serialize(record);
     this.emit('track-changed', record);
-    return true;
+  }
+
+  /** Reads the gap below the newest held record, then shows what it found and what was held, in dbid order. */
+  private async fillGaps(): Promise<void> {
+    const between = this.options.between;
+    if (this.filling || !between) return;
+    this.filling = true;
+    try {
+      while (this.held.size > 0) {
+        const target = Math.max(...this.held.keys());
+        const found = new Map<number, TrackRecord>();
+        if (target > this.newest + 1) {
+          try {
+            for (const record of await between(this.newest, target)) if (record.dbid > this.newest && record.dbid < target) found.set(record.dbid, record);
+          } catch (error) {
+            this.options.onGapError?.(error);
+          }
+        }
+        // The copies offered here are the newer ones (their updates reached them).
+        for (const [dbid, record] of this.held) {
+          if (dbid > target) continue;
+          found.set(dbid, record);
+          this.held.delete(dbid);
+        }
+        for (const record of [...found.values()].sort((a, b) => a.dbid - b.dbid)) this.show(record);
+        this.newest = Math.max(this.newest, target);
+      }
+    } finally {
+      this.filling = false;
+    }
   }
 
   /**
@@ -76,6 +146,7 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
 
   /** Refreshes the copy when a stored record changed; ignored unless it is the current one. */
   update(record: TrackRecord): void {
+    if (this.held.has(record.dbid)) this.held.set(record.dbid, record);
     const shown = this.snapshotValue.record;
     if (shown?.dbid !== record.dbid) return;
     // A play's end never goes back: an enrichment update made from an older copy keeps the end shown.

@@ -120,17 +120,21 @@ export class ImageCollector extends EventEmitter<CollectorEvents> implements Ima
     if (artistKey === '') return [];
     const albumKey = nameKey(fieldText(track, 'album') ?? '');
     try {
-      const coverOfRelease = async (): Promise<KnownImage | undefined> => {
-        const cover =
-          (await this.knownCover(candidates)) ?? (albumKey === '' ? undefined : (await this.deps.store.find({ category: 'cover', artistKey, albumKey }))[0]);
-        return cover && { category: 'cover', key: cover.key, source: 'source' in cover ? cover.source : 'image store' };
+      // One read of the store for every category, beside the candidates downloaded before (which
+      // come first): on PostgreSQL each read is a round trip on a pool every submission shares.
+      const [stored, cover, ...artistImages] = await Promise.all([
+        this.deps.store.newestOfArtist(artistKey, albumKey),
+        this.knownCover(candidates),
+        ...ARTIST_IMAGE_CATEGORIES.map((category) => this.knownCandidate(category, candidates)),
+      ]);
+      const fromStore = (category: ImageCategory): KnownImage | undefined => {
+        const image = stored[category];
+        return image && { category, key: image.key, source: 'image store' };
       };
-      const artistImage = async (category: ImageCategory): Promise<KnownImage | undefined> => {
-        const image = (await this.knownCandidate(category, candidates)) ?? (await this.deps.store.find({ category, artistKey }))[0];
-        return image && { category, key: image.key, source: 'source' in image ? image.source : 'image store' };
-      };
-      // Asked together: on PostgreSQL each is a round trip, and the title waits for them.
-      const found = await Promise.all([coverOfRelease(), ...ARTIST_IMAGE_CATEGORIES.map(artistImage)]);
+      const found = [
+        cover ? { category: 'cover' as const, key: cover.key, source: cover.source } : fromStore('cover'),
+        ...ARTIST_IMAGE_CATEGORIES.map((category, index) => artistImages[index] ?? fromStore(category)),
+      ];
       return found.filter((image): image is KnownImage => image !== undefined);
     } catch (error) {
       // Only the first frame is poorer for it: the images still come by the usual path.

@@ -114,10 +114,14 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
     },
     async close() {
       // A clean stop says offline itself (the wills are only for a death); the service stays
-      // online while another instance is.
-      const offline = presence.stop().othersOnline ? [status.own] : [status.own, status.service];
+      // online while another instance is. With others seen online, the service-will connection
+      // is dropped without a DISCONNECT: the broker publishes its will, which an instance still
+      // serving answers with `online`; when every instance stops at once, none answers and the
+      // service ends `offline` (docs/outputs.md "mqtt (and Home Assistant)").
+      const othersOnline = presence.stop().othersOnline;
+      const offline = othersOnline ? [status.own] : [status.own, status.service];
       if (client.connected) await Promise.all(offline.map((name) => client.publishAsync(name, 'offline', { qos: 1, retain: true }))).catch(() => undefined);
-      await Promise.all([client.endAsync(), serviceWill.endAsync()]);
+      await Promise.all([client.endAsync(), serviceWill.endAsync(othersOnline)]);
     },
   };
 }

@@ -46,6 +46,8 @@ export class PlayLog {
   private timer: NodeJS.Timeout | undefined;
   private counting: Promise<void> | undefined;
   private countAgain = false;
+  private scheduling: Promise<void> | undefined;
+  private scheduleAgain = false;
   private closed = false;
   private readonly recent: StatusWarning[] = [];
   private readonly now: () => number;
@@ -122,6 +124,7 @@ export class PlayLog {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    await this.scheduling;
     await this.counting;
   }
 
@@ -129,7 +132,28 @@ export class PlayLog {
   private changed(): void {
     if (this.closed) return;
     void this.countEnded();
-    void this.schedule().catch((error: unknown) => this.options.logger.warn(`play log: planned ends not checked: ${errorMessage(error)}`));
+    void this.scheduleOnce();
+  }
+
+  /**
+   * One check of the planned ends at a time; the plays stored during it are checked once more
+   * after it: a busy station's submissions cost one check per round trip, not one each.
+   */
+  private scheduleOnce(): Promise<void> {
+    if (this.scheduling) {
+      this.scheduleAgain = true;
+      return this.scheduling;
+    }
+    this.scheduling = this.schedule()
+      .catch((error: unknown) => this.options.logger.warn(`play log: planned ends not checked: ${errorMessage(error)}`))
+      .finally(() => {
+        this.scheduling = undefined;
+        if (this.scheduleAgain && !this.closed) {
+          this.scheduleAgain = false;
+          void this.scheduleOnce();
+        }
+      });
+    return this.scheduling;
   }
 
   private async schedule(): Promise<void> {

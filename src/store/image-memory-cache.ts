@@ -109,6 +109,7 @@ function bindAll(store: ImageStore): ImageStore {
     link: (links) => store.link(links),
     imagesOf: (dbid) => store.imagesOf(dbid),
     find: (query) => store.find(query),
+    newestOfArtist: (artistKey, albumKey) => store.newestOfArtist(artistKey, albumKey),
     keyForUrl: (url) => store.keyForUrl(url),
     rememberUrl: (url, key) => store.rememberUrl(url, key),
   };

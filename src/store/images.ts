@@ -61,6 +61,12 @@ export interface ImageStore {
   imagesOf(dbid: number): Promise<LinkedImage[]>;
   /** Distinct images of an artist (and album), most recently linked first. */
   find(query: { category: ImageCategory; artistKey: string; albumKey?: string }): Promise<StoredImage[]>;
+  /**
+   * The newest image of each category an artist's tracks were linked to, in one read: the cover
+   * only from the album `albumKey` (none when it is ''), the others from any of the artist's tracks.
+   * Each is what find()'s first answer would be.
+   */
+  newestOfArtist(artistKey: string, albumKey: string): Promise<Partial<Record<ImageCategory, StoredImage>>>;
   /** The image a provider URL was downloaded into earlier, if it is still stored. */
   keyForUrl(url: string): Promise<string | null>;
   rememberUrl(url: string, key: string): Promise<void>;

@@ -29,7 +29,7 @@ export interface PostgresContext {
 
 /**
  * Opens the pool and applies pending migrations; a database that cannot be used is a StartupError.
- * `directUrl` (database.listenUrl): migrations run on a connection of their own there, past a pooler.
+ * Migrations run on a connection of their own: to `directUrl` (database.listenUrl) when given, past a pooler.
  */
 export async function openPostgresPool(
   url: string,
@@ -58,21 +58,14 @@ export async function openPostgresPool(
   pool.on('connect', (client) => client.on('error', () => undefined));
 
   try {
-    await (directUrl ? migrateOnOwnConnection(directUrl, onMigrated) : migrateOnPool(pool, onMigrated));
+    // On a connection of its own, without the pool's query timeout: waiting for another instance's
+    // migration, or running a long one, may take longer than any request should (docs/several-instances.md).
+    await migrateOnOwnConnection(directUrl ?? url, onMigrated);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw new StartupError(`cannot use database ${withoutPassword(directUrl ?? url)}: ${describeDatabaseError(error)}`);
   }
   return pool;
-}
-
-async function migrateOnPool(pool: pg.Pool, onMigrated: MigrationReport | undefined): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await migratePostgres(client, undefined, onMigrated);
-  } finally {
-    client.release();
-  }
 }
 
 async function migrateOnOwnConnection(url: string, onMigrated: MigrationReport | undefined): Promise<void> {
@@ -86,17 +79,31 @@ async function migrateOnOwnConnection(url: string, onMigrated: MigrationReport |
   }
 }
 
-/** Runs `work` in one transaction on one pooled connection; rolls back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in one transaction on one pooled connection; rolls back when it throws. `opening`,
+ * statements without parameters (values written with client.escapeLiteral), are sent with the
+ * BEGIN in the same round trip, and `work` gets their results.
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, opened: pg.QueryResult[]) => Promise<T>,
+  opening: (client: pg.PoolClient) => string[] = () => [],
+  { commitsItself = false }: { commitsItself?: boolean } = {},
+): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
     // A transaction whose instance froze or lost its network must not hold its locks (a channel's
     // play placement, the insert order) for everyone: the server ends it (docs/several-instances.md
     // "Partitions and reconnects"). SET LOCAL, not a startup parameter, which PgBouncer refuses.
-    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
-    const result = await work(client);
-    await client.query('COMMIT');
+    const statements = opening(client);
+    // A query of several statements answers one result each (pg's typings name only one).
+    const begun = (await client.query(
+      [`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`, ...statements].join('; '),
+    )) as unknown as pg.QueryResult | pg.QueryResult[];
+    const result = await work(client, Array.isArray(begun) ? begun.slice(2) : []);
+    // `commitsItself`: work sent the COMMIT with its last statement (withCommit), one round trip less.
+    if (!commitsItself) await client.query('COMMIT');
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch((rollbackError: unknown) => {
@@ -107,6 +114,33 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     // A connection whose rollback failed is not given back to the pool.
     client.release(broken);
   }
+}
+
+/**
+ * `sql` and its values as one simple query followed by COMMIT: the values written as literals by the
+ * driver's own escapeLiteral (numbers as numbers, null as NULL), since a statement with parameters
+ * cannot share a round trip with another. Answers the statement's result.
+ */
+export async function withCommit<R extends pg.QueryResultRow>(
+  client: pg.PoolClient,
+  sql: string,
+  values: readonly (string | number | null)[],
+): Promise<pg.QueryResult<R>> {
+  const literal = (value: string | number | null): string => {
+    if (value === null) return 'NULL';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+      return String(value);
+    }
+    return client.escapeLiteral(value);
+  };
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const index = Number(n) - 1;
+    if (index >= values.length) throw new Error(`no value for $${n}`);
+    return literal(values[index] ?? null);
+  });
+  const results = (await client.query(`${text}; COMMIT`)) as unknown as pg.QueryResult<R>[];
+  return results[0];
 }
 
 /** The URL without its password, for messages. */

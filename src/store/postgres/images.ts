@@ -84,6 +84,17 @@ export function createPostgresImageStore(context: PostgresContext, maxImageBytes
             );
       return result.rows.map(fromImageRow);
     },
+    async newestOfArtist(artistKey, albumKey) {
+      // DISTINCT ON keeps each category's newest link: the image find() would answer first.
+      const result = await pool.query<ImageRow & { category: ImageCategory }>(
+        `SELECT DISTINCT ON (l.category) l.category, i.key, i.mime_type, i.size FROM track_images l JOIN images i ON i.key = l.image_key
+          WHERE l.artist_key = $1 AND (l.category <> 'cover' OR l.album_key = $2) ORDER BY l.category, l.id DESC`,
+        [artistKey, albumKey],
+      );
+      const found: Partial<Record<ImageCategory, StoredImage>> = {};
+      for (const row of result.rows) if (row.category !== 'cover' || albumKey !== '') found[row.category] = fromImageRow(row);
+      return found;
+    },
     async keyForUrl(url) {
       const result = await pool.query<{ image_key: string }>('SELECT image_key FROM image_urls WHERE url_sha256 = $1', [sha256(url)]);
       return result.rows[0]?.image_key ?? null;

@@ -1,12 +1,11 @@
 import type pg from 'pg';
-import type { EndReason, NewPlay } from '../../domain/play';
+import type { EndReason } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
 import {
   PLAY_COLUMNS,
   PLAY_PAGE,
   SESSION_COLUMNS,
   endNotBefore,
-  placePlay,
   playFromRow,
   sessionFromRow,
   type LatestPlay,
@@ -30,24 +29,45 @@ export function lockChannel(client: Queryable, channel: string) {
   return client.query("SELECT pg_advisory_xact_lock(hashtext('svc-play:' || $1))", [channel]);
 }
 
-/** Places a new play after its channel's latest one; runs inside the insert's transaction, after lockChannel. */
-export async function placePostgresPlay(client: Queryable, play: NewPlay): Promise<PlacedPlay> {
-  const latest = await client.query<LatestPlay & { dbid: string }>(
-    'SELECT dbid, started_at, ended_at, planned_end_at FROM tracks WHERE channel = $1 AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1',
-    [play.channel],
+/**
+ * lockChannel for each of `channels` (sorted, so that two takers never wait on each other), then
+ * the latest play of each: one probe of tracks_by_channel_start per channel. Statements without
+ * parameters, for inTransaction's opening round trip; latestPlays reads the second one's rows.
+ */
+export function lockAndReadLatest(client: Pick<pg.PoolClient, 'escapeLiteral'>, channels: readonly string[]): string[] {
+  const list = `ARRAY[${channels.map((channel) => client.escapeLiteral(channel)).join(', ')}]::text[]`;
+  return [
+    `SELECT pg_advisory_xact_lock(hashtext('svc-play:' || c)) FROM unnest(${list}) WITH ORDINALITY AS t(c, n) ORDER BY n`,
+    `SELECT c.channel, l.dbid, l.started_at, l.ended_at, l.planned_end_at FROM unnest(${list}) AS c(channel)
+      CROSS JOIN LATERAL (SELECT dbid, started_at, ended_at, planned_end_at FROM tracks
+                           WHERE channel = c.channel AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1) l`,
+  ];
+}
+
+/** The latest plays lockAndReadLatest read, by channel. */
+export function latestPlays(opened: readonly pg.QueryResult[]): Map<string, LatestPlay> {
+  const rows = (opened[1]?.rows ?? []) as (LatestPlay & { dbid: string; channel: string })[];
+  return new Map(
+    rows.map((row) => [row.channel, { dbid: Number(row.dbid), started_at: row.started_at, ended_at: row.ended_at, planned_end_at: row.planned_end_at }]),
   );
-  const row = latest.rows[0];
-  const placed = placePlay(row ? { ...row, dbid: Number(row.dbid) } : undefined, play.startedAt);
+}
+
+/**
+ * The latest play's new end (PlacedPlay.previousEnd), as a data-modifying CTE of the insert's
+ * statement: its parameters are $first (ended_at), $first+1 (end_reason), $first+2 (the seconds
+ * cut off) and $first+3 (its dbid; NULL when no play ends).
+ */
+export function previousEndSql(first: number): string {
+  const [endedAt, reason, trimmed, dbid] = [first, first + 1, first + 2, first + 3].map((n) => `$${n}`);
+  return `UPDATE tracks SET ended_at = ${endedAt}, end_reason = ${reason}, listeners_done = false,
+        trimmed_seconds = CASE WHEN ${trimmed}::double precision IS NULL THEN trimmed_seconds ELSE coalesce(trimmed_seconds, 0) + ${trimmed} END
+        WHERE dbid = ${dbid}`;
+}
+
+/** previousEndSql's four values. */
+export function previousEndValues(placed: PlacedPlay): [string | null, string | null, number | null, number | null] {
   const end = placed.previousEnd;
-  if (end) {
-    await client.query(
-      `UPDATE tracks SET ended_at = $1, end_reason = $2, listeners_done = false,
-        trimmed_seconds = CASE WHEN $3::double precision IS NULL THEN trimmed_seconds ELSE coalesce(trimmed_seconds, 0) + $3 END
-        WHERE dbid = $4`,
-      [end.endedAt, end.reason, end.trimmedSeconds, end.dbid],
-    );
-  }
-  return placed;
+  return end ? [end.endedAt, end.reason, end.trimmedSeconds, end.dbid] : [null, null, null, null];
 }
 
 interface PlayPageRow extends PlayColumns {

@@ -1,13 +1,14 @@
+import pg from 'pg';
 import { playJson } from '../../domain/play';
 import type { TrackFields, TrackRecord } from '../../domain/track';
-import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
+import { PLAY_COLUMNS, defaultPlay, placePlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
 import { reportColumnValues } from '../play-reports';
 import type { StoreChange } from '../store';
 import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
-import { inTransaction, type PostgresContext } from './connection';
+import { inTransaction, withCommit, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
-import { lockChannel, placePostgresPlay } from './plays';
+import { latestPlays, lockAndReadLatest, lockChannel, previousEndSql, previousEndValues } from './plays';
 
 /**
  * Held by each insert until it commits: dbids, change ids and commits come in one order on every
@@ -17,7 +18,7 @@ import { lockChannel, placePostgresPlay } from './plays';
 const INSERT_LOCK = 0x5356_4304;
 
 /**
- * The row, the outputs' change row (its payload the record's JSON with the dbid put first, as
+ * The row, the end of the play before it on its channel (plays.ts previousEndSql), the outputs' change row (its payload the record's JSON with the dbid put first, as
  * recordJson() in domain/play.ts makes it), the Idempotency-Key's dbid and the announcement to the
  * other instances, in the transaction that placed the play. received_at never goes below a stored
  * one; the change row shares expand()'s lock (outputs.ts).
@@ -33,7 +34,8 @@ const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK})
     INSERT INTO output_changes (event, dbid, payload, created_at)
     SELECT 'changed', dbid, '{"dbid":' || dbid || CASE WHEN $5::text = '{}' THEN '}' ELSE ',' || substr($5::text, 2) END, $6 FROM track
   ),
-  key AS (UPDATE idempotency_keys k SET dbid = track.dbid FROM track WHERE k.key = $7 AND k.status IS NULL)
+  key AS (UPDATE idempotency_keys k SET dbid = track.dbid FROM track WHERE k.key = $7 AND k.status IS NULL),
+  ended AS (${previousEndSql(19)})
   SELECT dbid, received_at, pg_notify('${NOTIFY_CHANNEL}', json_build_object('origin', $1::text, 'kind', 'track', 'dbid', dbid)::text) FROM track`;
 
 // The PostgreSQL side of TrackStore: every change of a record is announced to the other
@@ -60,9 +62,10 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, 
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   let deletions = 0;
+  const insert = createInsertQueue(pool, instanceId);
   const store: TrackStore = {
     async insert(track) {
-      const record = await insertTrack(pool, instanceId, track);
+      const record = await insert(track);
       writes += 1;
       return record;
     },
@@ -127,33 +130,110 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, 
   };
 }
 
+/** Most tracks one insert transaction stores: bounds how long it holds the insert order. */
+const MOST_PER_BATCH = 32;
+
+interface PendingInsert {
+  track: NewTrack;
+  resolve: (record: TrackRecord) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * The channel's lock, the placing after its latest play and the insert are one transaction: plays
- * on one channel never overlap, whichever instance stores them (docs/play-log.md "Air times").
+ * The inserts of one instance, one transaction at a time: the tracks submitted while one commits
+ * are stored together in the next, in the order they arrived. The insert order (INSERT_LOCK) and a
+ * channel's lock are held until COMMIT, so one transaction per track held them for its round trips
+ * and its commit's flush each: writes went one by one, whatever the number of instances
+ * (docs/several-instances.md "Write throughput"). A batch that the server refused is stored track
+ * by track, so one bad track fails alone.
  */
-async function insertTrack(pool: PostgresContext['pool'], instanceId: string, track: NewTrack): Promise<TrackRecord> {
-  const play = track.play ?? defaultPlay(track.receivedAt);
-  return inTransaction(pool, async (client) => {
-    await lockChannel(client, play.channel);
-    const { startedAt } = await placePostgresPlay(client, play);
-    const started = startedPlay(play, startedAt);
-    // recordJson() without the dbid, which the statement puts first.
-    const payload = { ...track.metadata, ...playJson(started) };
-    const result = await client.query<{ dbid: string; received_at: string }>(INSERT_SQL, [
+export function createInsertQueue(pool: PostgresContext['pool'], instanceId: string): (track: NewTrack) => Promise<TrackRecord> {
+  const waiting: PendingInsert[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, MOST_PER_BATCH);
+      await settleBatch(pool, instanceId, batch);
+    }
+    running = false;
+  };
+  return (track) =>
+    new Promise<TrackRecord>((resolve, reject) => {
+      waiting.push({ track, resolve, reject });
+      if (!running) void drain();
+    });
+}
+
+async function settleBatch(pool: PostgresContext['pool'], instanceId: string, batch: PendingInsert[]): Promise<void> {
+  try {
+    const records = await insertTracks(
+      pool,
       instanceId,
-      track.receivedSeq,
-      track.receivedAt,
-      JSON.stringify(track.metadata),
-      JSON.stringify(payload),
-      Date.now(),
-      track.idempotencyKey ?? null,
-      ...playRowValues(play, startedAt),
-      ...reportColumnValues(track.metadata),
-    ]);
-    const row = result.rows[0];
-    if (!row) throw new Error('insert returned no dbid');
-    return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata, play: started };
-  });
+      batch.map((pending) => pending.track),
+    );
+    batch.forEach((pending, index) => pending.resolve(records[index]));
+  } catch (error) {
+    // Refused by the server: rolled back for sure, so each track alone gets its own answer. A
+    // lost connection leaves the outcome unknown: every track gets the error (and its client retries).
+    if (batch.length > 1 && error instanceof pg.DatabaseError) {
+      for (const pending of batch) await settleBatch(pool, instanceId, [pending]);
+      return;
+    }
+    for (const pending of batch) pending.reject(error);
+  }
+}
+
+/**
+ * The channels' locks, each play's placing after its channel's latest one and the inserts are one
+ * transaction: plays on one channel never overlap, whichever instance stores them (docs/play-log.md
+ * "Air times"). Every channel of the batch is locked first, in one order, so two batches never wait
+ * on each other's channels.
+ */
+async function insertTracks(pool: PostgresContext['pool'], instanceId: string, tracks: readonly NewTrack[]): Promise<TrackRecord[]> {
+  const plays = tracks.map((track) => track.play ?? defaultPlay(track.receivedAt));
+  const channels = [...new Set(plays.map((play) => play.channel))].sort();
+  return inTransaction(
+    pool,
+    async (client, opened) => {
+      // Each channel's latest play: read with the locks, then the batch's own tracks as they are placed.
+      const latest = latestPlays(opened);
+      const records: TrackRecord[] = [];
+      for (const [index, track] of tracks.entries()) {
+        const play = plays[index];
+        const placed = placePlay(latest.get(play.channel), play.startedAt);
+        const started = startedPlay(play, placed.startedAt);
+        // recordJson() without the dbid, which the statement puts first.
+        const payload = { ...track.metadata, ...playJson(started) };
+        const values = playRowValues(play, placed.startedAt);
+        const statementValues = [
+          instanceId,
+          track.receivedSeq,
+          track.receivedAt,
+          JSON.stringify(track.metadata),
+          JSON.stringify(payload),
+          Date.now(),
+          track.idempotencyKey ?? null,
+          ...values,
+          ...reportColumnValues(track.metadata),
+          ...previousEndValues(placed),
+        ];
+        // The last insert carries the COMMIT.
+        const result =
+          index === tracks.length - 1
+            ? await withCommit<{ dbid: string; received_at: string }>(client, INSERT_SQL, statementValues)
+            : await client.query<{ dbid: string; received_at: string }>(INSERT_SQL, statementValues);
+        const row = result.rows[0];
+        if (!row) throw new Error('insert returned no dbid');
+        const dbid = Number(row.dbid);
+        latest.set(play.channel, { dbid, started_at: placed.startedAt, ended_at: null, planned_end_at: values[6] });
+        records.push({ dbid, receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata, play: started });
+      }
+      return records;
+    },
+    (client) => lockAndReadLatest(client, channels),
+    { commitsItself: true },
+  );
 }
 
 function fromTrackRow(row: TrackRow): TrackRecord {

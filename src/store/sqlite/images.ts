@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
-import type { ImageCategory } from '../../domain/track';
+import { IMAGE_CATEGORIES, type ImageCategory } from '../../domain/track';
 import { type ImageMimeType } from '../../domain/image';
 import { BoundedMap } from '../../domain/bounded-map';
 import type { Db } from './database';
@@ -61,6 +61,15 @@ export function createImageStore(db: Db, options: ImageStoreOptions): ImageStore
       const rows =
         query.albumKey === undefined ? sql.byArtist.all(query.artistKey, query.category) : sql.byAlbum.all(query.artistKey, query.albumKey, query.category);
       return rows.map(fromRow);
+    },
+    async newestOfArtist(artistKey, albumKey) {
+      const found: Partial<Record<ImageCategory, StoredImage>> = {};
+      for (const category of IMAGE_CATEGORIES) {
+        if (category === 'cover' && albumKey === '') continue;
+        const row = category === 'cover' ? sql.byAlbum.get(artistKey, albumKey, category) : sql.byArtist.get(artistKey, category);
+        if (row) found[category] = fromRow(row);
+      }
+      return found;
     },
     async keyForUrl(url) {
       return sql.urlKey.get(sha256(url))?.image_key ?? null;

@@ -77,3 +77,41 @@ describeWithPeers(['mosquitto'], 'two instances on one MQTT prefix', () => {
     expect(service).toBe('offline');
   });
 });
+
+// Every instance stopped at once (a host's shutdown, a deploy that stops all): each saw the others
+// online when it stopped, so none said the service `offline` (issue 50, finding 3). Now each one
+// that leaves others behind drops its service-will connection without a DISCONNECT, so the broker
+// publishes that will; an instance still serving answers it with `online`, and when none is left
+// the service topic ends `offline`.
+describeWithPeers(['mosquitto'], 'every instance on one MQTT prefix stopped at once', () => {
+  const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  let temp: ReturnType<typeof makeTempDir>;
+  const instances: ServeProcess[] = [];
+
+  beforeAll(async () => {
+    temp = makeTempDir();
+    fs.writeFileSync(path.join(temp.dir, '.svcrc.json'), JSON.stringify({ outputs: [{ name: 'all', type: 'mqtt', url: BROKER, topic: prefix }] }));
+    for (const db of ['one.db', 'two.db', 'three.db'])
+      instances.push(await startServeProcess(['--port', '0', '--db', path.join(temp.dir, db), '--offline'], {}, temp.dir));
+  });
+  afterAll(async () => {
+    for (const instance of instances) if (instance.child.exitCode === null) instance.child.kill('SIGKILL');
+    await Promise.all(instances.map((instance) => instance.exited));
+    await clearRetained(`${prefix}/#`, []);
+    temp.cleanup();
+  });
+
+  it('When SIGTERM reaches all three at once, then the service topic ends offline', async () => {
+    await eventually(
+      () => retainedUnder(`${prefix}/status/+`),
+      (found) => [...found.values()].filter((value) => value === 'online').length === 3,
+    );
+    for (const instance of instances) instance.child.kill('SIGTERM');
+    await Promise.all(instances.map((instance) => instance.exited));
+    const service = await eventually(
+      async () => (await retainedUnder(`${prefix}/status`)).get(`${prefix}/status`),
+      (value) => value === 'offline',
+    );
+    expect(service).toBe('offline');
+  });
+});

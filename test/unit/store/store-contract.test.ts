@@ -63,6 +63,29 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     });
 
   describe('tracks', () => {
+    it('When many records are stored at once on two channels, then dbids follow the calls and each play ends where the next on its channel starts', async () => {
+      await open();
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+      const stored = await Promise.all(
+        Array.from({ length: 40 }, async (_, index) =>
+          opened().tracks.insert({
+            receivedSeq: index + 1,
+            receivedAt: at(index),
+            metadata: { artist: 'A', title: `t${index}` },
+            play: { channel: index % 2 === 0 ? 'even' : 'odd', startedAt: at(index), kind: 'music', usage: 'feature' },
+          }),
+        ),
+      );
+      expect(stored.map((record) => record.metadata.title)).toEqual(Array.from({ length: 40 }, (_, index) => `t${index}`));
+      expect(stored.map((record) => record.dbid)).toEqual([...stored.map((record) => record.dbid)].sort((a, b) => a - b));
+      for (const channel of ['even', 'odd']) {
+        const plays: { play: { startedAt: string; endedAt: string | null } }[] = [];
+        for await (const page of opened().plays.playPages({ from: at(0), to: at(59), channel })) plays.push(...page);
+        expect(plays).toHaveLength(20);
+        plays.forEach((row, index) => expect(row.play.endedAt).toBe(plays[index + 1]?.play.startedAt ?? null));
+      }
+    });
+
     it('When records are stored, then dbids increase, the last arrival is current, and the metadata round-trips in its key order', async () => {
       await open();
       expect(await opened().tracks.current()).toBeNull();
@@ -247,6 +270,11 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect((await opened().images.find({ category: 'cover', artistKey: 'bjork' })).map((image) => image.key)).toEqual([cover2, cover1]);
       expect((await opened().images.find({ category: 'cover', artistKey: 'bjork', albumKey: 'post' })).map((image) => image.key)).toEqual([cover2]);
       expect(await opened().images.find({ category: 'logo', artistKey: 'bjork' })).toEqual([]);
+      // The newest of each category in one read: what find() answers first.
+      const newest = await opened().images.newestOfArtist('bjork', 'homogenic');
+      expect(Object.fromEntries(Object.entries(newest).map(([category, image]) => [category, image.key]))).toEqual({ cover: cover1, fanart });
+      expect(Object.keys(await opened().images.newestOfArtist('bjork', ''))).toEqual(['fanart']);
+      expect(await opened().images.newestOfArtist('someone else', 'post')).toEqual({});
       // A link to an image evicted meanwhile is skipped, not an error.
       expect(
         await opened().images.link([{ dbid: first.dbid, category: 'logo', key: 'f'.repeat(64), artistKey: 'bjork', albumKey: '', source: 'test' }]),
