@@ -14,8 +14,11 @@ import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
 import { openStore } from '../store/open-store';
-import type { Store } from '../store/store';
-import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import type { SchemaVersion, Store } from '../store/store';
+import { createStorageHealth, guardStore, storageFailureKind, storageFix } from '../store/health';
+import { isPostgresUrl } from '../store/store';
+import { withoutPassword } from '../store/postgres/connection';
+import { StartupError, errorMessage } from '../errors';
 import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
@@ -35,6 +38,7 @@ import type { Storage, Work } from '../server/parts';
 import { isLoopbackHost } from '../server/request-guards';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
 import os from 'node:os';
+import path from 'node:path';
 
 // The composition root (docs/architecture.md "Layout"): reads nothing but the config it is
 // given, opens the store, builds each use case once, and starts the HTTP server and the Icecast
@@ -64,6 +68,8 @@ export interface RunningApp {
   port: number;
   /** The Icecast source listener, when `icecastSource.port` is set (docs/dj-software.md). */
   icecast: RunningIcecastListener | null;
+  /** The backend and the schema version its database is at (the start-up banner). */
+  schema: SchemaVersion;
   /** Sources first, then the HTTP server (which waits for the submissions in flight), then the background work and the database. */
   close(): Promise<void>;
 }
@@ -114,6 +120,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
       url: server.url,
       port: server.port,
       icecast,
+      schema: storage.store.schema,
       close: () =>
         (closing ??= (async () => {
           // Sources first: the server's close then waits for the tracks they were submitting.
@@ -178,16 +185,15 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
       if (fromVersion > 0) logger.info(`database schema upgraded from version ${fromVersion} to ${toVersion}`);
     },
   });
-  const health = createStorageHealth(logger);
-  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
-  // at the first submission; the server still starts and serves what is stored.
+  const where = describeLocation(config.database.location);
+  const health = createStorageHealth(logger, Date.now, where);
+  // A database that takes no writes at start stops the start (exit 1, docs/running.md "When the
+  // database fails"): a supervisor sees a failed unit instead of a server that stores nothing.
   try {
-    await health.run(() => store.probeWrite(), true);
+    await store.probeWrite();
   } catch (error) {
-    if (!isStorageUnavailable(error)) {
-      await store.close();
-      throw error;
-    }
+    await store.close();
+    throw unwritableAtStart(where, error);
   }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
@@ -204,6 +210,19 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   // Reads of image bytes are served from memory above the guarded store (covers at audience scale).
   const imageStore = withMemoryCache(guardStore(plainImageStore, health, ['put', 'link', 'rememberUrl']), config.images.memoryCacheBytes);
   return { store, health, tracks, imageStore, plainTracks, plainImageStore, nowPlaying };
+}
+
+/** A file as an absolute path, a URL without its password: how the log and the start-up errors name the database. */
+function describeLocation(location: string): string {
+  if (location === ':memory:') return location;
+  return isPostgresUrl(location) ? withoutPassword(location) : path.resolve(location);
+}
+
+function unwritableAtStart(where: string, error: unknown): Error {
+  const kind = storageFailureKind(error);
+  if (kind === undefined) return error instanceof Error ? error : new Error(String(error));
+  const fix = storageFix(kind) ?? 'make it take writes';
+  return new StartupError(`database ${where} takes no writes (${kind}: ${errorMessage(error)}): ${fix}, then start svc again`);
 }
 
 function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {

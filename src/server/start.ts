@@ -6,7 +6,7 @@ import type { FrozenConfig } from '../config/schema';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
-import { VERSION } from '../version';
+import { VERSION, buildCommit } from '../version';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { createCoverFastPath } from './cover-fast-path';
@@ -124,6 +124,8 @@ function createHttpApp(
     routers: [
       v1Routes({
         version: VERSION,
+        commit: buildCommit(),
+        schema: storage.store.schema,
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
