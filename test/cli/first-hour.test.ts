@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { asObject, request } from '../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../helpers/postgres';
 import { SVC_BIN, cleanEnv, runCli, type CliResult } from '../helpers/run-cli';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process';

@@ -105,7 +105,7 @@ describeWithPostgres('versions (PostgreSQL)', () => {
   afterEach(() => database.drop());
 
   it('When the database was upgraded by a newer svc, then start-up refuses it with exit 1 naming both versions', async () => {
-    (await openStore(database.url, { maxImageBytes: 1000 })).close();
+    await (await openStore(database.url, { maxImageBytes: 1000 })).close();
     await database.query("INSERT INTO svc_schema (version, name) VALUES ($1, 'from a newer svc')", [POSTGRES_LATEST + 1]);
     const result = await runCli(['serve', '--port', '0', '--db', database.url, '--offline'], { timeoutMs: 15_000 });
     expect(result).toMatchObject({ code: 1, stdout: '' });
