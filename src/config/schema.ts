@@ -211,6 +211,8 @@ export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
   host: string().min(1).default('127.0.0.1'),
   secret: string().default(''),
+  // A file holding the secret (a systemd credential: docs/running.md "A system service"); read at load, replaces `secret`.
+  secretFile: string().default(''),
   // A string (`database: "<path or URL>"`) stands for `database.location` (config/load.ts).
   database: object({
     location: string()

@@ -128,6 +128,10 @@ export const PEERS = {
   psql: program('psql', 'postgresql-client'),
   // script(1) gives a command a pseudo-terminal; Debian's essential bsdutils has it.
   script: program('script', 'bsdutils'),
+  // The shipped systemd units are checked offline (test/integration/systemd-units.test.ts).
+  'systemd-analyze': program('systemd-analyze', 'systemd'),
+  // The Prometheus text of GET /metrics is checked with promtool (test/integration/metrics.test.ts).
+  promtool: program('promtool', 'prometheus'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },
   mosquitto: service('Mosquitto', 'mosquitto', MQTT_TEST_URL, 1883),
 } satisfies Record<string, Peer>;
