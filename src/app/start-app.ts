@@ -37,6 +37,8 @@ import { createWorkPool } from '../server/work-pool';
 import type { Storage, Work } from '../server/parts';
 import { isLoopbackHost } from '../server/request-guards';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
+import { createPrometheusMetrics } from '../server/metrics';
+import { NO_METRICS, type MetricsPort } from '../metrics';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -88,7 +90,9 @@ export async function startApp(config: FrozenConfig, options: StartOptions = {})
 export async function composeApp(config: FrozenConfig, options: StartOptions = {}): Promise<ComposedApp> {
   const logger = options.logger ?? createLogger();
   const storage = await openStorage(config, logger);
-  const work = createWork(config, options, storage, logger);
+  // docs/running.md "Metrics": off unless configured; the parts count into the port either way.
+  const metrics = config.metrics.enabled ? createPrometheusMetrics() : undefined;
+  const work = createWork(config, options, storage, logger, metrics?.port ?? NO_METRICS);
   const closeBackground = async () => {
     // The background image downloads: abandoned, and waited for, before the database closes.
     await work.images.close();
@@ -102,7 +106,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
   const start = async (): Promise<RunningApp> => {
     let server: RunningServer;
     try {
-      server = await startServer(config, storage, work, { logger, ...(options.ws ? { ws: options.ws } : {}) });
+      server = await startServer(config, storage, work, { logger, ...(options.ws ? { ws: options.ws } : {}), ...(metrics ? { metrics } : {}) });
     } catch (error) {
       await closeBackground();
       throw error;
@@ -225,7 +229,7 @@ function unwritableAtStart(where: string, error: unknown): Error {
   return new StartupError(`database ${where} takes no writes (${kind}: ${errorMessage(error)}): ${fix}, then start svc again`);
 }
 
-function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
+function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger, metrics: MetricsPort): Work {
   const { store, health, tracks, imageStore, plainImageStore, nowPlaying } = storage;
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
@@ -253,6 +257,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     store: store.outputs,
     nowPlaying,
     logger,
+    metrics,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
     // A record's enrichment ends by its deadline; the second covers its last write.
     holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
@@ -268,10 +273,11 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     return work;
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
-  const serviceHealth = new ServiceHealth();
+  const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
   const songRequests = new SongRequests(store.songRequests, logger);
   const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger, nowPlaying);
   const submitDeps: SubmitDeps = {
+    counted: submissionCounter(metrics),
     secret: config.secret,
     maxFields: config.limits.maxFields,
     maxFieldLength: config.maxFieldLength,
@@ -298,6 +304,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
   const expensiveWork = createWorkPool();
   const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, pool: expensiveWork, logger });
+  registerGauges(metrics, outputs, listenerSessions);
   songRequests.on('added', (request) => events.announce('request.added', request));
   songRequests.on('removed', (request) => events.announce('request.removed', request));
   return {
@@ -328,6 +335,28 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     listenerSessions,
     poller,
   };
+}
+
+/** Each submission's outcome (HTTP and Icecast sources alike): stored, or the error code that refused it. */
+function submissionCounter(metrics: MetricsPort): (outcome: string) => void {
+  const submissions = metrics.counter('svc_submissions_total', 'Track submissions (HTTP and Icecast sources), by outcome: stored, or the error code.', [
+    'outcome',
+  ]);
+  return (outcome) => submissions.inc({ outcome });
+}
+
+/** The scrape-time readings: each output's queue and superseded messages, and the listeners per channel. */
+function registerGauges(metrics: MetricsPort, outputs: OutputDispatcher, listenerSessions: ListenerSessions): void {
+  const statuses = () => outputs.status();
+  metrics.gauge('svc_output_queue_length', 'Messages waiting for delivery, per output.', ['output'], async () =>
+    (await statuses()).map((status) => [{ output: status.name }, status.pending] as const),
+  );
+  metrics.gauge('svc_output_superseded', 'Messages a newer track replaced before delivery, per output.', ['output'], async () =>
+    (await statuses()).map((status) => [{ output: status.name }, status.superseded] as const),
+  );
+  metrics.gauge('svc_listeners', 'Listener sessions open now on the Icecast servers svc counts (playlog.icecast), per channel.', ['channel'], async () =>
+    [...(await listenerSessions.listenersPerChannel())].map(([channel, count]) => [{ channel }, count] as const),
+  );
 }
 
 /** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */

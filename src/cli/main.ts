@@ -4,6 +4,7 @@ import { versionText } from '../version';
 import { latestVersion } from '../store/migrations';
 import { MIGRATIONS } from '../store/sqlite/migrations';
 import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations';
+import { registerBackup } from './commands/backup';
 import { registerCompletion } from './commands/completion';
 import { registerEdit } from './commands/edit';
 import { registerHistory } from './commands/history';
@@ -69,6 +70,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerRequests(program, ctx, setResult);
   registerReport(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
+  registerBackup(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);
   return program;

@@ -300,6 +300,12 @@ export const configSchema = object({
   pages: object({
     idleText: string().default(''),
   }),
+  // docs/running.md "Metrics": GET /metrics in the Prometheus text format; off by default.
+  metrics: object({
+    enabled: boolean().default(false),
+    // The shared secret on scrapes too (X-SVC-Client-Auth, or Authorization: Bearer).
+    requireSecret: boolean().default(false),
+  }),
   // docs/song-requests.md: What's Now Playing's request queue API; off: writes 403, reads empty.
   requests: object({
     enabled: boolean().default(true),
