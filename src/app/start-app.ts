@@ -15,8 +15,11 @@ import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
 import { openStore } from '../store/open-store';
-import type { Store } from '../store/store';
-import { createStorageHealth, guardStore, isStorageUnavailable } from '../store/health';
+import type { SchemaVersion, Store } from '../store/store';
+import { createStorageHealth, guardStore, storageFailureKind, storageFix } from '../store/health';
+import { isPostgresUrl } from '../store/store';
+import { withoutPassword } from '../store/postgres/connection';
+import { StartupError, errorMessage } from '../errors';
 import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
@@ -39,7 +42,10 @@ import { Recognition } from '../recognition/recognition';
 import { DEFAULT_SEARCH } from '../recognition/fingerprint-index';
 import { DEFAULT_TRACKER } from '../recognition/title-tracker';
 import { doublingBackoff, startPulledStreams, type RunningPulledStreams } from '../recognition/pulled-streams';
+import { createPrometheusMetrics } from '../server/metrics';
+import { NO_METRICS, type MetricsPort } from '../metrics';
 import os from 'node:os';
+import path from 'node:path';
 
 // The composition root (docs/architecture.md "Layout"): reads nothing but the config it is
 // given, opens the store, builds each use case once, and starts the HTTP server and the Icecast
@@ -73,6 +79,8 @@ export interface RunningApp {
   port: number;
   /** The Icecast source listener, when `icecastSource.port` is set (docs/dj-software.md). */
   icecast: RunningIcecastListener | null;
+  /** The backend and the schema version its database is at (the start-up banner). */
+  schema: SchemaVersion;
   /** Sources first, then the HTTP server (which waits for the submissions in flight), then the background work and the database. */
   close(): Promise<void>;
 }
@@ -91,7 +99,9 @@ export async function startApp(config: FrozenConfig, options: StartOptions = {})
 export async function composeApp(config: FrozenConfig, options: StartOptions = {}): Promise<ComposedApp> {
   const logger = options.logger ?? createLogger();
   const storage = await openStorage(config, logger);
-  const work = createWork(config, options, storage, logger);
+  // docs/running.md "Metrics": off unless configured; the parts count into the port either way.
+  const metrics = config.metrics.enabled ? createPrometheusMetrics() : undefined;
+  const work = createWork(config, options, storage, logger, metrics?.port ?? NO_METRICS);
   const closeBackground = async () => {
     // The background image downloads: abandoned, and waited for, before the database closes.
     await work.images.close();
@@ -110,6 +120,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
         logger,
         ...(options.ws ? { ws: options.ws } : {}),
         ...(options.idleHeap ? { idleHeap: options.idleHeap } : {}),
+        ...(metrics ? { metrics } : {}),
       });
     } catch (error) {
       await closeBackground();
@@ -127,6 +138,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
       url: server.url,
       port: server.port,
       icecast,
+      schema: storage.store.schema,
       close: () =>
         (closing ??= (async () => {
           // Sources first: the server's close then waits for the tracks they were submitting.
@@ -270,16 +282,15 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
       if (fromVersion > 0) logger.info(`database schema upgraded from version ${fromVersion} to ${toVersion}`);
     },
   });
-  const health = createStorageHealth(logger);
-  // A database that takes no writes is reported now (logged, /v1/status "unavailable"), not
-  // at the first submission; the server still starts and serves what is stored.
+  const where = describeLocation(config.database.location);
+  const health = createStorageHealth(logger, Date.now, where);
+  // A database that takes no writes at start stops the start (exit 1, docs/running.md "When the
+  // database fails"): a supervisor sees a failed unit instead of a server that stores nothing.
   try {
-    await health.run(() => store.probeWrite(), true);
+    await store.probeWrite();
   } catch (error) {
-    if (!isStorageUnavailable(error)) {
-      await store.close();
-      throw error;
-    }
+    await store.close();
+    throw unwritableAtStart(where, error);
   }
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
@@ -302,7 +313,20 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   return { store, health, tracks, imageStore, plainTracks, plainImageStore, nowPlaying };
 }
 
-function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger): Work {
+/** A file as an absolute path, a URL without its password: how the log and the start-up errors name the database. */
+function describeLocation(location: string): string {
+  if (location === ':memory:') return location;
+  return isPostgresUrl(location) ? withoutPassword(location) : path.resolve(location);
+}
+
+function unwritableAtStart(where: string, error: unknown): Error {
+  const kind = storageFailureKind(error);
+  if (kind === undefined) return error instanceof Error ? error : new Error(String(error));
+  const fix = storageFix(kind) ?? 'make it take writes';
+  return new StartupError(`database ${where} takes no writes (${kind}: ${errorMessage(error)}): ${fix}, then start svc again`);
+}
+
+function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger, metrics: MetricsPort): Work {
   const { store, health, tracks, imageStore, plainImageStore, nowPlaying } = storage;
   // One fetcher, one address guard, for submitted covers and enrichment images alike.
   const fetchImage = createImageFetcher({
@@ -330,6 +354,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     store: store.outputs,
     nowPlaying,
     logger,
+    metrics,
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
     // A record's enrichment ends by its deadline; the second covers its last write.
     holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
@@ -345,10 +370,11 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     return work;
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
-  const serviceHealth = new ServiceHealth();
+  const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
   const songRequests = new SongRequests(store.songRequests, logger);
   const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger, nowPlaying);
   const submitDeps: SubmitDeps = {
+    counted: submissionCounter(metrics),
     secret: config.secret,
     maxFields: config.limits.maxFields,
     maxFieldLength: config.maxFieldLength,
@@ -381,6 +407,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // History pages, SSE replays, ...: a few at a time, fair between addresses (docs/limits-and-load.md).
   const expensiveWork = createWorkPool();
   const events = createEventStream({ nowPlaying, tracks, budget: queueBudget, pool: expensiveWork, logger });
+  registerGauges(metrics, outputs, listenerSessions);
   songRequests.on('added', (request) => events.announce('request.added', request));
   songRequests.on('removed', (request) => events.announce('request.removed', request));
   return {
@@ -412,6 +439,28 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     poller,
     ...recognitionParts,
   };
+}
+
+/** Each submission's outcome (HTTP and Icecast sources alike): stored, or the error code that refused it. */
+function submissionCounter(metrics: MetricsPort): (outcome: string) => void {
+  const submissions = metrics.counter('svc_submissions_total', 'Track submissions (HTTP and Icecast sources), by outcome: stored, or the error code.', [
+    'outcome',
+  ]);
+  return (outcome) => submissions.inc({ outcome });
+}
+
+/** The scrape-time readings: each output's queue and superseded messages, and the listeners per channel. */
+function registerGauges(metrics: MetricsPort, outputs: OutputDispatcher, listenerSessions: ListenerSessions): void {
+  const statuses = () => outputs.status();
+  metrics.gauge('svc_output_queue_length', 'Messages waiting for delivery, per output.', ['output'], async () =>
+    (await statuses()).map((status) => [{ output: status.name }, status.pending] as const),
+  );
+  metrics.gauge('svc_output_superseded', 'Messages a newer track replaced before delivery, per output.', ['output'], async () =>
+    (await statuses()).map((status) => [{ output: status.name }, status.superseded] as const),
+  );
+  metrics.gauge('svc_listeners', 'Listener sessions open now on the Icecast servers svc counts (playlog.icecast), per channel.', ['channel'], async () =>
+    [...(await listenerSessions.listenersPerChannel())].map(([channel, count]) => [{ channel }, count] as const),
+  );
 }
 
 /** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { reachableHost, serverUrl } from '../config/client-target';
 import { withoutPassword } from '../store/postgres/connection';
+import type { SchemaVersion } from '../store/store';
 
 // What `svc serve` prints on start (docs/first-hour.md "What `svc serve` prints"): the URL, the
-// pages with one line each, the database, the outputs and the config file. The first line keeps its
+// pages with one line each, the database, the outputs, the config file and the version. The first line keeps its
 // "svc listening on URL" shape: scripts and tests wait for it. Pure.
 
 export interface BannerFacts {
@@ -22,6 +23,8 @@ export interface BannerFacts {
   outputs?: readonly { name: string; type: string }[];
   /** The Icecast source listener, when one runs (docs/dj-software.md). */
   icecast?: IcecastBannerFacts;
+  /** The release and commit (version.ts versionText), and the schema the database is at. */
+  version?: { text: string; schema: SchemaVersion };
 }
 
 export interface IcecastBannerFacts {
@@ -41,6 +44,8 @@ const PAGES: readonly (readonly [name: string, path: string, purpose: string])[]
   ['history', '/history', 'the setlist, live, with CSV and text downloads'],
 ];
 
+const SCHEMA_NAMES: Readonly<Record<SchemaVersion['backend'], string>> = { sqlite: 'SQLite', postgresql: 'PostgreSQL' };
+
 export function bannerLines(facts: BannerFacts): string[] {
   // A wildcard listener is opened in a browser on this machine through loopback.
   const base = serverUrl(reachableHost(facts.host), facts.port);
@@ -56,6 +61,8 @@ export function bannerLines(facts: BannerFacts): string[] {
   const outputs = facts.outputs ?? [];
   lines.push(`  ${'outputs'.padEnd(10)} ${outputs.length === 0 ? 'none' : outputs.map((output) => `${output.name} (${output.type})`).join(', ')}`);
   lines.push(`  ${'config'.padEnd(10)} ${facts.configFile ?? `none found (${facts.configSearch})`}`);
+  if (facts.version)
+    lines.push(`  ${'version'.padEnd(10)} ${facts.version.text}, ${SCHEMA_NAMES[facts.version.schema.backend]} schema ${facts.version.schema.version}`);
   return lines;
 }
 

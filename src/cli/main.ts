@@ -1,6 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, StartupError, errorMessage } from '../errors';
-import { VERSION } from '../version';
+import { versionText } from '../version';
+import { latestVersion } from '../store/migrations';
+import { MIGRATIONS } from '../store/sqlite/migrations';
+import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations';
+import { registerBackup } from './commands/backup';
 import { registerCompletion } from './commands/completion';
 import { registerEdit } from './commands/edit';
 import { registerHistory } from './commands/history';
@@ -40,10 +44,15 @@ Examples:
 
 ${EXIT_CODE_HELP}`;
 
+/** `svc --version`: the release and commit, and the newest schema of each backend this build knows (docs/running.md "Versions"). */
+function versionReport(): string {
+  return `${versionText()}\ndatabase schema: SQLite ${latestVersion(MIGRATIONS)}, PostgreSQL ${latestVersion(POSTGRES_MIGRATIONS)}`;
+}
+
 function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   const program = new Command('svc')
     .description('now-playing track metadata service and client')
-    .version(VERSION, '-V, --version')
+    .version(versionReport(), '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     // Commander's own errors ("error: unknown option '--prot'") carry the same prefix as ours.
     .configureOutput({
@@ -64,6 +73,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerReport(program, ctx, setResult);
   registerLibrary(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
+  registerBackup(program, ctx, setResult);
   // Last: its script lists every command registered before it.
   registerCompletion(program, ctx, setResult);
   guardSubcommands(program);

@@ -16,6 +16,7 @@ const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_PORT: ['port'],
   SVC_HOST: ['host'],
   SVC_SECRET: ['secret', 'client.secret'],
+  SVC_SECRET_FILE: ['secretFile'],
   SVC_DATABASE: ['database.location'],
   SVC_URL: ['client.url'],
 };
@@ -54,7 +55,27 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   checkDeadlines(config, fileLabel);
   config.database.location = expandHome(config.database.location, env);
   config.staticDir = expandHome(config.staticDir, env);
+  if (config.secretFile !== '') readSecretFile(config, env);
   return { config: deepFreeze(config), filepath: file?.filepath ?? null };
+}
+
+/**
+ * `secretFile` (docs/running.md "A system service"): the secret is the file's text without its
+ * line ending, e.g. a systemd credential in $CREDENTIALS_DIRECTORY. Given with `secret` too, it is
+ * refused: one of them would silently lose.
+ */
+function readSecretFile(config: Config, env: NodeJS.ProcessEnv): void {
+  const file = expandHome(config.secretFile, env);
+  if (config.secret !== '') throw configError(`secret and secretFile are both set: keep one (secretFile ${file})`);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw configError(`cannot read secretFile ${file}: ${firstLine(errorMessage(error))}`);
+  }
+  const secret = text.replace(/\r?\n$/, '');
+  if (secret === '' || /[\r\n]/.test(secret)) throw configError(`secretFile ${file} must hold the secret on one line`);
+  config.secret = secret;
 }
 
 async function readConfigFile(explicit: string | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<{ config: unknown; filepath: string } | null> {

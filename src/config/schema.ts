@@ -211,6 +211,8 @@ export const configSchema = object({
   port: number().integer('${path} must be an integer').min(0).max(65535).default(DEFAULT_PORT),
   host: string().min(1).default('127.0.0.1'),
   secret: string().default(''),
+  // A file holding the secret (a systemd credential: docs/running.md "A system service"); read at load, replaces `secret`.
+  secretFile: string().default(''),
   // A string (`database: "<path or URL>"`) stands for `database.location` (config/load.ts).
   database: object({
     location: string()
@@ -314,6 +316,12 @@ export const configSchema = object({
   // when it listens beyond loopback.
   mdns: object({
     advertise: boolean().default(true),
+  }),
+  // docs/running.md "Metrics": GET /metrics in the Prometheus text format; off by default.
+  metrics: object({
+    enabled: boolean().default(false),
+    // The shared secret on scrapes too (X-SVC-Client-Auth, or Authorization: Bearer).
+    requireSecret: boolean().default(false),
   }),
   // docs/song-requests.md: What's Now Playing's request queue API; off: writes 403, reads empty.
   requests: object({

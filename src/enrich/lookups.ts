@@ -92,6 +92,7 @@ export class Lookups {
 
   private async fetchAndCache<T>(spec: LookupSpec<T>, flightKey: string, signal: AbortSignal): Promise<T | null> {
     let raw: unknown;
+    this.health?.asked(spec.service);
     try {
       raw = await spec.fetch(signal);
     } catch (error) {

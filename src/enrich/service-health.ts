@@ -1,4 +1,5 @@
 import { UpstreamError } from './http';
+import { NO_METRICS, type CounterPort, type MetricsPort } from '../metrics';
 
 // The negative cache of outside services (docs/title-first.md "Negative cache"): a service that
 // timed out, answered 5xx or refused the connection is not asked again for a few minutes, so a
@@ -16,10 +17,24 @@ interface Failure {
 export class ServiceHealth {
   private readonly failures = new Map<string, Failure>();
 
+  private readonly lookups: CounterPort;
+  private readonly failedLookups: CounterPort;
+
   constructor(
     private readonly now: () => number = Date.now,
     private readonly pauseMs: number = FAILED_SERVICE_PAUSE_MS,
-  ) {}
+    metrics: MetricsPort = NO_METRICS,
+  ) {
+    this.lookups = metrics.counter('svc_enrichment_lookups_total', 'Requests to an outside music service (answers from the cache not counted), per service.', [
+      'service',
+    ]);
+    this.failedLookups = metrics.counter('svc_enrichment_failedLookupstotal', 'Requests to an outside music service that failed, per service.', ['service']);
+  }
+
+  /** A request to `service` is about to go out (docs/running.md "Metrics"). */
+  asked(service: string): void {
+    this.lookups.inc({ service });
+  }
 
   /** Throws the UpstreamError a lookup gets while `service` is paused after a failure. */
   check(service: string): void {
@@ -35,6 +50,7 @@ export class ServiceHealth {
 
   /** Records the outcome of a request that was not cancelled by its caller. */
   failed(service: string, error: unknown): void {
+    this.failedLookups.inc({ service });
     if (!isServiceFailure(error)) return;
     const asked = error.retryAfterMs;
     const pause = asked === undefined ? this.pauseMs : Math.min(asked, this.pauseMs);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { NO_METRICS, type CounterPort, type MetricsPort } from '../metrics';
 import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import { throttledLog, type Logger } from '../log';
@@ -20,6 +21,8 @@ import { recordJson } from '../domain/play';
 
 export interface DispatcherDeps {
   outputs: readonly Output[];
+  /** Counts each attempt's outcome per output (docs/running.md "Metrics"). */
+  metrics?: MetricsPort;
   store: OutputStore;
   nowPlaying: NowPlaying;
   logger: Logger;
@@ -92,8 +95,15 @@ export class OutputDispatcher {
   private cursorsStarted = false;
   private expansion: { running: Promise<void>; again: boolean } | undefined;
 
+  private readonly attempts: CounterPort;
+
   constructor(private readonly deps: DispatcherDeps) {
     this.now = deps.now ?? Date.now;
+    this.attempts = (deps.metrics ?? NO_METRICS).counter(
+      'svc_output_attempts_total',
+      'Delivery attempts per output, by outcome: delivered, or failed (a retry or a give-up).',
+      ['output', 'outcome'],
+    );
     this.report = throttledLog((message) => deps.logger.warn(message));
     this.names = deps.outputs.map((output) => output.name);
     this.ready = this.startCursors();
@@ -315,6 +325,7 @@ export class OutputDispatcher {
     const attempts = message.attempts + 1;
     const retryForMs = (this.deps.retryForSeconds.get(output.name) ?? DEFAULT_RETRY_FOR_SECONDS) * 1000;
     const base = { at, durationMs: at - started, ...(delivery.status === undefined ? {} : { status: delivery.status }) };
+    this.attempts.inc({ output: output.name, outcome: delivery.outcome === 'delivered' ? 'delivered' : 'failed' });
     if (delivery.outcome === 'delivered') {
       await this.deps.store.finish(message.id, { ...base, outcome: 'delivered', ...(delivery.receipt ? { receipt: delivery.receipt } : {}) });
       if (message.attempts > 0) this.deps.logger.info(`output ${output.name}: track ${message.dbid} delivered after ${attempts} attempts`);

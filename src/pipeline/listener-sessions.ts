@@ -73,6 +73,18 @@ export class ListenerSessions {
     return server && channel !== undefined ? { server: new URL(server.url).origin, channel } : undefined;
   }
 
+  /** Open listener sessions per channel, over every configured server and mount (GET /metrics). */
+  async listenersPerChannel(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const server of this.options.servers) {
+      for (const [mount, channel] of Object.entries(server.mounts)) {
+        const open = await this.options.plays.openSessions(new URL(server.url).origin, mount);
+        counts.set(channel, (counts.get(channel) ?? 0) + open.length);
+      }
+    }
+    return counts;
+  }
+
   /** A listener joined (an auth listener_add, or first seen by a poll `connectedSeconds` ago). */
   async joined(report: ListenerReport, source: SessionSource, connectedSeconds = 0): Promise<boolean> {
     const target = this.target(report.mount, report.host, report.port);

@@ -26,6 +26,8 @@ import { requireIdentifyingField } from './validate';
 // before any outside service is asked, and enrichment fills it in through one update path.
 
 export interface SubmitDeps {
+  /** Told each submission's outcome: stored, or the error code that refused it (docs/running.md "Metrics"). */
+  counted?: (outcome: string) => void;
   secret: string;
   maxFields: number;
   maxFieldLength: number;
@@ -70,6 +72,18 @@ interface Announced {
 
 /** `idempotencyKey`: the request's Idempotency-Key, given the dbid in the record's own transaction. */
 export async function submitTrack(request: RawRequest, receivedSeq: number, deps: SubmitDeps, idempotencyKey?: string): Promise<SubmitResult> {
+  if (!deps.counted) return submitUncounted(request, receivedSeq, deps, idempotencyKey);
+  try {
+    const result = await submitUncounted(request, receivedSeq, deps, idempotencyKey);
+    deps.counted('stored');
+    return result;
+  } catch (error) {
+    deps.counted(error instanceof AppError ? error.code : 'error');
+    throw error;
+  }
+}
+
+async function submitUncounted(request: RawRequest, receivedSeq: number, deps: SubmitDeps, idempotencyKey?: string): Promise<SubmitResult> {
   const receivedAt = new Date().toISOString();
   const { fields: rawFields, credential } = parseSubmission(request, deps);
   authenticate(credential, deps.secret);

@@ -6,7 +6,7 @@ import type { FrozenConfig } from '../config/schema';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
-import { VERSION } from '../version';
+import { VERSION, buildCommit } from '../version';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './last-fast-path';
 import { createCoverFastPath } from './cover-fast-path';
@@ -23,6 +23,9 @@ import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
+import { routeLabel, type PrometheusMetrics } from './metrics';
+import type { MetricsPort } from '../metrics';
 import type { EventStream } from './sse/event-stream';
 import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
@@ -58,6 +61,8 @@ export interface ServerOptions {
   mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
   /** Giving back the young generation (src/server/idle-heap.ts): tests use a short quiet time and watch its decisions. */
   idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
+  /** metrics.enabled: the registry GET /metrics renders and the HTTP server counts into (docs/running.md "Metrics"). */
+  metrics?: PrometheusMetrics;
 }
 
 export interface RunningServer {
@@ -74,8 +79,9 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
   const sockets = createSockets(config, options, storage, work, logger);
   // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
   const shutdown = { started: false };
-  const app = createHttpApp(config, storage, work, sockets, ownFiles, shutdown, logger);
+  const app = createHttpApp(config, storage, work, sockets, ownFiles, shutdown, logger, options.metrics);
   const server = createHttpServer(config, app, sockets, shutdown, logger);
+  if (options.metrics) countRequests(server.http, options.metrics.port);
   try {
     await listen(server.http, config.port, config.host);
   } catch (error) {
@@ -132,6 +138,7 @@ function createHttpApp(
   ownFiles: ReturnType<typeof staticRoutes>,
   shutdown: { readonly started: boolean },
   logger: Logger,
+  metrics?: PrometheusMetrics,
 ): HttpApp {
   const { health, tracks, imageStore, nowPlaying } = storage;
   const cors = corsPolicy(config.corsOrigins);
@@ -153,6 +160,8 @@ function createHttpApp(
     routers: [
       v1Routes({
         version: VERSION,
+        commit: buildCommit(),
+        schema: storage.store.schema,
         maxBodyBytes: config.maxBodyBytes,
         nowPlaying,
         tracks,
@@ -206,6 +215,7 @@ function createHttpApp(
         requests: work.songRequests,
         version: VERSION,
       }),
+      ...(metrics ? [metricsRoutes({ metrics, secret: config.secret, requireSecret: config.metrics.requireSecret })] : []),
     ],
   });
   const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
@@ -421,3 +431,34 @@ function statusUrl(host: string, port: number): string {
 }
 
 export { isLoopbackHost } from '../domain/host-names';
+
+/** Stream kinds by path: the WebSockets and the SSE stream (GET /metrics "svc_stream_clients"). */
+const STREAM_KINDS: Readonly<Record<string, string>> = {
+  [IMAGES_WS_PATH]: 'images-ws',
+  [WSSTREAM_PATH]: 'wsstream',
+  [FANART_STREAM_PATH]: 'wsartistfanartstream',
+  '/v1/events': 'events',
+};
+
+/**
+ * Every answered request by route, method and status, whichever path answered it (Koa or a fast
+ * path), and the streams open per kind: counted on the http server itself, so no route can miss it.
+ */
+function countRequests(server: http.Server, metrics: MetricsPort): void {
+  const requests = metrics.counter('svc_http_requests_total', 'HTTP requests answered, by route, method and status.', ['route', 'method', 'status']);
+  const open = new Map<string, number>(Object.values(STREAM_KINDS).map((kind) => [kind, 0]));
+  const track = (kind: string | undefined, closed: NodeJS.EventEmitter) => {
+    if (kind === undefined) return;
+    open.set(kind, (open.get(kind) ?? 0) + 1);
+    closed.once('close', () => open.set(kind, (open.get(kind) ?? 1) - 1));
+  };
+  metrics.gauge('svc_stream_clients', 'Stream connections open now, by kind (WebSockets and the SSE stream).', ['kind'], () =>
+    [...open].map(([kind, count]) => [{ kind }, count] as const),
+  );
+  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const path = (request.url ?? '').split('?')[0] ?? '';
+    if (path === '/v1/events' && request.method === 'GET') track(STREAM_KINDS[path], response);
+    response.once('finish', () => requests.inc({ route: routeLabel(path), method: request.method ?? 'GET', status: String(response.statusCode) }));
+  });
+  server.on('upgrade', (request: http.IncomingMessage, socket: Duplex) => track(STREAM_KINDS[(request.url ?? '').split('?')[0] ?? ''], socket));
+}

@@ -84,7 +84,28 @@ export function isStorageUnavailable(error: unknown): boolean {
   return error instanceof AppError && error.code === 'DATABASE_UNAVAILABLE';
 }
 
-export function createStorageHealth(logger: Logger, now: () => number = Date.now): StorageHealth {
+/** What to do about each kind of storage failure, said in the log line beside the database's name. */
+const FIXES: Readonly<Record<string, string>> = {
+  SQLITE_READONLY: 'let the user svc runs as write the file, its -wal and -shm files and its folder (owner and mode), or choose another database',
+  SQLITE_CANTOPEN: 'check that the file and its folder exist and the user svc runs as may write them',
+  SQLITE_FULL: 'free space on its file system',
+  SQLITE_IOERR: 'check the disk (the kernel log says more)',
+  SQLITE_CORRUPT: 'restore a backup (docs/running.md "Backup")',
+  SQLITE_NOTADB: 'restore a backup (docs/running.md "Backup")',
+  'postgres-25006': 'point database at the primary, or make the database take writes',
+  'postgres-53100': 'free space on the PostgreSQL server',
+};
+
+/** The fix for a kind of storage failure, or undefined when there is nothing better to say than its message. */
+export function storageFix(kind: string): string | undefined {
+  return FIXES[kind] ?? (kind === 'postgres-connection' ? 'check that PostgreSQL runs and is reachable' : undefined);
+}
+
+/**
+ * `where` names the database (a file, or a URL without its password) in each line, so that the
+ * log says what failed and where (docs/running.md "When the database fails").
+ */
+export function createStorageHealth(logger: Logger, now: () => number = Date.now, where?: string): StorageHealth {
   let state: DatabaseState = 'ok';
   let connectionLost = false;
   const report = throttledLog((message) => logger.error(message), 60_000, now);
@@ -97,7 +118,9 @@ export function createStorageHealth(logger: Logger, now: () => number = Date.now
         const kind = storageFailureKind(error);
         if (kind === undefined) throw error;
         state = 'unavailable';
-        report(kind, `database unavailable (${kind}): ${errorMessage(error)}`);
+        const fix = storageFix(kind);
+        const place = where === undefined ? '' : ` (database ${where}${fix === undefined ? '' : `: ${fix}`})`;
+        report(kind, `database unavailable (${kind}): ${errorMessage(error)}${place}`);
         throw new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error });
       };
       try {

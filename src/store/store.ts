@@ -80,7 +80,14 @@ export interface Store {
    * read-only database is reported then and not at the first submission.
    */
   probeWrite(): Promise<void>;
+  /** The backend and the schema version the database is at after the start's migrations (docs/running.md "Versions"). */
+  readonly schema: SchemaVersion;
   close(): Promise<void>;
+}
+
+export interface SchemaVersion {
+  backend: 'sqlite' | 'postgresql';
+  version: number;
 }
 
 export interface StoreOptions {

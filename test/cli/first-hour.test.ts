@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { asObject, request } from '../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../helpers/postgres';
 import { SVC_BIN, cleanEnv, runCli, type CliResult } from '../helpers/run-cli';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
@@ -76,6 +75,7 @@ describe('the first hour', () => {
     expect(lines[4]).toBe(`  database   ${path.join(dir, 'banner.db')} (SQLite)`);
     expect(lines[5]).toBe('  outputs    none');
     expect(lines[6]).toBe(`  config     ${path.join(dir, '.svcrc')}`);
+    expect(lines[7]).toMatch(/^ {2}version {4}\d+\.\d+\.\d+( \(commit [0-9a-f]{12}\))?, SQLite schema \d+$/);
   });
 
   it('When outputs are configured, then the banner lists each by name and type', async () => {
@@ -117,7 +117,7 @@ describe('the first hour', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
-  it('When the database file is read-only at start, then /v1/status says "unavailable" at once and the log names it', async () => {
+  it('When the database file is read-only at start, then svc serve exits 1 naming the file and the fix, and never listens', async () => {
     const dir = folder('read-only', {});
     fs.chmodSync(temp.dir, 0o755);
     fs.chmodSync(dir, 0o777);
@@ -126,10 +126,14 @@ describe('the first hour', () => {
     const first = await startTestServer({ dbFile });
     await first.close();
     fs.chmodSync(dbFile, 0o444);
-    const result = await runAsNobody(['serve', '--port', '0', '--db', dbFile, '--offline'], async (url) => {
-      expect(asObject((await request(`${url}/v1/status`)).json)).toMatchObject({ status: 'ok', database: 'unavailable' });
-    });
-    expect(result.stderr).toMatch(/database unavailable \(SQLITE_READONLY\)/);
+    // docs/running.md "When the database fails": a supervisor sees a failed start (Restart=on-failure), not a server storing nothing.
+    const result = await runAsNobody(['serve', '--port', '0', '--db', dbFile, '--offline'], () =>
+      Promise.reject(new Error('svc listened on a read-only database')),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(new RegExp(`^svc: database ${dbFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} takes no writes \\(SQLITE_READONLY: `));
+    expect(result.stderr).toContain('let the user svc runs as write the file');
   });
 });
 

@@ -27,7 +27,7 @@ describe('svc status', () => {
     const result = await runCli(['status', '--json', '--url', server.url]);
     expect(result.code).toBe(0);
     const parsed: unknown = JSON.parse(result.stdout);
-    expect(parsed).toEqual({ status: 'ok', version: expect.stringMatching(/^\d+\.\d+\.\d+/), database: 'ok' });
+    expect(parsed).toMatchObject({ status: 'ok', version: expect.stringMatching(/^\d+\.\d+\.\d+$/), schema: { backend: 'sqlite' }, database: 'ok' });
   });
 
   test('When the server is unreachable, then it exits 4 and stdout stays empty, with --json too', async () => {

@@ -139,6 +139,13 @@ export const PEERS = {
   ffprobe: program('ffprobe', 'ffmpeg'),
   fpcalc: program('fpcalc', 'libchromaprint-tools'),
   'hyperrogue-music': folder('/usr/share/hyperrogue/music', 'hyperrogue-music'),
+  // The shipped systemd units are checked offline (test/integration/systemd-units.test.ts).
+  'systemd-analyze': program('systemd-analyze', 'systemd'),
+  // The Prometheus text of GET /metrics is checked with promtool (test/integration/metrics.test.ts).
+  promtool: program('promtool', 'prometheus'),
+  // Building better-sqlite3 when a packed svc is installed (test/integration/npm-pack.test.ts).
+  'g++': program('g++', 'g++'),
+  make: program('make', 'make'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },
   mosquitto: service('Mosquitto', 'mosquitto', MQTT_TEST_URL, 1883),
 } satisfies Record<string, Peer>;

@@ -64,8 +64,13 @@ describeWithPeers(['postgresql', 'pg_dump', 'pg_restore', 'psql'], 'docs/running
 
   it('When the backup commands run while svc runs, then the dump is readable and restores every track into another database', async () => {
     const [dump, check, ...others] = consoleSteps('### PostgreSQL');
-    expect(dump?.command).toMatch(/^mkdir -p ~\/backups && pg_dump --format=custom /);
+    expect(dump?.command).toMatch(/^\(umask 077 && mkdir -p ~\/backups && pg_dump --format=custom /);
     expect(bash(dump?.command ?? '', source.url)).toBe('');
+    // The dump holds the listener-address key: its owner's alone (docs/running.md "PostgreSQL").
+    const dumps = fs.readdirSync(path.join(home.dir, 'backups'));
+    expect(dumps).toHaveLength(1);
+    expect(fs.statSync(path.join(home.dir, 'backups', dumps[0] ?? '')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(home.dir, 'backups')).mode & 0o777).toBe(0o700);
     expect(
       bash(check?.command ?? '', source.url)
         .trimEnd()

@@ -1,5 +1,7 @@
 import net from 'node:net';
-import { VERSION } from '../../src/version';
+import { VERSION, buildCommit } from '../../src/version';
+import { latestVersion } from '../../src/store/migrations';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations';
 import { asObject, getWithQuery, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { storedCount } from '../helpers/stored-count';
@@ -15,7 +17,14 @@ describe('GET /v1/status, GET /v1/last, unknown paths and methods', () => {
     const res = await request(`${t.url}/v1/status`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(res.json).toEqual({ status: 'ok', version: VERSION, database: 'ok' });
+    // Run from this clone: the commit too (docs/running.md "Versions").
+    expect(res.json).toEqual({
+      status: 'ok',
+      version: VERSION,
+      commit: buildCommit(),
+      schema: { backend: 'sqlite', version: latestVersion(MIGRATIONS) },
+      database: 'ok',
+    });
   });
 
   it('When nothing has been submitted, then /v1/last is 200 {}', async () => {

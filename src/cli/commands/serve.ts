@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors';
 import { createLogger } from '../../log';
+import { versionText } from '../../version';
 import type { IcecastBannerFacts } from '../banner';
 import type { CliContext, SetResult } from '../context';
 import { DEFAULT_PORT, describeConfigSearch } from '../../config/defaults';
@@ -76,6 +77,7 @@ async function serve(options: ServeOptions, ctx: CliContext): Promise<number> {
     configSearch: describeConfigSearch(process.cwd()),
     outputs: config.outputs.map((output) => ({ name: output.name, type: output.type })),
     icecast,
+    version: { text: versionText(), schema: app.schema },
   });
   for (const line of banner) ctx.io.out(line);
 

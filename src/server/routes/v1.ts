@@ -6,6 +6,7 @@ import type { PlayLog } from '../../pipeline/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { StreamStatus } from '../../recognition/recognition';
+import type { SchemaVersion } from '../../store/store';
 import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppMiddleware, AppState } from '../context';
 import { parseBody, rawRequestOf } from '../middleware/body';
@@ -15,6 +16,10 @@ import { lastResponse } from './last';
 
 export interface V1Deps {
   version: string;
+  /** The commit when svc runs from a git clone, else null (version.ts). */
+  commit: string | null;
+  /** The backend and its schema version (docs/running.md "Versions"). */
+  schema: SchemaVersion;
   maxBodyBytes: number;
   nowPlaying: NowPlaying;
   tracks: TrackStore;
@@ -37,9 +42,10 @@ export interface V1Deps {
 
 export function v1Routes(deps: V1Deps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
+  const build = { version: deps.version, ...(deps.commit === null ? {} : { commit: deps.commit }), schema: deps.schema };
   const statusOf: Record<DatabaseState, string> = {
-    ok: JSON.stringify({ status: 'ok', version: deps.version, database: 'ok' }),
-    unavailable: JSON.stringify({ status: 'ok', version: deps.version, database: 'unavailable' }),
+    ok: JSON.stringify({ status: 'ok', ...build, database: 'ok' }),
+    unavailable: JSON.stringify({ status: 'ok', ...build, database: 'unavailable' }),
   };
 
   router.get('/status', (ctx) => {
@@ -54,7 +60,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
         ? statusOf[deps.databaseState()]
         : JSON.stringify({
             status: 'ok',
-            version: deps.version,
+            ...build,
             database: deps.databaseState(),
             ...(notifications === 'silent' ? { notifications } : {}),
             ...(failing.length === 0 ? {} : { failing_services: failing }),

@@ -1,5 +1,6 @@
 import type { ClientBase } from 'pg';
-import { pendingMigrations, type Migration, type MigrationReport } from '../migrations';
+import { VERSION } from '../../version';
+import { pendingMigrations, refuseNewerSchema, type Migration, type MigrationReport } from '../migrations';
 
 // Append-only schema history of the PostgreSQL store; `svc_schema` records what was applied.
 // Several instances may start at once: the first takes an advisory lock and migrates, the
@@ -329,6 +330,7 @@ export async function migratePostgres(client: ClientBase, migrations: readonly M
     );
     const applied = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM svc_schema');
     const current = applied.rows[0]?.version ?? 0;
+    refuseNewerSchema(current, migrations, 'PostgreSQL', VERSION);
     const pending = pendingMigrations(migrations, current);
     for (const migration of pending) {
       await client.query(migration.sql);

@@ -44,6 +44,11 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     throw new StartupError(`cannot listen on database ${withoutPassword(directUrl ?? url)}: ${errorMessage(error)}`);
   }
   let closing: Promise<void> | undefined;
+  const schemaVersion = await readSchemaVersion(context).catch(async (error: unknown) => {
+    await listener.close();
+    await pool.end().catch(() => undefined);
+    throw new StartupError(`cannot use database ${withoutPassword(url)}: ${errorMessage(error)}`);
+  });
 
   return {
     tracks: tracks.store,
@@ -58,9 +63,16 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
     events,
     notifications: () => listener.notifications(),
     probeWrite: () => probePostgresWrite(pool),
+    schema: { backend: 'postgresql', version: schemaVersion },
     close() {
       closing ??= listener.close().then(() => pool.end());
       return closing;
     },
   };
+}
+
+/** The last migration recorded in `svc_schema` (migrations.ts), after the start's own. */
+async function readSchemaVersion(context: PostgresContext): Promise<number> {
+  const result = await context.pool.query<{ version: number | null }>('SELECT max(version) AS version FROM svc_schema');
+  return result.rows[0]?.version ?? 0;
 }

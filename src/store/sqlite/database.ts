@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StartupError, errorMessage } from '../../errors';
-import { pendingMigrations, type Migration, type MigrationReport } from '../migrations';
+import { VERSION } from '../../version';
+import { pendingMigrations, refuseNewerSchema, type Migration, type MigrationReport } from '../migrations';
 import { MIGRATIONS } from './migrations';
 
 export type Db = Database.Database;
@@ -114,8 +115,14 @@ export function probeSqliteWrite(db: Db): void {
   db.pragma(`user_version = ${Math.trunc(version)}`);
 }
 
+/** The schema version the file is at (`PRAGMA user_version`). */
+export function schemaVersionOf(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
 function migrate(db: Db, migrations: readonly Migration[], onMigrated: MigrationReport | undefined): void {
   const current = db.pragma('user_version', { simple: true }) as number;
+  refuseNewerSchema(current, migrations, 'SQLite', VERSION);
   const pending = pendingMigrations(migrations, current);
   for (const migration of pending) {
     db.transaction(() => {

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import { EventEmitter } from 'node:events';
 import type { Store, StoreEvents, StoreOptions } from '../store';
-import { openDatabase, probeSqliteWrite } from './database';
+import { openDatabase, probeSqliteWrite, schemaVersionOf } from './database';
 import { createIdempotencyStore } from './idempotency';
 import { createImageStore } from './images';
 import { createLibraryStore } from './library';
@@ -28,6 +28,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     library: createLibraryStore(db, options.now),
     events: new EventEmitter<StoreEvents>(),
     probeWrite: async () => probeSqliteWrite(db),
+    schema: { backend: 'sqlite', version: schemaVersionOf(db) },
     close: async () => {
       db.close();
     },

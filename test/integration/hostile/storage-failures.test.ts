@@ -11,7 +11,8 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // on a real 1 MiB tmpfs, filled by real submissions. A file that turns read-only under an open
 // connection cannot be made here (root writes through its open descriptor), so
 // test/unit/store/health.test.ts covers SQLITE_READONLY and the other kinds with injected errors,
-// and the disk-full rules too where mounting is not allowed.
+// and the disk-full rules too where mounting is not allowed. (A remount read-only is refused while
+// svc holds the file open for writing: a full disk is what "unwritable later" looks like here.)
 
 function tryMount(dir: string, size: string): boolean {
   try {
@@ -67,6 +68,8 @@ describeOnTmpfs('storage failures on a small tmpfs', () => {
     const failures = t.logs.filter((line) => line.includes('database unavailable'));
     expect(failures).toHaveLength(1);
     expect(failures[0]).toContain('(SQLITE_FULL)');
+    // What and where (docs/running.md "When the database fails"): the file and what to do.
+    expect(failures[0]).toContain(`(database ${path.join(temp.dir, 'svc.db')}: free space on its file system)`);
     expect(t.logs.join('\n')).not.toMatch(/^\s+at /m);
   });
 
