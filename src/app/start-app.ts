@@ -1,5 +1,4 @@
 import type { FrozenConfig } from '../config/schema';
-import { errorMessage } from '../errors';
 import { recordJson } from '../domain/play';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
@@ -326,19 +325,10 @@ function unwritableAtStart(where: string, error: unknown): Error {
   return new StartupError(`database ${where} takes no writes (${kind}: ${errorMessage(error)}): ${fix}, then start svc again`);
 }
 
-function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger, metrics: MetricsPort): Work {
-  const { store, health, tracks, imageStore, plainImageStore, nowPlaying } = storage;
-  // One fetcher, one address guard, for submitted covers and enrichment images alike.
-  const fetchImage = createImageFetcher({
-    allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
-    userAgent: `svc/${VERSION}`,
-    maxConcurrentDownloads: config.images.maxConcurrentDownloads,
-    ...options.imageFetch,
-  });
-  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
-  const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
-  // Subscribed before anything can change the current track; sends from the plain image store.
-  const outputs = new OutputDispatcher({
+/** The outputs and their dispatcher (docs/outputs.md), sending from the plain image store. */
+function createOutputDispatcher(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger, metrics: MetricsPort): OutputDispatcher {
+  const { store, tracks, plainImageStore, nowPlaying } = storage;
+  return new OutputDispatcher({
     outputs: createOutputs(config.outputs, {
       images: plainImageStore,
       logger,
@@ -362,6 +352,21 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
     ...(options.outputMaxAttempts === undefined ? {} : { maxAttemptsPerMessage: options.outputMaxAttempts }),
   });
+}
+
+function createWork(config: FrozenConfig, options: StartOptions, storage: Storage, logger: Logger, metrics: MetricsPort): Work {
+  const { store, health, tracks, imageStore, nowPlaying } = storage;
+  // One fetcher, one address guard, for submitted covers and enrichment images alike.
+  const fetchImage = createImageFetcher({
+    allowPrivateAddresses: config.coverFetch.allowPrivateAddresses,
+    userAgent: `svc/${VERSION}`,
+    maxConcurrentDownloads: config.images.maxConcurrentDownloads,
+    ...options.imageFetch,
+  });
+  const images = new ImageCollector({ store: imageStore, nowPlaying, fetchImage, logger });
+  const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
+  // Subscribed before anything can change the current track; sends from the plain image store.
+  const outputs = createOutputDispatcher(config, options, storage, logger, metrics);
   const inFlight = new Set<Promise<unknown>>();
   const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
     inFlight.add(work);

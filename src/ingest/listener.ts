@@ -277,7 +277,10 @@ function passwordCheck(password: string, authentication: NonNullable<IcecastList
 function logFailedPassword(logger: Logger): (door: string, address: string, failures: number, delayMs: number) => void {
   const report = throttledLog((message) => logger.warn(message));
   return (door, address, failures, delayMs) =>
-    report(`failed-authentication ${door} ${address}`, `failed authentication on ${door} from ${address}: ${failures} in a row from it; its next attempt waits ${delayMs} ms`);
+    report(
+      `failed-authentication ${door} ${address}`,
+      `failed authentication on ${door} from ${address}: ${failures} in a row from it; its next attempt waits ${delayMs} ms`,
+    );
 }
 
 /**

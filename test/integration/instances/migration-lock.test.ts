@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { openPostgresPool } from '../../../src/store/postgres/connection';
+import { until } from '../../helpers/eventually';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 
 // An instance started while another one migrates waits for the migration lock past the request
@@ -39,15 +40,17 @@ describeWithPostgres('migration lock', () => {
     opening.catch(() => undefined);
     try {
       // The signal: the starting instance's lock wait, as the server reports it, is older than the timeout.
-      for (;;) {
-        const [row] = await database.query<{ waited: number }>(
-          `SELECT extract(epoch FROM now() - query_start)::float AS waited FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'`,
-        );
-        if (settled !== undefined) break;
-        if (row && row.waited > PAST_QUERY_TIMEOUT_S) break;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await until(
+        async () => {
+          const [row] = await database.query<{ waited: number }>(
+            `SELECT extract(epoch FROM now() - query_start)::float AS waited FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'`,
+          );
+          return settled !== undefined || (row !== undefined && row.waited > PAST_QUERY_TIMEOUT_S);
+        },
+        'the starting instance waited for the lock past the query timeout',
+        45_000,
+      );
       expect(settled).toBeUndefined();
     } finally {
       await holder.query('COMMIT');
