@@ -151,6 +151,7 @@ function createHttpApp(
         idempotent: work.idempotent,
         maxBodyBytes: config.maxBodyBytes,
         limits: work.submitDeps,
+        playLog: work.playLog,
       }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
       reportRoutes({

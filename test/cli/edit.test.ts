@@ -84,9 +84,12 @@ describe('svc edit', () => {
   });
 
   it('When the change is refused, then it exits with the code of the refusal and says why', async () => {
-    const air = await runCli(['edit', '4', 'kind=jingle', ...client()]);
+    const air = await runCli(['edit', '4', 'channel=two', ...client()]);
     expect(air.code).toBe(5);
-    expect(air.stderr).toContain("Field 'kind' belongs to the play log");
+    expect(air.stderr).toContain("Field 'channel' belongs to the play log");
+    const overlap = await runCli(['edit', '4', 'ended_at=2026-10-05T20:20:00Z', ...client()]);
+    expect(overlap.code).toBe(5);
+    expect(overlap.stderr).toContain('would overlap play 5 on channel "main"');
     const missing = await runCli(['edit', '99', 'title=x', ...client()]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No record with dbid 99');
