@@ -70,6 +70,20 @@ export function playsOverlap(a: { startedAt: string; endedAt: string | null }, b
   return (a.endedAt === null || b.startedAt < a.endedAt) && (b.endedAt === null || a.startedAt < b.endedAt);
 }
 
+/** A play of a report's range with its corrections (the check names them as notes, docs/reports.md "Checks"). */
+export interface CorrectedPlay {
+  dbid: number;
+  corrections: CorrectionEntry[];
+}
+
+/** Pure: a correction's changes as one line, `field before -> after; ...` (absent: `none`). */
+export function changesLine(changes: Readonly<Record<string, FieldChange>>): string {
+  const text = (value: unknown): string => (value === null || value === undefined ? 'none' : typeof value === 'string' ? value : JSON.stringify(value));
+  return Object.entries(changes)
+    .map(([field, change]) => `${field} ${text(change.before)} -> ${text(change.after)}`)
+    .join('; ');
+}
+
 /** The outcome of a correction in the store. */
 export type CorrectionOutcome<R> =
   | { kind: 'corrected'; record: R; entry: CorrectionEntry | null }

@@ -65,7 +65,7 @@ export async function correctPostgres({ pool, instanceId }: PostgresContext, dbi
         planned.play.usage,
         planned.timesChanged,
       ]);
-      await client.query('INSERT INTO play_corrections (dbid, corrected_at, corrected_by, changes) VALUES ($1, $2, $3, $4::jsonb)', [
+      await client.query('INSERT INTO play_corrections (dbid, corrected_at, corrected_by, changes) VALUES ($1, $2, $3, $4::json)', [
         dbid,
         planned.entry.at,
         planned.entry.by,

@@ -138,6 +138,20 @@ function behavesOn(backend: string, start: () => Promise<TestServer>, stop: () =
       expect({ status: into.status, error: asObject(into.json).error }).toEqual({ status: 422, error: expect.stringContaining(`play ${b}`) });
     });
 
+    it("When a report's range is read, then its corrected plays come with their corrections in air order, for the check's notes", async () => {
+      const range = { from: '2026-10-05T00:00:00.000Z', to: '2026-10-06T00:00:00.000Z' };
+      const corrected = await t.server.plays.correctedPlays(range);
+      expect(corrected.map((play) => [play.dbid, play.corrections.map((entry) => Object.keys(entry.changes))])).toEqual([
+        [a, [['ended_at']]],
+        [b, [['started_at']]],
+        [c, [['artist', 'kind', 'usage']]],
+      ]);
+      expect(await t.server.plays.correctedPlays({ ...range, channel: 'other' })).toEqual([]);
+      expect(await t.server.plays.correctedPlays({ from: '2026-10-05T20:01:00.000Z', to: '2026-10-05T20:05:00.000Z' })).toEqual([
+        expect.objectContaining({ dbid: b }),
+      ]);
+    });
+
     it('When a record is corrected without changing anything, then no audit entry is kept', async () => {
       const before = (await entry(t, b)).corrections;
       const res = await patch(`${t.url}/v1/history/${b}`, { started_at: '2026-10-05T20:02:30.000Z', kind: 'music' });
