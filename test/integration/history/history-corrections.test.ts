@@ -138,18 +138,25 @@ function behavesOn(backend: string, start: () => Promise<TestServer>, stop: () =
       expect({ status: into.status, error: asObject(into.json).error }).toEqual({ status: 422, error: expect.stringContaining(`play ${b}`) });
     });
 
-    it("When a report's range is read, then its corrected plays come with their corrections in air order, for the check's notes", async () => {
-      const range = { from: '2026-10-05T00:00:00.000Z', to: '2026-10-06T00:00:00.000Z' };
-      const corrected = await t.server.plays.correctedPlays(range);
-      expect(corrected.map((play) => [play.dbid, play.corrections.map((entry) => Object.keys(entry.changes))])).toEqual([
-        [a, [['ended_at']]],
-        [b, [['started_at']]],
-        [c, [['artist', 'kind', 'usage']]],
+    it("When a report's range is checked, then each correction of its plays is a note, in air order", async () => {
+      const notes = async (query: string) => {
+        const res = await request(`${t.url}/v1/reports/soundexchange/check?${query}`, { headers: AUTH });
+        expect(res.status).toBe(200);
+        return res.text
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { note?: string })
+          .flatMap((line) => (line.note?.startsWith('note: dbid ') ? [line.note.slice('note: '.length)] : []));
+      };
+      expect(await notes('from=2026-10-05&to=2026-10-05')).toEqual([
+        expect.stringMatching(
+          new RegExp(`^dbid ${a}: corrected at \\S+Z by \\S*127\\.0\\.0\\.1: ended_at 2026-10-05T20:05:00.000Z -> 2026-10-05T20:02:00.000Z$`),
+        ),
+        expect.stringMatching(new RegExp(`^dbid ${b}: corrected at \\S+Z by cli \\S+: started_at 2026-10-05T20:05:00.000Z -> 2026-10-05T20:02:30.000Z$`)),
+        expect.stringMatching(new RegExp(`^dbid ${c}: corrected at \\S+Z by \\S+: artist Burial -> KSVC; kind music -> jingle; usage feature -> background$`)),
       ]);
-      expect(await t.server.plays.correctedPlays({ ...range, channel: 'other' })).toEqual([]);
-      expect(await t.server.plays.correctedPlays({ from: '2026-10-05T20:01:00.000Z', to: '2026-10-05T20:05:00.000Z' })).toEqual([
-        expect.objectContaining({ dbid: b }),
-      ]);
+      expect(await notes('from=2026-10-05&to=2026-10-05&channel=other')).toEqual([]);
+      expect(await notes('from=2026-10-04&to=2026-10-04')).toEqual([]);
     });
 
     it('When a record is corrected without changing anything, then no audit entry is kept', async () => {
@@ -161,7 +168,11 @@ function behavesOn(backend: string, start: () => Promise<TestServer>, stop: () =
   });
 }
 
-const config = { secret: SECRET, playlog: { icecast: [{ url: SERVER, adminUser: 'admin', mounts: { [MOUNT]: 'main' } }] } };
+const config = {
+  secret: SECRET,
+  reports: { service: 'KSVC', category: 'A', timeZone: 'UTC' },
+  playlog: { icecast: [{ url: SERVER, adminUser: 'admin', mounts: { [MOUNT]: 'main' } }] },
+};
 
 behavesOn(
   'SQLite',
