@@ -22,7 +22,7 @@ export interface TrackRecord {
   metadata: TrackFields;
   /** Its air times, kind, channel and listeners (docs/play-log.md); absent only on records not read from the store. */
   play?: PlayInfo;
-  /** The corrections made to it, oldest first (docs/http-api.md "`PATCH /v1/history/<dbid>`"); absent when none. */
+  /** The corrections made to it, oldest first (docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record"); absent when none. */
   corrections?: readonly CorrectionEntry[];
 }
 

@@ -45,7 +45,7 @@ interface Change {
   warnings: string[];
 }
 
-/** The play's fields a correction may set (docs/http-api.md "`PATCH /v1/history/<dbid>`"). */
+/** The play's fields a correction may set (docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record"). */
 const CORRECTABLE_PLAY_FIELDS: ReadonlySet<string> = new Set(['started_at', 'ended_at', 'kind', 'usage']);
 
 export async function editTrack(request: RawRequest, dbid: number, deps: EditDeps): Promise<EditResult> {

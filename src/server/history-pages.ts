@@ -142,6 +142,6 @@ function pageBody(entries: readonly string[], lastDbid: number | undefined, quer
 export function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
   const entry = { ...recordJson(record), received_at: record.receivedAt };
-  // Its audit trail last, when it has one (docs/http-api.md "`PATCH /v1/history/<dbid>`").
+  // Its audit trail last, when it has one (docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record").
   return record.corrections ? { ...entry, corrections: record.corrections } : entry;
 }
