@@ -65,11 +65,6 @@ export function correctedPlay(
   return { play: next, changes };
 }
 
-/** Whether two plays' intervals overlap; a play on air (no end) runs on. */
-export function playsOverlap(a: { startedAt: string; endedAt: string | null }, b: { startedAt: string; endedAt: string | null }): boolean {
-  return (a.endedAt === null || b.startedAt < a.endedAt) && (b.endedAt === null || a.startedAt < b.endedAt);
-}
-
 /** A play of a report's range with its corrections (the check names them as notes, docs/reports.md "Checks"). */
 export interface CorrectedPlay {
   dbid: number;
