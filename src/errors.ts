@@ -28,6 +28,8 @@ export const ERRORS = {
   // docs/limits-and-load.md "Idempotency and retries" (the IETF httpapi draft's 409 and 422).
   IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed', expose: true },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'Idempotency-Key reused with a different request', expose: true },
+  // docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record": plays of one channel never overlap (docs/play-log.md "Air times").
+  PLAY_OVERLAP: { status: 422, message: 'The corrected play would overlap another play on its channel', expose: true },
   PROCESSING_TIMEOUT: { status: 408, message: 'Metadata processing timed out', expose: true },
   REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time', expose: true },
   // docs/song-requests.md: the queue holds at most 1000 requests.

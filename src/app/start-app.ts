@@ -294,7 +294,7 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   // The server works through guarded stores; RunningServer hands out the plain ones.
   const plainTracks = store.tracks;
   // The arrival number is the first write of a submission: with the connection lost it fails at once too.
-  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'remove'], ['nextReceivedSeq']);
+  const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'correct', 'remove'], ['nextReceivedSeq']);
   let nowPlaying: NowPlaying;
   try {
     nowPlaying = new NowPlaying(await tracks.current(), {

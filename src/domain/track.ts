@@ -1,5 +1,6 @@
-// The shapes that travel through svc. This module imports nothing but the play log's types
-// (play.ts, itself without imports): every layer may depend on it, it depends on none.
+// The shapes that travel through svc. This module imports nothing but the play log's and the
+// corrections' types (play.ts, correction.ts): every layer may depend on it, it depends on none.
+import type { CorrectionEntry } from './correction';
 import type { PlayInfo } from './play';
 
 /**
@@ -21,6 +22,8 @@ export interface TrackRecord {
   metadata: TrackFields;
   /** Its air times, kind, channel and listeners (docs/play-log.md); absent only on records not read from the store. */
   play?: PlayInfo;
+  /** The corrections made to it, oldest first (docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record"); absent when none. */
+  corrections?: readonly CorrectionEntry[];
 }
 
 /**

@@ -120,6 +120,17 @@ export class PlayLog {
     return this.recent.filter((entry) => entry.at >= since);
   }
 
+  /**
+   * Counts every ended play not counted yet and resolves when that is done (a correction of air
+   * times, pipeline/edit-track.ts): a counting under way may have read the plays before the change,
+   * so it is waited for first, then one that starts after it.
+   */
+  async countNow(): Promise<void> {
+    if (this.closed) return;
+    await this.counting;
+    await this.countEnded();
+  }
+
   /** Waits for the counting under way; no timer fires after this. */
   async close(): Promise<void> {
     this.closed = true;

@@ -1,6 +1,7 @@
 import { MARKS } from '../domain/recording';
 import type { CandidateFilter, PlaySummaryRow } from '../store/play-reports';
 import { withListeners } from './census';
+import { changesLine, type CorrectedPlay } from '../domain/correction';
 import { ChannelEnds, PlayChecker, sessionProblems, type PreviousEnd, type Problem } from './checks';
 import type { Batches, RecordingLine, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
@@ -28,6 +29,8 @@ export interface ReportSource {
   hasSessions(query: ReportQuery & { channel: string }): Promise<boolean>;
   /** The same answers made where the rows are stored; without it, every play is read and checked here. */
   stored?: StoredReportQueries;
+  /** The range's corrected plays (PATCH /v1/history/<dbid>), in air order: the check names each correction as a note. */
+  corrections?: (query: ReportQuery) => Promise<CorrectedPlay[]>;
 }
 
 /** The play passes of a report made by the store (store/play-reports.ts): the source's adapter implements it. */
@@ -180,6 +183,7 @@ class Inspection {
         what: `one file for ${facts.channels.length} channels (${facts.channels.join(', ')}); if each is a licensed service of its own, make one file each with --channel`,
         note: true,
       });
+    if (run.format !== 'npr-streams') await this.correctionNotes();
     if (run.format === 'npr-streams') {
       const sessionChannels = await inspectSessions(
         this.deps,
@@ -193,6 +197,20 @@ class Inspection {
     else if (run.channel !== undefined && !facts.channels.includes(run.channel)) await this.nothingReported();
     await this.handOver();
     return facts;
+  }
+
+  /** Each correction of a play of the range, as a note (docs/reports.md "Checks"): what a file says differs from what was logged on air. */
+  private async correctionNotes(): Promise<void> {
+    const { run, deps } = this;
+    if (!deps.source.corrections) return;
+    const query: ReportQuery = { startMs: run.range.startMs, endMs: run.range.endMs, ...(run.channel === undefined ? {} : { channel: run.channel }) };
+    for (const play of await deps.source.corrections(query))
+      for (const correction of play.corrections)
+        this.report({
+          subject: `dbid ${play.dbid}`,
+          what: `corrected at ${correction.at} by ${correction.by}: ${changesLine(correction.changes)}`,
+          note: true,
+        });
   }
 
   /** No play (no session for npr-streams) in the range: name the channels the range has, if any. */

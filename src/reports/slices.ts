@@ -41,5 +41,6 @@ export function slicedSource(source: ReportSource, pause: Pause = nextTurn): Rep
     sessions: (query) => paused(source.sessions(query), pause),
     hasSessions: (query) => source.hasSessions(query),
     stored: slicedStored,
+    ...(source.corrections ? { corrections: source.corrections } : {}),
   };
 }

@@ -141,5 +141,7 @@ function pageBody(entries: readonly string[], lastDbid: number | undefined, quer
 /** One entry of GET /v1/history (and the answer to a correction of it). */
 export function historyEntry(record: TrackRecord): Record<string, unknown> {
   // received_at last: a submitted field of that name never hides the real one.
-  return { ...recordJson(record), received_at: record.receivedAt };
+  const entry = { ...recordJson(record), received_at: record.receivedAt };
+  // Its audit trail last, when it has one (docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record").
+  return record.corrections ? { ...entry, corrections: record.corrections } : entry;
 }

@@ -190,6 +190,7 @@ function createHttpApp(
         idempotent: work.idempotent,
         maxBodyBytes: config.maxBodyBytes,
         limits: work.submitDeps,
+        playLog: work.playLog,
       }),
       outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
       libraryRoutes({ secret: config.secret, maxBodyBytes: config.maxBodyBytes, library: work.library }),

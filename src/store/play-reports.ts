@@ -1,5 +1,7 @@
 import { REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingColumnsOf, writtenName, type RecordingNames, type WrittenField } from '../domain/recording';
+import type { CorrectedPlay } from '../domain/correction';
 import type { TrackFields } from '../domain/track';
+import { correctionsByDbid, type CorrectionRow } from './corrections';
 import type { PlayRange, PlayRow } from './plays';
 
 // What a report asks of the play log where the plays are stored (docs/reports.md "Where the rows
@@ -68,6 +70,19 @@ export interface PlayReportQueries {
   checkCandidates(range: ReportRange, filter: CandidateFilter): AsyncIterable<readonly CheckCandidate[]>;
   /** The reported plays grouped by recording (and channel), in order of first play, page by page. */
   recordingTotals(range: ReportRange, byChannel: boolean): AsyncIterable<readonly RecordingTotal[]>;
+  /** The range's plays that were corrected (PATCH /v1/history/<dbid>), in air order, each with its corrections oldest first. */
+  correctedPlays(range: PlayRange): Promise<CorrectedPlay[]>;
+}
+
+/** The audit rows of the corrected plays of a range, in air order (both backends; the table is migration 15 / 12). */
+export const correctedPlaysSql = (p: readonly [string, string, string]): string =>
+  `SELECT c.dbid, c.corrected_at, c.corrected_by, c.changes FROM play_corrections c JOIN tracks t ON t.dbid = c.dbid
+    WHERE t.started_at >= ${p[0]} AND t.started_at < ${p[1]} AND (${p[2]} IS NULL OR t.channel = ${p[2]})
+    ORDER BY t.started_at, t.dbid, c.id`;
+
+/** Pure: audit rows in air order as corrected plays. */
+export function correctedPlaysOf(rows: readonly CorrectionRow[]): CorrectedPlay[] {
+  return [...correctionsByDbid(rows)].map(([dbid, corrections]) => ({ dbid, corrections }));
 }
 
 /** The stored report columns of a play, in their SQL order: recording_key, spelling_key, report_marks, report_version. */

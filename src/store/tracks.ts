@@ -2,8 +2,10 @@
 // backends share: the history keyset bound and a new play's start. The bodies are
 // sqlite/tracks.ts and postgres/tracks.ts.
 
+import type { CorrectionOutcome } from '../domain/correction';
 import type { NewPlay, PlayInfo } from '../domain/play';
 import type { TrackFields, TrackRecord } from '../domain/track';
+import type { RecordCorrection } from './corrections';
 
 export interface NewTrack {
   receivedSeq: number;
@@ -43,12 +45,20 @@ export interface TrackStore {
   insert(track: NewTrack): Promise<TrackRecord>;
   /** The stored record with the highest dbid (docs/decisions.md "Delivery promises"), or null when nothing is stored. */
   current(): Promise<TrackRecord | null>;
+  /** The record with its corrections. */
   byDbid(dbid: number): Promise<TrackRecord | null>;
   /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */
   since(dbid: number, limit: number): Promise<TrackRecord[]>;
   /** Replaces the metadata of a stored record (e.g. a cover that arrived after the response). */
   updateMetadata(dbid: number, metadata: TrackFields): Promise<void>;
-  /** Newest first; served from the (received_at, dbid) index whatever the table size. */
+  /**
+   * Corrects a record and its play in one transaction (store/corrections.ts), keeping the audit
+   * entry: refused when the end is not after the start, or when the play would overlap another
+   * of its channel (that one's dbid is answered). Changed air times clear the listener count,
+   * which is counted again from the stored sessions.
+   */
+  correct(dbid: number, correction: RecordCorrection): Promise<CorrectionOutcome<TrackRecord>>;
+  /** Newest first; served from the (received_at, dbid) index whatever the table size. Records carry their corrections. */
   history(query: HistoryQuery): Promise<HistoryPage>;
   /** Deletes one record (its image links go with it); false when there is no such dbid. */
   remove(dbid: number): Promise<boolean>;

@@ -63,8 +63,14 @@ describe('svc edit', () => {
       started_at: '2026-10-05T20:09:20.000Z',
     });
 
+    // What was corrected is named, as notes that block nothing.
     const after = await runCli(['report', 'check', 'soundexchange', ...range, ...client()]);
-    expect(after).toMatchObject({ code: 0, stdout: '' });
+    expect(after.code).toBe(0);
+    expect(after.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^note: dbid 2: corrected at \S+Z by cli \S*127\.0\.0\.1: isrc none -> GB-ABC-07-00001; label none -> Hyperdub$/),
+      expect.stringMatching(/^note: dbid 3: corrected at \S+Z by cli \S*127\.0\.0\.1: artist DAFT PUNK -> Daft Punk$/),
+      '',
+    ]);
     const file = await runCli(['report', 'soundexchange', ...range, ...client()]);
     expect(file.code).toBe(0);
     expect(file.stdout.split('\r\n')).toEqual([
@@ -73,6 +79,42 @@ describe('svc edit', () => {
       '^KSVC^|^A^|^Moderat^|^A New Error^|^^|^Moderat^|^BPitch Control^|13',
       '',
     ]);
+  });
+
+  it('When a play is corrected to a jingle, then the census leaves it out, svc history --json shows its audit trail and the check notes it', async () => {
+    const kind = await runCli(['edit', '2', 'kind=jingle', 'usage=background', ...client()]);
+    expect(kind).toMatchObject({ code: 0, stderr: '', stdout: 'dbid 2: Burial - Archangel (kind, usage)\n' });
+    const file = await runCli(['report', 'soundexchange', ...range, ...client()]);
+    expect(file.code).toBe(0);
+    expect(file.stdout.split('\r\n')).toEqual([
+      '^KSVC^|^A^|^Daft Punk^|^One More Time^|^GBDUW0000053^|^Discovery^|^Virgin^|22',
+      '^KSVC^|^A^|^Moderat^|^A New Error^|^^|^Moderat^|^BPitch Control^|13',
+      '',
+    ]);
+    const history = await runCli(['history', '--json', '--limit', '10', ...client()]);
+    expect(history.code).toBe(0);
+    const entries = history.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const corrected = entries.find((entry) => entry.dbid === 2);
+    expect(corrected).toMatchObject({ kind: 'jingle', usage: 'background' });
+    expect(corrected?.corrections).toEqual([
+      {
+        at: expect.any(String),
+        by: expect.stringMatching(/^cli /),
+        changes: { isrc: { before: null, after: 'GB-ABC-07-00001' }, label: { before: null, after: 'Hyperdub' } },
+      },
+      {
+        at: expect.any(String),
+        by: expect.stringMatching(/^cli /),
+        changes: { kind: { before: 'music', after: 'jingle' }, usage: { before: 'feature', after: 'background' } },
+      },
+    ]);
+    expect(entries.find((entry) => entry.dbid === 1)).not.toHaveProperty('corrections');
+    const check = await runCli(['report', 'check', 'soundexchange', ...range, ...client()]);
+    expect(check.code).toBe(0);
+    expect(check.stdout).toMatch(/^note: dbid 2: corrected at \S+Z by cli \S+: kind music -> jingle; usage feature -> background$/m);
   });
 
   it('When a field is given empty, then it is removed; repeated, it is a list', async () => {
@@ -84,9 +126,12 @@ describe('svc edit', () => {
   });
 
   it('When the change is refused, then it exits with the code of the refusal and says why', async () => {
-    const air = await runCli(['edit', '4', 'kind=jingle', ...client()]);
+    const air = await runCli(['edit', '4', 'channel=two', ...client()]);
     expect(air.code).toBe(5);
-    expect(air.stderr).toContain("Field 'kind' belongs to the play log");
+    expect(air.stderr).toContain("Field 'channel' belongs to the play log");
+    const overlap = await runCli(['edit', '4', 'ended_at=2026-10-05T20:20:00Z', ...client()]);
+    expect(overlap.code).toBe(5);
+    expect(overlap.stderr).toContain('would overlap play 5 on channel "main"');
     const missing = await runCli(['edit', '99', 'title=x', ...client()]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No record with dbid 99');

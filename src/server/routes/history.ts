@@ -27,6 +27,8 @@ export interface HistoryDeps extends DeleteDeps {
   maxBodyBytes: number;
   /** A correction's fields are sanitized as a submission's are. */
   limits: SanitizeOptions & { maxFields: number };
+  /** A correction of air times counts the play's listeners again (pipeline/play-log.ts). */
+  playLog: { countNow(): Promise<void> };
 }
 
 export function historyRoutes(deps: HistoryDeps): Router<AppState> {
@@ -73,10 +75,17 @@ export function historyRoutes(deps: HistoryDeps): Router<AppState> {
       secret: deps.secret,
       tracks: deps.tracks,
       nowPlaying: deps.nowPlaying,
+      countListeners: () => deps.playLog.countNow(),
+      by: correctorOf(ctx.ip, ctx.get('User-Agent')),
     });
     ctx.body = { record: historyEntry(record), warnings };
   });
   return router;
+}
+
+/** Pure: who asks for a correction, for its audit entry: the client's address, and `cli` before it for svc's own client (src/cli/client.ts's User-Agent). */
+export function correctorOf(address: string, userAgent: string): string {
+  return /^svc\/\S+$/.test(userAgent) ? `cli ${address}` : address;
 }
 
 /** The `<dbid>` of the path; anything but a positive integer is a 400. */

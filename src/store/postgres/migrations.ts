@@ -295,6 +295,24 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 12,
+    name: 'play corrections',
+    sql: `
+      -- The audit trail of corrections, as in SQLite's migration 15 (PATCH /v1/history/<dbid>,
+      -- docs/http-api.md): one row per correction, appended and never changed. changes is json, not
+      -- jsonb: its fields keep the order SQLite's text keeps.
+      CREATE TABLE play_corrections (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        dbid bigint NOT NULL REFERENCES tracks (dbid) ON DELETE CASCADE,
+        corrected_at text COLLATE "C" NOT NULL,
+        corrected_by text NOT NULL,
+        changes json NOT NULL
+      );
+      CREATE INDEX play_corrections_by_dbid ON play_corrections (dbid, id);
+      CREATE INDEX play_corrections_by_time ON play_corrections (corrected_at);
+      `,
+    },
+    {
     version: 13,
     name: 'recognition library',
     sql: `

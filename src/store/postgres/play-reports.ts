@@ -2,8 +2,11 @@ import type pg from 'pg';
 import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type WrittenField } from '../../domain/recording';
 import { LONG_PLAY_SECONDS } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
+import type { CorrectionRow } from '../corrections';
 import {
   airOrderSql,
+  correctedPlaysOf,
+  correctedPlaysSql,
   nameSourcesOf,
   reportColumnValues,
   sourceDbids,
@@ -92,6 +95,8 @@ type TotalRow = TotalCounts & { first: string } & Record<`${WrittenField}_from`,
 const rangeValues = (range: ReportRange): unknown[] => [range.from, range.to, range.minAiredMs, range.channel ?? null];
 
 export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
+  const correctedPlays: PlayReportQueries['correctedPlays'] = async (range) =>
+    correctedPlaysOf((await pool.query<CorrectionRow>(correctedPlaysSql(['$1', '$2', '$3::text']), [range.from, range.to, range.channel ?? null])).rows);
   /** The names of a page of recordings, each from the first play that has it. */
   async function named(rows: readonly TotalRow[], byChannel: boolean): Promise<RecordingTotal[]> {
     const sources = rows.map(nameSourcesOf);
@@ -119,6 +124,7 @@ export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
   }
 
   return {
+    correctedPlays,
     async refreshReportColumns(range) {
       let refreshed = 0;
       for (let batch = await refreshBatch(range.from, range.to); batch > 0; batch = await refreshBatch(range.from, range.to)) refreshed += batch;

@@ -9,6 +9,7 @@ import { inTransaction, withCommit, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
 import { latestPlays, lockAndReadLatest, lockChannel, previousEndSql, previousEndValues } from './plays';
+import { correctPostgres, postgresCorrectionsOf } from './corrections';
 
 /**
  * Held by each insert until it commits: dbids, change ids and commits come in one order on every
@@ -58,11 +59,28 @@ export interface PostgresTracks {
 /** The columns every track read selects. */
 const TRACK_COLUMNS = `dbid, received_seq, received_at, metadata, ${PLAY_COLUMNS}`;
 
-export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, plays: Pick<PlayLogStore, 'version'>): PostgresTracks {
+export function createPostgresTrackStore(context: PostgresContext, plays: Pick<PlayLogStore, 'version'>): PostgresTracks {
+  const { pool, instanceId } = context;
   /** Writes seen by this instance, its own and those other instances announce (TrackStore.version). */
   let writes = 0;
   let deletions = 0;
   const insert = createInsertQueue(pool, instanceId);
+  /** Records with their corrections (one query for a page). */
+  const withCorrections = async (rows: readonly TrackRow[]): Promise<TrackRecord[]> => {
+    const records = rows.map(fromTrackRow);
+    const byDbid = await postgresCorrectionsOf(
+      pool,
+      records.map((record) => record.dbid),
+    );
+    return records.map((record) => {
+      const entries = byDbid.get(record.dbid);
+      return entries ? { ...record, corrections: entries } : record;
+    });
+  };
+  const read = async (dbid: number): Promise<TrackRecord | null> => {
+    const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = $1`, [dbid]);
+    return (await withCorrections(result.rows))[0] ?? null;
+  };
   const store: TrackStore = {
     async insert(track) {
       const record = await insert(track);
@@ -73,9 +91,13 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, 
       const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
-    async byDbid(dbid) {
-      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = $1`, [dbid]);
-      return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
+    byDbid: read,
+    async correct(dbid, correction) {
+      const outcome = await correctPostgres(context, dbid, correction);
+      if (outcome.kind !== 'corrected') return outcome;
+      if (outcome.entry) writes += 1;
+      const record = await read(dbid);
+      return record ? { kind: 'corrected', record, entry: outcome.entry } : { kind: 'not found' };
     },
     async since(dbid, limit) {
       const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit]);
@@ -103,7 +125,7 @@ export function createPostgresTrackStore({ pool, instanceId }: PostgresContext, 
           ORDER BY received_at DESC, dbid DESC LIMIT $4`,
         [bound[0], Math.min(bound[1], Number.MAX_SAFE_INTEGER), query.since ?? '', query.limit + 1],
       );
-      return { records: rows.rows.slice(0, query.limit).map(fromTrackRow), more: rows.rows.length > query.limit };
+      return { records: await withCorrections(rows.rows.slice(0, query.limit)), more: rows.rows.length > query.limit };
     },
     async remove(dbid) {
       const removed = await removeAndHeal(pool, instanceId, dbid);

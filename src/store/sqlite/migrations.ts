@@ -330,6 +330,25 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 15,
+    name: 'play corrections',
+    sql: `
+      -- The audit trail of corrections (PATCH /v1/history/<dbid>, docs/http-api.md): one row per
+      -- correction, appended and never changed; changes is a JSON object of field -> before, after.
+      -- A record's corrections go with it when it is deleted.
+      CREATE TABLE play_corrections (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        dbid INTEGER NOT NULL REFERENCES tracks (dbid) ON DELETE CASCADE,
+        corrected_at TEXT NOT NULL,
+        corrected_by TEXT NOT NULL,
+        changes TEXT NOT NULL
+      );
+      CREATE INDEX play_corrections_by_dbid ON play_corrections (dbid, id);
+      -- The check lists the corrected plays of a range.
+      CREATE INDEX play_corrections_by_time ON play_corrections (corrected_at);
+      `,
+    },
+    {
     version: 16,
     name: 'recognition library',
     sql: `

@@ -2,8 +2,11 @@
 import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type RecordingNames, type WrittenField } from '../../domain/recording';
 import { LONG_PLAY_SECONDS } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
+import type { CorrectionRow } from '../corrections';
 import {
   airOrderSql,
+  correctedPlaysOf,
+  correctedPlaysSql,
   dbidOfAirOrder,
   nameSourcesOf,
   reportColumnValues,
@@ -181,8 +184,12 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
   const candidates = byChannel((channel) => db.prepare<Record<string, unknown>, CandidateRow>(candidatesSql(channel)));
   const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
   const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
+  const corrected = db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel']));
 
   return {
+    async correctedPlays(range) {
+      return correctedPlaysOf(corrected.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
+    },
     async refreshReportColumns(range) {
       let refreshed = 0;
       for (let batch = refreshBatch(range); batch > 0; batch = refreshBatch(range)) {

@@ -4,6 +4,7 @@ import type { Db } from './database';
 import { recordJson } from '../../domain/play';
 import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns } from '../plays';
 import { createPlayLogStore } from './plays';
+import { createSqliteCorrections } from './corrections';
 import { reportColumnValues } from '../play-reports';
 import { NewTrack, TrackStore, historyUpperBound, startedPlay } from '../tracks';
 
@@ -104,6 +105,21 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
   const since = db.prepare<[number, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?`);
 
+  const corrections = createSqliteCorrections(db);
+  /** Records with their corrections (one query for a page). */
+  const withCorrections = (rows: readonly TrackRow[]): TrackRecord[] => {
+    const records = rows.map(fromRow);
+    const byDbid = corrections.of(records.map((record) => record.dbid));
+    return records.map((record) => {
+      const entries = byDbid.get(record.dbid);
+      return entries ? { ...record, corrections: entries } : record;
+    });
+  };
+  const read = (dbid: number): TrackRecord | null => {
+    const row = byDbid.get(dbid);
+    return row ? (withCorrections([row])[0] ?? null) : null;
+  };
+
   let lastSeq = maxSeq.get()?.seq ?? 0;
   let writes = 0;
   let deletions = 0;
@@ -122,8 +138,12 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       return since.all(dbid, limit).map(fromRow);
     },
     async byDbid(dbid) {
-      const row = byDbid.get(dbid);
-      return row ? fromRow(row) : null;
+      return read(dbid);
+    },
+    async correct(dbid, correction) {
+      const outcome = corrections.correct(dbid, correction, read);
+      if (outcome.kind === 'corrected' && outcome.entry) writes += 1;
+      return outcome;
     },
     async updateMetadata(dbid, metadata) {
       update.run(JSON.stringify(metadata), ...reportColumnValues(metadata), dbid);
@@ -134,7 +154,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       if (!bound) return { records: [], more: false };
       // One row past the page tells whether there is a next one.
       const rows = page.all(bound[0], bound[1], query.since ?? '', query.limit + 1);
-      return { records: rows.slice(0, query.limit).map(fromRow), more: rows.length > query.limit };
+      return { records: withCorrections(rows.slice(0, query.limit)), more: rows.length > query.limit };
     },
     async remove(dbid) {
       const removed = removeAndHeal(dbid);

@@ -5,7 +5,7 @@ import { openSse } from '../../helpers/sse-client';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // PATCH /v1/history/<dbid> (docs/http-api.md "`PATCH /v1/history/<dbid>`: correct a record"), on SQLite and PostgreSQL:
-// the record's own fields change, its play does not; the current track is announced again at
+// the record's own fields change, its play does not unless asked (history-corrections.test.ts); the current track is announced again at
 // once (on every instance); an older record changes in the history only; what is refused changes nothing.
 
 const SECRET = 'edit-secret';
@@ -82,8 +82,8 @@ function behavesOn(backend: string, start: () => Promise<TestServer[]>, stop: ()
         [patch(url, { title: 'x' }, { 'X-SVC-Client-Auth': 'wrong' }), 403, /Invalid secret/],
         [patch(`${t.url}/v1/history/999999`, { title: 'x' }), 404, /No record with dbid 999999/],
         [patch(`${t.url}/v1/history/x1`, { title: 'x' }), 400, /Invalid dbid/],
-        [patch(url, { kind: 'jingle' }), 400, /'kind' belongs to the play log/],
-        [patch(url, { started_at: '2026-10-01T00:00:00Z' }), 400, /'started_at' belongs to the play log/],
+        [patch(url, { kind: 'song' }), 400, /Invalid 'kind'/],
+        [patch(url, { channel: 'two' }), 400, /'channel' belongs to the play log/],
         [patch(url, { artist: null, title: null }), 400, /.+/],
         [patch(url, '[1, 2]'), 400, /JSON object/],
         [patch(url, '{"title": ', AUTH), 400, /.+/],
