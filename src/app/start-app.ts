@@ -225,10 +225,11 @@ function createRecognition(
   logger: Logger,
   submit: SubmitFields,
   playLog: PlayLog,
+  metrics: MetricsPort,
 ): Pick<Work, 'recognition' | 'library'> {
   const settings = config.recognition;
   const recognition = new Recognition(
-    { library: store.library, submit, end: (channel) => playLog.end(channel, 'explicit'), logger },
+    { library: store.library, submit, end: (channel) => playLog.end(channel, 'explicit'), logger, metrics },
     {
       tools: settings.tools,
       windowSeconds: settings.windowSeconds,
@@ -404,7 +405,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   // A recognised play is a submission (docs/recognition.md "A recognised play"), as a source's is.
-  const recognitionParts = createRecognition(config, options, store, logger, recognisedSubmitter(submitDeps, tracks, trackInFlight), playLog);
+  const recognitionParts = createRecognition(config, options, store, logger, recognisedSubmitter(submitDeps, tracks, trackInFlight), playLog, metrics);
   // Any other title on a channel holds it against recognition (an HTTP submission, another instance's).
   nowPlaying.on('track-changed', (record) => {
     if (record.metadata.recognition === undefined && record.play) recognitionParts.recognition.sourceTitled(record.play.channel);

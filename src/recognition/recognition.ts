@@ -1,4 +1,5 @@
 import type { Logger } from '../log';
+import { NO_METRICS, type CounterPort, type MetricsPort } from '../metrics';
 import type { LibraryFingerprint, LibraryStore, LibraryTags } from '../store/library';
 import { startAudioStream, type AudioStream } from './audio-stream';
 import type { AudioTools } from './audio-tools';
@@ -34,6 +35,8 @@ export interface RecognitionDeps {
   end: (channel: string) => Promise<unknown>;
   logger: Logger;
   now?: () => number;
+  /** Counts windows matched and plays recognised per stream (GET /metrics, docs/running.md "Metrics"). */
+  metrics?: MetricsPort;
 }
 
 export interface StreamStatus {
@@ -69,12 +72,17 @@ export class Recognition {
   private reloading: Promise<void> | null = null;
   private reloadAgain = false;
   private readonly now: () => number;
+  private readonly matches: CounterPort;
+  private readonly recognised: CounterPort;
 
   constructor(
     private readonly deps: RecognitionDeps,
     private readonly options: RecognitionOptions,
   ) {
     this.now = deps.now ?? Date.now;
+    const metrics = deps.metrics ?? NO_METRICS;
+    this.matches = metrics.counter('svc_recognition_matches_total', 'Windows of audio the library matched, per stream.', ['stream']);
+    this.recognised = metrics.counter('svc_recognition_plays_total', 'Recognised plays stored, per stream.', ['stream']);
   }
 
   /** Reads the library into the index; again after each change (changes during a read are read next). */
@@ -188,6 +196,7 @@ export class Recognition {
 
   private noteMatch(listening: Listening, match: Match, rate: number): void {
     const tags = this.tags.get(match.trackId) ?? {};
+    this.matches.inc({ stream: listening.status.name });
     listening.status.lastMatch = {
       ...(tags.artist !== undefined ? { artist: tags.artist } : {}),
       ...(tags.title !== undefined ? { title: tags.title } : {}),
@@ -224,6 +233,7 @@ export class Recognition {
     if (event.rate !== 1) fields.recognition_rate = String(event.rate);
     try {
       const result = await this.deps.submit(fields);
+      this.recognised.inc({ stream: name });
       this.deps.logger.info(`recognition: ${name} recognised ${JSON.stringify(listening.status.title)} (score ${event.match.score}) as dbid ${result.dbid}`);
     } catch (error) {
       this.deps.logger.warn(`recognition: ${name}: the recognised play was not stored (${error instanceof Error ? error.message : String(error)})`);

@@ -50,6 +50,7 @@ real.beforeAll(async () => {
     {
       secret: SECRET,
       icecastSource: { port: 0 },
+      metrics: { enabled: true, requireSecret: false },
       recognition: { enabled: true, streams: [{ url: pulledUrl, channel: 'studio2', vinyl: false }] },
     },
     path.join(temp.dir, 'svc.db'),
@@ -150,6 +151,10 @@ real.test(
     };
     expect(status.recognition.library).toBe(4);
     expect(status.recognition.streams.find((stream) => stream.name === 'icecast:/live.mp3')?.lastMatch?.score).toBeGreaterThan(0.7);
+    // GET /metrics counts the recognised plays per stream (docs/running.md "Metrics").
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^svc_recognition_plays_total\{stream="icecast:\/live\.mp3"\} 3$/m);
+    expect(Number(/^svc_recognition_matches_total\{stream="icecast:\/live\.mp3"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(6);
   },
   150_000,
 );
