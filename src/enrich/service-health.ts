@@ -28,7 +28,7 @@ export class ServiceHealth {
     this.lookups = metrics.counter('svc_enrichment_lookups_total', 'Requests to an outside music service (answers from the cache not counted), per service.', [
       'service',
     ]);
-    this.failedLookups = metrics.counter('svc_enrichment_failedLookupstotal', 'Requests to an outside music service that failed, per service.', ['service']);
+    this.failedLookups = metrics.counter('svc_enrichment_failures_total', 'Requests to an outside music service that failed, per service.', ['service']);
   }
 
   /** A request to `service` is about to go out (docs/running.md "Metrics"). */

@@ -2,7 +2,10 @@ import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { deepMerge } from '../../src/domain/plain-object';
+import { enrichmentConfig, startFakeServices } from '../fakes/services';
 import { postJson, request } from '../helpers/http';
+import { rawRequest } from '../helpers/raw-http';
 import { until } from '../helpers/eventually';
 import { peersForPart } from '../helpers/peers';
 import { makeTempDir } from '../helpers/temp-dir';
@@ -144,6 +147,56 @@ describe('GET /metrics when not configured, and behind the secret', () => {
       expect(allowed.text).toContain('# TYPE svc_http_requests_total counter');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('GET /metrics: enrichment lookups and listeners', () => {
+  const temp = makeTempDir();
+  afterAll(() => temp.cleanup());
+
+  it('When a track is enriched and listeners join, then the lookups, failures and listeners counted are those that happened', async () => {
+    const fakes = await startFakeServices();
+    const secret = 'metrics-listeners';
+    const server = await startTestServer({
+      dbFile: path.join(temp.dir, 'enriched.db'),
+      config: deepMerge(enrichmentConfig(fakes), {
+        secret,
+        metrics: { enabled: true },
+        // Wikidata answers nothing: a closed port on loopback, so every lookup there fails.
+        enrichment: { wikidata: { baseUrl: 'http://127.0.0.1:9/w/api.php' } },
+        playlog: { icecast: [{ url: 'http://localhost:8000', mounts: { '/live': 'main' } }] },
+      }),
+    });
+    try {
+      const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Massive Attack', title: 'Teardrop' }, { 'X-SVC-Client-Auth': secret });
+      expect(answer.status).toBe(200);
+      await server.server.images.idle();
+      for (const client of [1, 2, 3]) {
+        const joined = await rawRequest(`${server.url}/v1/icecast/listeners`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-SVC-Client-Auth': secret },
+          body: `action=listener_add&server=localhost&port=8000&client=${client}&mount=%2Flive&ip=192.0.2.${client}&agent=metrics`,
+        });
+        expect(joined.status).toBe(200);
+      }
+      // Enrichment ends on its own time: scrape until the failed Wikidata lookups are all counted.
+      let text = '';
+      await until(async () => {
+        text = (await request(`${server.url}/metrics`)).text;
+        const asked = sample(text, 'svc_enrichment_lookups_total', { service: 'wikidata' }) ?? 0;
+        return asked > 0 && sample(text, 'svc_enrichment_failures_total', { service: 'wikidata' }) === asked;
+      }, 'the failed Wikidata lookups counted');
+      expect(sample(text, 'svc_enrichment_lookups_total', { service: 'musicbrainz' })).toBe(fakes.musicbrainz.requests.length);
+      expect(fakes.musicbrainz.requests.length).toBeGreaterThan(0);
+      expect(sample(text, 'svc_enrichment_failures_total', { service: 'musicbrainz' })).toBeUndefined();
+      const wikidataLookups = sample(text, 'svc_enrichment_lookups_total', { service: 'wikidata' }) ?? 0;
+      expect(wikidataLookups).toBeGreaterThan(0);
+      expect(sample(text, 'svc_enrichment_failures_total', { service: 'wikidata' })).toBe(wikidataLookups);
+      expect(sample(text, 'svc_listeners', { channel: 'main' })).toBe(3);
+    } finally {
+      await server.close();
+      await fakes.close();
     }
   });
 });
