@@ -39,7 +39,9 @@ export interface TestServer {
   dataDir: string;
   /** Stops the server (if running) and removes its data directory. */
   close(): Promise<void>;
-  /** Stops and starts again on the same database and port. */
+  /** Stops the server, keeping its database and port for `restart`. */
+  stop(): Promise<void>;
+  /** Stops (if running) and starts again on the same database and port. */
   restart(): Promise<void>;
 }
 
@@ -109,6 +111,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       if (running) await server.close();
       running = false;
       temp.cleanup();
+    },
+    async stop() {
+      if (running) await server.close();
+      running = false;
     },
     async restart() {
       // Test requests close their connection (helpers/http.ts), so no pooled socket outlives the old server.
