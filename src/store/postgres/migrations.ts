@@ -311,8 +311,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX play_corrections_by_dbid ON play_corrections (dbid, id);
       CREATE INDEX play_corrections_by_time ON play_corrections (corrected_at);
       `,
-    },
-    {
+  },
+  {
     version: 13,
     name: 'recognition library',
     sql: `

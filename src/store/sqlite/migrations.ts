@@ -347,8 +347,8 @@ export const MIGRATIONS: readonly Migration[] = [
       -- The check lists the corrected plays of a range.
       CREATE INDEX play_corrections_by_time ON play_corrections (corrected_at);
       `,
-    },
-    {
+  },
+  {
     version: 16,
     name: 'recognition library',
     sql: `
