@@ -1,9 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, StartupError, errorMessage } from '../errors';
 import { versionText } from '../version';
-import { latestVersion } from '../store/migrations';
-import { MIGRATIONS } from '../store/sqlite/migrations';
-import { POSTGRES_MIGRATIONS } from '../store/postgres/migrations';
 import { registerBackup } from './commands/backup';
 import { registerCompletion } from './commands/completion';
 import { registerEdit } from './commands/edit';
@@ -46,13 +43,17 @@ ${EXIT_CODE_HELP}`;
 
 /** `svc --version`: the release and commit, and the newest schema of each backend this build knows (docs/running.md "Versions"). */
 function versionReport(): string {
+  // Read when asked: the client commands never load the store (test/cli/last.test.ts "Start-up").
+  const { latestVersion } = require('../store/migrations') as typeof import('../store/migrations');
+  const { MIGRATIONS } = require('../store/sqlite/migrations') as typeof import('../store/sqlite/migrations');
+  const { POSTGRES_MIGRATIONS } = require('../store/postgres/migrations') as typeof import('../store/postgres/migrations');
   return `${versionText()}\ndatabase schema: SQLite ${latestVersion(MIGRATIONS)}, PostgreSQL ${latestVersion(POSTGRES_MIGRATIONS)}`;
 }
 
 function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   const program = new Command('svc')
     .description('now-playing track metadata service and client')
-    .version(versionReport(), '-V, --version')
+    .option('-V, --version', 'output the version number')
     .showHelpAfterError('(run with --help for usage)')
     // Commander's own errors ("error: unknown option '--prot'") carry the same prefix as ours.
     .configureOutput({
@@ -61,7 +62,11 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
       outputError: (text, write) => write(`svc: ${text}`),
     })
     .exitOverride()
-    .addHelpText('after', GLOBAL_HELP);
+    .addHelpText('after', GLOBAL_HELP)
+    .on('option:version', () => {
+      ctx.io.writeOut(`${versionReport()}\n`);
+      throw new CommanderError(0, 'commander.version', versionReport());
+    });
   registerServe(program, ctx, setResult);
   registerSubmit(program, ctx, setResult);
   registerLast(program, ctx, setResult);

@@ -42,7 +42,8 @@ Database.prototype.transaction = function transactionWithFaults(fn) {
 
 const pg = require('pg');
 // The track insert runs in a transaction on one client (store/postgres/tracks.ts): `track-row` dies
-// once the insert was sent, before its COMMIT; `after-commit` once that client's COMMIT answered.
+// once the insert was sent, before its COMMIT; `after-commit` once that client's COMMIT answered
+// (its own statement, or the end of the batch's last insert).
 const clientQuery = pg.Client.prototype.query;
 const committing = new WeakSet();
 pg.Client.prototype.query = function queryWithFaults(...args) {
@@ -51,6 +52,8 @@ pg.Client.prototype.query = function queryWithFaults(...args) {
   if (typeof answer?.then !== 'function') return answer;
   if (isTrackInsert(text)) {
     if (due('track-row')) setTimeout(die, 1);
+    // The last insert of a batch carries the COMMIT itself (store/postgres/connection.ts withCommit).
+    if (/;\s*COMMIT\s*$/i.test(text) && due('after-commit')) return answer.then(die);
     committing.add(this);
     return answer;
   }
