@@ -121,7 +121,7 @@ export function clientAddress(peer: string, headers: ForwardingHeaders, trusted:
   for (let index = chain.length - 1; index >= 0; index -= 1) {
     const hop = chain[index];
     if (hop === '') continue;
-    // A hop that is not an IP address was not written by a proxy (issue 54 L7: a rotating made-up
+    // A hop that is not an IP address was not written by a proxy (docs/security.md: a rotating made-up
     // X-Forwarded-For was a fresh failure budget per request): the client is the peer itself.
     if (!trusted(hop) || index === 0) return addressBits(hop) === undefined ? peer : hop.slice(0, MAX_ADDRESS_LENGTH);
   }

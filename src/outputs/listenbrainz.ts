@@ -69,7 +69,7 @@ export function listenOf(play: Play, withTime: boolean): Record<string, unknown>
 /**
  * The longest hold a `X-RateLimit-Reset-In` earns. ListenBrainz's windows are seconds long; a
  * huge value (a broken proxy, a hostile server) must not stop the output until svc restarts
- * (issue 54 Low): it is taken as this minute, after which the next call finds out again.
+ * (docs/outputs.md): it is taken as this minute, after which the next call finds out again.
  */
 export const MAX_RATE_LIMIT_HOLD_MS = 60_000;
 

@@ -107,7 +107,7 @@ export function rdsLinesTemplate(format: string, ps: string | undefined, rtPlus:
 export function rdsLines(template: RdsLinesTemplate, track: TrackObject): string[] {
   const rendered = renderWithSpans(template.radioText, track);
   // Trimmed again once in ASCII: a name with no ASCII spelling (東京) leaves its separator behind,
-  // and `TEXT= - ` is no RadioText (issue 54 Low); with nothing left, TEXT= is sent empty.
+  // and `TEXT= - ` is no RadioText (docs/outputs.md); with nothing left, TEXT= is sent empty.
   const trimmed = trimSeparators(rendered.text, rendered.spans);
   const converted = toRdsAscii(trimmed.text, trimmed.spans);
   const ascii = trimSeparators(converted.text, converted.spans);

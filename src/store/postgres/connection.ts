@@ -52,7 +52,7 @@ export async function openPostgresPool(
   // The pool listens for errors only on idle connections. A checked-out one can be ended by the
   // server (pg_terminate_backend, a restart) with no statement running: even in the very tick it
   // was handed over, when the server's "terminating connection" arrives in the same packet as the
-  // previous statement's answer (issue 54 H2: that crashed svc). This listener stays for the
+  // previous statement's answer (that crashed svc). This listener stays for the
   // connection's life; the connection is then not queryable, its next statement fails, and the
   // pool drops it on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
