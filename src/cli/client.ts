@@ -108,21 +108,7 @@ export class SvcClient {
    * the headers only (a report's checks run before them), never the body.
    */
   async openStream(path: string): Promise<Response> {
-    const url = this.endpoint(path);
-    const headers: Record<string, string> = { 'User-Agent': USER_AGENT };
-    if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
-    let response: Response;
-    try {
-      response = await fetch(url, { method: 'GET', headers, signal: controller.signal, redirect: 'manual' });
-    } catch (error) {
-      throw unreachable(url, error, controller.signal, this.settings);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!response.ok) throw statusError(url, response, await response.text().catch(() => ''));
-    return response;
+    return this.streamed('GET', path, {});
   }
 
   /**
@@ -130,14 +116,19 @@ export class SvcClient {
    * `timeoutMs` bounds the wait for the headers only, never the body.
    */
   async postStream(path: string, body: unknown): Promise<Response> {
+    return this.streamed('POST', path, { 'Content-Type': 'application/json', Accept: 'application/x-ndjson' }, JSON.stringify(body));
+  }
+
+  /** One request whose answer is read as it streams: `timeoutMs` bounds the wait for the headers only. */
+  private async streamed(method: 'GET' | 'POST', path: string, extra: Record<string, string>, body?: string): Promise<Response> {
     const url = this.endpoint(path);
-    const headers: Record<string, string> = { 'User-Agent': USER_AGENT, 'Content-Type': 'application/json', Accept: 'application/x-ndjson' };
+    const headers: Record<string, string> = { 'User-Agent': USER_AGENT, ...extra };
     if (this.settings.secret !== '') headers[AUTH_HEADER] = this.settings.secret;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.settings.timeoutMs);
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal, redirect: 'manual' });
+      response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: controller.signal, redirect: 'manual' });
     } catch (error) {
       throw unreachable(url, error, controller.signal, this.settings);
     } finally {
