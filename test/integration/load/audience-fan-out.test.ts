@@ -158,5 +158,6 @@ describe('an audience of 1,000 sockets on /v1/images/ws', () => {
       (code) => code !== undefined,
     );
     expect(closeCode(parseFrames(stuck.received()))).toBe(1013);
-  });
+    // A hang guard, not a goal: each change is read back from 50 sockets (tens of seconds on a loaded machine).
+  }, 120_000);
 });
