@@ -150,7 +150,8 @@ real.test(
       recognition: { library: number; streams: { name: string; lastMatch?: { score: number } }[] };
     };
     expect(status.recognition.library).toBe(4);
-    expect(status.recognition.streams.find((stream) => stream.name === 'icecast:/live.mp3')?.lastMatch?.score).toBeGreaterThan(0.7);
+    const live = status.recognition.streams.find((stream) => stream.name === 'icecast:/live.mp3');
+    expect(live?.lastMatch?.score).toBeGreaterThan(0.7);
     // GET /metrics counts the recognised plays per stream (docs/running.md "Metrics").
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/^svc_recognition_plays_total\{stream="icecast:\/live\.mp3"\} 3$/m);
