@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { recordingNamesOf } from '../domain/recording';
-import { fieldText, fieldTexts } from '../domain/track';
+import { recordingNamesOf, writersOf } from '../domain/recording';
+import { fieldText } from '../domain/track';
 import type { PlayReportQueries } from '../store/play-reports';
 import type { ListenerSession as StoredSession, PlayLogStore, PlayRow } from '../store/plays';
 import type { ReportQuery, ReportSource } from './run-report';
@@ -16,8 +16,6 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export function reportPlayOf(row: PlayRow): ReportPlay {
   const { metadata, play } = row;
   const names = recordingNamesOf(metadata);
-  const writers = fieldTexts(metadata, 'writers');
-  const composer = fieldText(metadata, 'composer');
   const duration = metadata.duration;
   return {
     dbid: row.dbid,
@@ -34,7 +32,7 @@ export function reportPlayOf(row: PlayRow): ReportPlay {
     isrc: names.isrc,
     catalogue_number: fieldText(metadata, 'catalognumber'),
     iswc: fieldText(metadata, 'iswc'),
-    composers: writers.length > 0 ? writers : composer === undefined ? undefined : [composer],
+    composers: writersOf(metadata),
     duration: typeof duration === 'number' && Number.isFinite(duration) ? duration : undefined,
     listeners: play.listeners,
     trimmed_seconds: play.trimmedSeconds ?? 0,
