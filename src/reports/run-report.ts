@@ -33,6 +33,18 @@ export interface ReportSource {
   corrections?: (query: ReportQuery) => Promise<CorrectedPlay[]>;
 }
 
+/**
+ * A report's rows as of one instant (docs/reports.md "One snapshot"): the check and the file
+ * read the same log. release() once the file is written or the check has ended.
+ */
+export interface ReportSnapshotSource {
+  source: ReportSource;
+  release(): Promise<void>;
+}
+
+/** Opens the snapshot a report over `query` reads. */
+export type OpenReportSource = (query: ReportQuery) => Promise<ReportSnapshotSource>;
+
 /** The play passes of a report made by the store (store/play-reports.ts): the source's adapter implements it. */
 export interface StoredReportQueries {
   /**
