@@ -17,7 +17,6 @@ const ascii = (value: string): string => asciiSpelling(value).text;
 const CARET_RESERVED = /[|^\t\r\n\u2028\u2029]/;
 
 /** ASCII, not starting like a formula (FORMULA_START in domain/report-text.ts), none of CARET_RESERVED: caretField's answer is the value itself. */
-// eslint-disable-next-line no-control-regex
 const PLAIN_CARET = /^(?![=+\-@\t\r])[^|^\t\r\n\u0080-\uffff]*$/;
 
 /**
