@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { AppError } from '../../errors';
 import { reportReadsOf, type ReportSnapshot, type ReportSnapshots } from '../play-reports';
 import { createPostgresPlayReports } from './play-reports';
 import { postgresPlayPages, postgresSessionPages } from './plays';
@@ -16,14 +17,31 @@ import { postgresPlayPages, postgresSessionPages } from './plays';
  */
 const IDLE_SNAPSHOT_MS = 60_000;
 
+/**
+ * Snapshots held at once: half the pool (`database.poolSize`, 4 by default), at least one, so
+ * that reports never take the connections that plays and submissions are written on.
+ */
+const heldAtOnce = (pool: pg.Pool): number => Math.max(1, Math.floor((pool.options.max ?? 4) / 2));
+
 export function createPostgresReportSnapshots(pool: pg.Pool): ReportSnapshots {
+  const cap = heldAtOnce(pool);
+  let held = 0;
   return {
     async reportSnapshot(): Promise<ReportSnapshot> {
-      const client = await pool.connect();
+      if (held >= cap) throw new AppError('SERVER_BUSY', `Server busy: ${held} reports are being made; ask again when one is done`);
+      held++;
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        held--;
+        throw error;
+      }
       try {
         // The snapshot is taken at the report's first query (a SET takes none); both in one round trip.
         await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_SNAPSHOT_MS}`);
       } catch (error) {
+        held--;
         client.release(error instanceof Error ? error : true);
         throw error;
       }
@@ -33,6 +51,7 @@ export function createPostgresReportSnapshots(pool: pg.Pool): ReportSnapshots {
         async release() {
           if (released) return;
           released = true;
+          held--;
           // A connection whose COMMIT failed (the server ended the transaction) is not given back to the pool.
           const failed = await client.query('COMMIT').then(
             () => undefined,

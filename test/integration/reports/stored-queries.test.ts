@@ -391,6 +391,17 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
     });
   });
 
+  if (backend === 'postgres')
+    it('When half the pool holds report snapshots, then the next report is told the server is busy, and gets one once a report ends', async () => {
+      // database.poolSize 4 (the default): two snapshots at once, two connections left for writes.
+      const held = [await log.store.plays.reportSnapshot(), await log.store.plays.reportSnapshot()];
+      await expect(log.store.plays.reportSnapshot()).rejects.toMatchObject({ code: 'SERVER_BUSY', status: 503 });
+      await write(PLAYS.slice(0, 2));
+      await held[0]?.release();
+      const next = await log.store.plays.reportSnapshot();
+      await Promise.all([next.release(), held[1]?.release()]);
+    });
+
   it('When more plays may have a problem than a page holds, then every one is checked in air order', async () => {
     const many = Array.from({ length: 1200 }, (_, index) =>
       broken(1000 + index, index * 4, { artist: index % 3 === 0 ? 'DAFT PUNK' : 'Daft Punk', isrc: undefined, label: undefined }),
