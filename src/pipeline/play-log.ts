@@ -4,7 +4,7 @@ import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import type { PlayLogStore } from '../store/plays';
-import type { PlayPolicy } from './play-fields';
+import type { PlayPolicy } from './play-policy';
 
 // What keeps the play log true between submissions (docs/play-log.md): plays whose submitted
 // duration runs out end on time, every ended play has its listeners counted once, and the

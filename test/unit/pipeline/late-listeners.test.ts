@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ListenerSessions } from '../../../src/pipeline/listener-sessions';
-import { DEFAULT_PLAY_POLICY } from '../../../src/pipeline/play-fields';
+import { DEFAULT_PLAY_POLICY } from '../../../src/pipeline/play-policy';
 import { PlayLog } from '../../../src/pipeline/play-log';
 import { openStore } from '../../../src/store/open-store';
 import type { Store } from '../../../src/store/store';
