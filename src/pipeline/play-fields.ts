@@ -1,5 +1,5 @@
 import { DEFAULT_CHANNEL, PLAY_KINDS, PLAY_USAGES, type NewPlay, type PlayKind } from '../domain/play';
-import { DEFAULT_PLAY_POLICY, type KindRule, type PlayPolicy } from './play-policy';
+import { DEFAULT_PLAY_POLICY, type KindRule, type PlayPolicy } from '../playlog/play-policy';
 import { fieldText, type TrackFields } from '../domain/track';
 
 // The play a submission asks for (docs/play-log.md): its start, channel, kind, usage and people,

@@ -14,9 +14,9 @@ import type { NowPlaying } from '../domain/current-track';
 import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
 import { takePlay } from './play-fields';
-import type { PlayLog } from './play-log';
+import type { PlayLog } from '../playlog/play-log';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
-import type { SongRequests } from './song-requests';
+import type { SongRequests } from '../requests/song-requests';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 

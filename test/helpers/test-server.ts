@@ -6,7 +6,7 @@ import type { EnrichmentPlan } from '../../src/enrich/enricher';
 import { createLogger } from '../../src/log';
 import { composeApp, type RunningApp, type StartOptions } from '../../src/app/start-app';
 import type { ImageCollector } from '../../src/images/collector';
-import type { PlayLog } from '../../src/pipeline/play-log';
+import type { PlayLog } from '../../src/playlog/play-log';
 import type { EventStream } from '../../src/server/sse/event-stream';
 import type { ImageStore } from '../../src/store/images';
 import type { PlayLogStore } from '../../src/store/plays';

@@ -27,7 +27,7 @@ export interface HistoryDeps extends DeleteDeps {
   maxBodyBytes: number;
   /** A correction's fields are sanitized as a submission's are. */
   limits: SanitizeOptions & { maxFields: number };
-  /** A correction of air times counts the play's listeners again (pipeline/play-log.ts). */
+  /** A correction of air times counts the play's listeners again (playlog/play-log.ts). */
   playLog: { countNow(): Promise<void> };
 }
 

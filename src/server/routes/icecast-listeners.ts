@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Logger } from '../../log';
 import { secretMatches } from '../../pipeline/authenticate';
-import type { ListenerReport, ListenerSessions } from '../../pipeline/listener-sessions';
-import type { PlayLog } from '../../pipeline/play-log';
+import type { ListenerReport, ListenerSessions } from '../../playlog/listener-sessions';
+import type { PlayLog } from '../../playlog/play-log';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
 import { credentialHeader } from '../credentials';

@@ -3,7 +3,7 @@ import { AppError } from '../../errors';
 import { isPlainObject } from '../../domain/plain-object';
 import { authenticate } from '../../pipeline/authenticate';
 import { requestCredentialWithBody } from '../../pipeline/parse';
-import { EmptyRequest, type SongRequests } from '../../pipeline/song-requests';
+import { EmptyRequest, type SongRequests } from '../../requests/song-requests';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
 import { credentialHeader } from '../credentials';

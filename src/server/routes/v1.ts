@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { NowPlaying } from '../../domain/current-track';
 import { endPlay } from '../../pipeline/end-play';
-import type { PlayLog } from '../../pipeline/play-log';
+import type { PlayLog } from '../../playlog/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { StreamStatus } from '../../recognition/recognition';

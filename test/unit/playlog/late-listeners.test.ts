@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { ListenerSessions } from '../../../src/pipeline/listener-sessions';
-import { DEFAULT_PLAY_POLICY } from '../../../src/pipeline/play-policy';
-import { PlayLog } from '../../../src/pipeline/play-log';
+import { ListenerSessions } from '../../../src/playlog/listener-sessions';
+import { DEFAULT_PLAY_POLICY } from '../../../src/playlog/play-policy';
+import { PlayLog } from '../../../src/playlog/play-log';
 import { openStore } from '../../../src/store/open-store';
 import type { Store } from '../../../src/store/store';
 import { eventually } from '../../helpers/eventually';

@@ -1,4 +1,4 @@
-import { complementWarnings, type ComplementPlay } from '../../../src/domain/complement';
+import { complementWarnings, type ComplementPlay } from '../../../src/playlog/complement';
 
 // The sound recording performance complement (docs/play-log.md): warnings at exactly the 4th
 // play from one release and the 5th by one featured artist within 3 hours, or the 3rd and 4th in

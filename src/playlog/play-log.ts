@@ -1,4 +1,4 @@
-import { complementWarnings, COMPLEMENT_WINDOW_MS } from '../domain/complement';
+import { complementWarnings, COMPLEMENT_WINDOW_MS } from './complement';
 import { countListeners, type EndReason } from '../domain/play';
 import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';

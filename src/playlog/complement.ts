@@ -1,4 +1,4 @@
-import { fieldText, type TrackFields } from './track';
+import { fieldText, type TrackFields } from '../domain/track';
 
 // The sound recording performance complement (docs/play-log.md "The performance complement"):
 // within 3 hours on one channel, at most 3 plays from one release (2 in a row) and at most 4 by
