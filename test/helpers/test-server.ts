@@ -7,7 +7,7 @@ import { createLogger } from '../../src/log';
 import { composeApp, type RunningApp, type StartOptions } from '../../src/app/start-app';
 import type { ImageCollector } from '../../src/images/collector';
 import type { PlayLog } from '../../src/playlog/play-log';
-import type { EventStream } from '../../src/server/sse/event-stream';
+import type { EventStream } from '../../src/server/streams/sse/event-stream';
 import type { ImageStore } from '../../src/store/images';
 import type { PlayLogStore } from '../../src/store/plays';
 import type { TrackStore } from '../../src/store/tracks';

@@ -5,7 +5,7 @@ import type { ListenerReport, ListenerSessions } from '../../playlog/listener-se
 import type { PlayLog } from '../../playlog/play-log';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // POST /v1/icecast/listeners: Icecast's URL authentication (docs/play-log.md "Listener
 // sessions"). Icecast 2.4 POSTs form fields (xiph/Icecast-Server src/auth_url.c,

@@ -6,7 +6,7 @@ import { requestCredentialWithBody } from '../../pipeline/parse';
 import { EmptyRequest, type SongRequests } from '../../requests/song-requests';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // What's Now Playing's song-request queue API (docs/song-requests.md), as its request handlers
 // answer on its main branch: POST/GET/DELETE /v1/requests, DELETE /v1/requests/{id}, and the

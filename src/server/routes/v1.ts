@@ -69,7 +69,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
           });
   });
 
-  // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route
+  // The plain `GET /v1/last` is answered by server/fast-paths/last-fast-path.ts before Koa; this route
   // serves the other spellings (`/v1/last?x`, `/v1/last/`) and gives the path its 405 and OPTIONS.
   router.get('/last', (ctx) => {
     const answer = lastResponse(deps.nowPlaying.snapshot(), ctx.get('If-None-Match'));
