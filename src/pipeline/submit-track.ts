@@ -3,7 +3,7 @@ import type { CoversInFlight } from '../domain/covers-in-flight';
 import { coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, KnownImage, StoredCover } from '../domain/image-intake';
 import { fieldText, type ImageCandidate, type TrackFields, type TrackRecord } from '../domain/track';
-import { isSamePlay } from '../domain/same-play';
+import { isSamePlay } from './same-play';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError, errorMessage } from '../errors';

@@ -1,4 +1,4 @@
-import { isSamePlay } from '../../../src/domain/same-play';
+import { isSamePlay } from '../../../src/pipeline/same-play';
 import type { TrackRecord } from '../../../src/domain/track';
 
 const at = Date.parse('2026-01-01T20:00:00.000Z');

@@ -1,4 +1,4 @@
-import { fieldText, type TrackFields, type TrackRecord } from './track';
+import { fieldText, type TrackFields, type TrackRecord } from '../domain/track';
 
 // Some DJ software sends the same track twice in a row (docs/title-first.md "The same track
 // twice"): the same artist and title as the current track, soon after it, is the same play. Pure.
