@@ -11,6 +11,11 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/postgres';
 import { startServeProcess, type ServeProcess } from '../../helpers/serve-process';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { makeTempDir } from '../../helpers/temp-dir';
+import { connectAsync } from 'mqtt';
+import { createMqttOutput } from '../../../src/outputs/mqtt';
+import { messageOf } from '../../helpers/output-message';
+import { silentLogger } from '../../helpers/silent-logger';
+import { until } from '../../helpers/eventually';
 
 // Retained `now_playing` ends on the newest dbid, never on the newest queued message
 // (docs/outputs.md "Delivery"). Two `svc serve` instances share one PostgreSQL and one mqtt output on
@@ -100,4 +105,53 @@ describeWithPeers(['mosquitto', 'postgresql'], 'a broker outage while two instan
     expect(after.lastSuccess).toMatchObject({ dbid: b });
     expect(await retainedDbid()).toBe(b);
   }, 120_000);
+});
+
+// A publish that got no PUBACK in time must not reach the broker later, after another instance
+// published a newer track (docs/outputs.md "mqtt (and Home Assistant)"): the broker's connection is
+// frozen (a silent partition that keeps the bytes), the output's publish of A times out, another
+// client publishes B retained (the instance that took over), then the partition heals.
+describeWithPeers(['mosquitto'], 'a publish stuck in a silent partition', () => {
+  const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  let broker: TcpProxy;
+
+  beforeAll(async () => {
+    const url = new URL(BROKER);
+    broker = await startTcpProxy(Number(url.port || 1883), url.hostname);
+  });
+  afterAll(async () => {
+    await broker?.close();
+    await clearRetained(`${prefix}/#`);
+  });
+
+  const retained = async () => (await retainedUnder(`${prefix}/now_playing`)).get(`${prefix}/now_playing`);
+
+  it('When the publish of A times out and B is published meanwhile, then A never arrives after B; the output then delivers again', async () => {
+    const url = new URL(BROKER);
+    url.port = String(broker.port);
+    const output = createMqttOutput({ name: 'stuck', url: url.toString(), topic: prefix, instance: 'one' }, { get: async () => null }, silentLogger);
+    try {
+      await until(async () => (await retainedUnder(`${prefix}/status/one`)).get(`${prefix}/status/one`) === 'online', 'the output connected');
+      broker.freeze();
+      const timedOut = new AbortController();
+      const sending = output.send(messageOf({ dbid: 1, title: 'A' }), timedOut.signal);
+      await until(() => broker.heldBytes() > 0, 'the publish of A is held in the partition');
+      timedOut.abort();
+      expect(await sending).toMatchObject({ outcome: 'retry' });
+
+      const other = await connectAsync(BROKER, { clientId: `svc-test-other-${randomBytes(4).toString('hex')}` });
+      await other.publishAsync(`${prefix}/now_playing`, JSON.stringify({ dbid: 2, title: 'B' }), { qos: 1, retain: true });
+      await other.endAsync();
+
+      broker.restore();
+      await until(() => broker.heldBytes() === 0, 'the partition passed on what it held');
+      // A fresh subscriber's marker comes after what the broker had been handed before it.
+      expect(JSON.parse((await retained()) ?? '{}')).toMatchObject({ dbid: 2 });
+      // The output connects again and delivers.
+      await until(async () => (await output.send(messageOf({ dbid: 3, title: 'C' }), new AbortController().signal)).outcome === 'delivered', 'delivered again');
+      expect(JSON.parse((await retained()) ?? '{}')).toMatchObject({ dbid: 3 });
+    } finally {
+      await output.close();
+    }
+  }, 60_000);
 });
