@@ -119,6 +119,8 @@ export const PEERS = {
   ezstream: program('ezstream', 'ezstream'),
   icecast2: program('icecast2', 'icecast2'),
   nginx: program('nginx', 'nginx'),
+  // The HAProxy example's active health checks (test/integration/instances/behind-haproxy.test.ts).
+  haproxy: program('haproxy', 'haproxy'),
   chromium: program('chromium', 'chromium'),
   pgbouncer: program('pgbouncer', 'pgbouncer'),
   // OBS Studio and the X server it runs under (test/helpers/obs-studio.ts); Debian's obs-studio

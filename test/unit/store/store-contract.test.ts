@@ -368,6 +368,22 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await outputs.claim('hook', claimOptions('a', true))).toMatchObject({ message: { dbid: 3, attempts: 1 } });
     });
 
+    it('When changes were queued out of dbid order (a slower instance, a late end of enrichment), then latestOnly keeps the newest dbid, not the newest row', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['hook']);
+      // Queued while the target was down: 4 came first, then 3 (another instance), then 4's
+      // second message, then 3's late one (its enrichment ended last).
+      await queue([change(4), change(3), change(4, 'deleted'), change(3, 'deleted')]);
+      const claimed = await outputs.claim('hook', claimOptions('a', true));
+      expect(claimed).toMatchObject({ message: { dbid: 4, kind: 'track.deleted' } });
+      expect(await outputs.health('hook')).toMatchObject({ pending: 1, superseded: 3 });
+      await outputs.finish(claimed && 'message' in claimed ? claimed.message.id : 0, { at: clock, durationMs: 1, outcome: 'delivered' });
+      // An older record's message queued after the newest was shown never goes.
+      await queue([change(2)]);
+      expect(await outputs.claim('hook', claimOptions('a', true))).toBeNull();
+    });
+
     it('When a message fails for good, then the output reads failing until one is delivered; finished messages are pruned', async () => {
       await open();
       const outputs = opened().outputs;
