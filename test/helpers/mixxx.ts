@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { until } from './eventually';
 import { makeTempDir } from './temp-dir';
 import { startXvfb } from './xvfb';
 
@@ -93,19 +94,27 @@ export async function startMixxx(deck2File: string, connections: readonly MixxxC
   const mixxx = spawn('mixxx', ['--settingsPath', `${settings}/`, '--logFlushLevel', 'debug', deck2File], { env, stdio: ['ignore', 'ignore', 'ignore'] });
   const logFile = path.join(settings, 'mixxx.log');
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
-  // A dialog takes keys only once it is ready, and may come late: answer it until `done`.
+  const dialogNamed = async (windowName: string) => (await xdotool('search', '--name', windowName).catch(() => '')).split('\n')[0] ?? '';
+  // A dialog takes keys only once it is ready, and may come late: answer it until `done`. After an
+  // answer the dialog closes (or, not ready yet, stays up and is answered again a moment later).
   const answer = async (windowName: string, text: string, done: () => boolean, what: string) => {
     const deadline = Date.now() + 90_000;
+    const left = () => Math.max(0, deadline - Date.now());
+    const failed = () => new Error(`Mixxx: ${what} did not happen\n${log().slice(-3000)}`);
     while (!done()) {
-      if (Date.now() > deadline) throw new Error(`Mixxx: ${what} did not happen\n${log().slice(-3000)}`);
-      const dialog = (await xdotool('search', '--name', windowName).catch(() => '')).split('\n')[0] ?? '';
-      if (dialog !== '') {
-        await xdotool('windowfocus', '--sync', dialog).catch(() => '');
-        await xdotool('key', 'ctrl+a');
-        await xdotool('type', '--delay', '10', text);
-        await xdotool('key', 'Return');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      let dialog = '';
+      await until(async () => done() || (dialog = await dialogNamed(windowName)) !== '', what, left(), 50).catch(() => {
+        throw failed();
+      });
+      if (dialog === '') continue;
+      await xdotool('windowfocus', '--sync', dialog).catch(() => '');
+      await xdotool('key', 'ctrl+a');
+      await xdotool('type', '--delay', '10', text);
+      await xdotool('key', 'Return');
+      await until(async () => done() || (await dialogNamed(windowName)) === '', `${what}: the dialog took the answer`, Math.min(left(), 1000), 50).catch(
+        () => undefined,
+      );
+      if (left() === 0) throw failed();
     }
   };
   try {
