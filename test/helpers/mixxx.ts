@@ -141,10 +141,15 @@ export async function startMixxx(deck2File: string, connections: readonly MixxxC
   return {
     press,
     async loadDeck1(file) {
-      const loads = () => log().split('slotLoadTrack "[Channel1]"').length - 1;
-      const before = loads();
+      const count = (line: string) => () => log().split(line).length - 1;
+      const loads = count('slotLoadTrack "[Channel1]"');
+      // Mixxx analyses every track once it is loaded into a deck (PlayerManager on newTrackLoaded):
+      // its analyser queueing the track is the first line after the load has finished.
+      const analysed = count('AnalyzerThread - Enqueueing next track');
+      const [loadsBefore, analysedBefore] = [loads(), analysed()];
       await press('ctrl+o');
-      await answer('Load track to Deck 1', file, () => loads() > before, 'loading deck 1');
+      await answer('Load track to Deck 1', file, () => loads() > loadsBefore, 'loading deck 1');
+      await until(() => analysed() > analysedBefore, 'Mixxx finished loading deck 1 (its analyser queued the track)', 60_000, 50);
     },
     log,
     async close() {

@@ -38,7 +38,7 @@ const urlAuthMount = (svcUrl: string, options: { add: boolean }) => urlAuthMount
  * joins `joinAfterMs` after a track starts: more than the feed's error on a join time, so each
  * join falls in the track it was meant for.
  */
-async function playThreeTracks(t: TestServer, icecast: IcecastServer, openCount: () => Promise<number>, joinAfterMs = 500, overlapMs = 500) {
+async function playThreeTracks(t: TestServer, icecast: IcecastServer, openCount: () => Promise<number>, joinAfterMs = 300, overlapMs = 300) {
   const waitOpen = (n: number) => eventually(openCount, (count) => count === n, 20_000);
   const submit = async (title: string) => expect((await postJson(`${t.url}/v1/remoteinput`, { secret: SECRET, artist: 'Band', title })).status).toBe(200);
   const at: Record<string, number> = {};
