@@ -145,7 +145,7 @@ export const PEERS = {
   'systemd-analyze': program('systemd-analyze', 'systemd'),
   // The Prometheus text of GET /metrics is checked with promtool (test/integration/metrics.test.ts).
   promtool: program('promtool', 'prometheus'),
-  // Building better-sqlite3 when a packed svc is installed (test/integration/npm-pack.test.ts).
+  // Building better-sqlite3 where its prebuilt binary cannot be downloaded (docs/running.md "Installing without a clone").
   'g++': program('g++', 'g++'),
   make: program('make', 'make'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },
