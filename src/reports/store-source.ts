@@ -92,6 +92,7 @@ export function storeReportSource(plays: PlayLogStore & PlayReportQueries): Repo
     },
     plays: (query) => batches(plays.playPages(range(query)), reportPlayOf),
     corrections: (query) => plays.correctedPlays(range(query)),
+    recognised: (query) => plays.recognisedPlays(range(query)),
     sessions: (query) => batches(plays.sessionPages(range(query)), reportSessionOf),
     async hasSessions(query) {
       // The first page answers; leaving the loop closes the store's reader.
