@@ -37,7 +37,7 @@ const EXPECTED = [
   { file: 'attack-fairness.bench.js', budget: 120, what: 'fair under load: /v1/last p99 in a history flood, fat-record RSS, /v1/status under slow headers' },
   { file: 'proxies.bench.js', budget: 150, what: 'behind a proxy and a pooler: cross-instance push to 1,000 SSE readers through nginx vs direct; PostgreSQL connections of 10 instances through PgBouncer' },
   { file: 'playlog.bench.js', budget: 180, what: 'play log: listener counts for a month (every play) against one hand-written SQL query; POST latency with session tracking on vs off' },
-  { file: 'recognition.bench.js', budget: 300, what: 'recognition: share titled, delay and wrong-title seconds of a hyperrogue-music DJ set at 0, +-2 and +8 % pitch and MP3 64 kbit/s with noise; CPU per stream; index memory and match time at 1,000 and 10,000 tracks' },
+  { file: 'recognition.bench.js', budget: 300, what: 'recognition: share titled, delay and wrong-title seconds of a hyperrogue-music DJ set at 0, +-2 and +-8 % pitch, with and without the vinyl search, and MP3 64 kbit/s with noise; CPU per stream and per vinyl stream; index memory and match time at 1,000 and 10,000 tracks' },
   { file: 'reports.bench.js', budget: 90, what: 'reports: the SoundExchange census file of a busy month against one SQL query; peak RSS against idle' },
   { file: 'audience.bench.js', budget: 900, what: 'push at audience scale: request sent -> last client at 1,000, 5,000 and 10,000 /v1/images/ws and /v1/events clients vs a bare broadcaster; POST latency with 3,000 sockets; RSS per 1,000 idle clients' },
   { file: 'shutdown.bench.js', budget: 90, what: 'shutdown: SIGTERM to exit with a hanging delivery and 20 held upgrade sockets vs idle' },

@@ -236,6 +236,7 @@ function createRecognition(
       search: { ...DEFAULT_SEARCH, maxBitError: settings.maxBitError },
       tracker: { ...DEFAULT_TRACKER, clearAfter: settings.clearAfterWindows },
       sourceHoldMs: settings.sourceHoldSeconds * 1000,
+      vinyl: settings.vinylSearch,
       ...(options.recognition?.realTime === false ? { realTime: false } : {}),
     },
   );

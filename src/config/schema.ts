@@ -400,6 +400,13 @@ export const configSchema = object({
     maxBitError: number().min(0.05).max(0.45).default(0.3),
     sourceHoldSeconds: number().min(0).default(900),
     reconnectMaxSeconds: positiveSeconds().max(3600).default(60),
+    // The search at other playback rates on a miss (docs/recognition.md "Vinyl").
+    vinylSearch: object({
+      maxPercent: number().min(0).max(15).default(8),
+      stepPercent: number().min(0.1).max(5).default(0.5),
+      ratesPerWindow: number().integer().min(0).max(64).default(8),
+      afterMissedWindows: number().integer().min(0).max(10_000).default(15),
+    }),
     tools: object({
       ffmpeg: string().min(1).default('ffmpeg'),
       ffprobe: string().min(1).default('ffprobe'),

@@ -1,5 +1,6 @@
 import { MARKS } from '../domain/recording';
-import type { CandidateFilter, PlaySummaryRow } from '../store/play-reports';
+import type { CandidateFilter, PlaySummaryRow, RecognisedPlay } from '../store/play-reports';
+import { recognitionLabel } from '../domain/recognised';
 import { withListeners } from './census';
 import { changesLine, type CorrectedPlay } from '../domain/correction';
 import { ChannelEnds, PlayChecker, sessionProblems, type PlayCheckOptions, type PreviousEnd, type Problem } from './checks';
@@ -31,6 +32,8 @@ export interface ReportSource {
   stored?: StoredReportQueries;
   /** The range's corrected plays (PATCH /v1/history/<dbid>), in air order: the check names each correction as a note. */
   corrections?: (query: ReportQuery) => Promise<CorrectedPlay[]>;
+  /** The range's music plays recognition made, in air order: the check counts them in a note and names each with its score. */
+  recognised?: (query: ReportQuery) => Promise<RecognisedPlay[]>;
 }
 
 /**
@@ -200,6 +203,7 @@ class Inspection {
         note: true,
       });
     if (run.format !== 'npr-streams') await this.correctionNotes();
+    if (run.format !== 'npr-streams') await this.recognitionNotes();
     if (run.format === 'npr-streams') {
       const sessionChannels = await inspectSessions(
         this.deps,
@@ -227,6 +231,26 @@ class Inspection {
           what: `corrected at ${correction.at} by ${correction.by}: ${changesLine(correction.changes)}`,
           note: true,
         });
+  }
+
+  /**
+   * The plays recognition made (docs/recognition.md "A recognised play"), as notes: how many of
+   * the range's music plays, then each with its score. Names the file says came from the audio.
+   */
+  private async recognitionNotes(): Promise<void> {
+    const { run, deps, facts } = this;
+    if (!deps.source.recognised) return;
+    const query: ReportQuery = { startMs: run.range.startMs, endMs: run.range.endMs, ...(run.channel === undefined ? {} : { channel: run.channel }) };
+    const plays = await deps.source.recognised(query);
+    if (plays.length === 0) return;
+    const scores = plays.map((play) => play.score).filter((score): score is number => score !== null);
+    const range = scores.length === 0 ? '' : `, scores ${Math.min(...scores).toFixed(3)} to ${Math.max(...scores).toFixed(3)}`;
+    this.report({
+      subject: 'report',
+      what: `${plays.length} of ${facts.musicPlays} music plays were recognised from the audio, not sent by the source${range} (docs/recognition.md)`,
+      note: true,
+    });
+    for (const play of plays) this.report({ subject: `dbid ${play.dbid}`, what: recognitionLabel(play.score, play.rate), note: true });
   }
 
   /** No play (no session for npr-streams) in the range: name the channels the range has, if any. */

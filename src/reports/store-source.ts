@@ -97,6 +97,7 @@ function sourceOver(log: ReadsOf): ReportSource {
     },
     plays: (query) => batches(log.reads().playPages(range(query)), reportPlayOf),
     corrections: (query) => log.reads().correctedPlays(range(query)),
+    recognised: (query) => log.reads().recognisedPlays(range(query)),
     sessions: (query) => batches(log.reads().sessionPages(range(query)), reportSessionOf),
     async hasSessions(query) {
       // The first page answers; leaving the loop closes the store's reader.

@@ -7,6 +7,8 @@ import {
   airOrderSql,
   correctedPlaysOf,
   correctedPlaysSql,
+  recognisedPlaysOf,
+  recognisedPlaysSql,
   dbidOfAirOrder,
   nameSourcesOf,
   reportColumnValues,
@@ -186,10 +188,16 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
   const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
   const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
   const corrected = db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel']));
+  const recognised = db.prepare<{ from: string; to: string; channel: string | null }, { dbid: number; score: unknown; rate: unknown }>(
+    recognisedPlaysSql(['@from', '@to', '@channel'], (name) => `json_extract(metadata, '$.${name}')`),
+  );
 
   return {
     async correctedPlays(range) {
       return correctedPlaysOf(corrected.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
+    },
+    async recognisedPlays(range) {
+      return recognisedPlaysOf(recognised.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
     },
     async refreshReportColumns(range) {
       let refreshed = 0;
