@@ -1,6 +1,6 @@
 import type { ServiceHealth } from '../enrich/service-health';
 import type { ImageCollector } from '../images/collector';
-import type { NowPlaying } from '../domain/current-track';
+import type { ChannelNowPlaying } from '../domain/channel-now-playing';
 import type { AuthThrottle } from '../domain/auth-throttle';
 import type { OutputDispatcher } from '../outputs/dispatcher';
 import type { SubmitDeps } from '../pipeline/submit-track';
@@ -35,7 +35,8 @@ interface Storage {
   /** The plain stores, beside the guarded ones (the outputs send from the plain image store). */
   plainTracks: TrackStore;
   plainImageStore: ImageStore;
-  nowPlaying: NowPlaying;
+  /** The current track, and each channel's (docs/channels.md "Now playing per channel"). */
+  nowPlaying: ChannelNowPlaying;
 }
 
 export /** What runs behind the requests: images, outputs, enrichment, other instances, in-flight submissions. */

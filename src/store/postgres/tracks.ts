@@ -4,7 +4,7 @@ import type { TrackFields, TrackRecord } from '../../domain/track';
 import { PLAY_COLUMNS, defaultPlay, placePlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
 import { reportColumnValues } from '../play-reports';
 import type { StoreChange } from '../store';
-import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
+import { channelNamesSql, historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
 import { inTransaction, withCommit, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
@@ -90,6 +90,19 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
     async current() {
       const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
+    },
+    async currentPerChannel(limit, channel) {
+      const names = channel === undefined ? (await pool.query<{ channel: string }>(channelNamesSql('$1'), [limit])).rows.map((row) => row.channel) : [channel];
+      const records: TrackRecord[] = [];
+      // A channel's plays keep their order (docs/play-log.md "Air times"): its latest start is its highest dbid (tracks_by_channel_start).
+      for (const name of names) {
+        const result = await pool.query<TrackRow>(
+          `SELECT ${TRACK_COLUMNS} FROM tracks WHERE channel = $1 AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1`,
+          [name],
+        );
+        if (result.rows[0]) records.push(fromTrackRow(result.rows[0]));
+      }
+      return records;
     },
     byDbid: read,
     async correct(dbid, correction) {
