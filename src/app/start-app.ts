@@ -9,7 +9,7 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { ChannelNowPlaying, MAX_CHANNEL_VIEWS } from '../domain/channel-now-playing';
-import { audienceServers, channelRules } from '../domain/channels';
+import { audienceServers, channelRules, channelsWithAudience, unheardChannels } from '../domain/channels';
 import { AuthThrottle } from '../domain/auth-throttle';
 import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
@@ -465,7 +465,23 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     listenerSessions,
     poller,
     ...recognitionParts,
+    unheardChannels: unheardChannelsOf(config, nowPlaying),
   };
+}
+
+/** docs/channels.md "No silent zeros": where listeners are counted at all, the channels on air that no audience mount feeds. */
+function unheardChannelsOf(config: FrozenConfig, nowPlaying: ChannelNowPlaying): () => ReturnType<typeof unheardChannels> {
+  const servers = audienceServers(config.playlog.icecast, config.channels);
+  if (servers.length === 0 && config.channels.length === 0) return () => [];
+  const heard = channelsWithAudience(servers);
+  return () =>
+    unheardChannels(
+      nowPlaying.channelNames().flatMap((channel) => {
+        const record = nowPlaying.currentOn(channel);
+        return record?.play ? [{ channel, dbid: record.dbid, ended: record.play.endedAt !== null }] : [];
+      }),
+      heard,
+    );
 }
 
 /** Each submission's outcome (HTTP and Icecast sources alike): stored, or the error code that refused it. */

@@ -244,17 +244,23 @@ const channelSchema = object({
 });
 
 /** Names unique, and no mount, stream or alias claimed by two channels. */
-function channelsClash(
-  list: readonly { name: string; ingest: { mounts: readonly string[]; streams: readonly string[]; aliases: readonly string[] } }[],
-): string | null {
+interface ChannelClaims {
+  name?: string;
+  ingest?: { mounts?: readonly string[]; streams?: readonly string[]; aliases?: readonly string[] };
+}
+
+function channelsClash(list: readonly ChannelClaims[]): string | null {
   const owner = new Map<string, string>();
   for (const channel of list) {
-    for (const claim of [channel.name, ...channel.ingest.aliases, ...channel.ingest.mounts, ...channel.ingest.streams]) {
+    const name = channel.name ?? '';
+    const ingest = channel.ingest ?? {};
+    // Asked before the items' own defaults are filled in: any part may be missing.
+    for (const claim of [name, ...(ingest.aliases ?? []), ...(ingest.mounts ?? []), ...(ingest.streams ?? [])]) {
       const other = owner.get(claim);
-      if (other !== undefined && other !== channel.name)
-        return `channels: ${JSON.stringify(claim)} belongs to both ${JSON.stringify(other)} and ${JSON.stringify(channel.name)}`;
-      if (other !== undefined && claim === channel.name) return `channels: the name ${JSON.stringify(claim)} is declared twice`;
-      owner.set(claim, channel.name);
+      if (other !== undefined && other !== name)
+        return `channels: ${JSON.stringify(claim)} belongs to both ${JSON.stringify(other)} and ${JSON.stringify(name)}`;
+      if (other !== undefined && claim === name) return `channels: the name ${JSON.stringify(claim)} is declared twice`;
+      owner.set(claim, name);
     }
   }
   return null;

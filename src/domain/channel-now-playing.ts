@@ -35,8 +35,16 @@ export class ChannelNowPlaying extends NowPlaying {
     for (const record of channels) this.view(channelOf(record), record);
     if (initial) this.view(channelOf(initial), initial);
     // Subscribed first: a channel's view is current before any stream hears the global change.
-    this.on('track-changed', (record) => this.view(channelOf(record))?.offer(record));
-    this.on('track-settled', (record) => void this.views.get(channelOf(record))?.settle(record));
+    this.on('track-changed', (record) => {
+      const view = this.view(channelOf(record));
+      // A record shown again (the one current again after a retraction) is already its channel's.
+      if (view && view.current()?.dbid !== record.dbid) view.offer(record);
+    });
+  }
+
+  /** The work of both (an output bound to the channel registers on its view): the answer waits for all of it. */
+  override async settle(record: TrackRecord): Promise<void> {
+    await Promise.all([super.settle(record), this.views.get(channelOf(record))?.settle(record)]);
   }
 
   /** The channel's view; created on its first record (or, with `create`, for a declared channel). */
@@ -47,6 +55,12 @@ export class ChannelNowPlaying extends NowPlaying {
   /** The channel's current record (null: nothing on it yet). */
   currentOn(name: string): TrackRecord | null {
     return this.views.get(name)?.current() ?? null;
+  }
+
+  /** The channel a view shows (undefined: this is no channel's view, the global one for instance). */
+  nameOf(view: NowPlaying): string | undefined {
+    for (const [name, candidate] of this.views) if (candidate === view) return name;
+    return undefined;
   }
 
   /** The channels with a view, in the order they were first seen. */
@@ -63,29 +77,33 @@ export class ChannelNowPlaying extends NowPlaying {
     super.deleted(dbid);
     for (const [name, view] of this.views) {
       view.deleted(dbid);
-      if (view.current()?.dbid !== dbid) continue;
-      // The channel's newest record left becomes its current one.
-      const read = this.channelOptions.currentOn;
-      if (!read) {
-        view.retract(dbid, null);
-        continue;
-      }
-      read(name).then(
-        (previous) => view.retract(dbid, previous),
-        (error: unknown) => {
-          this.channelOptions.onReadError?.(error);
-          view.retract(dbid, null);
-        },
-      );
+      if (view.current()?.dbid === dbid) this.retractFromStore(name, view, dbid);
     }
+  }
+
+  /** The channel's newest record left becomes its current one (read from the store). */
+  private retractFromStore(name: string, view: NowPlaying, dbid: number): void {
+    const read = this.channelOptions.currentOn;
+    if (!read) {
+      view.retract(dbid, null);
+      return;
+    }
+    read(name).then(
+      // A 408's row may still be stored: it is not what is current again.
+      (previous) => view.retract(dbid, previous?.dbid === dbid ? null : previous),
+      (error: unknown) => {
+        this.channelOptions.onReadError?.(error);
+        view.retract(dbid, null);
+      },
+    );
   }
 
   override retract(dbid: number, previous: TrackRecord | null): boolean {
     // A 408's take-back (and a deletion on another instance) of a channel's current record.
-    for (const view of this.views.values()) {
+    for (const [name, view] of this.views) {
       if (view.current()?.dbid !== dbid) continue;
-      const sameChannel = previous && this.views.get(channelOf(previous)) === view ? previous : null;
-      view.retract(dbid, sameChannel);
+      if (previous && channelOf(previous) === name) view.retract(dbid, previous);
+      else this.retractFromStore(name, view, dbid);
     }
     return super.retract(dbid, previous);
   }

@@ -95,3 +95,25 @@ export function audienceServers(icecast: readonly AudienceServer[], declarations
 export function channelsWithAudience(servers: readonly AudienceServer[]): Set<string> {
   return new Set(servers.flatMap((server) => Object.values(server.mounts)));
 }
+
+export interface UnheardChannel {
+  channel: string;
+  /** The play on air. */
+  dbid: number;
+  problem: string;
+}
+
+/**
+ * The channels on air whose listeners nobody counts (docs/channels.md "No silent zeros"): a play
+ * there would end with 0 listeners or none, for want of an audience source, not of an audience.
+ * Asked only where listeners are counted at all (an audience server or declared channels).
+ */
+export function unheardChannels(onAir: readonly { channel: string; dbid: number; ended: boolean }[], heard: ReadonlySet<string>): UnheardChannel[] {
+  return onAir
+    .filter((play) => !play.ended && !heard.has(play.channel))
+    .map((play) => ({
+      channel: play.channel,
+      dbid: play.dbid,
+      problem: `on air with no audience source: no Icecast mount in playlog.icecast or channels[].audience feeds channel ${JSON.stringify(play.channel)}, so its listeners are not counted`,
+    }));
+}

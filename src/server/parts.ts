@@ -1,3 +1,4 @@
+import type { UnheardChannel } from '../domain/channels';
 import type { ServiceHealth } from '../enrich/service-health';
 import type { ImageCollector } from '../images/collector';
 import type { ChannelNowPlaying } from '../domain/channel-now-playing';
@@ -67,5 +68,7 @@ interface Work {
   events: EventStream;
   /** Recognition of the audio svc receives, and its library (docs/recognition.md). */
   recognition: Recognition;
+  /** Channels with a play on air and no audience source (docs/channels.md "No silent zeros"). */
+  unheardChannels: () => UnheardChannel[];
   library: LibraryRoutesDeps['library'];
 }

@@ -53,8 +53,8 @@ export interface TrackStore {
   currentPerChannel(limit: number, channel?: string): Promise<TrackRecord[]>;
   /** The record with its corrections. */
   byDbid(dbid: number): Promise<TrackRecord | null>;
-  /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */
-  since(dbid: number, limit: number): Promise<TrackRecord[]>;
+  /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection); with `channel`, that channel's only. */
+  since(dbid: number, limit: number, channel?: string): Promise<TrackRecord[]>;
   /** Replaces the metadata of a stored record (e.g. a cover that arrived after the response). */
   updateMetadata(dbid: number, metadata: TrackFields): Promise<void>;
   /**

@@ -112,8 +112,11 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
       const record = await read(dbid);
       return record ? { kind: 'corrected', record, entry: outcome.entry } : { kind: 'not found' };
     },
-    async since(dbid, limit) {
-      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit]);
+    async since(dbid, limit, channel) {
+      const result =
+        channel === undefined
+          ? await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit])
+          : await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 AND channel = $3 ORDER BY dbid LIMIT $2`, [dbid, limit, channel]);
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {

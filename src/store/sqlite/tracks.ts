@@ -110,6 +110,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
   });
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
   const since = db.prepare<[number, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?`);
+  const sinceOn = db.prepare<[number, string, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? AND channel = ? ORDER BY dbid LIMIT ?`);
 
   const corrections = createSqliteCorrections(db);
   /** Records with their corrections (one query for a page). */
@@ -140,8 +141,8 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       const row = current.get();
       return row ? fromRow(row) : null;
     },
-    async since(dbid, limit) {
-      return since.all(dbid, limit).map(fromRow);
+    async since(dbid, limit, channel) {
+      return (channel === undefined ? since.all(dbid, limit) : sinceOn.all(dbid, channel, limit)).map(fromRow);
     },
     async currentPerChannel(limit, channel) {
       const names = channel === undefined ? channelNames.all(limit).map((row) => row.channel) : [channel];
