@@ -41,7 +41,31 @@ export interface ChannelRules {
   declaration(name: string): ChannelDeclaration | undefined;
 }
 
-export function channelRules(declarations: readonly ChannelDeclaration[]): ChannelRules {
+/** A declaration as the config file gives it: the config is validated strictly, so a list item's omitted keys stay omitted. */
+export interface ChannelInput {
+  readonly name: string;
+  readonly ingest?: { readonly mounts?: readonly string[]; readonly streams?: readonly string[]; readonly aliases?: readonly string[] };
+  readonly audience?: readonly { readonly url: string; readonly mounts: readonly string[] }[];
+  readonly report?: { readonly service?: string; readonly category?: string; readonly streamId?: string; readonly timeZone?: string };
+}
+
+/** Every key of each declaration, an omitted one empty. */
+export function completeChannels(inputs: readonly ChannelInput[]): ChannelDeclaration[] {
+  return inputs.map((input) => ({
+    name: input.name,
+    ingest: { mounts: input.ingest?.mounts ?? [], streams: input.ingest?.streams ?? [], aliases: input.ingest?.aliases ?? [] },
+    audience: input.audience ?? [],
+    report: {
+      service: input.report?.service ?? '',
+      category: input.report?.category ?? '',
+      streamId: input.report?.streamId ?? '',
+      timeZone: input.report?.timeZone ?? '',
+    },
+  }));
+}
+
+export function channelRules(inputs: readonly ChannelInput[]): ChannelRules {
+  const declarations = completeChannels(inputs);
   const owner = new Map<string, string>();
   for (const channel of declarations) {
     for (const claim of [channel.name, ...channel.ingest.aliases, ...channel.ingest.mounts, ...channel.ingest.streams]) owner.set(claim, channel.name);
@@ -75,9 +99,9 @@ export function channelRules(declarations: readonly ChannelDeclaration[]): Chann
  * channel's audience mounts added to the server of the same origin (its credentials and polling),
  * or as a server of its own that only URL authentication reports (no polling without credentials).
  */
-export function audienceServers(icecast: readonly AudienceServer[], declarations: readonly ChannelDeclaration[]): AudienceServer[] {
+export function audienceServers(icecast: readonly AudienceServer[], inputs: readonly ChannelInput[]): AudienceServer[] {
   const servers = icecast.map((server) => ({ ...server, mounts: { ...server.mounts } }));
-  for (const channel of declarations) {
+  for (const channel of completeChannels(inputs)) {
     for (const audience of channel.audience) {
       const origin = new URL(audience.url).origin;
       let server = servers.find((candidate) => new URL(candidate.url).origin === origin);

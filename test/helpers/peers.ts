@@ -118,6 +118,7 @@ export const PEERS = {
   sox: program('sox', 'sox'),
   ezstream: program('ezstream', 'ezstream'),
   icecast2: program('icecast2', 'icecast2'),
+  curl: program('curl', 'curl'),
   nginx: program('nginx', 'nginx'),
   chromium: program('chromium', 'chromium'),
   pgbouncer: program('pgbouncer', 'pgbouncer'),

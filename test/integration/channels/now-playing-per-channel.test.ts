@@ -29,7 +29,11 @@ async function openSocket(url: string, subscribe: boolean): Promise<{ frames: Fr
 }
 
 /** A channel as the loaded config holds it (testConfig validates strictly: no defaults are filled in). */
-export function declaredChannel(name: string, ingest: { mounts?: string[]; streams?: string[]; aliases?: string[] } = {}, audience: { url: string; mounts: string[] }[] = []) {
+export function declaredChannel(
+  name: string,
+  ingest: { mounts?: string[]; streams?: string[]; aliases?: string[] } = {},
+  audience: { url: string; mounts: string[] }[] = [],
+) {
   return {
     name,
     ingest: { mounts: [], streams: [], aliases: [], ...ingest },
@@ -51,10 +55,7 @@ describe('now playing per channel', () => {
       config: {
         secret: SECRET,
         enrichment: { enabled: false },
-        channels: [
-          declaredChannel('FM', { aliases: ['studio-a'] }),
-          declaredChannel('Web', { aliases: ['studio-b'] }),
-        ],
+        channels: [declaredChannel('FM', { aliases: ['studio-a'] }), declaredChannel('Web', { aliases: ['studio-b'] })],
         outputs: [
           { name: 'fm-hook', type: 'webhook', url: `${receiver.url}/fm`, secret: whsec, channel: 'FM' },
           { name: 'all-hook', type: 'webhook', url: `${receiver.url}/all`, secret: whsec },
@@ -127,14 +128,17 @@ describe('now playing per channel', () => {
     }
   });
 
-  it('When svc last, history and watch-images are asked for a channel, then they print that channel\'s tracks', async () => {
+  it("When svc last, history and watch-images are asked for a channel, then they print that channel's tracks", async () => {
     const env = { SVC_URL: t.url, SVC_SECRET: SECRET };
     const web = await runCli(['last', '--channel', 'Web', '--format', '{artist} - {title}'], { env });
     expect(web.stdout.trim()).toBe('Boards of Canada - Roygbiv');
     const fm = await runCli(['last', '--channel', 'FM', '--json'], { env });
     expect(JSON.parse(fm.stdout)).toMatchObject({ channel: 'FM', title: 'La Femme d Argent' });
     const history = await runCli(['history', '--channel', 'Web', '--json'], { env });
-    const lines = history.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = history.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map((line) => line.channel)).toEqual(lines.map(() => 'Web'));
     expect(lines.map((line) => line.title)).toContain('Roygbiv');
     const unknown = await runCli(['last', '--channel', 'AM'], { env });
@@ -162,7 +166,7 @@ describe('now playing per channel', () => {
     expect(asObject((await request(`${t.url}/v1/last?channel=FM`)).json).title).toBe('La Femme d Argent');
   });
 
-  it('When the same artist and title arrive on another channel, then it is a new play there, not the other channel\'s play again', async () => {
+  it("When the same artist and title arrive on another channel, then it is a new play there, not the other channel's play again", async () => {
     // FM's play is the newest record of all: the one a global "current track" would compare with.
     const fmNow = await submit({ artist: 'Air', title: 'Kelly Watch the Stars', channel: 'FM' });
     const again = await submit({ artist: 'Air', title: 'Kelly Watch the Stars', channel: 'Web' });
