@@ -164,7 +164,7 @@ async function startIcecastSource(
   if (port === undefined) return null;
   // Without a password any web page or LAN client could set the track through this port:
   // start-up stops and says what to set (docs/security.md "Icecast sources").
-  // A mount a declared channel lists as its ingest is that channel (docs/channels.md "Ingest").
+  // A mount a declared channel lists as its ingest is that channel (docs/channels.md "Declaring channels").
   const rules = channelRules(config.channels);
   const channelOf = (mount: string) => rules.resolve(mount).channel;
   return startIcecastListener({
@@ -219,7 +219,7 @@ async function startRecognition(config: FrozenConfig, work: Work, options: Start
   if (config.recognition.streams.length === 0) return null;
   const rules = channelRules(config.channels);
   return startPulledStreams({
-    // A stream a declared channel lists as its ingest is that channel's (docs/channels.md "Ingest").
+    // A stream a declared channel lists as its ingest is that channel's (docs/channels.md "Declaring channels").
     streams: config.recognition.streams.map((stream) => {
       const owner = rules.resolve(stream.url);
       return rules.declared && owner.warning === undefined ? { ...stream, channel: owner.channel } : stream;
@@ -514,7 +514,7 @@ function createPlayLog(
   nowPlaying: ChannelNowPlaying,
 ): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
   const { playlog } = config;
-  // docs/channels.md "Audience": the declared channels' mounts join playlog.icecast's.
+  // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
   const servers = audienceServers(playlog.icecast, config.channels);
   const listenerSessions: ListenerSessions = new ListenerSessions({
     plays: store.plays,
