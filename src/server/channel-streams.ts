@@ -5,7 +5,6 @@ import type { Logger } from '../log';
 import { VERSION } from '../version';
 import { channelViews, PerView, type ChannelViews } from './channel-views';
 import type { Storage, Work } from './parts';
-import type { ServerOptions } from './start';
 import { createEventStream, type EventStream } from './sse/event-stream';
 import { createImageHub, type ImageHub } from './ws/hub';
 import { coverWaiter } from './ws/requests';
@@ -15,6 +14,11 @@ import { createWsStream } from './ws/wsstream';
 // one set per channel view (docs/channels.md "Now playing per channel"), each built on its first
 // reader. The global view's event stream is the one the song requests announce on (work.events);
 // a channel's event stream replays only that channel's records.
+
+/** The WebSocket settings of ServerOptions (start.ts). */
+interface ServerOptions {
+  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
+}
 
 export interface Streams {
   hub: ImageHub;

@@ -159,24 +159,7 @@ function createHttpApp(
       ctx.path === ICECAST_LISTENERS_PATH ? ICECAST_LISTENERS_DOOR : undefined,
     ),
     routers: [
-      v1Routes({
-        version: VERSION,
-        commit: buildCommit(),
-        schema: storage.store.schema,
-        maxBodyBytes: config.maxBodyBytes,
-        nowPlaying: sockets.views.byDefault,
-        channels: sockets.views,
-        unheardChannels: work.unheardChannels,
-        tracks,
-        databaseState: () => health.state(),
-        ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
-        failingServices: () => work.serviceHealth.failing(),
-        trackInFlight: work.trackInFlight,
-        idempotent: work.idempotent,
-        submit: work.submitDeps,
-        playLog: work.playLog,
-        recognition: () => (config.recognition.enabled ? work.recognition.status() : null),
-      }),
+      v1RoutesOf(config, storage, work, sockets),
       icecastListenerRoutes({
         secret: config.secret,
         maxBodyBytes: config.maxBodyBytes,
@@ -233,6 +216,29 @@ function createHttpApp(
   const answerCover = createCoverFastPath({ images: imageStore.memory, cors, logger, nextRequestId, hostAllowed });
   const answerEvents = createEventsFastPath({ stream: sockets.events, cors, logger, nextRequestId, trustedProxy, hostAllowed });
   return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy };
+}
+
+/** /v1's routes: status, the current track (per channel), the submissions. */
+function v1RoutesOf(config: FrozenConfig, storage: Storage, work: Work, sockets: Sockets): ReturnType<typeof v1Routes> {
+  const { health, tracks } = storage;
+  return v1Routes({
+    version: VERSION,
+    commit: buildCommit(),
+    schema: storage.store.schema,
+    maxBodyBytes: config.maxBodyBytes,
+    nowPlaying: sockets.views.byDefault,
+    channels: sockets.views,
+    unheardChannels: work.unheardChannels,
+    tracks,
+    databaseState: () => health.state(),
+    ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
+    failingServices: () => work.serviceHealth.failing(),
+    trackInFlight: work.trackInFlight,
+    idempotent: work.idempotent,
+    submit: work.submitDeps,
+    playLog: work.playLog,
+    recognition: () => (config.recognition.enabled ? work.recognition.status() : null),
+  });
 }
 
 /** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events, one set per channel asked for (channel-streams.ts). */

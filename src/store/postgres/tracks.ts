@@ -91,19 +91,7 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
       const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
-    async currentPerChannel(limit, channel) {
-      const names = channel === undefined ? (await pool.query<{ channel: string }>(channelNamesSql('$1'), [limit])).rows.map((row) => row.channel) : [channel];
-      const records: TrackRecord[] = [];
-      // A channel's plays keep their order (docs/play-log.md "Air times"): its latest start is its highest dbid (tracks_by_channel_start).
-      for (const name of names) {
-        const result = await pool.query<TrackRow>(
-          `SELECT ${TRACK_COLUMNS} FROM tracks WHERE channel = $1 AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1`,
-          [name],
-        );
-        if (result.rows[0]) records.push(fromTrackRow(result.rows[0]));
-      }
-      return records;
-    },
+    currentPerChannel: (limit, channel) => currentPerChannel(pool, limit, channel),
     byDbid: read,
     async correct(dbid, correction) {
       const outcome = await correctPostgres(context, dbid, correction);
@@ -305,4 +293,19 @@ async function removeAndHeal(pool: PostgresContext['pool'], instanceId: string, 
     }
     return true;
   });
+}
+
+/** Each channel's current record (the contract in ../tracks.ts), one indexed query per channel. */
+async function currentPerChannel(pool: pg.Pool, limit: number, channel?: string): Promise<TrackRecord[]> {
+  const names = channel === undefined ? (await pool.query<{ channel: string }>(channelNamesSql('$1'), [limit])).rows.map((row) => row.channel) : [channel];
+  const records: TrackRecord[] = [];
+  // A channel's plays keep their order (docs/play-log.md "Air times"): its latest start is its highest dbid (tracks_by_channel_start).
+  for (const name of names) {
+    const result = await pool.query<TrackRow>(
+      `SELECT ${TRACK_COLUMNS} FROM tracks WHERE channel = $1 AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1`,
+      [name],
+    );
+    if (result.rows[0]) records.push(fromTrackRow(result.rows[0]));
+  }
+  return records;
 }

@@ -63,7 +63,7 @@ describeWithPostgres('channels across instances', () => {
       const answers = await Promise.all(
         Array.from({ length: TRACKS }, async (_, index) => {
           const channel = CHANNELS[index % 2] ?? 'FM';
-          const instance = instances[index % 3] as ServeProcess;
+          const instance = instances[index % 3];
           const answer = await postJson(`${instance.url}/v1/remoteinput`, { artist: 'Band', title: `t${index}`, channel });
           expect(answer.status).toBe(200);
           return { channel, dbid: Number(asObject(answer.json).dbid) };

@@ -19,7 +19,7 @@ type Frame = Record<string, unknown> & { type: string };
 async function openSocket(url: string, subscribe: boolean): Promise<{ frames: Frame[]; close(): void }> {
   const socket = new WebSocket(url);
   const frames: Frame[] = [];
-  socket.on('message', (data) => frames.push(JSON.parse(String(data)) as Frame));
+  socket.on('message', (data) => frames.push(JSON.parse((Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer)).toString()) as Frame));
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('error', reject);
