@@ -25,6 +25,8 @@ export interface PlayCheckOptions {
   performances: boolean;
   /** The file is ASCII (SoundExchange, BMI): a name without an ASCII spelling is a problem. */
   ascii: boolean;
+  /** The channels an audience mount feeds (ReportSettings.heardChannels); absent: not checked. */
+  heard?: ReadonlySet<string>;
 }
 
 /** The play with a valid end that came last on a channel before the one checked (the overlap check). */
@@ -66,6 +68,9 @@ export class PlayChecker {
     if (this.options.ascii) asciiProblems(play, whats);
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
+    // docs/channels.md "No silent zeros": nobody was counted because nothing could count them.
+    if (this.options.heard && play.listeners?.atp === 0 && !this.options.heard.has(play.channel))
+      whats.push(`0 listeners on channel "${play.channel}", which no audience mount feeds (playlog.icecast, channels[].audience): not a count of its audience`);
     const spelling = this.spellings.see(play);
     const notes = formulaNotes(play);
     if (whats.length === 0 && notes.length === 0) return spelling;

@@ -245,7 +245,13 @@ class PlayInspection {
   ) {
     this.checksIdentity = ['soundexchange', 'ppl'].includes(run.format);
     this.checksAscii = ['soundexchange', 'bmi'].includes(run.format);
-    this.checker = new PlayChecker({ identity: this.checksIdentity, performances: needsPerformances, ascii: this.checksAscii });
+    const heard = run.settings.heardChannels;
+    this.checker = new PlayChecker({
+      identity: this.checksIdentity,
+      performances: needsPerformances,
+      ascii: this.checksAscii,
+      ...(heard === undefined ? {} : { heard: new Set(heard) }),
+    });
   }
 
   /** One play of the range: counted, and checked when reported. */

@@ -32,7 +32,7 @@ import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes }
 import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
 import { reportRoutes } from './routes/reports';
-import { reportSettings } from '../reports/settings';
+import { heardChannels, reportSettings } from '../reports/settings';
 import { storeReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
@@ -182,7 +182,7 @@ function createHttpApp(
       libraryRoutes({ secret: config.secret, maxBodyBytes: config.maxBodyBytes, library: work.library }),
       reportRoutes({
         secret: config.secret,
-        settings: reportSettings(config),
+        settings: { ...reportSettings(config), ...heardChannels(config) },
         source: storeReportSource(storage.store.plays),
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),
