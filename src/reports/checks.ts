@@ -69,7 +69,7 @@ export class PlayChecker {
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
     // docs/channels.md "No silent zeros": nobody was counted because nothing could count them.
-    if (this.options.heard && play.listeners?.atp === 0 && !this.options.heard.has(play.channel))
+    if (this.options.performances && this.options.heard && play.listeners?.atp === 0 && !this.options.heard.has(play.channel))
       whats.push(`0 listeners on channel "${play.channel}", which no audience mount feeds (playlog.icecast, channels[].audience): not a count of its audience`);
     const spelling = this.spellings.see(play);
     const notes = formulaNotes(play);
