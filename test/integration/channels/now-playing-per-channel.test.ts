@@ -185,5 +185,8 @@ describe('now playing per channel', () => {
         expect.objectContaining({ channel: 'Web' }),
       ]),
     );
+    const cli = await runCli(['status'], { env: { SVC_URL: t.url } });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/unheard channel "FM": on air with no audience source/);
   });
 });
