@@ -189,4 +189,12 @@ describe('now playing per channel', () => {
     expect(cli.code).toBe(0);
     expect(cli.stdout).toMatch(/unheard channel "FM": on air with no audience source/);
   });
+
+  it("When the end of a play names a channel by its alias, then that channel's play ends", async () => {
+    const web = asObject((await request(`${t.url}/v1/last?channel=Web`)).json);
+    const ended = await postJson(`${t.url}/v1/remoteinput/end`, { secret: SECRET, channel: 'studio-b' });
+    expect(ended.status).toBe(200);
+    expect(ended.json).toEqual({ channel: 'Web', dbid: web.dbid });
+    expect(asObject((await request(`${t.url}/v1/last?channel=Web`)).json).end_reason).toBe('explicit');
+  });
 });
