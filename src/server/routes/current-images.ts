@@ -3,11 +3,11 @@ import { etagOf, matchesEtag } from '../../domain/etag';
 import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import type { ImageCategory } from '../../domain/track';
 import type { NowPlaying } from '../../domain/current-track';
-import type { ChannelViews } from '../channel-views';
+import type { ChannelViews } from '../streams/channel-views';
 import type { ImageStore } from '../../store/images';
 import type { AppContext, AppState } from '../context';
-import { withCoverForNoThumb, type CurrentImages } from '../current-images';
-import type { SharedBlobs } from '../stream-reply';
+import { withCoverForNoThumb, type CurrentImages } from '../read-models/current-images';
+import type { SharedBlobs } from '../streams/stream-reply';
 import { sendImage } from './cover';
 
 // GET /cover.png and /artist{thumb,banner,logo,fanart}.png, What's Now Playing's names

@@ -5,7 +5,7 @@ import { AppError } from '../../errors';
 import type { NowPlaying, NowPlayingSnapshot } from '../../domain/current-track';
 import type { AppState } from '../context';
 import type { LastResponse } from './last';
-import type { ChannelViews } from '../channel-views';
+import type { ChannelViews } from '../streams/channel-views';
 import { recordJson } from '../../domain/play';
 
 // GET /v1/last.txt and /index.txt (docs/chat-bots-and-obs.md "Plain text"): the current track
@@ -79,7 +79,7 @@ function buildAnswers(line: string): { ok: LastResponse; notModified: LastRespon
 export function textRoutes(nowPlaying: NowPlaying, answers: TextAnswers, channels?: ChannelViews): Router<AppState> {
   const router = new Router<AppState>();
   for (const path of TEXT_PATHS) {
-    // The plain forms are answered by server/last-fast-path.ts before Koa; this serves `?format=`.
+    // The plain forms are answered by server/fast-paths/last-fast-path.ts before Koa; this serves `?format=`.
     router.get(path, (ctx) => {
       const format = ctx.query.format;
       if (Array.isArray(format)) throw new AppError('INVALID_PARAMETERS', "Repeated query parameter 'format'");
