@@ -28,6 +28,7 @@ const EXPECTED = [
   { file: 'images-ws-paused.bench.js', budget: 60, what: "What's Now Playing image clients: RSS with 40 paused /v1/images/ws image readers" },
   { file: 'attack-memory.bench.js', budget: 90, what: 'hostile clients: RSS under resource attacks' },
   { file: 'http-text.bench.js', budget: 60, what: 'plain text: GET /v1/last.txt against /v1/last' },
+  { file: 'channels.bench.js', budget: 90, what: 'channels: submissions on 10 channels at once against one channel' },
   { file: 'sse-fanout.bench.js', budget: 90, what: 'Server-Sent Events: /v1/events fan-out to 1,000 readers and RSS' },
   { file: 'outputs.bench.js', budget: 90, what: 'outputs: webhook receipts with one black-holed target; submission latency with vs without outputs' },
   { file: 'outputs-mixed.bench.js', budget: 120, what: 'outputs of mixed types: receipts at webhook, url, rds, dls and obs targets; submission latency with 10 mixed outputs vs none' },

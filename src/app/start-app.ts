@@ -8,7 +8,8 @@ import { ServiceHealth } from '../enrich/service-health';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
-import { NowPlaying } from '../domain/current-track';
+import { ChannelNowPlaying, MAX_CHANNEL_VIEWS } from '../domain/channel-now-playing';
+import { audienceServers, channelRules, channelsWithAudience, unheardChannels } from '../domain/channels';
 import { AuthThrottle } from '../domain/auth-throttle';
 import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
@@ -163,16 +164,24 @@ async function startIcecastSource(
   if (port === undefined) return null;
   // Without a password any web page or LAN client could set the track through this port:
   // start-up stops and says what to set (docs/security.md "Icecast sources").
+  // A mount a declared channel lists as its ingest is that channel (docs/channels.md "Declaring channels").
+  const rules = channelRules(config.channels);
+  const channelOf = (mount: string) => rules.resolve(mount).channel;
   return startIcecastListener({
     host: config.host,
     port,
     password: password ?? config.secret,
-    submit: heardFromSource(sourceSubmitter(work, storage), work.recognition),
-    sourceGone: (channel) => work.playLog.end(channel, 'source_disconnect'),
+    submit: heardFromSource(sourceSubmitter(work, storage), work.recognition, channelOf),
+    sourceGone: (mount) => work.playLog.end(channelOf(mount), 'source_disconnect'),
     ...(config.recognition.enabled
       ? {
           // Each source's audio is listened to on its mount's channel (docs/recognition.md "Listening").
-          audio: (mount: string) => work.recognition.listen(`icecast:${mount}`, mount, config.recognition.vinylChannels.includes(mount)),
+          audio: (mount: string) =>
+            work.recognition.listen(
+              `icecast:${mount}`,
+              channelOf(mount),
+              config.recognition.vinylChannels.includes(mount) || config.recognition.vinylChannels.includes(channelOf(mount)),
+            ),
         }
       : {}),
     logger,
@@ -195,9 +204,9 @@ function sourceSubmitter(work: Work, storage: Storage): SubmitFields {
 }
 
 /** A title the source sent itself (an Ogg tag, an updinfo) holds its channel against recognition. */
-function heardFromSource(submit: SubmitFields, recognition: Recognition): SubmitFields {
+function heardFromSource(submit: SubmitFields, recognition: Recognition, channelOf: (mount: string) => string): SubmitFields {
   return async (fields) => {
-    if (fields.channel !== undefined) recognition.sourceTitled(fields.channel);
+    if (fields.channel !== undefined) recognition.sourceTitled(channelOf(fields.channel));
     return submit(fields);
   };
 }
@@ -208,8 +217,13 @@ async function startRecognition(config: FrozenConfig, work: Work, options: Start
   if (!config.recognition.enabled) return null;
   logger.info(`recognition: ${work.recognition.librarySize()} library tracks indexed`);
   if (config.recognition.streams.length === 0) return null;
+  const rules = channelRules(config.channels);
   return startPulledStreams({
-    streams: config.recognition.streams,
+    // A stream a declared channel lists as its ingest is that channel's (docs/channels.md "Declaring channels").
+    streams: config.recognition.streams.map((stream) => {
+      const owner = rules.resolve(stream.url);
+      return rules.declared && owner.warning === undefined ? { ...stream, channel: owner.channel } : stream;
+    }),
     recognition: work.recognition,
     logger,
     backoffMs: options.recognition?.backoffMs ?? doublingBackoff(config.recognition.reconnectMaxSeconds * 1000),
@@ -297,13 +311,17 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   const plainTracks = store.tracks;
   // The arrival number is the first write of a submission: with the connection lost it fails at once too.
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'correct', 'remove'], ['nextReceivedSeq']);
-  let nowPlaying: NowPlaying;
+  let nowPlaying: ChannelNowPlaying;
   try {
-    nowPlaying = new NowPlaying(await tracks.current(), {
+    nowPlaying = new ChannelNowPlaying(await tracks.current(), await tracks.currentPerChannel(MAX_CHANNEL_VIEWS), {
       // The records another instance stored below one of this instance's own (or announced out of order).
       between: async (after, before) => (await tracks.since(after, Math.min(GAP_READ_LIMIT, before - after - 1))).filter((record) => record.dbid < before),
       onGapError: (error) => logger.warn(`records before a new one not read (live readers may miss them): ${errorMessage(error)}`),
+      currentOn: async (channel) => (await tracks.currentPerChannel(1, channel))[0] ?? null,
+      onReadError: (error) => logger.warn(`a channel's current track not read after a deletion: ${errorMessage(error)}`),
     });
+    // A declared channel has its view (its streams and outputs) before its first play.
+    for (const name of channelRules(config.channels).names) nowPlaying.channel(name, true);
   } catch (error) {
     await store.close();
     throw error;
@@ -347,6 +365,7 @@ function createOutputDispatcher(config: FrozenConfig, options: StartOptions, sto
     nowPlaying,
     logger,
     metrics,
+    channels: new Map(config.outputs.flatMap((output) => (output.channel === undefined ? [] : [[output.name, output.channel] as const]))),
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
     // A record's enrichment ends by its deadline; the second covers its last write.
     holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
@@ -400,6 +419,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     logger,
     images,
     playLog,
+    channels: channelRules(config.channels),
+    currentOn: (channel) => nowPlaying.currentOn(channel),
   };
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
@@ -445,7 +466,23 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     listenerSessions,
     poller,
     ...recognitionParts,
+    unheardChannels: unheardChannelsOf(config, nowPlaying),
   };
+}
+
+/** docs/channels.md "No silent zeros": where listeners are counted at all, the channels on air that no audience mount feeds. */
+function unheardChannelsOf(config: FrozenConfig, nowPlaying: ChannelNowPlaying): () => ReturnType<typeof unheardChannels> {
+  const servers = audienceServers(config.playlog.icecast, config.channels);
+  if (servers.length === 0 && config.channels.length === 0) return () => [];
+  const heard = channelsWithAudience(servers);
+  return () =>
+    unheardChannels(
+      nowPlaying.channelNames().flatMap((channel) => {
+        const record = nowPlaying.currentOn(channel);
+        return record?.play ? [{ channel, dbid: record.dbid, ended: record.play.endedAt !== null }] : [];
+      }),
+      heard,
+    );
 }
 
 /** Each submission's outcome (HTTP and Icecast sources alike): stored, or the error code that refused it. */
@@ -471,11 +508,18 @@ function registerGauges(metrics: MetricsPort, outputs: OutputDispatcher, listene
 }
 
 /** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
-function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPlaying: NowPlaying): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
+function createPlayLog(
+  config: FrozenConfig,
+  store: Store,
+  logger: Logger,
+  nowPlaying: ChannelNowPlaying,
+): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
   const { playlog } = config;
+  // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
+  const servers = audienceServers(playlog.icecast, config.channels);
   const listenerSessions: ListenerSessions = new ListenerSessions({
     plays: store.plays,
-    servers: playlog.icecast,
+    servers,
     keepAddresses: playlog.keepAddresses,
     logger,
     // Called only once the feeds run, after playLog below exists.
@@ -496,7 +540,7 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPl
       if (fresh?.play && nowPlaying.current()?.dbid === fresh.dbid) nowPlaying.update({ ...shown, play: fresh.play });
     },
   });
-  const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
+  const poller = new IcecastPoller({ servers, sessions: listenerSessions, plays: store.plays, logger });
   playLog.start();
   poller.start();
   return { playLog, listenerSessions, poller };

@@ -4,6 +4,7 @@ import { coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, KnownImage, StoredCover } from '../domain/image-intake';
 import { fieldText, type ImageCandidate, type TrackFields, type TrackRecord } from '../domain/track';
 import { isSamePlay } from './same-play';
+import type { ChannelRules } from '../domain/channels';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError, errorMessage } from '../errors';
@@ -51,6 +52,10 @@ export interface SubmitDeps {
   songRequests?: Pick<SongRequests, 'fulfil'>;
   /** The play log's rules and bookkeeping (docs/play-log.md); without it the defaults apply and nothing ends by itself. */
   playLog?: PlayLog;
+  /** The declared channels (docs/channels.md); without them a submission's `channel` is kept as given. */
+  channels?: ChannelRules;
+  /** A channel's current record, for "the same track twice" (without it: the current track, whatever its channel). */
+  currentOn?: (channel: string) => TrackRecord | null;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -92,8 +97,17 @@ async function submitUncounted(request: RawRequest, receivedSeq: number, deps: S
   requireIdentifyingField(sanitized.fields);
   const { metadata: fields, play, warnings: playWarnings } = takePlay(sanitized.fields, receivedAt, deps.playLog?.policy);
   const warnings = [...sanitized.warnings, ...playWarnings];
+  const choice = deps.channels?.resolve(fieldText(sanitized.fields, 'channel'));
+  if (choice) {
+    play.channel = choice.channel;
+    if (choice.warning) {
+      warnings.push(choice.warning);
+      deps.logger.warn(`submission: ${choice.warning}`);
+    }
+  }
 
-  const current = deps.nowPlaying.current();
+  // Only a play on the same channel is the same play (docs/title-first.md "The same track twice").
+  const current = deps.currentOn ? deps.currentOn(play.channel) : deps.nowPlaying.current();
   const announced: Announced = { previous: null };
   let record: TrackRecord;
   try {

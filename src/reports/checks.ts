@@ -25,6 +25,8 @@ export interface PlayCheckOptions {
   performances: boolean;
   /** The names the file writes in ASCII (SoundExchange, BMI): one without an ASCII spelling is a problem. */
   ascii: readonly AsciiName[];
+  /** The channels an audience mount feeds (ReportSettings.heardChannels); absent: not checked. */
+  heard?: ReadonlySet<string>;
 }
 
 /** A name an ASCII file may write: a recording's names, or its writers (BMI). */
@@ -69,6 +71,9 @@ export class PlayChecker {
     if (this.options.ascii.length > 0) asciiProblems(play, this.options.ascii, whats);
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
+    // docs/channels.md "No silent zeros": nobody was counted because nothing could count them.
+    if (this.options.performances && this.options.heard && play.listeners?.atp === 0 && !this.options.heard.has(play.channel))
+      whats.push(`0 listeners on channel "${play.channel}", which no audience mount feeds (playlog.icecast, channels[].audience): not a count of its audience`);
     const spelling = this.spellings.see(play);
     const notes = formulaNotes(play);
     if (whats.length === 0 && notes.length === 0) return spelling;

@@ -25,6 +25,11 @@ export interface ReportSettings {
   soundexchange: { layout: 'e8' | 'e7'; fileName: 'regulation' | '2007' };
   /** The contact rows of the (e)(7) header block. */
   contact: { name: string; street: string; city: string; phone: string; email: string };
+  /**
+   * The channels an audience mount feeds (docs/channels.md "No silent zeros"): a play counted 0 on
+   * any other channel is a check problem, not a 0. Absent: not checked (no listener source at all).
+   */
+  heardChannels?: readonly string[];
 }
 
 /** The station's local dates `from` and `to`, both included, and the instants they span. */

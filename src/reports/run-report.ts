@@ -283,7 +283,8 @@ class PlayInspection {
     checks: Omit<PlayCheckOptions, 'identity'>,
   ) {
     this.checksIdentity = ['soundexchange', 'ppl'].includes(run.format);
-    this.checker = new PlayChecker({ ...checks, identity: this.checksIdentity });
+    const heard = run.settings.heardChannels;
+    this.checker = new PlayChecker({ ...checks, identity: this.checksIdentity, ...(heard === undefined ? {} : { heard: new Set(heard) }) });
   }
 
   /** One play of the range: counted, and checked when reported. */

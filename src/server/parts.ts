@@ -1,6 +1,7 @@
+import type { UnheardChannel } from '../domain/channels';
 import type { ServiceHealth } from '../enrich/service-health';
 import type { ImageCollector } from '../images/collector';
-import type { NowPlaying } from '../domain/current-track';
+import type { ChannelNowPlaying } from '../domain/channel-now-playing';
 import type { AuthThrottle } from '../domain/auth-throttle';
 import type { OutputDispatcher } from '../outputs/dispatcher';
 import type { SubmitDeps } from '../pipeline/submit-track';
@@ -35,7 +36,8 @@ interface Storage {
   /** The plain stores, beside the guarded ones (the outputs send from the plain image store). */
   plainTracks: TrackStore;
   plainImageStore: ImageStore;
-  nowPlaying: NowPlaying;
+  /** The current track, and each channel's (docs/channels.md "Now playing per channel"). */
+  nowPlaying: ChannelNowPlaying;
 }
 
 export /** What runs behind the requests: images, outputs, enrichment, other instances, in-flight submissions. */
@@ -66,5 +68,7 @@ interface Work {
   events: EventStream;
   /** Recognition of the audio svc receives, and its library (docs/recognition.md). */
   recognition: Recognition;
+  /** Channels with a play on air and no audience source (docs/channels.md "No silent zeros"). */
+  unheardChannels: () => UnheardChannel[];
   library: LibraryRoutesDeps['library'];
 }

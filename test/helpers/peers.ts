@@ -118,6 +118,7 @@ export const PEERS = {
   sox: program('sox', 'sox'),
   ezstream: program('ezstream', 'ezstream'),
   icecast2: program('icecast2', 'icecast2'),
+  curl: program('curl', 'curl'),
   nginx: program('nginx', 'nginx'),
   // The HAProxy example's active health checks (test/integration/instances/behind-haproxy.test.ts).
   haproxy: program('haproxy', 'haproxy'),

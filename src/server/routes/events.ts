@@ -16,9 +16,11 @@ export const STREAM_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
-export function eventRoutes(stream: EventStream): Router<AppState> {
+/** `forChannel`: the stream of a `?channel=` (docs/channels.md "Now playing per channel"); without it every reader gets `stream`. */
+export function eventRoutes(all: EventStream, forChannel?: (given: string | string[] | undefined) => EventStream): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
   router.get('/events', async (ctx) => {
+    const stream = forChannel ? forChannel(ctx.query.channel) : all;
     const since = startingPoint(ctx.get('Last-Event-ID'), ctx.query.since);
     if (ctx.method === 'HEAD') {
       ctx.set(STREAM_HEADERS);

@@ -212,3 +212,22 @@ describe('report checks', () => {
     expect(rendered.problems.filter((problem) => !problem.note)).toEqual([]);
   });
 });
+
+describe('report checks: no silent zeros (docs/channels.md)', () => {
+  const zero = { atp: 0, listener_seconds: 0, peak: 0 };
+  it('When a play counted 0 listeners on a channel no audience mount feeds, then the check names it; on a fed channel a 0 is a count', async () => {
+    const plays = [broken(21, 0, { channel: '/live.ogg', listeners: zero }), broken(22, 10, { channel: 'main', listeners: zero })];
+    const problems = await renderToText(
+      arraySource(plays, SESSIONS),
+      makeRun('soundexchange', '2026-10-01', '2026-10-01', { ...US_SETTINGS, heardChannels: ['main'] }, {}),
+    );
+    const lines = problems.problems.map(problemLine).filter((line) => line.includes('listeners on channel'));
+    expect(lines).toEqual([expect.stringMatching(/^dbid 21: 0 listeners on channel "\/live\.ogg", which no audience mount feeds/)]);
+  });
+
+  it('When no listener source is configured at all, then a 0 is not checked', async () => {
+    const plays = [broken(23, 0, { channel: '/live.ogg', listeners: zero })];
+    const problems = await problemsOf('soundexchange', plays);
+    expect(problems.filter((line) => line.includes('listeners on channel'))).toEqual([]);
+  });
+});

@@ -86,6 +86,33 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       }
     });
 
+    it('When plays are stored on several channels, then each channel has its current record and since() reads one channel', async () => {
+      await open();
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+      const channels = ['FM', 'Web', 'FM', 'Studio B', 'Web', 'FM'];
+      const stored = [];
+      for (const [index, channel] of channels.entries()) {
+        stored.push(
+          await opened().tracks.insert({
+            receivedSeq: index + 1,
+            receivedAt: at(index),
+            metadata: { title: `t${index}` },
+            play: { channel, startedAt: at(index), kind: 'music', usage: 'feature' },
+          }),
+        );
+      }
+      const current = await opened().tracks.currentPerChannel(10);
+      expect(current.map((record) => [record.play?.channel, record.metadata.title]).sort()).toEqual([
+        ['FM', 't5'],
+        ['Studio B', 't3'],
+        ['Web', 't4'],
+      ]);
+      expect((await opened().tracks.currentPerChannel(2)).length).toBe(2);
+      expect((await opened().tracks.currentPerChannel(10, 'Web')).map((record) => record.metadata.title)).toEqual(['t4']);
+      expect(await opened().tracks.currentPerChannel(10, 'nowhere')).toEqual([]);
+      expect((await opened().tracks.since(stored[0]?.dbid ?? 0, 10, 'FM')).map((record) => record.metadata.title)).toEqual(['t2', 't5']);
+    });
+
     it('When records are stored, then dbids increase, the last arrival is current, and the metadata round-trips in its key order', async () => {
       await open();
       expect(await opened().tracks.current()).toBeNull();
