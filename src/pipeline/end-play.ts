@@ -2,14 +2,14 @@ import { DEFAULT_CHANNEL } from '../domain/play';
 import { AppError } from '../errors';
 import { authenticate } from './authenticate';
 import { parseSubmission, type ParseOptions, type RawRequest } from './parse';
-import type { PlayLog } from '../playlog/play-log';
+import type { PlayLogPort } from '../playlog/port';
 
 // POST /v1/remoteinput/end (docs/play-log.md "Air times"): the DJ software says the play on a
 // channel has ended. Same carriers and 403s as /v1/remoteinput.
 
 export interface EndPlayDeps extends ParseOptions {
   secret: string;
-  playLog: PlayLog;
+  playLog: Pick<PlayLogPort, 'end'>;
 }
 
 export interface EndPlayResult {
