@@ -52,6 +52,13 @@ forbidden.push(
     from: { path: '^src/pipeline/' },
     to: { path: '^src/playlog/', pathNot: '^src/playlog/(port|play-policy)\\.ts$' },
   },
+  {
+    name: 'router-reads-no-config',
+    comment: 'a router, middleware, stream or fast path is handed what it uses; only src/server/start.ts reads the config',
+    severity: 'error',
+    from: { path: '^src/server/(routes|middleware|streams|fast-paths|guards|read-models|mdns)/' },
+    to: { path: '^src/config/' },
+  },
   { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   {
     name: 'src-not-from-test-or-bench',
