@@ -23,9 +23,12 @@ export interface PlayCheckOptions {
   identity: boolean;
   /** A play needs a listener count (census): `channelHasSessions` says whether one can be made. */
   performances: boolean;
-  /** The file is ASCII (SoundExchange, BMI): a name without an ASCII spelling is a problem. */
-  ascii: boolean;
+  /** The names the file writes in ASCII (SoundExchange, BMI): one without an ASCII spelling is a problem. */
+  ascii: readonly AsciiName[];
 }
+
+/** A name an ASCII file may write: a recording's names, or its writers (BMI). */
+export type AsciiName = (typeof SPELLED_FIELDS)[number] | 'writers';
 
 /** The play with a valid end that came last on a channel before the one checked (the overlap check). */
 export interface PreviousEnd {
@@ -63,7 +66,7 @@ export class PlayChecker {
     namesMissing(play, whats);
     capitalProblems(play, whats);
     if (this.options.identity) identityProblems(play, whats);
-    if (this.options.ascii) asciiProblems(play, whats);
+    if (this.options.ascii.length > 0) asciiProblems(play, this.options.ascii, whats);
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
     const spelling = this.spellings.see(play);
@@ -102,12 +105,16 @@ function tooLong(play: ReportPlay, aired: number, whats: string[]): void {
   whats.push(`on air ${formatSeconds(Math.round(aired))} s${of}: far longer than it can have played; set its end (svc edit ${play.dbid} ended_at=...)`);
 }
 
-/** 37 CFR 370.4(e)(6) asks for ASCII: a name with characters that have no ASCII spelling is written with `?`. */
-function asciiProblems(play: ReportPlay, whats: string[]): void {
-  for (const field of SPELLED_FIELDS) {
-    const value = play[field];
-    if (value !== undefined && asciiSpelling(value).untransliterable)
-      whats.push(`${field} "${value}" has no ASCII spelling (written "${asciiSpelling(value).text}"); give it one with svc edit ${play.dbid} ${field}=...`);
+/**
+ * 37 CFR 370.4(e)(6) asks for ASCII, and BMI's records are ASCII bytes: a name the file writes
+ * with characters that have no ASCII spelling is written with `?`.
+ */
+function asciiProblems(play: ReportPlay, names: readonly AsciiName[], whats: string[]): void {
+  for (const field of names) {
+    const values = field === 'writers' ? (play.composers ?? []) : [play[field]];
+    for (const value of values)
+      if (value !== undefined && asciiSpelling(value).untransliterable)
+        whats.push(`${field} "${value}" has no ASCII spelling (written "${asciiSpelling(value).text}"); give it one with svc edit ${play.dbid} ${field}=...`);
   }
 }
 

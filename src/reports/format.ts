@@ -1,3 +1,4 @@
+import type { AsciiName } from './checks';
 import type { ListenerSession, PlayKind, ReportPlay } from './rows';
 
 // One interface for every report file (docs/reports.md "How a report is made"): rows in, text out,
@@ -110,6 +111,8 @@ export interface ReportFormat {
    * lines (run-report.ts prepareReport).
    */
   gathersBeforeWriting(run: ReportRun): boolean;
+  /** The names the file writes in ASCII, transliterated (docs/reports.md "Names in the files"); none for a UTF-8 file. */
+  readonly asciiNames: readonly AsciiName[];
   /** The file name the society asks for. */
   fileName(run: ReportRun, facts: ReportFacts): string;
   /** The file, piece by piece; each piece is one or more whole lines. */

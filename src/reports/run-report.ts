@@ -2,7 +2,7 @@ import { MARKS } from '../domain/recording';
 import type { CandidateFilter, PlaySummaryRow } from '../store/play-reports';
 import { withListeners } from './census';
 import { changesLine, type CorrectedPlay } from '../domain/correction';
-import { ChannelEnds, PlayChecker, sessionProblems, type PreviousEnd, type Problem } from './checks';
+import { ChannelEnds, PlayChecker, sessionProblems, type PlayCheckOptions, type PreviousEnd, type Problem } from './checks';
 import type { Batches, RecordingLine, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 import { exclusionOf } from './selection';
@@ -32,6 +32,18 @@ export interface ReportSource {
   /** The range's corrected plays (PATCH /v1/history/<dbid>), in air order: the check names each correction as a note. */
   corrections?: (query: ReportQuery) => Promise<CorrectedPlay[]>;
 }
+
+/**
+ * A report's rows as of one instant (docs/reports.md "One snapshot"): the check and the file
+ * read the same log. release() once the file is written or the check has ended.
+ */
+export interface ReportSnapshotSource {
+  source: ReportSource;
+  release(): Promise<void>;
+}
+
+/** Opens the snapshot a report over `query` reads. */
+export type OpenReportSource = (query: ReportQuery) => Promise<ReportSnapshotSource>;
 
 /** The play passes of a report made by the store (store/play-reports.ts): the source's adapter implements it. */
 export interface StoredReportQueries {
@@ -112,7 +124,10 @@ class Inspection {
   ) {
     for (const problem of settingProblems(run)) this.report(problem);
     this.needsPerformances = deps.format.needsPerformances(run);
-    this.plays = new PlayInspection(run, this.facts, (problem) => this.report(problem), this.needsPerformances);
+    this.plays = new PlayInspection(run, this.facts, (problem) => this.report(problem), {
+      performances: this.needsPerformances,
+      ascii: deps.format.asciiNames,
+    });
   }
 
   /** The facts as far as the plays seen so far tell them; complete after finish(). */
@@ -146,7 +161,8 @@ class Inspection {
   /** Which plays the check must see when the store sifts them (StoredReportQueries.candidates). */
   candidateFilter(): CandidateFilter {
     return {
-      marks: MARKS.noName | MARKS.formula | (this.plays.checksIdentity ? MARKS.unidentified : 0) | (this.plays.checksAscii ? MARKS.notAscii : 0),
+      marks:
+        MARKS.noName | MARKS.formula | (this.plays.checksIdentity ? MARKS.unidentified : 0) | (this.deps.format.asciiNames.length > 0 ? MARKS.notAscii : 0),
       listenersMissing: this.needsPerformances,
       spellings: this.plays.anyCapitals,
     };
@@ -233,7 +249,6 @@ class PlayInspection {
   private readonly ends = new ChannelEnds();
   private readonly channels = new Set<string>();
   readonly checksIdentity: boolean;
-  readonly checksAscii: boolean;
   /** Whether the summary counted a music play with a name in capitals (count() sets it). */
   anyCapitals = false;
 
@@ -241,11 +256,10 @@ class PlayInspection {
     private readonly run: ReportRun,
     private readonly facts: ReportFacts,
     private readonly report: (problem: Problem) => void,
-    needsPerformances: boolean,
+    checks: Omit<PlayCheckOptions, 'identity'>,
   ) {
     this.checksIdentity = ['soundexchange', 'ppl'].includes(run.format);
-    this.checksAscii = ['soundexchange', 'bmi'].includes(run.format);
-    this.checker = new PlayChecker({ identity: this.checksIdentity, performances: needsPerformances, ascii: this.checksAscii });
+    this.checker = new PlayChecker({ ...checks, identity: this.checksIdentity });
   }
 
   /** One play of the range: counted, and checked when reported. */

@@ -34,7 +34,7 @@ import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
 import { reportRoutes } from './routes/reports';
 import { reportSettings } from '../reports/settings';
-import { storeReportSource } from '../reports/store-source';
+import { snapshotReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
@@ -197,7 +197,7 @@ function createHttpApp(
       reportRoutes({
         secret: config.secret,
         settings: reportSettings(config),
-        source: storeReportSource(storage.store.plays),
+        openSource: snapshotReportSource(storage.store.plays),
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),
       coverRoutes(imageStore, blobs),

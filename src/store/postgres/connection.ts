@@ -12,6 +12,9 @@ import type { MigrationReport } from '../migrations';
 const DEFAULT_POOL_SIZE = 4;
 /** A cut network hangs instead of failing: these bound how long a request waits for the database. */
 export const CONNECT_TIMEOUT_MS = 3000;
+
+/** The pool, or one connection of it (a transaction's, or a report snapshot's: report-snapshot.ts). */
+export type Queryable = Pick<pg.PoolClient, 'query'>;
 const QUERY_TIMEOUT_MS = 5000;
 /** Longest a pooled connection may sit inside a transaction waiting for svc. */
 const IDLE_IN_TRANSACTION_MS = 2000;

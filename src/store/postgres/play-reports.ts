@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Queryable } from './connection';
 import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type WrittenField } from '../../domain/recording';
 import { LONG_PLAY_SECONDS } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
@@ -94,7 +94,7 @@ type TotalRow = TotalCounts & { first: string } & Record<`${WrittenField}_from`,
 
 const rangeValues = (range: ReportRange): unknown[] => [range.from, range.to, range.minAiredMs, range.channel ?? null];
 
-export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
+export function createPostgresPlayReports(pool: Queryable): PlayReportQueries {
   const correctedPlays: PlayReportQueries['correctedPlays'] = async (range) =>
     correctedPlaysOf((await pool.query<CorrectionRow>(correctedPlaysSql(['$1', '$2', '$3::text']), [range.from, range.to, range.channel ?? null])).rows);
   /** The names of a page of recordings, each from the first play that has it. */
