@@ -22,7 +22,8 @@ const LAYERS = [
 ];
 
 /** A rule's name: the folder, or "store-contracts" and "ground" for the two file patterns. */
-const nameOf = (folder) => (folder.startsWith('(') ? 'ground' : folder.startsWith('store/(') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-'));
+const nameOf = (folder) =>
+  folder.startsWith('(') ? 'ground' : folder.startsWith('store/(') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-');
 
 const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
 
@@ -44,6 +45,20 @@ LAYERS.forEach((level, depth) => {
 });
 
 forbidden.push(
+  {
+    name: 'pipeline-through-play-log-port',
+    comment: 'the record use cases reach the play log through its port (src/playlog/port.ts) and its policy only, never its internals',
+    severity: 'error',
+    from: { path: '^src/pipeline/' },
+    to: { path: '^src/playlog/', pathNot: '^src/playlog/(port|play-policy)\\.ts$' },
+  },
+  {
+    name: 'router-reads-no-config',
+    comment: 'a router, middleware, stream or fast path is handed what it uses; only src/server/start.ts reads the config',
+    severity: 'error',
+    from: { path: '^src/server/(routes|middleware|streams|fast-paths|guards|read-models|mdns)/' },
+    to: { path: '^src/config/' },
+  },
   { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   {
     name: 'src-not-from-test-or-bench',

@@ -24,9 +24,10 @@ import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
 import { SongRequests } from '../requests/song-requests';
-import { IcecastPoller } from '../playlog/icecast-poller';
-import { ListenerSessions } from '../playlog/listener-sessions';
-import { PlayLog } from '../playlog/play-log';
+import type { ListenerSessions } from '../playlog/listener-sessions';
+import type { PlayLog } from '../playlog/play-log';
+import { startPlayLog } from '../playlog/start-play-log';
+import { fetchListClients } from '../playlog/listclients-fetch';
 import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener, type SubmitFields } from '../ingest/listener';
 import { followOtherInstances } from './other-instances';
 import { CurrentImages } from '../server/read-models/current-images';
@@ -398,7 +399,15 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
   const songRequests = new SongRequests(store.songRequests, logger);
-  const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger, nowPlaying);
+  const { playLog, listenerSessions, poller } = startPlayLog({
+    // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
+    settings: { ...config.playlog, icecast: audienceServers(config.playlog.icecast, config.channels) },
+    plays: store.plays,
+    tracks: store.tracks,
+    nowPlaying,
+    logger,
+    fetchListClients,
+  });
   const submitDeps: SubmitDeps = {
     counted: submissionCounter(metrics),
     secret: config.secret,
@@ -505,45 +514,6 @@ function registerGauges(metrics: MetricsPort, outputs: OutputDispatcher, listene
   metrics.gauge('svc_listeners', 'Listener sessions open now on the Icecast servers svc counts (playlog.icecast), per channel.', ['channel'], async () =>
     [...(await listenerSessions.listenersPerChannel())].map(([channel, count]) => [{ channel }, count] as const),
   );
-}
-
-/** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
-function createPlayLog(
-  config: FrozenConfig,
-  store: Store,
-  logger: Logger,
-  nowPlaying: ChannelNowPlaying,
-): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
-  const { playlog } = config;
-  // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
-  const servers = audienceServers(playlog.icecast, config.channels);
-  const listenerSessions: ListenerSessions = new ListenerSessions({
-    plays: store.plays,
-    servers,
-    keepAddresses: playlog.keepAddresses,
-    logger,
-    // Called only once the feeds run, after playLog below exists.
-    onLateSession: (channel: string, since: string): Promise<void> => playLog.recount(channel, since),
-  });
-  const playLog: PlayLog = new PlayLog({
-    plays: store.plays,
-    policy: playlog,
-    logger,
-    countsListeners: listenerSessions.configured,
-    complement: playlog.complement,
-    minSessionSeconds: playlog.minSessionSeconds,
-    // An end or a count of the current track shows on /v1/last and the streams at once.
-    onPlaysChanged: async (dbids) => {
-      const shown = nowPlaying.current();
-      if (!shown || !dbids.includes(shown.dbid)) return;
-      const fresh = await store.tracks.byDbid(shown.dbid);
-      if (fresh?.play && nowPlaying.current()?.dbid === fresh.dbid) nowPlaying.update({ ...shown, play: fresh.play });
-    },
-  });
-  const poller = new IcecastPoller({ servers, sessions: listenerSessions, plays: store.plays, logger });
-  playLog.start();
-  poller.start();
-  return { playLog, listenerSessions, poller };
 }
 
 /** A name that stays the same across restarts (a retained MQTT topic per name): the host and port, or the process without a fixed port. */

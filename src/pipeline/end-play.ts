@@ -2,7 +2,7 @@ import { DEFAULT_CHANNEL } from '../domain/play';
 import { AppError } from '../errors';
 import { authenticate } from './authenticate';
 import { parseSubmission, type ParseOptions, type RawRequest } from './parse';
-import type { PlayLog } from '../playlog/play-log';
+import type { PlayLogPort } from '../playlog/port';
 import type { ChannelRules } from '../domain/channels';
 
 // POST /v1/remoteinput/end (docs/play-log.md "Air times"): the DJ software says the play on a
@@ -10,7 +10,7 @@ import type { ChannelRules } from '../domain/channels';
 
 export interface EndPlayDeps extends ParseOptions {
   secret: string;
-  playLog: PlayLog;
+  playLog: Pick<PlayLogPort, 'end'>;
   /** Declared channels (docs/channels.md): an alias or a mount names its channel; nothing names the first. */
   channels?: ChannelRules;
 }

@@ -15,7 +15,7 @@ import type { NowPlaying } from '../domain/current-track';
 import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
 import { takePlay } from './play-fields';
-import type { PlayLog } from '../playlog/play-log';
+import type { PlayLogPort } from '../playlog/port';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
 import type { SongRequests } from '../requests/song-requests';
 import { sanitize } from './sanitize';
@@ -51,7 +51,7 @@ export interface SubmitDeps {
   /** The song-request queue: a new record fulfils the request it matches, and names its requester. */
   songRequests?: Pick<SongRequests, 'fulfil'>;
   /** The play log's rules and bookkeeping (docs/play-log.md); without it the defaults apply and nothing ends by itself. */
-  playLog?: PlayLog;
+  playLog?: PlayLogPort;
   /** The declared channels (docs/channels.md); without them a submission's `channel` is kept as given. */
   channels?: ChannelRules;
   /** A channel's current record, for "the same track twice" (without it: the current track, whatever its channel). */

@@ -3,6 +3,7 @@ import { throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
 import type { ListenerSession, PlayLogStore } from '../store/plays';
 import { parseListClients, type ListedClient } from './listclients';
+import type { FetchListClients } from './listclients-fetch';
 import { serverAddress, type IcecastServerConfig, type ListenerSessions } from './listener-sessions';
 
 // Polling an Icecast server's /admin/listclients for each configured mount (docs/play-log.md
@@ -16,6 +17,8 @@ export interface PollerOptions {
   sessions: ListenerSessions;
   plays: PlayLogStore;
   logger: Logger;
+  /** The admin request (listclients-fetch.ts in production). */
+  fetchListClients: FetchListClients;
   /** Per request; a server that does not answer in time is asked again at the next poll. */
   timeoutMs?: number;
   now?: () => number;
@@ -68,15 +71,12 @@ export class IcecastPoller {
 
   /** The mount's clients, or null when the server did not answer with a list (nothing is closed then). */
   private async listClients(server: IcecastServerConfig, mount: string): Promise<ListedClient[] | null> {
-    const url = new URL('/admin/listclients', server.url);
-    url.searchParams.set('mount', mount);
-    const credentials = Buffer.from(`${server.adminUser}:${server.adminPassword ?? ''}`).toString('base64');
     const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS)]);
-    const response = await fetch(url, { headers: { authorization: `Basic ${credentials}` }, signal, redirect: 'manual' });
-    const body = await response.text();
+    const response = await this.options.fetchListClients(server, mount, signal);
+    const { body } = response;
     // Icecast answers 400 "Source does not exist" for a mount without a source: nobody listens there.
     if (response.status === 400 && /source does not exist/i.test(body)) return [];
-    if (!response.ok) {
+    if (response.status < 200 || response.status > 299) {
       this.report(`status ${server.url}`, `icecast ${server.url}: /admin/listclients answered ${response.status}`);
       return null;
     }

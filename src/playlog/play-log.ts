@@ -5,6 +5,7 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../log';
 import type { PlayLogStore } from '../store/plays';
 import type { PlayPolicy } from './play-policy';
+import type { PlayLogPort } from './port';
 
 // What keeps the play log true between submissions (docs/play-log.md): plays whose submitted
 // duration runs out end on time, every ended play has its listeners counted once, and the
@@ -41,7 +42,7 @@ export interface StatusWarning {
   warning: string;
 }
 
-export class PlayLog {
+export class PlayLog implements PlayLogPort {
   readonly policy: PlayPolicy;
   private timer: NodeJS.Timeout | undefined;
   private counting: Promise<void> | undefined;

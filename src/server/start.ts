@@ -46,7 +46,7 @@ import type { Options as MdnsSocketOptions } from 'multicast-dns';
 import { advertiseOverMdns, type MdnsAdvertiser } from './mdns/advertise';
 import { advertisedAddresses } from './mdns/answer';
 import type { Storage, Work } from './parts';
-import { createChannelStreams, type ChannelStreams } from './streams/channel-streams';
+import { createChannelStreams, type ChannelStreams } from './channel-streams';
 import { channelParameter } from './streams/channel-views';
 import { AppError } from '../errors';
 

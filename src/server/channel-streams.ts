@@ -1,14 +1,14 @@
-import type { FrozenConfig } from '../../config/schema';
-import type { NowPlaying } from '../../domain/current-track';
-import { channelRules } from '../../domain/channels';
-import type { Logger } from '../../log';
-import { VERSION } from '../../version';
-import { channelViews, PerView, type ChannelViews } from './channel-views';
-import type { Storage, Work } from '../parts';
-import { createEventStream, type EventStream } from './sse/event-stream';
-import { createImageHub, type ImageHub } from './ws/hub';
-import { coverWaiter } from './ws/requests';
-import { createWsStream } from './ws/wsstream';
+import type { FrozenConfig } from '../config/schema';
+import type { NowPlaying } from '../domain/current-track';
+import { channelRules } from '../domain/channels';
+import type { Logger } from '../log';
+import { VERSION } from '../version';
+import { channelViews, PerView, type ChannelViews } from './streams/channel-views';
+import type { Storage, Work } from './parts';
+import { createEventStream, type EventStream } from './streams/sse/event-stream';
+import { createImageHub, type ImageHub } from './streams/ws/hub';
+import { coverWaiter } from './streams/ws/requests';
+import { createWsStream } from './streams/ws/wsstream';
 
 // The streams that show "now" (/v1/images/ws, /wsstream, /wsartistfanartstream, GET /v1/events),
 // one set per channel view (docs/channels.md "Now playing per channel"), each built on its first
