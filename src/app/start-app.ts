@@ -24,7 +24,7 @@ import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
 import { SongRequests } from '../pipeline/song-requests';
 import { IcecastPoller } from '../pipeline/icecast-poller';
-import { ListenerSessions } from '../pipeline/listener-sessions';
+import { addressKeyFrom, ListenerSessions, unpolledServers } from '../pipeline/listener-sessions';
 import { PlayLog } from '../pipeline/play-log';
 import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener, type SubmitFields } from '../ingest/listener';
 import { followOtherInstances } from '../server/other-instances';
@@ -476,6 +476,9 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPl
     plays: store.plays,
     servers: playlog.icecast,
     keepAddresses: playlog.keepAddresses,
+    addressKey: addressKeyFrom(config.secret),
+    maxOpenPerMount: playlog.maxOpenSessionsPerMount,
+    sessionMaxMs: playlog.sessionMaxHours * 3_600_000,
     logger,
     // Called only once the feeds run, after playLog below exists.
     onLateSession: (channel: string, since: string): Promise<void> => playLog.recount(channel, since),
@@ -487,6 +490,7 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPl
     countsListeners: listenerSessions.configured,
     complement: playlog.complement,
     minSessionSeconds: playlog.minSessionSeconds,
+    sessionMaxMs: playlog.sessionMaxHours * 3_600_000,
     // An end or a count of the current track shows on /v1/last and the streams at once.
     onPlaysChanged: async (dbids) => {
       const shown = nowPlaying.current();
@@ -496,6 +500,11 @@ function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPl
     },
   });
   const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
+  for (const server of unpolledServers(playlog.icecast)) {
+    logger.warn(
+      `playlog.icecast ${server}: not polled, so its listeners come from URL authentication alone; the sessions of an Icecast that dies stay open until it restarts or for playlog.sessionMaxHours. Set poll (docs/play-log.md "Sessions that must be plausible")`,
+    );
+  }
   playLog.start();
   poller.start();
   return { playLog, listenerSessions, poller };
