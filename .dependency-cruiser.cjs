@@ -1,5 +1,6 @@
 // The layering rule (docs/architecture.md "Layout"): imports run one way between the folders of src/,
-//   cli -> app -> {server, ingest} -> {pipeline, images, outputs, reports, recognition} -> enrich -> {store/open-store.ts, config}
+//   cli -> app -> {server, ingest} -> {pipeline, images, outputs, reports, recognition} -> {playlog, requests} -> enrich
+//     -> {store/open-store.ts, config}
 //     -> {store/sqlite, store/postgres} -> store (the contracts) -> domain -> ground
 // where the ground is src/errors.ts, log.ts, metrics.ts, signals.ts and version.ts. A folder imports only
 // folders below it (peers on one level do not import each other: neither backend imports the
@@ -11,6 +12,7 @@ const LAYERS = [
   ['app'],
   ['server', 'ingest'],
   ['pipeline', 'images', 'outputs', 'reports', 'recognition'],
+  ['playlog', 'requests'],
   ['enrich'],
   ['store/open-store\\.ts$', 'config'],
   ['store/sqlite', 'store/postgres'],

@@ -2,7 +2,7 @@ import { DEFAULT_CHANNEL } from '../domain/play';
 import { AppError } from '../errors';
 import { authenticate } from './authenticate';
 import { parseSubmission, type ParseOptions, type RawRequest } from './parse';
-import type { PlayLog } from './play-log';
+import type { PlayLog } from '../playlog/play-log';
 
 // POST /v1/remoteinput/end (docs/play-log.md "Air times"): the DJ software says the play on a
 // channel has ended. Same carriers and 403s as /v1/remoteinput.

@@ -4,23 +4,23 @@ import type { NowPlaying } from '../domain/current-track';
 import type { AuthThrottle } from '../domain/auth-throttle';
 import type { OutputDispatcher } from '../outputs/dispatcher';
 import type { SubmitDeps } from '../pipeline/submit-track';
-import type { SongRequests } from '../pipeline/song-requests';
-import type { PlayLog } from '../pipeline/play-log';
-import type { ListenerSessions } from '../pipeline/listener-sessions';
-import type { IcecastPoller } from '../pipeline/icecast-poller';
+import type { SongRequests } from '../requests/song-requests';
+import type { PlayLog } from '../playlog/play-log';
+import type { ListenerSessions } from '../playlog/listener-sessions';
+import type { IcecastPoller } from '../playlog/icecast-poller';
 import type { ImageStore } from '../store/images';
 import type { Recognition } from '../recognition/recognition';
 import type { Store } from '../store/store';
 import type { StorageHealth } from '../store/health';
 import type { MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
-import type { CurrentImages } from './current-images';
+import type { CurrentImages } from './read-models/current-images';
 import type { idempotent as idempotentWrites } from './middleware/idempotency';
 import type { reportFailedAuthentication } from './middleware/auth-throttle';
-import type { QueueBudget } from './queue-budget';
+import type { QueueBudget } from './guards/queue-budget';
 import type { LibraryRoutesDeps } from './routes/library';
-import type { EventStream } from './sse/event-stream';
-import type { WorkPool } from './work-pool';
+import type { EventStream } from './streams/sse/event-stream';
+import type { WorkPool } from './guards/work-pool';
 
 // What the HTTP server is handed by the composition root (src/app/start-app.ts): the opened
 // storage and the use cases, each built once. The server builds its own sockets and routes on them.

@@ -8,17 +8,17 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
 import { VERSION, buildCommit } from '../version';
 import { createApp, createRequestListener } from './app';
-import { createLastFastPath } from './last-fast-path';
-import { createCoverFastPath } from './cover-fast-path';
-import { createEventsFastPath } from './events-fast-path';
+import { createLastFastPath } from './fast-paths/last-fast-path';
+import { createCoverFastPath } from './fast-paths/cover-fast-path';
+import { createEventsFastPath } from './fast-paths/events-fast-path';
 import { corsPolicy } from './middleware/cors';
-import { hostCheck, unknownHostMessage } from './request-guards';
+import { hostCheck, unknownHostMessage } from './guards/request-guards';
 import { trustedProxies, type ProxyMatcher } from '../domain/trusted-proxies';
-import { limitConnections } from './connection-limits';
-import { limitRequestsInFlight } from './pipelining';
+import { limitConnections } from './guards/connection-limits';
+import { limitRequestsInFlight } from './guards/pipelining';
 import { throttleFailedAuthentication } from './middleware/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
-import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
+import { answerClientError, answerUnknownExpectation, endWithError } from './guards/raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
@@ -26,7 +26,7 @@ import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { routeLabel, type PrometheusMetrics } from './metrics';
 import type { MetricsPort } from '../metrics';
-import type { EventStream } from './sse/event-stream';
+import type { EventStream } from './streams/sse/event-stream';
 import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
 import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes } from './routes/icecast-listeners';
@@ -39,10 +39,10 @@ import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
-import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
-import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
-import { IDLE_HEAP_DEFAULTS, collectWhenIdle, type IdleHeapDecision, type IdleHeapOptions } from './idle-heap';
-import { coverWaiter } from './ws/requests';
+import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './streams/ws/hub';
+import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './streams/ws/wsstream';
+import { IDLE_HEAP_DEFAULTS, collectWhenIdle, type IdleHeapDecision, type IdleHeapOptions } from './guards/idle-heap';
+import { coverWaiter } from './streams/ws/requests';
 import os from 'node:os';
 import type { Options as MdnsSocketOptions } from 'multicast-dns';
 import { advertiseOverMdns, type MdnsAdvertiser } from './mdns/advertise';
@@ -59,7 +59,7 @@ export interface ServerOptions {
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
   /** The mDNS responder's socket and the interfaces it reads (tests: 127.0.0.1, multicast off). */
   mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
-  /** Giving back the young generation (src/server/idle-heap.ts): tests use a short quiet time and watch its decisions. */
+  /** Giving back the young generation (src/server/guards/idle-heap.ts): tests use a short quiet time and watch its decisions. */
   idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
   /** metrics.enabled: the registry GET /metrics renders and the HTTP server counts into (docs/running.md "Metrics"). */
   metrics?: PrometheusMetrics;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import * as frames from '../../src/server/ws/frames';
+import * as frames from '../../src/server/streams/ws/frames';
 import { postJson } from '../helpers/http';
 import { runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';

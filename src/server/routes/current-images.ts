@@ -5,8 +5,8 @@ import type { ImageCategory } from '../../domain/track';
 import type { NowPlaying } from '../../domain/current-track';
 import type { ImageStore } from '../../store/images';
 import type { AppContext, AppState } from '../context';
-import { withCoverForNoThumb, type CurrentImages } from '../current-images';
-import type { SharedBlobs } from '../stream-reply';
+import { withCoverForNoThumb, type CurrentImages } from '../read-models/current-images';
+import type { SharedBlobs } from '../streams/stream-reply';
 import { sendImage } from './cover';
 
 // GET /cover.png and /artist{thumb,banner,logo,fanart}.png, What's Now Playing's names

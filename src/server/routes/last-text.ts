@@ -77,7 +77,7 @@ function buildAnswers(line: string): { ok: LastResponse; notModified: LastRespon
 export function textRoutes(nowPlaying: NowPlaying, answers: TextAnswers): Router<AppState> {
   const router = new Router<AppState>();
   for (const path of TEXT_PATHS) {
-    // The plain forms are answered by server/last-fast-path.ts before Koa; this serves `?format=`.
+    // The plain forms are answered by server/fast-paths/last-fast-path.ts before Koa; this serves `?format=`.
     router.get(path, (ctx) => {
       const format = ctx.query.format;
       if (Array.isArray(format)) throw new AppError('INVALID_PARAMETERS', "Repeated query parameter 'format'");

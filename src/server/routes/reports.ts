@@ -15,8 +15,8 @@ import { isReportFormat, reportRun, type ReportParameters } from '../../reports/
 import { inspectReport, prepareReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
 import { slicedSource } from '../../reports/slices';
 import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../credentials';
-import { requestGone } from '../work-pool';
+import { credentialHeader } from '../guards/credentials';
+import { requestGone } from '../guards/work-pool';
 
 // GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
 // files show listeners' addresses and counts, so the shared secret is required even for a read,

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { NowPlaying } from '../../domain/current-track';
 import { endPlay } from '../../pipeline/end-play';
-import type { PlayLog } from '../../pipeline/play-log';
+import type { PlayLog } from '../../playlog/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { StreamStatus } from '../../recognition/recognition';
@@ -69,7 +69,7 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
           });
   });
 
-  // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route
+  // The plain `GET /v1/last` is answered by server/fast-paths/last-fast-path.ts before Koa; this route
   // serves the other spellings (`/v1/last?x`, `/v1/last/`) and gives the path its 405 and OPTIONS.
   router.get('/last', (ctx) => {
     const answer = lastResponse(deps.nowPlaying.snapshot(), ctx.get('If-None-Match'));
