@@ -1,9 +1,9 @@
 'use strict';
 // The play log (docs/play-log.md):
 //   a) listener counts for a month of a busy station: 30 days, 400 plays a day, 200,000 listener
-//      sessions, computed for every play the way svc does when a play ends (the store's overlap
-//      query and the count in JS, dist/store/sqlite/plays + dist/domain/play), against one hand-written
-//      SQL query that makes the same overlap count (atp and listener seconds) for all plays at
+//      sessions, computed for every play the way svc does when a play ends (the store's count,
+//      one aggregate query per play, dist/store/sqlite/listener-sessions), against one hand-written
+//      SQL query that makes the same overlap count (atp: distinct listeners, and listener seconds) for all plays at
 //      once on the same database (goal <= 1.5: time, lower is better). Both use the same
 //      range bound on connected_at (the longest session), as anyone writing that query by hand
 //      for a large table would; without it both are a scan per play. The atp of every play must
@@ -69,7 +69,7 @@ async function fillMonth(file) {
       // Mostly short listens, some of hours; a few still connected at the end.
       const length = random() < 0.9 ? random() * 45 * 60_000 : random() * 6 * 3_600_000;
       const key = { server: 'http://icecast.bench:8000', mount: '/live.mp3', clientId: String(i) };
-      void plays.openSession({ ...key, channel: 'main', source: 'auth', address: `h${i % 50_000}`, userAgent: 'bench', connectedAt: iso(connected) });
+      void plays.openSession({ ...key, channel: 'main', source: 'auth', address: `h${i % 50_000}`, userAgent: 'bench', connectedAt: iso(connected) }, SESSIONS);
       const ended = connected + length;
       if (ended < start + monthMs) void plays.closeSession(key, iso(ended));
     }
@@ -81,7 +81,6 @@ async function fillMonth(file) {
 async function countWithStore(file) {
   const { openDatabase } = dist('store/sqlite/database');
   const { createPlayLogStore } = dist('store/sqlite/plays');
-  const { countListeners } = dist('domain/play');
   const db = openDatabase(file);
   try {
     const plays = createPlayLogStore(db);
@@ -90,8 +89,7 @@ async function countWithStore(file) {
     for await (const page of plays.playPages({ from: '2000-01-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z', channel: 'main' })) {
       for (const row of page) {
         const { startedAt, endedAt } = row.play;
-        const sessions = await plays.overlapping('main', startedAt, endedAt);
-        counts.set(row.dbid, countListeners({ startedAt, endedAt }, sessions, 0, Date.now()));
+        counts.set(row.dbid, await plays.countListeners('main', startedAt, endedAt, { minSessionSeconds: 0, now: new Date().toISOString() }));
       }
     }
     return { seconds: (performance.now() - started) / 1000, counts };
@@ -105,7 +103,7 @@ const HAND_SQL = `
   WITH bound AS (SELECT longest_ms / 1000.0 AS seconds FROM listener_session_bounds WHERE channel = 'main'),
   plays AS (SELECT dbid, channel, started_at, ended_at FROM tracks WHERE channel = 'main' AND ended_at IS NOT NULL),
   overlaps AS (
-    SELECT p.dbid, p.started_at, p.ended_at, s.connected_at, s.disconnected_at
+    SELECT p.dbid, p.started_at, p.ended_at, s.connected_at, s.disconnected_at, s.address, s.user_agent
       FROM plays p, bound
       JOIN listener_sessions s
         ON s.channel = p.channel
@@ -113,12 +111,12 @@ const HAND_SQL = `
        AND s.connected_at < p.ended_at
        AND s.disconnected_at > p.started_at
     UNION ALL
-    SELECT p.dbid, p.started_at, p.ended_at, s.connected_at, s.disconnected_at
+    SELECT p.dbid, p.started_at, p.ended_at, s.connected_at, s.disconnected_at, s.address, s.user_agent
       FROM plays p
       JOIN listener_sessions s ON s.channel = p.channel AND s.disconnected_at IS NULL AND s.connected_at < p.ended_at
   )
   SELECT dbid,
-         count(*) AS atp,
+         count(DISTINCT address || char(10) || user_agent) AS atp,
          sum((julianday(min(coalesce(disconnected_at, ended_at), ended_at)) - julianday(max(connected_at, started_at))) * 86400) AS seconds
     FROM overlaps
    GROUP BY dbid`;

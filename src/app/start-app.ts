@@ -24,6 +24,7 @@ import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
 import { SongRequests } from '../requests/song-requests';
+import { addressKeyFrom } from '../playlog/listener-sessions';
 import type { ListenerSessions } from '../playlog/listener-sessions';
 import type { PlayLog } from '../playlog/play-log';
 import { startPlayLog } from '../playlog/start-play-log';
@@ -407,6 +408,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     nowPlaying,
     logger,
     fetchListClients,
+    addressKey: addressKeyFrom(config.secret),
   });
   const submitDeps: SubmitDeps = {
     counted: submissionCounter(metrics),

@@ -457,6 +457,12 @@ export const configSchema = object({
     // Warn on the US performance complement (17 U.S.C. 114(j)(13)); for stations under that licence.
     complement: boolean().default(false),
     minSessionSeconds: number().min(0).default(0),
+    // docs/play-log.md "Sessions that must be plausible": open sessions per Icecast mount, and a session's longest life.
+    maxOpenSessionsPerMount: positiveInteger().default(100_000),
+    sessionMaxHours: number()
+      .positive('${path} must be a positive number of hours')
+      .max(24 * 366)
+      .default(24),
     keepAddresses: boolean().default(false),
     icecast: array(playlogIcecastSchema.defined()).default([]),
   }),

@@ -85,12 +85,24 @@ export interface SessionInterval {
   connectedAt: string;
   /** Null while still connected. */
   disconnectedAt: string | null;
+  /**
+   * Who listened: the hashed address and the user agent. Sessions of one listener are one
+   * performance of a play (a reconnect inside it counts once); absent, each session is its own.
+   */
+  listener?: string;
+}
+
+/** The listener a session belongs to, as `countListeners` and the store's count compare them. */
+export function listenerOf(address: string, userAgent: string): string {
+  return `${address}\n${userAgent}`;
 }
 
 /**
  * The listeners of one play from the sessions that overlap it: `connected_at < ended_at` and
  * (`disconnected_at` null or after `started_at`). A session still open counts up to the play's end.
  * Sessions shorter than `minSessionSeconds` (an open one measured up to `nowMs`) are left out.
+ * `atp` counts distinct listeners (SessionInterval.listener); seconds and peak count sessions.
+ * The stores count a play's listeners with one SQL query by the same rule (PlayLogStore.countListeners).
  */
 export function countListeners(
   play: { startedAt: string; endedAt: string },
@@ -101,7 +113,8 @@ export function countListeners(
   const start = Date.parse(play.startedAt);
   const end = Date.parse(play.endedAt);
   const edges: [number, number][] = [];
-  let atp = 0;
+  const listeners = new Set<string>();
+  let anonymous = 0;
   let listenerMs = 0;
   for (const session of sessions) {
     const connected = Date.parse(session.connectedAt);
@@ -110,7 +123,8 @@ export function countListeners(
     if (minSessionSeconds > 0 && ((disconnected ?? nowMs) - connected) / 1000 < minSessionSeconds) continue;
     const from = Math.max(connected, start);
     const to = Math.min(disconnected ?? end, end);
-    atp += 1;
+    if (session.listener === undefined) anonymous += 1;
+    else listeners.add(session.listener);
     listenerMs += Math.max(0, to - from);
     edges.push([from, 1], [to, -1]);
   }
@@ -122,7 +136,7 @@ export function countListeners(
     connectedNow += step;
     peak = Math.max(peak, connectedNow);
   }
-  return { atp, listener_seconds: Math.round(listenerMs / 1000), peak };
+  return { atp: listeners.size + anonymous, listener_seconds: Math.round(listenerMs / 1000), peak };
 }
 
 /**

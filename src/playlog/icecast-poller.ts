@@ -54,7 +54,7 @@ export class IcecastPoller {
   async pollOnce(server: IcecastServerConfig): Promise<void> {
     for (const mount of Object.keys(server.mounts)) {
       const listed = await this.listClients(server, mount);
-      if (listed) await this.reconcile(server, mount, listed);
+      if (listed) await this.reconcile(server, mount, listed.clients, listed.live);
     }
   }
 
@@ -69,25 +69,34 @@ export class IcecastPoller {
     }
   }
 
-  /** The mount's clients, or null when the server did not answer with a list (nothing is closed then). */
-  private async listClients(server: IcecastServerConfig, mount: string): Promise<ListedClient[] | null> {
+  /** The mount's clients and whether it has a source, or null when the server did not answer with a list (nothing is closed then). */
+  private async listClients(server: IcecastServerConfig, mount: string): Promise<{ clients: ListedClient[]; live: boolean } | null> {
     const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS)]);
     const response = await this.options.fetchListClients(server, mount, signal);
     const { body } = response;
     // Icecast answers 400 "Source does not exist" for a mount without a source: nobody listens there.
-    if (response.status === 400 && /source does not exist/i.test(body)) return [];
+    if (response.status === 400 && /source does not exist/i.test(body)) return { clients: [], live: false };
     if (response.status < 200 || response.status > 299) {
       this.report(`status ${server.url}`, `icecast ${server.url}: /admin/listclients answered ${response.status}`);
       return null;
     }
-    return parseListClients(body);
+    return { clients: parseListClients(body), live: true };
   }
 
-  private async reconcile(server: IcecastServerConfig, mount: string, listed: readonly ListedClient[]): Promise<void> {
+  private async reconcile(server: IcecastServerConfig, mount: string, listed: readonly ListedClient[], live: boolean): Promise<void> {
     const { sessions, plays } = this.options;
     const [host, port] = serverAddress(server.url);
     const target = sessions.target(mount, host, port);
     if (!target) return;
+    // What this poll confirms (docs/play-log.md "Sessions that must be plausible"): the mount is
+    // live, since its longest-connected listener joined; or it has no source.
+    const nowMs = this.now();
+    if (live) {
+      const longest = listed.reduce((most, client) => Math.max(most, client.connectedSeconds), 0);
+      await plays.markLive(target.server, mount, new Date(nowMs - longest * 1000).toISOString());
+    } else {
+      await plays.markEnded(target.server, mount, new Date(nowMs).toISOString());
+    }
     const open = await plays.openSessions(target.server, mount);
     const openIds = new Set(open.map((session) => session.clientId));
     for (const client of listed) {
@@ -98,7 +107,7 @@ export class IcecastPoller {
     const mountKey = `${target.server} ${mount}`;
     const missedBefore = this.missing.get(mountKey) ?? new Map<number, string>();
     const missedNow = new Map<number, string>();
-    const at = new Date(this.now()).toISOString();
+    const at = new Date(nowMs).toISOString();
     for (const session of open.filter((candidate) => !listedIds.has(candidate.clientId))) {
       const firstMissed = missedBefore.get(session.id);
       if (session.source === 'auth' && firstMissed === undefined) missedNow.set(session.id, at);

@@ -1,5 +1,5 @@
 import { complementWarnings, COMPLEMENT_WINDOW_MS } from './complement';
-import { countListeners, type EndReason } from '../domain/play';
+import type { EndReason } from '../domain/play';
 import type { TrackRecord } from '../domain/track';
 import { errorMessage } from '../errors';
 import type { Logger } from '../log';
@@ -20,6 +20,12 @@ export interface PlayLogOptions {
   /** `playlog.complement`: whether plays are checked against the performance complement. */
   complement: boolean;
   minSessionSeconds: number;
+  /**
+   * playlog.sessionMaxHours in ms: a session open longer is closed at that length before plays are
+   * counted (docs/play-log.md "Sessions that must be plausible"), so a session no instance closes
+   * (an Icecast that died, an instance killed after a listener_add) stops counting.
+   */
+  sessionMaxMs: number;
   /**
    * Plays whose end or listener count changed here: the current track's copy on /v1/last and the
    * streams is refreshed (the composition root). Awaited, so an explicit end shows before its answer.
@@ -202,13 +208,16 @@ export class PlayLog implements PlayLogPort {
   }
 
   private async countAll(): Promise<void> {
-    const { plays, countsListeners, minSessionSeconds } = this.options;
+    const { plays, countsListeners, minSessionSeconds, sessionMaxMs } = this.options;
+    if (countsListeners) {
+      const closed = await plays.closeOverdue(new Date(this.now()).toISOString(), sessionMaxMs);
+      if (closed > 0) this.options.logger.warn(`play log: ${closed} listener session(s) open longer than playlog.sessionMaxHours closed at that length`);
+    }
     for (;;) {
       const ended = await plays.uncounted(COUNT_BATCH);
       for (const play of ended) {
-        const listeners = countsListeners
-          ? countListeners(play, await plays.overlapping(play.channel, play.startedAt, play.endedAt), minSessionSeconds, this.now())
-          : null;
+        const now = new Date(this.now()).toISOString();
+        const listeners = countsListeners ? await plays.countListeners(play.channel, play.startedAt, play.endedAt, { minSessionSeconds, now }) : null;
         await plays.setListeners(play.dbid, listeners);
       }
       await this.announce(ended.map((play) => play.dbid));

@@ -4,7 +4,7 @@ import type { PlayLogStore } from '../store/plays';
 import type { TrackStore } from '../store/tracks';
 import { IcecastPoller } from './icecast-poller';
 import type { FetchListClients } from './listclients-fetch';
-import { ListenerSessions, type IcecastServerConfig } from './listener-sessions';
+import { ListenerSessions, unpolledServers, type IcecastServerConfig } from './listener-sessions';
 import { PlayLog } from './play-log';
 import type { PlayPolicy } from './play-policy';
 
@@ -18,6 +18,10 @@ export interface PlayLogSettings extends PlayPolicy {
   readonly keepAddresses: boolean;
   readonly complement: boolean;
   readonly minSessionSeconds: number;
+  /** A session longer than this is refused, and one still open this long is closed at this length. */
+  readonly sessionMaxHours: number;
+  /** Open sessions past this on one mount are refused and logged (the listener is still admitted). */
+  readonly maxOpenSessionsPerMount: number;
 }
 
 export interface PlayLogParts {
@@ -39,8 +43,11 @@ export function startPlayLog(deps: {
   nowPlaying: NowPlaying;
   logger: Logger;
   fetchListClients: FetchListClients;
+  /** The key of the listener-address hashes (addressKeyFrom: derived from the secret, never stored). */
+  addressKey: Buffer;
 }): PlayLogParts {
   const { settings, plays, logger } = deps;
+  const sessionMaxMs = settings.sessionMaxHours * 3_600_000;
   const playLog = new PlayLog({
     plays,
     policy: settings,
@@ -48,16 +55,25 @@ export function startPlayLog(deps: {
     countsListeners: countsListeners(settings),
     complement: settings.complement,
     minSessionSeconds: settings.minSessionSeconds,
+    sessionMaxMs,
     onPlaysChanged: showPlayChanges(deps.nowPlaying, deps.tracks),
   });
   const listenerSessions = new ListenerSessions({
     plays,
     servers: settings.icecast,
     keepAddresses: settings.keepAddresses,
+    addressKey: deps.addressKey,
+    maxOpenPerMount: settings.maxOpenSessionsPerMount,
+    sessionMaxMs,
     logger,
     onLateSession: (channel, since) => playLog.recount(channel, since),
   });
   const poller = new IcecastPoller({ servers: settings.icecast, sessions: listenerSessions, plays, logger, fetchListClients: deps.fetchListClients });
+  for (const server of unpolledServers(settings.icecast)) {
+    logger.warn(
+      `playlog.icecast ${server}: not polled, so its listeners come from URL authentication alone; the sessions of an Icecast that dies stay open until it restarts or for playlog.sessionMaxHours. Set poll (docs/play-log.md "Sessions that must be plausible")`,
+    );
+  }
   playLog.start();
   poller.start();
   return { playLog, listenerSessions, poller };

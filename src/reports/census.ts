@@ -1,4 +1,4 @@
-import { countListeners, type SessionInterval } from '../domain/play';
+import { countListeners, listenerOf, type SessionInterval } from '../domain/play';
 import type { Batches } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 
@@ -17,6 +17,7 @@ function sessionInterval(session: ListenerSession): Interval {
   return {
     connectedAt: session.connected_at,
     disconnectedAt: session.disconnected_at,
+    listener: listenerOf(session.address_hash, session.user_agent ?? ''),
     startMs: Date.parse(session.connected_at),
     endMs: session.disconnected_at === null ? undefined : Date.parse(session.disconnected_at),
   };

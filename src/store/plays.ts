@@ -1,4 +1,4 @@
-import type { EndReason, NewPlay, PlayInfo, PlayKind, PlayListeners, PlayUsage, SessionInterval } from '../domain/play';
+import type { EndReason, NewPlay, PlayInfo, PlayKind, PlayListeners, PlayUsage } from '../domain/play';
 import type { TrackFields } from '../domain/track';
 
 // The play log's store (docs/play-log.md): plays are rows of `tracks` with air-time columns, and
@@ -47,6 +47,21 @@ export interface ListenerSession extends NewSession {
   disconnectedAt: string | null;
 }
 
+/** How a play's listeners are counted: playlog.minSessionSeconds, and the moment an open session is measured to. */
+export interface CountOptions {
+  minSessionSeconds: number;
+  now: string;
+}
+
+/** What openSession did: a new session, one already open under the key, or refused at the mount's cap. */
+export type OpenResult = 'opened' | 'already-open' | 'full';
+
+/** A mount's current (or last) live stretch as svc saw it: from `liveSince`, until `endedAt` (null: still live). */
+export interface MountLive {
+  liveSince: string;
+  endedAt: string | null;
+}
+
 /** A play that has ended and whose listeners are still to be counted. */
 export interface EndedPlay {
   dbid: number;
@@ -87,16 +102,40 @@ export interface PlayLogStore {
    * already (another instance on the same database was first): the first count made stands.
    */
   setListeners(dbid: number, listeners: PlayListeners | null): Promise<void>;
-  /** The sessions of a channel that overlap [startedAt, endedAt). */
-  overlapping(channel: string, startedAt: string, endedAt: string): Promise<SessionInterval[]>;
-  /** Records a listener who joined; a second open session with the same key is ignored. */
-  openSession(session: NewSession): Promise<void>;
+  /**
+   * The listeners of a channel's play [startedAt, endedAt), by countListeners' rule (domain/play.ts),
+   * in one SQL query over the indexed overlap: the work grows with the sessions that overlap the
+   * play (bounded by the open-session cap per mount), never with the table.
+   */
+  countListeners(channel: string, startedAt: string, endedAt: string, options: CountOptions): Promise<PlayListeners>;
+  /** Records a listener who joined, unless one is open under the key already, or `maxOpen` are open on its mount. */
+  openSession(session: NewSession, maxOpen: number): Promise<OpenResult>;
   /** Records that a listener left; false when no such session is open. */
   closeSession(key: SessionKey, at: string): Promise<boolean>;
+  /** Whether a session under the key ended at or after `since`: a listener_remove for it again is a replay. */
+  endedSince(key: SessionKey, since: string): Promise<boolean>;
+  /**
+   * Closes every open session connected more than `maxMs` before `now`, at its connected_at +
+   * `maxMs` (the bounded lifetime, docs/play-log.md "Sessions that must be plausible"); answers how many.
+   */
+  closeOverdue(now: string, maxMs: number): Promise<number>;
+  /**
+   * Icecast numbers its clients from 0 again when it restarts, and asks listener_add in client
+   * order per mount: sessions still open on the mount with a higher client id than `clientId`
+   * belong to an earlier run whose removes never came. They are closed at `at`; answers how many.
+   */
+  closeEarlierRun(server: string, mount: string, clientId: string, at: string): Promise<number>;
   /** The open sessions of one server's mount (polling compares them with Icecast's list). */
   openSessions(server: string, mount: string): Promise<ListenerSession[]>;
-  /** The key of the address hash, made once per database. */
-  addressKey(): Promise<string>;
+  /** What svc knows of when a mount was live (listener-sessions.ts); undefined before any sign of it. */
+  mountLive(server: string, mount: string): Promise<MountLive | undefined>;
+  /**
+   * The mount was live from `since` (a listener connected then, a source started): a live stretch
+   * reaches back to it; after an end, a new stretch starts no earlier than that end.
+   */
+  markLive(server: string, mount: string, since: string): Promise<void>;
+  /** The mount's source went away at `at`: its live stretch ends. */
+  markEnded(server: string, mount: string, at: string): Promise<void>;
   /** Bumped by every change of a play's end or listeners here: part of TrackStore.version(). */
   version(): number;
 }
@@ -220,3 +259,19 @@ export function sessionFromRow(row: SessionRow): ListenerSession {
     disconnectedAt: row.disconnected_at,
   };
 }
+
+/** The half of PlayLogStore that Icecast feeds: each backend's listener-sessions.ts. */
+export type ListenerSessionStore = Pick<
+  PlayLogStore,
+  | 'sessionPages'
+  | 'countListeners'
+  | 'openSession'
+  | 'closeSession'
+  | 'endedSince'
+  | 'closeOverdue'
+  | 'closeEarlierRun'
+  | 'openSessions'
+  | 'mountLive'
+  | 'markLive'
+  | 'markEnded'
+>;

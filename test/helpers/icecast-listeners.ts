@@ -11,9 +11,13 @@ export interface Listener {
   leave(): Promise<void>;
 }
 
-/** A listener on `mount`, as a player would be; its status code tells whether Icecast admitted it. */
-export function listenerOn(icecast: IcecastServer, mount: string): Listener {
-  const listening = http.get(`${icecast.url}${mount}`, { headers: { 'User-Agent': 'playlog-test-listener' } });
+/**
+ * A listener on `mount`, as a player would be; its status code tells whether Icecast admitted it.
+ * Listeners from one address are one listener to svc unless their user agents differ (docs/play-log.md
+ * "Listeners per play"): give each its own `agent` where they stand for different people.
+ */
+export function listenerOn(icecast: IcecastServer, mount: string, agent = 'playlog-test-listener'): Listener {
+  const listening = http.get(`${icecast.url}${mount}`, { headers: { 'User-Agent': agent } });
   // Leaving destroys the request, which may report the reset; the status says what Icecast answered.
   listening.on('error', () => undefined);
   const closed = new Promise<void>((resolve) => listening.once('close', () => resolve()));

@@ -19,6 +19,8 @@ export interface IcecastServer {
   sourcePassword: string;
   /** Icecast's own view of its mounts: /status-json.xsl, `source` as an array. */
   sources(): Promise<Record<string, unknown>[]>;
+  /** Kills icecast2 with SIGKILL (a crash: no listener_remove is sent), keeping its files for close(). */
+  crash(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,8 +107,14 @@ export async function startIcecast(options: IcecastOptions = {}): Promise<Icecas
     ...(options.shoutcastCompat ? { shoutcastSourcePort: port + 1 } : {}),
     sourcePassword,
     sources: status,
+    crash: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
     close: async () => {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
         await exited;

@@ -96,17 +96,17 @@ function handle(action: string, form: Readonly<Record<string, string>>, deps: Ic
       return deps.sessions.record('left', report, 'auth', duration);
     }
     case 'mount_add':
-      return Promise.resolve(false);
-    case 'mount_remove': {
-      // The source on the audience's Icecast went away: the play on its channel ends.
-      const target = deps.sessions.target(report.mount, report.host, report.port);
-      return target
-        ? deps.playLog.end(target.channel, 'source_disconnect').then(
-            () => true,
-            () => false,
-          )
-        : Promise.resolve(false);
-    }
+      // A source started on the audience's Icecast: svc has seen the mount live from now.
+      return deps.sessions.mountStarted(report).catch(() => false);
+    case 'mount_remove':
+      // The source on the audience's Icecast went away: the mount's live stretch and the play on its channel end.
+      return deps.sessions
+        .mountEnded(report)
+        .then(
+          (target) => (target ? deps.playLog.end(target.channel, 'source_disconnect').then(() => true) : false),
+          () => false,
+        )
+        .catch(() => false);
     default:
       return undefined;
   }

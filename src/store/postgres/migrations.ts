@@ -330,6 +330,23 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'plausible listener sessions',
+    sql: `
+      -- As SQLite's migration 17 (docs/play-log.md "Sessions that must be plausible").
+      CREATE TABLE icecast_mounts (
+        server text NOT NULL,
+        mount text NOT NULL,
+        live_since text COLLATE "C" NOT NULL,
+        ended_at text COLLATE "C",
+        PRIMARY KEY (server, mount)
+      );
+      CREATE INDEX listener_sessions_by_key ON listener_sessions (server, mount, client_id, disconnected_at);
+      CREATE INDEX listener_sessions_open_by_start ON listener_sessions (connected_at) WHERE disconnected_at IS NULL;
+      DROP TABLE playlog_keys;
+    `,
+  },
 ];
 
 /**

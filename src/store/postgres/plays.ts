@@ -1,19 +1,9 @@
 import type pg from 'pg';
 import type { EndReason } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
-import {
-  PLAY_COLUMNS,
-  PLAY_PAGE,
-  SESSION_COLUMNS,
-  endNotBefore,
-  playFromRow,
-  sessionFromRow,
-  type LatestPlay,
-  type PlacedPlay,
-  type PlayColumns,
-  type PlayLogStore,
-} from '../plays';
+import { PLAY_COLUMNS, PLAY_PAGE, endNotBefore, playFromRow, type LatestPlay, type PlacedPlay, type PlayColumns, type PlayLogStore } from '../plays';
 import { inTransaction, type PostgresContext, type Queryable } from './connection';
+import { createPostgresSessionStore } from './listener-sessions';
 import { announced } from './notifications';
 import { createPostgresPlayReports } from './play-reports';
 import type { PlayReportQueries } from '../play-reports';
@@ -153,7 +143,6 @@ const rangeFilters = {
   channelFilter: (channel: string | undefined, index: number) => (channel === undefined ? '' : `channel = $${index} AND `),
   withChannel: (values: unknown[], channel: string | undefined) => (channel === undefined ? values : [...values, channel]),
 };
-
 /** The pages of plays read through `db` (the pool, or a report snapshot's connection). */
 export function postgresPlayPages(db: Queryable): PlayLogStore['playPages'] {
   const { channelFilter, withChannel } = rangeFilters;
@@ -177,99 +166,5 @@ export function postgresPlayPages(db: Queryable): PlayLogStore['playPages'] {
       if (!last || rows.rows.length < PLAY_PAGE) return;
       after = [last.started_at ?? '', Number(last.dbid)];
     }
-  };
-}
-
-/** The longest closed session of a channel (of any, without one): sessions connected earlier can overlap only if still open. */
-async function longestSessionMs(db: Queryable, channel: string | undefined): Promise<number> {
-  const result =
-    channel === undefined
-      ? await db.query<{ longest_ms: string | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds')
-      : await db.query<{ longest_ms: string | null }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = $1', [channel]);
-  return Number(result.rows[0]?.longest_ms ?? 0);
-}
-
-/** The pages of listener sessions read through `db` (the pool, or a report snapshot's connection). */
-export function postgresSessionPages(db: Queryable): PlayLogStore['sessionPages'] {
-  const { channelFilter, withChannel } = rangeFilters;
-  return async function* sessionPages(range) {
-    // Sessions connected before `from` minus the longest closed one can overlap only if still open.
-    const earliest = new Date(Date.parse(range.from) - (await longestSessionMs(db, range.channel))).toISOString();
-    const openBefore = await db.query<Parameters<typeof sessionFromRow>[0]>(
-      `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
-      withChannel([earliest], range.channel),
-    );
-    if (openBefore.rows.length > 0) yield openBefore.rows.map(sessionFromRow);
-    let after: [string, number] = [earliest, 0];
-    for (;;) {
-      const rows = await db.query<Parameters<typeof sessionFromRow>[0]>(
-        `SELECT ${SESSION_COLUMNS} FROM listener_sessions
-          WHERE ${channelFilter(range.channel, 6)}(connected_at, id) > ($1, $2) AND connected_at < $3 AND (disconnected_at IS NULL OR disconnected_at > $4)
-          ORDER BY connected_at, id LIMIT $5`,
-        withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
-      );
-      if (rows.rows.length > 0) yield rows.rows.map(sessionFromRow);
-      const last = rows.rows[rows.rows.length - 1];
-      if (!last || rows.rows.length < PLAY_PAGE) return;
-      after = [last.connected_at, Number(last.id)];
-    }
-  };
-}
-
-/** The PostgreSQL listener sessions (the half of PlayLogStore that Icecast feeds). */
-function createPostgresSessionStore(
-  pool: pg.Pool,
-): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
-  return {
-    sessionPages: postgresSessionPages(pool),
-    async overlapping(channel, startedAt, endedAt) {
-      const earliest = new Date(Date.parse(startedAt) - (await longestSessionMs(pool, channel))).toISOString();
-      const result = await pool.query<{ connected_at: string; disconnected_at: string | null }>(
-        `SELECT connected_at, disconnected_at FROM listener_sessions
-          WHERE channel = $1 AND connected_at >= $2 AND connected_at < $3 AND disconnected_at > $4
-         UNION ALL
-         SELECT connected_at, disconnected_at FROM listener_sessions WHERE channel = $1 AND disconnected_at IS NULL AND connected_at < $3`,
-        [channel, earliest, endedAt, startedAt],
-      );
-      return result.rows.map((row) => ({ connectedAt: row.connected_at, disconnectedAt: row.disconnected_at }));
-    },
-    async openSession(session) {
-      // A listener already open under this key (a repeated listener_add, a poll after an auth call) is kept once.
-      await pool.query(
-        `INSERT INTO listener_sessions (channel, source, server, mount, client_id, address, user_agent, connected_at)
-          SELECT $1, $2, $3, $4, $5, $6, $7, $8
-          WHERE NOT EXISTS (SELECT 1 FROM listener_sessions WHERE server = $3 AND mount = $4 AND client_id = $5 AND disconnected_at IS NULL)`,
-        [session.channel, session.source, session.server, session.mount, session.clientId, session.address, session.userAgent, session.connectedAt],
-      );
-    },
-    async closeSession(key, at) {
-      return inTransaction(pool, async (client) => {
-        const found = await client.query<{ id: string; channel: string; connected_at: string }>(
-          'SELECT id, channel, connected_at FROM listener_sessions WHERE server = $1 AND mount = $2 AND client_id = $3 AND disconnected_at IS NULL FOR UPDATE',
-          [key.server, key.mount, key.clientId],
-        );
-        const session = found.rows[0];
-        if (!session) return false;
-        const disconnectedAt = endNotBefore(session.connected_at, at);
-        await client.query('UPDATE listener_sessions SET disconnected_at = $1 WHERE id = $2', [disconnectedAt, session.id]);
-        await client.query(
-          `INSERT INTO listener_session_bounds (channel, longest_ms) VALUES ($1, $2)
-            ON CONFLICT (channel) DO UPDATE SET longest_ms = greatest(listener_session_bounds.longest_ms, excluded.longest_ms)`,
-          [session.channel, Date.parse(disconnectedAt) - Date.parse(session.connected_at)],
-        );
-        return true;
-      });
-    },
-    async openSessions(server, mount) {
-      const result = await pool.query<Parameters<typeof sessionFromRow>[0]>(
-        `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE server = $1 AND mount = $2 AND disconnected_at IS NULL ORDER BY id`,
-        [server, mount],
-      );
-      return result.rows.map(sessionFromRow);
-    },
-    async addressKey() {
-      const result = await pool.query<{ value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
-      return result.rows[0]?.value ?? '';
-    },
   };
 }

@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { AppError } from '../../errors';
 import { reportReadsOf, type ReportSnapshot, type ReportSnapshots } from '../play-reports';
 import { createPostgresPlayReports } from './play-reports';
-import { postgresPlayPages, postgresSessionPages } from './plays';
+import { postgresPlayPages } from './plays';
+import { createSessionPages } from './listener-sessions';
 
 // Report snapshots of the PostgreSQL play log (store/play-reports.ts ReportSnapshot, docs/reports.md
 // "One snapshot"): each report reads on one pooled connection inside a REPEATABLE READ READ ONLY
@@ -47,7 +48,10 @@ export function createPostgresReportSnapshots(pool: pg.Pool): ReportSnapshots {
       }
       let released = false;
       return {
-        reads: reportReadsOf(createPostgresPlayReports(client), { playPages: postgresPlayPages(client), sessionPages: postgresSessionPages(client) }),
+        reads: reportReadsOf(createPostgresPlayReports(client), {
+          playPages: postgresPlayPages(client),
+          sessionPages: createSessionPages(client).sessionPages,
+        }),
         async release() {
           if (released) return;
           released = true;

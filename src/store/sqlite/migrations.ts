@@ -368,4 +368,27 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 17,
+    name: 'plausible listener sessions',
+    sql: `
+      -- When svc saw each Icecast mount live (docs/play-log.md "Sessions that must be plausible"):
+      -- the current or last live stretch, from live_since until ended_at (NULL: still live). A
+      -- listener_remove for a session never seen open starts no earlier than live_since.
+      CREATE TABLE icecast_mounts (
+        server TEXT NOT NULL,
+        mount TEXT NOT NULL,
+        live_since TEXT NOT NULL,
+        ended_at TEXT,
+        PRIMARY KEY (server, mount)
+      );
+      -- A listener_remove again for a session that ended already is a replay: found by its key.
+      CREATE INDEX listener_sessions_by_key ON listener_sessions (server, mount, client_id, disconnected_at);
+      -- Open sessions past playlog.sessionMaxHours, oldest first.
+      CREATE INDEX listener_sessions_open_by_start ON listener_sessions (connected_at) WHERE disconnected_at IS NULL;
+      -- The address hash's key leaves the database it protects (pipeline/listener-sessions.ts
+      -- addressKeyFrom): the hashes made with it cannot be reversed once it is gone.
+      DROP TABLE playlog_keys;
+    `,
+  },
 ];

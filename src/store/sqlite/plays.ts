@@ -1,24 +1,11 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
-import type { EndReason, NewPlay, SessionInterval } from '../../domain/play';
+import type { EndReason, NewPlay } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
 import type { Db } from './database';
+import { createSqliteSessionStore } from './listener-sessions';
 import { createSqlitePlayReports } from './play-reports';
 import type { PlayReportQueries } from '../play-reports';
-import {
-  EndedPlay,
-  LatestPlay,
-  PLAY_COLUMNS,
-  PlacedPlay,
-  PlayColumns,
-  PlayLogStore,
-  PlayRow,
-  SESSION_COLUMNS,
-  SessionRow,
-  endNotBefore,
-  placePlay,
-  playFromRow,
-  sessionFromRow,
-} from '../plays';
+import { EndedPlay, LatestPlay, PLAY_COLUMNS, PlacedPlay, PlayColumns, PlayLogStore, PlayRow, endNotBefore, placePlay, playFromRow } from '../plays';
 
 /**
  * Rows per query here (at most PLAY_PAGE, src/store/plays.ts): a read in the same process costs no
@@ -124,7 +111,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & {
     async setListeners(dbid, listeners) {
       writes += setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid).changes;
     },
-    ...createListenerSessionStore(db),
+    ...createSqliteSessionStore(db),
     version: () => writes,
   };
 }
@@ -152,118 +139,6 @@ export function sqlitePlayPages(db: Db): PlayLogStore['playPages'] {
       const [lastDbid, , , lastStartedAt] = last;
       after = [lastStartedAt ?? '', lastDbid];
     }
-  };
-}
-
-const LONGEST_SQL = 'SELECT longest_ms FROM listener_session_bounds WHERE channel = ?';
-
-/** The pages of listener sessions on `db` (the store's connection, or a report snapshot's). */
-export function sqliteSessionPages(db: Db): PlayLogStore['sessionPages'] {
-  const sessionPage = (channel: boolean) =>
-    db.prepare<unknown[], SessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM listener_sessions
-        WHERE ${channel ? 'channel = ? AND ' : ''}(connected_at, id) > (?, ?) AND connected_at < ? AND (disconnected_at IS NULL OR disconnected_at > ?)
-        ORDER BY connected_at, id LIMIT ?`,
-    );
-  const sessionsAll = sessionPage(false);
-  const sessionsChannel = sessionPage(true);
-  const longest = db.prepare<[string], { longest_ms: number }>(LONGEST_SQL);
-  const longestAny = db.prepare<[], { longest_ms: number | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds');
-  const openBeforeAll = db.prepare<[string], SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE disconnected_at IS NULL AND connected_at < ? ORDER BY connected_at, id`,
-  );
-  const openBeforeChannel = db.prepare<[string, string], SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE channel = ? AND disconnected_at IS NULL AND connected_at < ? ORDER BY connected_at, id`,
-  );
-  return async function* sessionPages(range) {
-    // Sessions connected before `from` minus the longest closed one can overlap only if still open.
-    const longestMs = range.channel === undefined ? (longestAny.get()?.longest_ms ?? 0) : (longest.get(range.channel)?.longest_ms ?? 0);
-    const earliest = new Date(Date.parse(range.from) - longestMs).toISOString();
-    const openBefore = range.channel === undefined ? openBeforeAll.all(earliest) : openBeforeChannel.all(range.channel, earliest);
-    if (openBefore.length > 0) yield openBefore.map(sessionFromRow);
-    let after: [string, number] = [earliest, 0];
-    for (;;) {
-      const rows =
-        range.channel === undefined
-          ? sessionsAll.all(after[0], after[1], range.to, range.from, PAGE)
-          : sessionsChannel.all(range.channel, after[0], after[1], range.to, range.from, PAGE);
-      if (rows.length > 0) yield rows.map(sessionFromRow);
-      const last = rows[rows.length - 1];
-      if (!last || rows.length < PAGE) return;
-      after = [last.connected_at, last.id];
-    }
-  };
-}
-
-/** The SQLite listener sessions (the half of PlayLogStore that Icecast feeds). */
-function createListenerSessionStore(
-  db: Db,
-): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
-  const longest = db.prepare<[string], { longest_ms: number }>(LONGEST_SQL);
-  const closedOverlapping = db.prepare<[string, string, string, string], SessionInterval & { connected_at: string; disconnected_at: string }>(
-    `SELECT connected_at, disconnected_at FROM listener_sessions
-      WHERE channel = ? AND connected_at >= ? AND connected_at < ? AND disconnected_at > ?`,
-  );
-  const openOverlapping = db.prepare<[string, string], { connected_at: string }>(
-    'SELECT connected_at FROM listener_sessions WHERE channel = ? AND disconnected_at IS NULL AND connected_at < ?',
-  );
-  const findOpen = db.prepare<[string, string, string], SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE server = ? AND mount = ? AND client_id = ? AND disconnected_at IS NULL`,
-  );
-  const insertSession = db.prepare<[string, string, string, string, string, string, string, string], never>(
-    `INSERT INTO listener_sessions (channel, source, server, mount, client_id, address, user_agent, connected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const closeSession = db.prepare<[string, number], never>('UPDATE listener_sessions SET disconnected_at = ? WHERE id = ?');
-  const widen = db.prepare<[string, number], never>(
-    `INSERT INTO listener_session_bounds (channel, longest_ms) VALUES (?, ?)
-      ON CONFLICT (channel) DO UPDATE SET longest_ms = max(longest_ms, excluded.longest_ms)`,
-  );
-  const openOfMount = db.prepare<[string, string], SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE server = ? AND mount = ? AND disconnected_at IS NULL ORDER BY id`,
-  );
-  const key = db.prepare<[], { value: string }>("SELECT value FROM playlog_keys WHERE name = 'address'");
-  const close = db.transaction((found: SessionRow, at: string) => {
-    const disconnectedAt = endNotBefore(found.connected_at, at);
-    closeSession.run(disconnectedAt, found.id);
-    widen.run(found.channel, Date.parse(disconnectedAt) - Date.parse(found.connected_at));
-  });
-
-  return {
-    sessionPages: sqliteSessionPages(db),
-    async overlapping(channel, startedAt, endedAt) {
-      const longestMs = longest.get(channel)?.longest_ms ?? 0;
-      const earliest = new Date(Date.parse(startedAt) - longestMs).toISOString();
-      const closed = closedOverlapping
-        .all(channel, earliest, endedAt, startedAt)
-        .map((row) => ({ connectedAt: row.connected_at, disconnectedAt: row.disconnected_at }));
-      const open = openOverlapping.all(channel, endedAt).map((row) => ({ connectedAt: row.connected_at, disconnectedAt: null }));
-      return [...closed, ...open];
-    },
-    async openSession(session) {
-      if (findOpen.get(session.server, session.mount, session.clientId)) return;
-      insertSession.run(
-        session.channel,
-        session.source,
-        session.server,
-        session.mount,
-        session.clientId,
-        session.address,
-        session.userAgent,
-        session.connectedAt,
-      );
-    },
-    async closeSession(sessionKey, at) {
-      const found = findOpen.get(sessionKey.server, sessionKey.mount, sessionKey.clientId);
-      if (!found) return false;
-      close(found, at);
-      return true;
-    },
-    async openSessions(server, mount) {
-      return openOfMount.all(server, mount).map(sessionFromRow);
-    },
-    async addressKey() {
-      return key.get()?.value ?? '';
-    },
   };
 }
 

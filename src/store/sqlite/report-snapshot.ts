@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { reportReadsOf, type ReportReads, type ReportSnapshot, type ReportSnapshots } from '../play-reports';
 import type { Db } from './database';
 import { createSqlitePlayReports } from './play-reports';
-import { sqlitePlayPages, sqliteSessionPages } from './plays';
+import { sqlitePlayPages } from './plays';
+import { createSessionPages } from './listener-sessions';
 
 // Report snapshots of the SQLite play log (store/play-reports.ts ReportSnapshot, docs/reports.md
 // "One snapshot"): each report reads on a read-only connection of its own inside one read
@@ -28,7 +29,7 @@ function openReader(file: string): Reader {
     const firstRead = db.prepare('SELECT 1 FROM tracks LIMIT 1');
     return {
       db,
-      reads: reportReadsOf(createSqlitePlayReports(db), { playPages: sqlitePlayPages(db), sessionPages: sqliteSessionPages(db) }),
+      reads: reportReadsOf(createSqlitePlayReports(db), { playPages: sqlitePlayPages(db), sessionPages: createSessionPages(db).sessionPages }),
       begin() {
         db.exec('BEGIN');
         firstRead.get();

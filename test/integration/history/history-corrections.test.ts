@@ -41,9 +41,9 @@ async function seed(t: TestServer): Promise<[number, number, number]> {
     dbids.push(record.dbid);
   }
   const session = { server: SERVER, mount: MOUNT, channel: 'main', source: 'auth' as const, address: 'hash', userAgent: 'VLC/3.0' };
-  await plays.openSession({ ...session, clientId: '1', connectedAt: '2026-10-05T20:00:00.000Z' });
+  await plays.openSession({ ...session, address: 'hash-1', clientId: '1', connectedAt: '2026-10-05T20:00:00.000Z' }, 100);
   await plays.closeSession({ server: SERVER, mount: MOUNT, clientId: '1' }, '2026-10-05T20:03:00.000Z');
-  await plays.openSession({ ...session, clientId: '2', connectedAt: '2026-10-05T20:06:00.000Z' });
+  await plays.openSession({ ...session, address: 'hash-2', clientId: '2', connectedAt: '2026-10-05T20:06:00.000Z' }, 100);
   await plays.closeSession({ server: SERVER, mount: MOUNT, clientId: '2' }, '2026-10-05T20:09:00.000Z');
   return dbids as [number, number, number];
 }

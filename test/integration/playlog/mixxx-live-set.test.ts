@@ -65,7 +65,7 @@ describeWithPeers(['mixxx', 'xdotool', 'Xvfb', 'icecast2', 'sox', 'oggenc'], 'pl
     // On air: Mixxx connects to both servers.
     await dj.press('ctrl+l');
     await eventually(audience.sources, (sources) => sources.length === 1, 30_000);
-    const early = listenerOn(audience, MOUNT);
+    const early = listenerOn(audience, MOUNT, 'mixxx-test-listener/early');
     listeners.push(early);
     expect(await early.status).toBe('200');
 
@@ -73,7 +73,7 @@ describeWithPeers(['mixxx', 'xdotool', 'Xvfb', 'icecast2', 'sox', 'oggenc'], 'pl
     await dj.press('l');
     await eventually(plays, (list) => list.length === 1, 30_000);
     await waitRealTime(1000, 'Mixxx streams the first track a while before the second listener tunes in, so the join falls inside it');
-    const late = listenerOn(audience, MOUNT);
+    const late = listenerOn(audience, MOUNT, 'mixxx-test-listener/late');
     listeners.push(late);
     expect(await late.status).toBe('200');
     // svc has both sessions open (Icecast's listener_add calls): both hear the first track.

@@ -103,14 +103,17 @@ async function writeLog(log: StoredLog, plays: readonly ReportPlay[], postgres: 
     );
   for (const session of sessions ? SESSIONS : []) {
     const key = { server: 'http://127.0.0.1:8000', mount: '/live', clientId: String(session.id) };
-    await log.store.plays.openSession({
-      ...key,
-      channel: session.channel,
-      source: 'poll',
-      address: session.address ?? session.address_hash,
-      userAgent: session.user_agent ?? '',
-      connectedAt: session.connected_at,
-    });
+    await log.store.plays.openSession(
+      {
+        ...key,
+        channel: session.channel,
+        source: 'poll',
+        address: session.address ?? session.address_hash,
+        userAgent: session.user_agent ?? '',
+        connectedAt: session.connected_at,
+      },
+      SESSIONS.length,
+    );
     if (session.disconnected_at !== null) await log.store.plays.closeSession(key, session.disconnected_at);
   }
 }

@@ -36,6 +36,7 @@ describe('listeners learnt of late', () => {
       countsListeners: true,
       complement: false,
       minSessionSeconds: 0,
+      sessionMaxMs: 24 * 3_600_000,
       onPlaysChanged: async (dbids) => {
         changed.push(...dbids);
       },
@@ -45,6 +46,9 @@ describe('listeners learnt of late', () => {
       plays: store.plays,
       servers: [{ url: SERVER, adminUser: 'admin', mounts: { [MOUNT]: 'main' } }],
       keepAddresses: false,
+      addressKey: Buffer.alloc(32, 1),
+      maxOpenPerMount: 1000,
+      sessionMaxMs: 24 * 3_600_000,
       logger: silentLogger,
       onLateSession: (channel, since) => playLog.recount(channel, since),
       now: () => clock,
