@@ -127,7 +127,7 @@ export function createPostgresSessionStore(pool: pg.Pool): SessionStore {
   };
 }
 
-/** When svc saw each mount live (table icecast_mounts, migration 15). */
+/** When svc saw each mount live (table icecast_mounts, migration 14). */
 function createMountLiveStore(pool: pg.Pool): Pick<PlayLogStore, 'mountLive' | 'markLive' | 'markEnded'> {
   return {
     async mountLive(server, mount): Promise<MountLive | undefined> {
