@@ -42,12 +42,17 @@ export function listenerOn(icecast: IcecastServer, mount: string, agent = 'playl
  * secret in the URL; without `add`, the safe set-up that never refuses a listener when svc is down.
  */
 export function urlAuthMount(svcUrl: string, secret: string, mount: string, options: { add: boolean }): string {
-  const target = `${svcUrl}/v1/icecast/listeners?secret=${secret}`;
+  // docs/play-log.md "URL authentication": mount_add tells svc the mount is live, and the secret
+  // travels as Basic credentials (username/password), never in the URL Icecast logs.
+  const target = `${svcUrl}/v1/icecast/listeners`;
   return `<mount type="normal"><mount-name>${mount}</mount-name>
     <authentication type="url">
       ${options.add ? `<option name="listener_add" value="${target}"/>` : ''}
       <option name="listener_remove" value="${target}"/>
+      <option name="mount_add" value="${target}"/>
       <option name="mount_remove" value="${target}"/>
+      <option name="username" value="icecast"/>
+      <option name="password" value="${secret}"/>
       <option name="auth_header" value="icecast-auth-user: 1"/>
     </authentication>
   </mount>`;
