@@ -1,5 +1,6 @@
 // The layering rule (docs/architecture.md "Layout"): imports run one way between the folders of src/,
-//   cli -> app -> {server, ingest} -> {pipeline, images, outputs, reports, recognition} -> enrich -> {store/open-store.ts, config}
+//   cli -> app -> {server, ingest} -> {pipeline, images, outputs, reports, recognition} -> {playlog, requests} -> enrich
+//     -> {store/open-store.ts, config}
 //     -> {store/sqlite, store/postgres} -> store (the contracts) -> domain -> ground
 // where the ground is src/errors.ts, log.ts, metrics.ts, signals.ts and version.ts. A folder imports only
 // folders below it (peers on one level do not import each other: neither backend imports the
@@ -11,6 +12,7 @@ const LAYERS = [
   ['app'],
   ['server', 'ingest'],
   ['pipeline', 'images', 'outputs', 'reports', 'recognition'],
+  ['playlog', 'requests'],
   ['enrich'],
   ['store/open-store\\.ts$', 'config'],
   ['store/sqlite', 'store/postgres'],
@@ -20,7 +22,8 @@ const LAYERS = [
 ];
 
 /** A rule's name: the folder, or "store-contracts" and "ground" for the two file patterns. */
-const nameOf = (folder) => (folder.startsWith('(') ? 'ground' : folder.startsWith('store/(') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-'));
+const nameOf = (folder) =>
+  folder.startsWith('(') ? 'ground' : folder.startsWith('store/(') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-');
 
 const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
 
@@ -42,6 +45,20 @@ LAYERS.forEach((level, depth) => {
 });
 
 forbidden.push(
+  {
+    name: 'pipeline-through-play-log-port',
+    comment: 'the record use cases reach the play log through its port (src/playlog/port.ts) and its policy only, never its internals',
+    severity: 'error',
+    from: { path: '^src/pipeline/' },
+    to: { path: '^src/playlog/', pathNot: '^src/playlog/(port|play-policy)\\.ts$' },
+  },
+  {
+    name: 'router-reads-no-config',
+    comment: 'a router, middleware, stream or fast path is handed what it uses; only src/server/start.ts reads the config',
+    severity: 'error',
+    from: { path: '^src/server/(routes|middleware|streams|fast-paths|guards|read-models|mdns)/' },
+    to: { path: '^src/config/' },
+  },
   { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   {
     name: 'src-not-from-test-or-bench',

@@ -4,7 +4,7 @@
 // fresh database, next to a fresh bare node:http process for the idle comparison.
 // Each figure is read twice: SETTLE_MS after the work, and SETTLED_MS after it, when the server's
 // idle-time collection has given back the young generation V8 grew for the burst
-// (src/server/idle-heap.ts, docs/limits-and-load.md "What one record costs"). The rows compare
+// (src/server/guards/idle-heap.ts, docs/limits-and-load.md "What one record costs"). The rows compare
 // the settled figures, idle with idle; the early ones are in the rows' details.
 // With BENCH_BEFORE_ROOT (a built checkout of the code before), that code is measured the same
 // way in alternate rounds of the same run, and its figures are in the rows' details.

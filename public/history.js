@@ -47,6 +47,8 @@
   let tracks = [];
   let nextLink = null;
   const range = readRange();
+  // `?channel=`: only that channel's plays (docs/channels.md "Now playing per channel").
+  const channel = new URLSearchParams(window.location.search).get('channel');
 
   function readRange() {
     const params = new URLSearchParams(window.location.search);
@@ -75,7 +77,8 @@
     if (!response.ok) throw new Error(`the server answered ${response.status}`);
     const body = await response.json();
     if (!body || !Array.isArray(body.tracks)) throw new Error('the server sent no track list');
-    return { tracks: body.tracks, next: typeof body.next === 'string' ? body.next : null };
+    const tracks = channel ? body.tracks.filter((track) => track && track.channel === channel) : body.tracks;
+    return { tracks, next: typeof body.next === 'string' ? body.next : null };
   }
 
   function text(value) {
@@ -158,9 +161,22 @@
       return Number.isNaN(at.getTime()) ? '' : `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
     };
     const air = `${seconds(track.started_at)}–${typeof track.ended_at === 'string' ? seconds(track.ended_at) : 'on air'}`;
-    const listeners = track.listeners && typeof track.listeners.atp === 'number' ? `${count(track.listeners.atp, 'listener')} (peak ${track.listeners.peak})` : '';
-    const parts = [air, text(track.kind), text(track.channel), text(track.dj), text(track.show), listeners];
+    const listeners =
+      track.listeners && typeof track.listeners.atp === 'number' ? `${count(track.listeners.atp, 'listener')} (peak ${track.listeners.peak})` : '';
+    const parts = [air, text(track.kind), text(track.channel), text(track.dj), text(track.show), listeners, recognised(track)];
     return parts.filter(Boolean).join(' · ');
+  }
+
+  /** `recognised 0.953`, `recognised 0.953 at +5.0 %`: a play recognition made (docs/recognition.md "A recognised play"). */
+  function recognised(track) {
+    if (typeof track.recognition !== 'string' || track.recognition === '') return '';
+    const score = Number(track.recognition_score);
+    const rate = Number(track.recognition_rate);
+    const parts = ['recognised'];
+    if (track.recognition_score !== undefined && Number.isFinite(score)) parts.push(score.toFixed(3));
+    if (track.recognition_rate !== undefined && Number.isFinite(rate) && rate !== 1)
+      parts.push(`at ${rate > 1 ? '+' : '-'}${(Math.abs(rate - 1) * 100).toFixed(1)} %`);
+    return parts.join(' ');
   }
 
   /** The cover, or an empty tile of the same size while there is none. */

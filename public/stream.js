@@ -17,6 +17,9 @@
   function streamUrl() {
     const url = new URL('v1/images/ws', new URL('./', window.location.href));
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    // The page's `?channel=` is the stream's (docs/channels.md "Now playing per channel").
+    const channel = new URLSearchParams(window.location.search).get('channel');
+    if (channel) url.searchParams.set('channel', channel);
     return url.href;
   }
 

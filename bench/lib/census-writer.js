@@ -2,9 +2,9 @@
 // One run of the census file for the busy month, in its own process so that its resident memory is
 // its own: `node census-writer.js svc|sql DB OUT`. Prints one JSON line: milliseconds, idle RSS
 // (everything loaded and the database open, before the first row) and peak RSS (VmHWM) at the end.
-//   svc: what `svc report soundexchange` does on the server: svc's store, the file checked and made
-//        (prepareReport: the store's summary and candidates, then its census totals), then
-//        streamed into fs.createWriteStream.
+//   svc: what `svc report soundexchange` does on the server: svc's store, the report's snapshot
+//        taken (snapshotReportSource), the file checked and made (prepareReport: the store's
+//        summary and candidates, then its census totals), then streamed into fs.createWriteStream.
 //   sql: the same rows from one SQL query (grouped and summed by SQLite), written line by line with
 //        fs.createWriteStream, honouring backpressure.
 
@@ -34,17 +34,22 @@ const SETTINGS = {
 async function svcRun() {
   const { openStore } = dist('store/open-store');
   const { FORMATS } = dist('reports/formats');
-  const { storeReportSource } = dist('reports/store-source');
+  const { snapshotReportSource } = dist('reports/store-source');
   const { prepareReport } = dist('reports/run-report');
   const { reportRun } = dist('reports/report-query');
   const store = await openStore(dbFile, { maxImageBytes: 1024 * 1024 });
   const idle = procMemory(process.pid).rss;
   const started = process.hrtime.bigint();
   const run = reportRun('soundexchange', { from: FROM, to: TO }, SETTINGS, Date.now());
-  const deps = { source: storeReportSource(store.plays), format: FORMATS.soundexchange, minSessionSeconds: 0 };
-  const { facts, body } = await prepareReport(deps, run, () => {});
-  if (facts.problems > 0) throw new Error(`${facts.problems} problems in the bench month`);
-  await pipeline(Readable.from(body), fs.createWriteStream(outFile));
+  const snapshot = await snapshotReportSource(store.plays)({ startMs: run.range.startMs, endMs: run.range.endMs });
+  const deps = { source: snapshot.source, format: FORMATS.soundexchange, minSessionSeconds: 0 };
+  try {
+    const { facts, body } = await prepareReport(deps, run, () => {});
+    if (facts.problems > 0) throw new Error(`${facts.problems} problems in the bench month`);
+    await pipeline(Readable.from(body), fs.createWriteStream(outFile));
+  } finally {
+    await snapshot.release();
+  }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   await store.close();
   return { ms, idle };

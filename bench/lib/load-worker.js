@@ -13,7 +13,7 @@ const { assertLoopbackUrl } = require('./loopback');
  * it inserts vary in length, and the server then waits for bytes that never come.
  */
 function withUniqueBodies(options) {
-  const { uniqueMarker, ...rest } = options;
+  const { uniqueMarker, channelMarker, channels = 1, ...rest } = options;
   if (!uniqueMarker) return rest;
   if (typeof rest.body !== 'string' || !rest.body.includes(uniqueMarker)) throw new Error(`uniqueMarker ${uniqueMarker} is not in the body`);
   const template = rest.body;
@@ -24,7 +24,9 @@ function withUniqueBodies(options) {
     requests: [{
       setupRequest(request) {
         sequence += 1;
-        return { ...request, body: template.split(uniqueMarker).join(`${runTag}-${sequence}`) };
+        const body = template.split(uniqueMarker).join(`${runTag}-${sequence}`);
+        // `channelMarker`: the requests go round `channels` channels, ch-0, ch-1, ... (bench/channels.bench.js).
+        return { ...request, body: channelMarker ? body.split(channelMarker).join(`ch-${sequence % channels}`) : body };
       },
     }],
   };

@@ -8,7 +8,8 @@ import { ServiceHealth } from '../enrich/service-health';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
-import { NowPlaying } from '../domain/current-track';
+import { ChannelNowPlaying, MAX_CHANNEL_VIEWS } from '../domain/channel-now-playing';
+import { audienceServers, channelRules, channelsWithAudience, unheardChannels } from '../domain/channels';
 import { AuthThrottle } from '../domain/auth-throttle';
 import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
@@ -22,18 +23,19 @@ import { StartupError, errorMessage } from '../errors';
 import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
 import { RecordsInProgress } from '../pipeline/record-updates';
-import { SongRequests } from '../pipeline/song-requests';
-import { IcecastPoller } from '../pipeline/icecast-poller';
-import { ListenerSessions } from '../pipeline/listener-sessions';
-import { PlayLog } from '../pipeline/play-log';
+import { SongRequests } from '../requests/song-requests';
+import type { ListenerSessions } from '../playlog/listener-sessions';
+import type { PlayLog } from '../playlog/play-log';
+import { startPlayLog } from '../playlog/start-play-log';
+import { fetchListClients } from '../playlog/listclients-fetch';
 import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener, type SubmitFields } from '../ingest/listener';
-import { followOtherInstances } from '../server/other-instances';
-import { CurrentImages } from '../server/current-images';
+import { followOtherInstances } from './other-instances';
+import { CurrentImages } from '../server/read-models/current-images';
 import { idempotent as idempotentWrites } from '../server/middleware/idempotency';
 import { reportFailedAuthentication } from '../server/middleware/auth-throttle';
-import { QueueBudget } from '../server/queue-budget';
-import { createEventStream } from '../server/sse/event-stream';
-import { createWorkPool } from '../server/work-pool';
+import { QueueBudget } from '../server/guards/queue-budget';
+import { createEventStream } from '../server/streams/sse/event-stream';
+import { createWorkPool } from '../server/guards/work-pool';
 import type { Storage, Work } from '../server/parts';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
 import { addToLibrary, listLibrary, removeFromLibrary, type LibraryDeps } from '../recognition/library';
@@ -163,16 +165,24 @@ async function startIcecastSource(
   if (port === undefined) return null;
   // Without a password any web page or LAN client could set the track through this port:
   // start-up stops and says what to set (docs/security.md "Icecast sources").
+  // A mount a declared channel lists as its ingest is that channel (docs/channels.md "Declaring channels").
+  const rules = channelRules(config.channels);
+  const channelOf = (mount: string) => rules.resolve(mount).channel;
   return startIcecastListener({
     host: config.host,
     port,
     password: password ?? config.secret,
-    submit: heardFromSource(sourceSubmitter(work, storage), work.recognition),
-    sourceGone: (channel) => work.playLog.end(channel, 'source_disconnect'),
+    submit: heardFromSource(sourceSubmitter(work, storage), work.recognition, channelOf),
+    sourceGone: (mount) => work.playLog.end(channelOf(mount), 'source_disconnect'),
     ...(config.recognition.enabled
       ? {
           // Each source's audio is listened to on its mount's channel (docs/recognition.md "Listening").
-          audio: (mount: string) => work.recognition.listen(`icecast:${mount}`, mount, config.recognition.vinylChannels.includes(mount)),
+          audio: (mount: string) =>
+            work.recognition.listen(
+              `icecast:${mount}`,
+              channelOf(mount),
+              config.recognition.vinylChannels.includes(mount) || config.recognition.vinylChannels.includes(channelOf(mount)),
+            ),
         }
       : {}),
     logger,
@@ -195,9 +205,9 @@ function sourceSubmitter(work: Work, storage: Storage): SubmitFields {
 }
 
 /** A title the source sent itself (an Ogg tag, an updinfo) holds its channel against recognition. */
-function heardFromSource(submit: SubmitFields, recognition: Recognition): SubmitFields {
+function heardFromSource(submit: SubmitFields, recognition: Recognition, channelOf: (mount: string) => string): SubmitFields {
   return async (fields) => {
-    if (fields.channel !== undefined) recognition.sourceTitled(fields.channel);
+    if (fields.channel !== undefined) recognition.sourceTitled(channelOf(fields.channel));
     return submit(fields);
   };
 }
@@ -208,8 +218,13 @@ async function startRecognition(config: FrozenConfig, work: Work, options: Start
   if (!config.recognition.enabled) return null;
   logger.info(`recognition: ${work.recognition.librarySize()} library tracks indexed`);
   if (config.recognition.streams.length === 0) return null;
+  const rules = channelRules(config.channels);
   return startPulledStreams({
-    streams: config.recognition.streams,
+    // A stream a declared channel lists as its ingest is that channel's (docs/channels.md "Declaring channels").
+    streams: config.recognition.streams.map((stream) => {
+      const owner = rules.resolve(stream.url);
+      return rules.declared && owner.warning === undefined ? { ...stream, channel: owner.channel } : stream;
+    }),
     recognition: work.recognition,
     logger,
     backoffMs: options.recognition?.backoffMs ?? doublingBackoff(config.recognition.reconnectMaxSeconds * 1000),
@@ -236,6 +251,7 @@ function createRecognition(
       search: { ...DEFAULT_SEARCH, maxBitError: settings.maxBitError },
       tracker: { ...DEFAULT_TRACKER, clearAfter: settings.clearAfterWindows },
       sourceHoldMs: settings.sourceHoldSeconds * 1000,
+      vinyl: settings.vinylSearch,
       ...(options.recognition?.realTime === false ? { realTime: false } : {}),
     },
   );
@@ -296,13 +312,17 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
   const plainTracks = store.tracks;
   // The arrival number is the first write of a submission: with the connection lost it fails at once too.
   const tracks = guardStore(plainTracks, health, ['insert', 'updateMetadata', 'correct', 'remove'], ['nextReceivedSeq']);
-  let nowPlaying: NowPlaying;
+  let nowPlaying: ChannelNowPlaying;
   try {
-    nowPlaying = new NowPlaying(await tracks.current(), {
+    nowPlaying = new ChannelNowPlaying(await tracks.current(), await tracks.currentPerChannel(MAX_CHANNEL_VIEWS), {
       // The records another instance stored below one of this instance's own (or announced out of order).
       between: async (after, before) => (await tracks.since(after, Math.min(GAP_READ_LIMIT, before - after - 1))).filter((record) => record.dbid < before),
       onGapError: (error) => logger.warn(`records before a new one not read (live readers may miss them): ${errorMessage(error)}`),
+      currentOn: async (channel) => (await tracks.currentPerChannel(1, channel))[0] ?? null,
+      onReadError: (error) => logger.warn(`a channel's current track not read after a deletion: ${errorMessage(error)}`),
     });
+    // A declared channel has its view (its streams and outputs) before its first play.
+    for (const name of channelRules(config.channels).names) nowPlaying.channel(name, true);
   } catch (error) {
     await store.close();
     throw error;
@@ -346,6 +366,7 @@ function createOutputDispatcher(config: FrozenConfig, options: StartOptions, sto
     nowPlaying,
     logger,
     metrics,
+    channels: new Map(config.outputs.flatMap((output) => (output.channel === undefined ? [] : [[output.name, output.channel] as const]))),
     retryForSeconds: new Map(config.outputs.map((output) => [output.name, output.retryForSeconds ?? 86_400])),
     // A record's enrichment ends by its deadline; the second covers its last write.
     holdMs: (config.enrichment.deadlineSeconds + 1) * 1000,
@@ -378,7 +399,15 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
   const songRequests = new SongRequests(store.songRequests, logger);
-  const { playLog, listenerSessions, poller } = createPlayLog(config, store, logger, nowPlaying);
+  const { playLog, listenerSessions, poller } = startPlayLog({
+    // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
+    settings: { ...config.playlog, icecast: audienceServers(config.playlog.icecast, config.channels) },
+    plays: store.plays,
+    tracks: store.tracks,
+    nowPlaying,
+    logger,
+    fetchListClients,
+  });
   const submitDeps: SubmitDeps = {
     counted: submissionCounter(metrics),
     secret: config.secret,
@@ -399,6 +428,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     logger,
     images,
     playLog,
+    channels: channelRules(config.channels),
+    currentOn: (channel) => nowPlaying.currentOn(channel),
   };
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
@@ -444,7 +475,23 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     listenerSessions,
     poller,
     ...recognitionParts,
+    unheardChannels: unheardChannelsOf(config, nowPlaying),
   };
+}
+
+/** docs/channels.md "No silent zeros": where listeners are counted at all, the channels on air that no audience mount feeds. */
+function unheardChannelsOf(config: FrozenConfig, nowPlaying: ChannelNowPlaying): () => ReturnType<typeof unheardChannels> {
+  const servers = audienceServers(config.playlog.icecast, config.channels);
+  if (servers.length === 0 && config.channels.length === 0) return () => [];
+  const heard = channelsWithAudience(servers);
+  return () =>
+    unheardChannels(
+      nowPlaying.channelNames().flatMap((channel) => {
+        const record = nowPlaying.currentOn(channel);
+        return record?.play ? [{ channel, dbid: record.dbid, ended: record.play.endedAt !== null }] : [];
+      }),
+      heard,
+    );
 }
 
 /** Each submission's outcome (HTTP and Icecast sources alike): stored, or the error code that refused it. */
@@ -467,38 +514,6 @@ function registerGauges(metrics: MetricsPort, outputs: OutputDispatcher, listene
   metrics.gauge('svc_listeners', 'Listener sessions open now on the Icecast servers svc counts (playlog.icecast), per channel.', ['channel'], async () =>
     [...(await listenerSessions.listenersPerChannel())].map(([channel, count]) => [{ channel }, count] as const),
   );
-}
-
-/** The play log's background work: planned ends and listener counts, and the Icecast listener feeds. */
-function createPlayLog(config: FrozenConfig, store: Store, logger: Logger, nowPlaying: NowPlaying): Pick<Work, 'playLog' | 'listenerSessions' | 'poller'> {
-  const { playlog } = config;
-  const listenerSessions: ListenerSessions = new ListenerSessions({
-    plays: store.plays,
-    servers: playlog.icecast,
-    keepAddresses: playlog.keepAddresses,
-    logger,
-    // Called only once the feeds run, after playLog below exists.
-    onLateSession: (channel: string, since: string): Promise<void> => playLog.recount(channel, since),
-  });
-  const playLog: PlayLog = new PlayLog({
-    plays: store.plays,
-    policy: playlog,
-    logger,
-    countsListeners: listenerSessions.configured,
-    complement: playlog.complement,
-    minSessionSeconds: playlog.minSessionSeconds,
-    // An end or a count of the current track shows on /v1/last and the streams at once.
-    onPlaysChanged: async (dbids) => {
-      const shown = nowPlaying.current();
-      if (!shown || !dbids.includes(shown.dbid)) return;
-      const fresh = await store.tracks.byDbid(shown.dbid);
-      if (fresh?.play && nowPlaying.current()?.dbid === fresh.dbid) nowPlaying.update({ ...shown, play: fresh.play });
-    },
-  });
-  const poller = new IcecastPoller({ servers: playlog.icecast, sessions: listenerSessions, plays: store.plays, logger });
-  playLog.start();
-  poller.start();
-  return { playLog, listenerSessions, poller };
 }
 
 /** A name that stays the same across restarts (a retained MQTT topic per name): the host and port, or the process without a fixed port. */

@@ -1,7 +1,7 @@
 import { isPlainObject } from '../domain/plain-object';
-import type { ImageFrame, TrackFrame } from '../server/ws/frames';
+import type { ImageFrame, TrackFrame } from '../server/streams/ws/frames';
 
-// Recognizes the pushed frames of /v1/images/ws (shapes from src/server/ws/frames.ts, imported
+// Recognizes the pushed frames of /v1/images/ws (shapes from src/server/streams/ws/frames.ts, imported
 // as types only so that the client never loads the server). Anything else is another kind of
 // frame (welcome, image_data, error, ...) that the client commands pass over.
 

@@ -1,4 +1,5 @@
 import { parseIsoDateTime } from '../domain/iso-time';
+import { recognitionLabel, recognitionOf } from '../domain/recognised';
 import { trackLineParts, type TrackObject } from '../domain/template';
 
 // The setlist formats of `svc history` (docs/decisions.md "History"). Pure: no I/O; the clock and
@@ -19,11 +20,14 @@ export function parseWhen(value: string, now: Date): string | undefined {
 
 /**
  * `HH:MM  Artist - Title` in the local time of the process; `YYYY-MM-DD HH:MM  Artist - Title`
- * when the setlist spans days (`withDate`, see spansDays).
+ * when the setlist spans days (`withDate`, see spansDays); a play recognition made ends in
+ * `  [recognised 0.953]` (docs/recognition.md "A recognised play").
  */
 export function setlistLine(track: TrackObject, withDate = false): string {
   const { head } = trackLineParts(track);
-  return `${localClock(track.received_at, withDate)}  ${head || `untitled #${String(track.dbid)}`}`;
+  const recognised = recognitionOf(track);
+  const mark = recognised ? `  [${recognitionLabel(recognised.score, recognised.rate)}]` : '';
+  return `${localClock(track.received_at, withDate)}  ${head || `untitled #${String(track.dbid)}`}${mark}`;
 }
 
 /** Whether two received times fall on different local days. */

@@ -16,7 +16,7 @@ export const OUTPUT_TYPE_KEYS = {
   dls: { required: ['path'], optional: ['format'] },
 } as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
 export type OutputType = keyof typeof OUTPUT_TYPE_KEYS;
-export const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds', 'delay'] as const;
+export const OUTPUT_COMMON_KEYS = ['name', 'type', 'retryForSeconds', 'delay', 'channel'] as const;
 /** The output types, in the order docs/outputs.md lists them; completion and `svc outputs add` read them. */
 export const OUTPUT_TYPES = Object.keys(OUTPUT_TYPE_KEYS) as OutputType[];
 

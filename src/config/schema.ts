@@ -75,6 +75,8 @@ const outputSchema = object({
   retryForSeconds: positiveSeconds(),
   // docs/play-log.md "During, but not before": the output's messages wait this long after the change.
   delay: number().min(0, '${path} must be 0 or a positive number of seconds').max(600, '${path} must be at most 600 seconds').default(0),
+  // docs/channels.md "Outputs": only this channel's plays; absent: every channel's.
+  channel: string().min(1, '${path} must not be empty'),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
   const spec = OUTPUT_TYPE_KEYS[value.type];
   if (!spec) return true;
@@ -186,7 +188,7 @@ const kindRuleSchema = object({
 
 /** `{"/live.mp3": "main"}`: each mount of the server and the channel it carries. */
 function isMountMap(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) return false;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   return Object.entries(value).every(([mount, channel]) => mount.startsWith('/') && typeof channel === 'string' && channel !== '');
 }
 
@@ -196,10 +198,73 @@ const playlogIcecastSchema = object({
   adminPassword: string().min(1).optional(),
   // Seconds between /admin/listclients polls; absent: this server is not polled (URL authentication only).
   poll: positiveSeconds().max(3600).optional(),
+  // Empty when the channels that listen here name their mounts (channels[].audience, docs/channels.md).
   mounts: mixed<Record<string, string>>()
-    .required('${path} is required')
-    .test('mounts', '${path} must map mounts ("/live.mp3") to channel names', (value) => isMountMap(value)),
+    .default({})
+    .test('mounts', '${path} must map mounts ("/live.mp3") to channel names', (value) => value === undefined || isMountMap(value)),
 });
+
+// docs/channels.md: one declared channel, from the studio to the report.
+const channelSchema = object({
+  name: string()
+    .required('${path} is required')
+    .matches(/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/, '${path} must be 1 to 64 letters, digits, spaces, dots, _ or - (starting with a letter or digit)'),
+  // What feeds it: mounts on svc's Icecast listener, pulled streams (recognition.streams URLs),
+  // and other names HTTP submissions may give it.
+  ingest: object({
+    mounts: array(string().defined().strict().matches(/^\//, '${path} must be a mount such as /live.ogg')).default([]),
+    streams: array(httpUrl().defined().strict()).default([]),
+    aliases: array(string().defined().strict().min(1)).default([]),
+  }),
+  // Whose listeners are its listeners: Icecast servers (by URL; credentials and polling in
+  // playlog.icecast when polled) and their mounts.
+  audience: array(
+    object({
+      url: httpUrl().required('${path} is required'),
+      mounts: array(string().defined().strict().matches(/^\//, '${path} must be a mount such as /stream.mp3'))
+        .min(1, '${path} must name at least one mount')
+        .required('${path} is required'),
+    }).defined(),
+  ).default([]),
+  // What its report rows say; empty: the reports.* value.
+  report: object({
+    service: string().default(''),
+    category: string()
+      .test(
+        'category',
+        '${path} must be one of: A, B, C, H, I, J, K (your statement of account names it)',
+        (value) => value === undefined || value === '' || (TRANSMISSION_CATEGORIES as readonly string[]).includes(value),
+      )
+      .default(''),
+    streamId: string().default(''),
+    timeZone: string()
+      .test('time-zone', '${path} must be an IANA time zone such as Europe/London', (value) => value === undefined || value === '' || isTimeZoneName(value))
+      .default(''),
+  }),
+});
+
+/** Names unique, and no mount, stream or alias claimed by two channels. */
+interface ChannelClaims {
+  name?: string;
+  ingest?: { mounts?: readonly string[]; streams?: readonly string[]; aliases?: readonly string[] };
+}
+
+function channelsClash(list: readonly ChannelClaims[]): string | null {
+  const owner = new Map<string, string>();
+  for (const channel of list) {
+    const name = channel.name ?? '';
+    const ingest = channel.ingest ?? {};
+    // Asked before the items' own defaults are filled in: any part may be missing.
+    for (const claim of [name, ...(ingest.aliases ?? []), ...(ingest.mounts ?? []), ...(ingest.streams ?? [])]) {
+      const other = owner.get(claim);
+      if (other !== undefined && other !== name)
+        return `channels: ${JSON.stringify(claim)} belongs to both ${JSON.stringify(other)} and ${JSON.stringify(name)}`;
+      if (other !== undefined && claim === name) return `channels: the name ${JSON.stringify(claim)} is declared twice`;
+      owner.set(claim, name);
+    }
+  }
+  return null;
+}
 
 const recognitionStreamSchema = object({
   url: httpUrl().required('${path} is required'),
@@ -372,6 +437,13 @@ export const configSchema = object({
       email: string().default(''),
     }),
   }),
+  // docs/channels.md: the declared channels; empty: one channel "main" holds everything.
+  channels: array(channelSchema.defined())
+    .default([])
+    .test('clash', 'channels: a name, mount, stream or alias belongs to two channels', function checkClash(list) {
+      const clash = channelsClash(list ?? []);
+      return clash === null ? true : this.createError({ message: clash });
+    }),
   // docs/play-log.md: air times, kinds, channels and listeners of every play.
   playlog: object({
     startedAtPastSeconds: number().min(0).default(600),
@@ -400,6 +472,13 @@ export const configSchema = object({
     maxBitError: number().min(0.05).max(0.45).default(0.3),
     sourceHoldSeconds: number().min(0).default(900),
     reconnectMaxSeconds: positiveSeconds().max(3600).default(60),
+    // The search at other playback rates on a miss (docs/recognition.md "Vinyl").
+    vinylSearch: object({
+      maxPercent: number().min(0).max(15).default(8),
+      stepPercent: number().min(0.1).max(5).default(0.5),
+      ratesPerWindow: number().integer().min(0).max(64).default(8),
+      afterMissedWindows: number().integer().min(0).max(10_000).default(15),
+    }),
     tools: object({
       ffmpeg: string().min(1).default('ffmpeg'),
       ffprobe: string().min(1).default('ffprobe'),

@@ -114,10 +114,11 @@ export function writtenName(names: RecordingNames, field: WrittenField): string 
 }
 
 /**
- * Bumped whenever recordingKey, spellingKey or recordingMarks changes what it answers: the store
- * computes its stored columns again for rows of an older version before a report reads them.
+ * Bumped whenever recordingKey, spellingKey or the marks change what they answer: the store
+ * computes its stored columns again for rows of an older version before a report reads them
+ * (3: the writers count for MARKS.notAscii).
  */
-export const REPORT_COLUMNS_VERSION = 2;
+export const REPORT_COLUMNS_VERSION = 3;
 
 /** The stored report columns of one play. */
 export interface RecordingColumns {
@@ -126,7 +127,18 @@ export interface RecordingColumns {
   marks: number;
 }
 
+/** A play's writers from its stored metadata: `writers`, else the one `composer`; none when neither is set. */
+export function writersOf(metadata: TrackFields): string[] | undefined {
+  const writers = fieldTexts(metadata, 'writers');
+  if (writers.length > 0) return writers;
+  const composer = fieldText(metadata, 'composer');
+  return composer === undefined ? undefined : [composer];
+}
+
 export function recordingColumnsOf(metadata: TrackFields): RecordingColumns {
   const names = recordingNamesOf(metadata);
-  return { recordingKey: recordingKey(names), spellingKey: spellingKey(names), marks: recordingMarks(names) };
+  // BMI writes the writers in ASCII too: one without a spelling makes the play a candidate of the check.
+  const writers = writersOf(metadata) ?? [];
+  const marks = recordingMarks(names) | (writers.some((writer) => typeof writer === 'string' && asciiSpelling(writer).untransliterable) ? MARKS.notAscii : 0);
+  return { recordingKey: recordingKey(names), spellingKey: spellingKey(names), marks };
 }

@@ -33,6 +33,8 @@ export interface DispatcherDeps {
   holdMs: number;
   /** `retryForSeconds` per output name (default 86400). */
   retryForSeconds: ReadonlyMap<string, number>;
+  /** The channel an output is bound to, per output name (docs/channels.md "Outputs"); absent: every channel. */
+  channels?: ReadonlyMap<string, string>;
   /** `delay` per output name, seconds (default 0): its messages wait this long after the change. */
   delaySeconds?: ReadonlyMap<string, number>;
   /** How often a worker looks at its queue without news (other instances, due retries). */
@@ -257,6 +259,8 @@ export class OutputDispatcher {
   private readonly messageOf: MessageOf = (change, name) => {
     const feeds = this.workers.get(name)?.output.feeds;
     if (!feeds) return undefined;
+    const bound = this.deps.channels?.get(name);
+    if (bound !== undefined && !onChannel(change.payload, bound)) return undefined;
     // An output's `delay` (docs/play-log.md "During, but not before"): its messages wait that long after the change.
     const delayMs = (this.deps.delaySeconds?.get(name) ?? 0) * 1000;
     const message = {
@@ -356,6 +360,20 @@ export class OutputDispatcher {
     } finally {
       deadline.dispose();
     }
+  }
+}
+
+/**
+ * Whether a change's payload (a record's /v1/last object) is a play on `channel`. A payload that
+ * names no channel (a deletion's `{dbid}`, `{}`) goes to every output: it cannot be told apart.
+ */
+function onChannel(payload: string, channel: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(payload);
+    const named = typeof parsed === 'object' && parsed !== null && 'channel' in parsed ? parsed.channel : undefined;
+    return typeof named !== 'string' || named === channel;
+  } catch {
+    return true;
   }
 }
 

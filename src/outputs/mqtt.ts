@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { MqttClient } from 'mqtt';
 import { keyOfCoverUrl } from '../domain/image';
 import { fieldText } from '../domain/track';
@@ -110,6 +111,7 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
           }),
       );
       if (outcome === 'published') return { outcome: 'delivered' };
+      if (outcome === 'timeout') dropUnacknowledged(client);
       return { outcome: 'retry', error: outcome === 'timeout' ? 'no PUBACK within 10 s' : 'publish refused by the broker' };
     },
     async close() {
@@ -124,6 +126,21 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
       await Promise.all([client.endAsync(), serviceWill.endAsync(othersOnline)]);
     },
   };
+}
+
+/**
+ * A publish that got no PUBACK in time is told to the dispatcher as not delivered, so it must never
+ * arrive later: after a silent partition heals, or resent by mqtt.js from its store on reconnect, it
+ * would land after a newer track another instance published meanwhile, and stay retained. So the
+ * unacknowledged publishes leave the client's store, and the connection is reset (a TCP RST, which
+ * discards what the kernel has not sent yet); the client connects again by itself, and says
+ * `online` and announces again on connect. The dispatcher retries, or sends a newer track instead.
+ */
+function dropUnacknowledged(client: MqttClient): void {
+  for (const id of Object.keys(client.outgoing)) client.removeOutgoingMessage(Number(id));
+  const stream = client.stream as Partial<Pick<Socket, 'resetAndDestroy'>> & { destroy(): void };
+  if (typeof stream.resetAndDestroy === 'function') stream.resetAndDestroy();
+  else stream.destroy();
 }
 
 /**

@@ -25,7 +25,7 @@ export interface EditDeps extends SanitizeOptions {
   maxFields: number;
   tracks: TrackStore;
   nowPlaying: NowPlaying;
-  /** Counts the listeners of every ended play not counted yet, from the stored sessions (pipeline/play-log.ts). */
+  /** Counts the listeners of every ended play not counted yet, from the stored sessions (playlog/play-log.ts). */
   countListeners: () => Promise<void>;
   /** Who asks, for the audit trail: the client's address, `cli <address>` for svc's own client. */
   by: string;

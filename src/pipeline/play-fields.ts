@@ -1,32 +1,10 @@
 import { DEFAULT_CHANNEL, PLAY_KINDS, PLAY_USAGES, type NewPlay, type PlayKind } from '../domain/play';
+import { DEFAULT_PLAY_POLICY, type KindRule, type PlayPolicy } from '../playlog/play-policy';
 import { fieldText, type TrackFields } from '../domain/track';
 
 // The play a submission asks for (docs/play-log.md): its start, channel, kind, usage and people,
 // taken out of the metadata; what a submission cannot set (its end, its listeners) is dropped.
 // Pure: the store places the play after the channel's latest one.
-
-export interface KindRule {
-  /** Field name -> regular expression (case-insensitive); all must match. */
-  readonly match: Readonly<Record<string, string>>;
-  readonly kind: PlayKind;
-}
-
-export interface PlayPolicy {
-  readonly startedAtPastSeconds: number;
-  readonly startedAtFutureSeconds: number;
-  readonly kindRules: readonly KindRule[];
-  /** A play with a duration below this many seconds is not music (0: off). */
-  readonly shortItemSeconds: number;
-  readonly shortItemKind: PlayKind;
-}
-
-export const DEFAULT_PLAY_POLICY: PlayPolicy = {
-  startedAtPastSeconds: 600,
-  startedAtFutureSeconds: 5,
-  kindRules: [],
-  shortItemSeconds: 0,
-  shortItemKind: 'jingle',
-};
 
 const MAX_PLANNED_SECONDS = 86_400;
 

@@ -3,7 +3,8 @@ import type { CoversInFlight } from '../domain/covers-in-flight';
 import { coverUrlFor, keyOfCoverUrl } from '../domain/image';
 import type { ImageIntake, KnownImage, StoredCover } from '../domain/image-intake';
 import { fieldText, type ImageCandidate, type TrackFields, type TrackRecord } from '../domain/track';
-import { isSamePlay } from '../domain/same-play';
+import { isSamePlay } from './same-play';
+import type { ChannelRules } from '../domain/channels';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import { runEnrichers } from '../enrich/run-enrichers';
 import { AppError, errorMessage } from '../errors';
@@ -14,9 +15,9 @@ import type { NowPlaying } from '../domain/current-track';
 import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
 import { takePlay } from './play-fields';
-import type { PlayLog } from './play-log';
+import type { PlayLogPort } from '../playlog/port';
 import { RecordUpdates, type RecordsInProgress } from './record-updates';
-import type { SongRequests } from './song-requests';
+import type { SongRequests } from '../requests/song-requests';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
 
@@ -50,7 +51,11 @@ export interface SubmitDeps {
   /** The song-request queue: a new record fulfils the request it matches, and names its requester. */
   songRequests?: Pick<SongRequests, 'fulfil'>;
   /** The play log's rules and bookkeeping (docs/play-log.md); without it the defaults apply and nothing ends by itself. */
-  playLog?: PlayLog;
+  playLog?: PlayLogPort;
+  /** The declared channels (docs/channels.md); without them a submission's `channel` is kept as given. */
+  channels?: ChannelRules;
+  /** A channel's current record, for "the same track twice" (without it: the current track, whatever its channel). */
+  currentOn?: (channel: string) => TrackRecord | null;
 }
 
 /** Part of processingTimeoutSeconds a submitted cover may take (the fetcher's own limit is 10 s). */
@@ -92,8 +97,17 @@ async function submitUncounted(request: RawRequest, receivedSeq: number, deps: S
   requireIdentifyingField(sanitized.fields);
   const { metadata: fields, play, warnings: playWarnings } = takePlay(sanitized.fields, receivedAt, deps.playLog?.policy);
   const warnings = [...sanitized.warnings, ...playWarnings];
+  const choice = deps.channels?.resolve(fieldText(sanitized.fields, 'channel'));
+  if (choice) {
+    play.channel = choice.channel;
+    if (choice.warning) {
+      warnings.push(choice.warning);
+      deps.logger.warn(`submission: ${choice.warning}`);
+    }
+  }
 
-  const current = deps.nowPlaying.current();
+  // Only a play on the same channel is the same play (docs/title-first.md "The same track twice").
+  const current = deps.currentOn ? deps.currentOn(play.channel) : deps.nowPlaying.current();
   const announced: Announced = { previous: null };
   let record: TrackRecord;
   try {

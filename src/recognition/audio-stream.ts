@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { FPCALC_PCM_ARGS, PCM_ARGS, type AudioTools } from './audio-tools';
+import { PcmRing } from './vinyl';
 
 // One stream's audio turned into a continuous fingerprint (docs/recognition.md "Listening"): one
 // long-lived ffmpeg reads the stream's bytes on stdin and writes 11,025 Hz mono PCM, read at
@@ -7,7 +8,8 @@ import { FPCALC_PCM_ARGS, PCM_ARGS, type AudioTools } from './audio-tools';
 // long-lived fpcalc in chunk mode (`-chunk 2 -overlap`) reads that PCM and prints the items of
 // every 2 s, which laid end to end are the fingerprint of the whole stream (the chunks of
 // `-overlap` match a whole-file `fpcalc -raw -length 0` item for item). The items go into a
-// bounded ring; each chunk hands the last window to `onWindow`.
+// bounded ring; each chunk hands the last window to `onWindow`. When asked, the last seconds of
+// the PCM itself are kept too, in a ring of their own (the vinyl search resamples them).
 
 /** Bytes of the stream waiting for ffmpeg; past this they are dropped (a bound, whatever the source sends). */
 export const MAX_PENDING_BYTES = 512 * 1024;
@@ -16,8 +18,13 @@ export interface AudioStreamOptions {
   tools: AudioTools;
   /** Items a window holds (about 8 a second). */
   windowItems: number;
-  /** Told every chunk: the last `windowItems` items (fewer at the start) and the stream position of the first. */
-  onWindow: (items: Uint32Array, position: number) => void;
+  /**
+   * Told every chunk: the last `windowItems` items (fewer at the start) and the stream position
+   * of the first; `pcm` reads the PCM ring (when `pcmSamples` asked for one).
+   */
+  onWindow: (items: Uint32Array, position: number, pcm?: () => { pcm: Int16Array; position: number }) => void;
+  /** Samples of PCM to keep (0 or absent: none). */
+  pcmSamples?: number;
   /** ffmpeg or fpcalc ended: the stream is not listened to any more (the reason, as a line). */
   onEnd: (reason: string) => void;
   /** ffmpeg's input format (`-f`), when the container is known and probing would be slower. */
@@ -114,12 +121,15 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
   ffmpeg.stdin?.on('error', () => undefined);
   fpcalc.stdin?.on('error', () => undefined);
   if (ffmpeg.stdout && fpcalc.stdin) ffmpeg.stdout.pipe(fpcalc.stdin);
+  const pcmRing = options.pcmSamples ? new PcmRing(options.pcmSamples) : null;
+  if (pcmRing) ffmpeg.stdout?.on('data', (bytes: Buffer) => pcmRing.push(bytes));
+  const readPcm = pcmRing ? () => pcmRing.window() : undefined;
   fpcalc.stdout?.setEncoding('utf8');
   fpcalc.stdout?.on('data', (text: string) => {
     for (const chunk of parser.push(text)) {
       ring.push(chunk);
       const { items, position } = ring.window();
-      options.onWindow(items, position);
+      options.onWindow(items, position, readPcm);
     }
   });
   for (const [name, child] of [

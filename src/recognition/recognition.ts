@@ -2,18 +2,23 @@ import type { Logger } from '../log';
 import { NO_METRICS, type CounterPort, type MetricsPort } from '../metrics';
 import type { LibraryFingerprint, LibraryStore, LibraryTags } from '../store/library';
 import { startAudioStream, type AudioStream } from './audio-stream';
-import type { AudioTools } from './audio-tools';
+import { fingerprintPcm, SAMPLE_RATE, type AudioTools } from './audio-tools';
 import { FingerprintIndex, type Match, type SearchOptions } from './fingerprint-index';
 import { TitleTracker, type TitleEvent, type TrackerOptions } from './title-tracker';
+import { RateCursor, searchRates, vinylRates, type VinylOptions } from './vinyl';
 
 // Recognition as a use case (docs/recognition.md): holds the library's index, listens to each
 // stream it is handed (the Icecast listener's sources, the pulled streams), and turns the
 // tracker's titles into submissions through the one port it is given, marked `recognition`
 // with the match's score. A title the source itself sends on a channel wins: recognition stays
-// quiet on that channel for `sourceHoldMs` after it, and never submits over it.
+// quiet on that channel for `sourceHoldMs` after it, and never submits over it. A window that
+// matches nothing on a vinyl stream (or on any stream that has missed for a while) is searched
+// again at other playback rates (src/recognition/vinyl.ts), one rate search at a time per stream.
 
 /** Chromaprint's items per second at 11,025 Hz (a frame every 4096/3 samples). */
 export const ITEMS_PER_SECOND = 11_025 / (4096 / 3);
+/** PCM kept past the window for the rate search: an item needs 19 frames (2.4 s) of audio. */
+const PCM_EXTRA_SECONDS = 2.5;
 
 export interface RecognitionOptions {
   tools: AudioTools;
@@ -23,6 +28,8 @@ export interface RecognitionOptions {
   tracker: TrackerOptions;
   /** How long a title the source sent on a channel keeps recognition quiet there. */
   sourceHoldMs: number;
+  /** The search at other playback rates (docs/recognition.md "Vinyl"). */
+  vinyl: VinylOptions;
   /** Decode at the audio's own speed (the default); tests that send a file at once turn it off. */
   realTime?: boolean;
 }
@@ -55,6 +62,11 @@ interface Listening {
   status: StreamStatus;
   stream: AudioStream | null;
   tracker: TitleTracker;
+  rates: RateCursor;
+  /** Windows in a row without a match at rate 1. */
+  missed: number;
+  /** A rate search runs: later windows are skipped until it answers. */
+  searching: boolean;
 }
 
 export interface StreamHandle {
@@ -74,12 +86,14 @@ export class Recognition {
   private readonly now: () => number;
   private readonly matches: CounterPort;
   private readonly recognised: CounterPort;
+  private readonly rates: number[];
 
   constructor(
     private readonly deps: RecognitionDeps,
     private readonly options: RecognitionOptions,
   ) {
     this.now = deps.now ?? Date.now;
+    this.rates = vinylRates(options.vinyl);
     const metrics = deps.metrics ?? NO_METRICS;
     this.matches = metrics.counter('svc_recognition_matches_total', 'Windows of audio the library matched, per stream.', ['stream']);
     this.recognised = metrics.counter('svc_recognition_plays_total', 'Recognised plays stored, per stream.', ['stream']);
@@ -117,11 +131,7 @@ export class Recognition {
   /** Starts listening to a stream's bytes; the same name again replaces the earlier one. */
   listen(name: string, channel: string, vinyl: boolean, inputFormat?: string): StreamHandle {
     this.streams.get(name)?.stream?.close();
-    const listening: Listening = {
-      status: { name, channel, listening: true, vinyl, droppedBytes: 0 },
-      stream: null,
-      tracker: new TitleTracker(this.options.tracker),
-    };
+    const listening = this.listening({ name, channel, listening: true, vinyl, droppedBytes: 0 });
     this.streams.set(name, listening);
     const windowItems = Math.round(this.options.windowSeconds * ITEMS_PER_SECOND);
     let ended: () => void = () => undefined;
@@ -129,10 +139,11 @@ export class Recognition {
     const stream = startAudioStream({
       tools: this.options.tools,
       windowItems,
+      pcmSamples: this.searchesRatesEver(vinyl) ? Math.round((this.options.windowSeconds + PCM_EXTRA_SECONDS) * SAMPLE_RATE) : 0,
       ...(inputFormat ? { inputFormat } : {}),
       ...(this.options.realTime === false ? { realTime: false } : {}),
-      onWindow: (items, position) => {
-        if (items.length >= windowItems / 2) this.window(listening, items, position);
+      onWindow: (items, position, pcm) => {
+        if (items.length >= windowItems / 2) this.window(listening, items, position, pcm);
       },
       onEnd: (reason) => {
         listening.status.listening = false;
@@ -165,11 +176,16 @@ export class Recognition {
       known.status.listening = false;
       return;
     }
-    this.streams.set(name, {
-      status: { name, channel, listening: false, problem, vinyl, droppedBytes: 0 },
-      stream: null,
-      tracker: new TitleTracker(this.options.tracker),
-    });
+    this.streams.set(name, this.listening({ name, channel, listening: false, problem, vinyl, droppedBytes: 0 }));
+  }
+
+  private listening(status: StreamStatus): Listening {
+    return { status, stream: null, tracker: new TitleTracker(this.options.tracker), rates: new RateCursor(this.rates), missed: 0, searching: false };
+  }
+
+  /** Whether a stream may ever be searched at other rates: marked vinyl, or any once it has missed for a while. */
+  private searchesRatesEver(vinyl: boolean): boolean {
+    return this.rates.length > 0 && this.options.vinyl.ratesPerWindow > 0 && (vinyl || this.options.vinyl.afterMissedWindows > 0);
   }
 
   status(): { library: number; streams: StreamStatus[] } {
@@ -187,10 +203,43 @@ export class Recognition {
     for (const listening of this.streams.values()) listening.stream?.close();
   }
 
-  private window(listening: Listening, items: Uint32Array, position: number): void {
+  private window(listening: Listening, items: Uint32Array, position: number, pcm?: () => { pcm: Int16Array; position: number }): void {
+    // One rate search at a time per stream: a window arriving meanwhile is skipped (the CPU bound).
+    if (listening.searching) return;
     const match = this.index.search(items, this.options.search);
-    if (match) this.noteMatch(listening, match, 1);
-    const event = listening.tracker.push({ position, match, rate: 1 });
+    listening.missed = match ? 0 : listening.missed + 1;
+    if (match) listening.rates.settle(null);
+    const { vinyl } = this.options;
+    const searchRatesNow = listening.status.vinyl || (vinyl.afterMissedWindows > 0 && listening.missed >= vinyl.afterMissedWindows);
+    if (match || !pcm || !searchRatesNow || !this.searchesRatesEver(listening.status.vinyl)) {
+      this.settle(listening, position, match, 1);
+      return;
+    }
+    listening.searching = true;
+    const held = pcm();
+    const tools = this.options.tools;
+    void searchRates(
+      held.pcm,
+      listening.rates.next(vinyl.ratesPerWindow),
+      (bytes) => fingerprintPcm(tools, bytes),
+      (query) => this.index.search(query, this.options.search),
+    )
+      .then((found) => {
+        listening.rates.settle(found?.rate ?? null);
+        // A stream that ended meanwhile gets no title from it.
+        if (listening.stream === null || this.streams.get(listening.status.name) !== listening) return;
+        if (found) this.settle(listening, Math.round(held.position), found.match, found.rate);
+        else this.settle(listening, position, null, 1);
+      })
+      .finally(() => {
+        listening.searching = false;
+      });
+  }
+
+  /** One window's outcome, told to the stream's tracker. */
+  private settle(listening: Listening, position: number, match: Match | null, rate: number): void {
+    if (match) this.noteMatch(listening, match, rate);
+    const event = listening.tracker.push({ position, match, rate });
     if (event) void this.apply(listening, event);
   }
 

@@ -23,9 +23,14 @@ export interface PlayCheckOptions {
   identity: boolean;
   /** A play needs a listener count (census): `channelHasSessions` says whether one can be made. */
   performances: boolean;
-  /** The file is ASCII (SoundExchange, BMI): a name without an ASCII spelling is a problem. */
-  ascii: boolean;
+  /** The names the file writes in ASCII (SoundExchange, BMI): one without an ASCII spelling is a problem. */
+  ascii: readonly AsciiName[];
+  /** The channels an audience mount feeds (ReportSettings.heardChannels); absent: not checked. */
+  heard?: ReadonlySet<string>;
 }
+
+/** A name an ASCII file may write: a recording's names, or its writers (BMI). */
+export type AsciiName = (typeof SPELLED_FIELDS)[number] | 'writers';
 
 /** The play with a valid end that came last on a channel before the one checked (the overlap check). */
 export interface PreviousEnd {
@@ -63,9 +68,12 @@ export class PlayChecker {
     namesMissing(play, whats);
     capitalProblems(play, whats);
     if (this.options.identity) identityProblems(play, whats);
-    if (this.options.ascii) asciiProblems(play, whats);
+    if (this.options.ascii.length > 0) asciiProblems(play, this.options.ascii, whats);
     if (this.options.performances && play.listeners === null && !channelHasSessions)
       whats.push(`no performances: no listener count was kept and channel "${play.channel}" has no listener sessions`);
+    // docs/channels.md "No silent zeros": nobody was counted because nothing could count them.
+    if (this.options.performances && this.options.heard && play.listeners?.atp === 0 && !this.options.heard.has(play.channel))
+      whats.push(`0 listeners on channel "${play.channel}", which no audience mount feeds (playlog.icecast, channels[].audience): not a count of its audience`);
     const spelling = this.spellings.see(play);
     const notes = formulaNotes(play);
     if (whats.length === 0 && notes.length === 0) return spelling;
@@ -102,12 +110,16 @@ function tooLong(play: ReportPlay, aired: number, whats: string[]): void {
   whats.push(`on air ${formatSeconds(Math.round(aired))} s${of}: far longer than it can have played; set its end (svc edit ${play.dbid} ended_at=...)`);
 }
 
-/** 37 CFR 370.4(e)(6) asks for ASCII: a name with characters that have no ASCII spelling is written with `?`. */
-function asciiProblems(play: ReportPlay, whats: string[]): void {
-  for (const field of SPELLED_FIELDS) {
-    const value = play[field];
-    if (value !== undefined && asciiSpelling(value).untransliterable)
-      whats.push(`${field} "${value}" has no ASCII spelling (written "${asciiSpelling(value).text}"); give it one with svc edit ${play.dbid} ${field}=...`);
+/**
+ * 37 CFR 370.4(e)(6) asks for ASCII, and BMI's records are ASCII bytes: a name the file writes
+ * with characters that have no ASCII spelling is written with `?`.
+ */
+function asciiProblems(play: ReportPlay, names: readonly AsciiName[], whats: string[]): void {
+  for (const field of names) {
+    const values = field === 'writers' ? (play.composers ?? []) : [play[field]];
+    for (const value of values)
+      if (value !== undefined && asciiSpelling(value).untransliterable)
+        whats.push(`${field} "${value}" has no ASCII spelling (written "${asciiSpelling(value).text}"); give it one with svc edit ${play.dbid} ${field}=...`);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { AsciiName } from './checks';
 import type { ListenerSession, PlayKind, ReportPlay } from './rows';
 
 // One interface for every report file (docs/reports.md "How a report is made"): rows in, text out,
@@ -24,6 +25,11 @@ export interface ReportSettings {
   soundexchange: { layout: 'e8' | 'e7'; fileName: 'regulation' | '2007' };
   /** The contact rows of the (e)(7) header block. */
   contact: { name: string; street: string; city: string; phone: string; email: string };
+  /**
+   * The channels an audience mount feeds (docs/channels.md "No silent zeros"): a play counted 0 on
+   * any other channel is a check problem, not a 0. Absent: not checked (no listener source at all).
+   */
+  heardChannels?: readonly string[];
 }
 
 /** The station's local dates `from` and `to`, both included, and the instants they span. */
@@ -110,6 +116,8 @@ export interface ReportFormat {
    * lines (run-report.ts prepareReport).
    */
   gathersBeforeWriting(run: ReportRun): boolean;
+  /** The names the file writes in ASCII, transliterated (docs/reports.md "Names in the files"); none for a UTF-8 file. */
+  readonly asciiNames: readonly AsciiName[];
   /** The file name the society asks for. */
   fileName(run: ReportRun, facts: ReportFacts): string;
   /** The file, piece by piece; each piece is one or more whole lines. */

@@ -1,8 +1,9 @@
 import { MARKS } from '../domain/recording';
-import type { CandidateFilter, PlaySummaryRow } from '../store/play-reports';
+import type { CandidateFilter, PlaySummaryRow, RecognisedPlay } from '../store/play-reports';
+import { recognitionLabel } from '../domain/recognised';
 import { withListeners } from './census';
 import { changesLine, type CorrectedPlay } from '../domain/correction';
-import { ChannelEnds, PlayChecker, sessionProblems, type PreviousEnd, type Problem } from './checks';
+import { ChannelEnds, PlayChecker, sessionProblems, type PlayCheckOptions, type PreviousEnd, type Problem } from './checks';
 import type { Batches, RecordingLine, ReportFacts, ReportFormat, ReportInput, ReportRun } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 import { exclusionOf } from './selection';
@@ -31,7 +32,21 @@ export interface ReportSource {
   stored?: StoredReportQueries;
   /** The range's corrected plays (PATCH /v1/history/<dbid>), in air order: the check names each correction as a note. */
   corrections?: (query: ReportQuery) => Promise<CorrectedPlay[]>;
+  /** The range's music plays recognition made, in air order: the check counts them in a note and names each with its score. */
+  recognised?: (query: ReportQuery) => Promise<RecognisedPlay[]>;
 }
+
+/**
+ * A report's rows as of one instant (docs/reports.md "One snapshot"): the check and the file
+ * read the same log. release() once the file is written or the check has ended.
+ */
+export interface ReportSnapshotSource {
+  source: ReportSource;
+  release(): Promise<void>;
+}
+
+/** Opens the snapshot a report over `query` reads. */
+export type OpenReportSource = (query: ReportQuery) => Promise<ReportSnapshotSource>;
 
 /** The play passes of a report made by the store (store/play-reports.ts): the source's adapter implements it. */
 export interface StoredReportQueries {
@@ -112,7 +127,10 @@ class Inspection {
   ) {
     for (const problem of settingProblems(run)) this.report(problem);
     this.needsPerformances = deps.format.needsPerformances(run);
-    this.plays = new PlayInspection(run, this.facts, (problem) => this.report(problem), this.needsPerformances);
+    this.plays = new PlayInspection(run, this.facts, (problem) => this.report(problem), {
+      performances: this.needsPerformances,
+      ascii: deps.format.asciiNames,
+    });
   }
 
   /** The facts as far as the plays seen so far tell them; complete after finish(). */
@@ -146,7 +164,8 @@ class Inspection {
   /** Which plays the check must see when the store sifts them (StoredReportQueries.candidates). */
   candidateFilter(): CandidateFilter {
     return {
-      marks: MARKS.noName | MARKS.formula | (this.plays.checksIdentity ? MARKS.unidentified : 0) | (this.plays.checksAscii ? MARKS.notAscii : 0),
+      marks:
+        MARKS.noName | MARKS.formula | (this.plays.checksIdentity ? MARKS.unidentified : 0) | (this.deps.format.asciiNames.length > 0 ? MARKS.notAscii : 0),
       listenersMissing: this.needsPerformances,
       spellings: this.plays.anyCapitals,
     };
@@ -184,6 +203,7 @@ class Inspection {
         note: true,
       });
     if (run.format !== 'npr-streams') await this.correctionNotes();
+    if (run.format !== 'npr-streams') await this.recognitionNotes();
     if (run.format === 'npr-streams') {
       const sessionChannels = await inspectSessions(
         this.deps,
@@ -213,6 +233,26 @@ class Inspection {
         });
   }
 
+  /**
+   * The plays recognition made (docs/recognition.md "A recognised play"), as notes: how many of
+   * the range's music plays, then each with its score. Names the file says came from the audio.
+   */
+  private async recognitionNotes(): Promise<void> {
+    const { run, deps, facts } = this;
+    if (!deps.source.recognised) return;
+    const query: ReportQuery = { startMs: run.range.startMs, endMs: run.range.endMs, ...(run.channel === undefined ? {} : { channel: run.channel }) };
+    const plays = await deps.source.recognised(query);
+    if (plays.length === 0) return;
+    const scores = plays.map((play) => play.score).filter((score): score is number => score !== null);
+    const range = scores.length === 0 ? '' : `, scores ${Math.min(...scores).toFixed(3)} to ${Math.max(...scores).toFixed(3)}`;
+    this.report({
+      subject: 'report',
+      what: `${plays.length} of ${facts.musicPlays} music plays were recognised from the audio, not sent by the source${range} (docs/recognition.md)`,
+      note: true,
+    });
+    for (const play of plays) this.report({ subject: `dbid ${play.dbid}`, what: recognitionLabel(play.score, play.rate), note: true });
+  }
+
   /** No play (no session for npr-streams) in the range: name the channels the range has, if any. */
   private async nothingReported(): Promise<void> {
     const { run } = this;
@@ -233,7 +273,6 @@ class PlayInspection {
   private readonly ends = new ChannelEnds();
   private readonly channels = new Set<string>();
   readonly checksIdentity: boolean;
-  readonly checksAscii: boolean;
   /** Whether the summary counted a music play with a name in capitals (count() sets it). */
   anyCapitals = false;
 
@@ -241,11 +280,11 @@ class PlayInspection {
     private readonly run: ReportRun,
     private readonly facts: ReportFacts,
     private readonly report: (problem: Problem) => void,
-    needsPerformances: boolean,
+    checks: Omit<PlayCheckOptions, 'identity'>,
   ) {
     this.checksIdentity = ['soundexchange', 'ppl'].includes(run.format);
-    this.checksAscii = ['soundexchange', 'bmi'].includes(run.format);
-    this.checker = new PlayChecker({ identity: this.checksIdentity, performances: needsPerformances, ascii: this.checksAscii });
+    const heard = run.settings.heardChannels;
+    this.checker = new PlayChecker({ ...checks, identity: this.checksIdentity, ...(heard === undefined ? {} : { heard: new Set(heard) }) });
   }
 
   /** One play of the range: counted, and checked when reported. */

@@ -1,5 +1,6 @@
 import type { FrozenConfig } from '../config/schema';
 import type { ReportSettings } from './format';
+import { audienceServers, channelsWithAudience } from '../domain/channels';
 
 // The `reports.*` keys as a run reads them (docs/reports.md "Configuration").
 
@@ -20,4 +21,11 @@ export function reportSettings(config: Pick<FrozenConfig, 'reports'>): ReportSet
     soundexchange: { layout: reports.soundexchange.layout, fileName: reports.soundexchange.fileName },
     contact: { ...reports.contact },
   };
+}
+
+/** The channels an audience mount feeds, where listeners are counted at all (docs/channels.md "No silent zeros"). */
+export function heardChannels(config: Pick<FrozenConfig, 'playlog' | 'channels'>): Pick<ReportSettings, 'heardChannels'> {
+  const servers = audienceServers(config.playlog.icecast, config.channels);
+  if (servers.length === 0 && config.channels.length === 0) return {};
+  return { heardChannels: [...channelsWithAudience(servers)].sort() };
 }

@@ -42,5 +42,6 @@ export function slicedSource(source: ReportSource, pause: Pause = nextTurn): Rep
     hasSessions: (query) => source.hasSessions(query),
     stored: slicedStored,
     ...(source.corrections ? { corrections: source.corrections } : {}),
+    ...(source.recognised ? { recognised: source.recognised } : {}),
   };
 }

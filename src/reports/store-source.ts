@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
-import { recordingNamesOf } from '../domain/recording';
-import { fieldText, fieldTexts } from '../domain/track';
-import type { PlayReportQueries } from '../store/play-reports';
-import type { ListenerSession as StoredSession, PlayLogStore, PlayRow } from '../store/plays';
-import type { ReportQuery, ReportSource } from './run-report';
+import { recordingNamesOf, writersOf } from '../domain/recording';
+import { fieldText } from '../domain/track';
+import type { PlayReportQueries, ReportReads, ReportSnapshot, ReportSnapshots } from '../store/play-reports';
+import type { ListenerSession as StoredSession, PlayLogStore, PlayRange, PlayRow } from '../store/plays';
+import type { OpenReportSource, ReportQuery, ReportSource } from './run-report';
 import type { Batches, RecordingLine } from './format';
 import type { ListenerSession, ReportPlay } from './rows';
 
@@ -16,8 +16,6 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export function reportPlayOf(row: PlayRow): ReportPlay {
   const { metadata, play } = row;
   const names = recordingNamesOf(metadata);
-  const writers = fieldTexts(metadata, 'writers');
-  const composer = fieldText(metadata, 'composer');
   const duration = metadata.duration;
   return {
     dbid: row.dbid,
@@ -34,7 +32,7 @@ export function reportPlayOf(row: PlayRow): ReportPlay {
     isrc: names.isrc,
     catalogue_number: fieldText(metadata, 'catalognumber'),
     iswc: fieldText(metadata, 'iswc'),
-    composers: writers.length > 0 ? writers : composer === undefined ? undefined : [composer],
+    composers: writersOf(metadata),
     duration: typeof duration === 'number' && Number.isFinite(duration) ? duration : undefined,
     listeners: play.listeners,
     trimmed_seconds: play.trimmedSeconds ?? 0,
@@ -60,25 +58,32 @@ async function* batches<T, R>(pages: AsyncIterable<readonly T[]>, map: (row: T) 
   for await (const page of pages) yield page.map(map);
 }
 
-export function storeReportSource(plays: PlayLogStore & PlayReportQueries): ReportSource {
+/** Where a source's reads go: the store itself, or a snapshot of it that a refresh may replace. */
+interface ReadsOf {
+  reads(): ReportReads;
+  /** Computes the range's missing or outdated report columns; reads() sees them once it settles. */
+  refresh(range: PlayRange): Promise<void>;
+}
+
+function sourceOver(log: ReadsOf): ReportSource {
   const range = (query: ReportQuery) => ({ from: iso(query.startMs), to: iso(query.endMs), channel: query.channel });
   const reportRange = (query: ReportQuery, minSeconds: number) => ({ ...range(query), minAiredMs: Math.max(0, minSeconds * 1000) });
   return {
     stored: {
       async summary(query, minSeconds) {
-        const summary = await plays.playSummary(reportRange(query, minSeconds));
+        const summary = await log.reads().playSummary(reportRange(query, minSeconds));
         if (!summary.some((row) => row.stale > 0)) return summary;
-        await plays.refreshReportColumns(range(query));
-        return plays.playSummary(reportRange(query, minSeconds));
+        await log.refresh(range(query));
+        return log.reads().playSummary(reportRange(query, minSeconds));
       },
       candidates: (query, minSeconds, filter) =>
-        batches(plays.checkCandidates(reportRange(query, minSeconds), filter), ({ row, previous }) => ({
+        batches(log.reads().checkCandidates(reportRange(query, minSeconds), filter), ({ row, previous }) => ({
           play: reportPlayOf(row),
           previous: previous ?? undefined,
         })),
       async recordings(query, minSeconds, byChannel) {
         const lines: RecordingLine[] = [];
-        for await (const page of plays.recordingTotals(reportRange(query, minSeconds), byChannel)) {
+        for await (const page of log.reads().recordingTotals(reportRange(query, minSeconds), byChannel)) {
           for (const total of page) {
             if (total.uncounted > 0) return undefined;
             const { names, channel, performances, listenerSeconds, plays } = total;
@@ -90,13 +95,46 @@ export function storeReportSource(plays: PlayLogStore & PlayReportQueries): Repo
         return lines;
       },
     },
-    plays: (query) => batches(plays.playPages(range(query)), reportPlayOf),
-    corrections: (query) => plays.correctedPlays(range(query)),
-    sessions: (query) => batches(plays.sessionPages(range(query)), reportSessionOf),
+    plays: (query) => batches(log.reads().playPages(range(query)), reportPlayOf),
+    corrections: (query) => log.reads().correctedPlays(range(query)),
+    recognised: (query) => log.reads().recognisedPlays(range(query)),
+    sessions: (query) => batches(log.reads().sessionPages(range(query)), reportSessionOf),
     async hasSessions(query) {
       // The first page answers; leaving the loop closes the store's reader.
-      for await (const page of plays.sessionPages(range(query))) return page.length > 0;
+      for await (const page of log.reads().sessionPages(range(query))) return page.length > 0;
       return false;
     },
+  };
+}
+
+/** The store's play log as a report source, each read seeing the log as it is then. */
+export function storeReportSource(plays: PlayLogStore & PlayReportQueries): ReportSource {
+  return sourceOver({
+    reads: () => plays,
+    async refresh(range) {
+      await plays.refreshReportColumns(range);
+    },
+  });
+}
+
+/**
+ * Each report on a snapshot of the store's play log (docs/reports.md "One snapshot"). A snapshot
+ * cannot write: when its first summary finds plays whose report columns are missing or outdated
+ * (rows from before migration 14, or from an older svc on the same database), the store computes
+ * them and the report takes a new snapshot before it has read anything else.
+ */
+export function snapshotReportSource(plays: PlayLogStore & PlayReportQueries & ReportSnapshots): OpenReportSource {
+  return async () => {
+    let snapshot: ReportSnapshot = await plays.reportSnapshot();
+    const source = sourceOver({
+      reads: () => snapshot.reads,
+      async refresh(range) {
+        await plays.refreshReportColumns(range);
+        const outdated = snapshot;
+        snapshot = await plays.reportSnapshot();
+        await outdated.release();
+      },
+    });
+    return { source, release: () => snapshot.release() };
   };
 }

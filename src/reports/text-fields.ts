@@ -16,12 +16,17 @@ const ascii = (value: string): string => asciiSpelling(value).text;
 
 const CARET_RESERVED = /[|^\t\r\n\u2028\u2029]/;
 
+/** ASCII, not starting like a formula (FORMULA_START in domain/report-text.ts), none of CARET_RESERVED: caretField's answer is the value itself. */
+const PLAIN_CARET = /^(?![=+\-@\t\r])[^|^\t\r\n\u0080-\uffff]*$/;
+
 /**
  * SoundExchange text (37 CFR 370.4(e)(6), (e)(8)): ASCII, `^` and `|` removed (the layout has no
  * escape), a tab made a space, a formula neutralised, wrapped in carets.
  */
 export function caretField(value: string | undefined): string {
   if (value === undefined) return '^^';
+  // Most names are ASCII with nothing to take out or neutralise: one test, written as they are (a census writes seven fields per recording).
+  if (PLAIN_CARET.test(value)) return `^${value}^`;
   // Most names hold none of the reserved characters: one test instead of three replacements (a census writes seven fields per recording).
   const safe = neutralised(value);
   const text = CARET_RESERVED.test(safe) ? oneLine(safe).replace(/[|^]/g, '').replace(/\t/g, ' ') : safe;

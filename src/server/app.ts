@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import type { AppMiddleware, AppState } from './context';
-import type { hostCheck } from './request-guards';
+import type { hostCheck } from './guards/request-guards';
 import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
 import { securityHeaders, refuseCrossSiteWrites, refuseUnknownHosts } from './middleware/guards';
@@ -30,10 +30,10 @@ export interface AppDeps {
 
 /**
  * The server's request listener. Three requests bypass Koa: `GET`/`HEAD /v1/last` in its plain form
- * (server/last-fast-path.ts: overlays poll it every second, and the Koa chain cost as much as the
- * answer), `GET`/`HEAD /v1/events` with at most `?since=` (server/events-fast-path.ts: a reader
+ * (server/fast-paths/last-fast-path.ts: overlays poll it every second, and the Koa chain cost as much as the
+ * answer), `GET`/`HEAD /v1/events` with at most `?since=` (server/fast-paths/events-fast-path.ts: a reader
  * holds its stream for hours, and its Koa context lived as long) and `GET`/`HEAD /cover/<key>` of
- * an image in memory (server/cover-fast-path.ts: every overlay fetches a new cover at once). Each
+ * an image in memory (server/fast-paths/cover-fast-path.ts: every overlay fetches a new cover at once). Each
  * has its own error boundary or falls back to Koa, and parity tests
  * (test/integration/status-last.test.ts, test/integration/screens/events-fast-path.test.ts,
  * test/integration/cover-fast-path.test.ts) hold their headers to the Koa routes': a header added

@@ -1,26 +1,27 @@
+import type { UnheardChannel } from '../domain/channels';
 import type { ServiceHealth } from '../enrich/service-health';
 import type { ImageCollector } from '../images/collector';
-import type { NowPlaying } from '../domain/current-track';
+import type { ChannelNowPlaying } from '../domain/channel-now-playing';
 import type { AuthThrottle } from '../domain/auth-throttle';
 import type { OutputDispatcher } from '../outputs/dispatcher';
 import type { SubmitDeps } from '../pipeline/submit-track';
-import type { SongRequests } from '../pipeline/song-requests';
-import type { PlayLog } from '../pipeline/play-log';
-import type { ListenerSessions } from '../pipeline/listener-sessions';
-import type { IcecastPoller } from '../pipeline/icecast-poller';
+import type { SongRequests } from '../requests/song-requests';
+import type { PlayLog } from '../playlog/play-log';
+import type { ListenerSessions } from '../playlog/listener-sessions';
+import type { IcecastPoller } from '../playlog/icecast-poller';
 import type { ImageStore } from '../store/images';
 import type { Recognition } from '../recognition/recognition';
 import type { Store } from '../store/store';
 import type { StorageHealth } from '../store/health';
 import type { MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
-import type { CurrentImages } from './current-images';
+import type { CurrentImages } from './read-models/current-images';
 import type { idempotent as idempotentWrites } from './middleware/idempotency';
 import type { reportFailedAuthentication } from './middleware/auth-throttle';
-import type { QueueBudget } from './queue-budget';
+import type { QueueBudget } from './guards/queue-budget';
 import type { LibraryRoutesDeps } from './routes/library';
-import type { EventStream } from './sse/event-stream';
-import type { WorkPool } from './work-pool';
+import type { EventStream } from './streams/sse/event-stream';
+import type { WorkPool } from './guards/work-pool';
 
 // What the HTTP server is handed by the composition root (src/app/start-app.ts): the opened
 // storage and the use cases, each built once. The server builds its own sockets and routes on them.
@@ -35,7 +36,8 @@ interface Storage {
   /** The plain stores, beside the guarded ones (the outputs send from the plain image store). */
   plainTracks: TrackStore;
   plainImageStore: ImageStore;
-  nowPlaying: NowPlaying;
+  /** The current track, and each channel's (docs/channels.md "Now playing per channel"). */
+  nowPlaying: ChannelNowPlaying;
 }
 
 export /** What runs behind the requests: images, outputs, enrichment, other instances, in-flight submissions. */
@@ -66,5 +68,7 @@ interface Work {
   events: EventStream;
   /** Recognition of the audio svc receives, and its library (docs/recognition.md). */
   recognition: Recognition;
+  /** Channels with a play on air and no audience source (docs/channels.md "No silent zeros"). */
+  unheardChannels: () => UnheardChannel[];
   library: LibraryRoutesDeps['library'];
 }

@@ -8,17 +8,17 @@ import { createLogger, throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
 import { VERSION, buildCommit } from '../version';
 import { createApp, createRequestListener } from './app';
-import { createLastFastPath } from './last-fast-path';
-import { createCoverFastPath } from './cover-fast-path';
-import { createEventsFastPath } from './events-fast-path';
+import { createLastFastPath } from './fast-paths/last-fast-path';
+import { createCoverFastPath } from './fast-paths/cover-fast-path';
+import { createEventsFastPath } from './fast-paths/events-fast-path';
 import { corsPolicy } from './middleware/cors';
-import { hostCheck, unknownHostMessage } from './request-guards';
+import { hostCheck, unknownHostMessage } from './guards/request-guards';
 import { trustedProxies, type ProxyMatcher } from '../domain/trusted-proxies';
-import { createConnectionCaps } from './connection-limits';
-import { limitRequestsInFlight } from './pipelining';
+import { createConnectionCaps } from './guards/connection-limits';
+import { limitRequestsInFlight } from './guards/pipelining';
 import { throttleFailedAuthentication } from './middleware/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
-import { answerClientError, answerUnknownExpectation, endWithError } from './raw-response';
+import { answerClientError, answerUnknownExpectation, endWithError } from './guards/raw-response';
 import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
 import { eventRoutes } from './routes/events';
@@ -26,28 +26,29 @@ import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { routeLabel, type PrometheusMetrics } from './metrics';
 import type { MetricsPort } from '../metrics';
-import type { EventStream } from './sse/event-stream';
 import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
 import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
 import { reportRoutes } from './routes/reports';
-import { reportSettings } from '../reports/settings';
-import { storeReportSource } from '../reports/store-source';
+import { heardChannels, reportSettings } from '../reports/settings';
+import { snapshotReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
 import { createTextAnswers, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
-import { IMAGES_WS_PATH, createImageHub, type ImageHub } from './ws/hub';
-import { FANART_STREAM_PATH, WSSTREAM_PATH, createWsStream } from './ws/wsstream';
-import { IDLE_HEAP_DEFAULTS, collectWhenIdle, type IdleHeapDecision, type IdleHeapOptions } from './idle-heap';
-import { coverWaiter } from './ws/requests';
+import { IMAGES_WS_PATH } from './streams/ws/hub';
+import { FANART_STREAM_PATH, WSSTREAM_PATH } from './streams/ws/wsstream';
+import { IDLE_HEAP_DEFAULTS, collectWhenIdle, type IdleHeapDecision, type IdleHeapOptions } from './guards/idle-heap';
 import os from 'node:os';
 import type { Options as MdnsSocketOptions } from 'multicast-dns';
 import { advertiseOverMdns, type MdnsAdvertiser } from './mdns/advertise';
 import { advertisedAddresses } from './mdns/answer';
 import type { Storage, Work } from './parts';
+import { createChannelStreams, type ChannelStreams } from './channel-streams';
+import { channelParameter } from './streams/channel-views';
+import { AppError } from '../errors';
 
 // The HTTP server of the process: the Koa app and its routes, the three fast paths, the WebSocket
 // and event streams, connection limits, listening and the shutdown of all of it. It is handed the
@@ -59,7 +60,7 @@ export interface ServerOptions {
   ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
   /** The mDNS responder's socket and the interfaces it reads (tests: 127.0.0.1, multicast off). */
   mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
-  /** Giving back the young generation (src/server/idle-heap.ts): tests use a short quiet time and watch its decisions. */
+  /** Giving back the young generation (src/server/guards/idle-heap.ts): tests use a short quiet time and watch its decisions. */
   idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
   /** metrics.enabled: the registry GET /metrics renders and the HTTP server counts into (docs/running.md "Metrics"). */
   metrics?: PrometheusMetrics;
@@ -85,7 +86,7 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
   try {
     await listen(server.http, config.port, config.host);
   } catch (error) {
-    await Promise.all([sockets.hub.close(), sockets.wsStream.close(), sockets.fanartStream.close()]);
+    await sockets.close();
     throw error;
   }
   const { port } = server.http.address() as AddressInfo;
@@ -158,22 +159,7 @@ function createHttpApp(
       ctx.path === ICECAST_LISTENERS_PATH ? ICECAST_LISTENERS_DOOR : undefined,
     ),
     routers: [
-      v1Routes({
-        version: VERSION,
-        commit: buildCommit(),
-        schema: storage.store.schema,
-        maxBodyBytes: config.maxBodyBytes,
-        nowPlaying,
-        tracks,
-        databaseState: () => health.state(),
-        ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
-        failingServices: () => work.serviceHealth.failing(),
-        trackInFlight: work.trackInFlight,
-        idempotent: work.idempotent,
-        submit: work.submitDeps,
-        playLog: work.playLog,
-        recognition: () => (config.recognition.enabled ? work.recognition.status() : null),
-      }),
+      v1RoutesOf(config, storage, work, sockets),
       icecastListenerRoutes({
         secret: config.secret,
         maxBodyBytes: config.maxBodyBytes,
@@ -196,16 +182,23 @@ function createHttpApp(
       libraryRoutes({ secret: config.secret, maxBodyBytes: config.maxBodyBytes, library: work.library }),
       reportRoutes({
         secret: config.secret,
-        settings: reportSettings(config),
-        source: storeReportSource(storage.store.plays),
+        settings: { ...reportSettings(config), ...heardChannels(config) },
+        openSource: snapshotReportSource(storage.store.plays),
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),
       coverRoutes(imageStore, blobs),
-      currentImageRoutes({ nowPlaying, current: work.currentImages, store: imageStore, blobs, coverForNoThumbs: config.wsstream.coverForNoThumbs }),
+      currentImageRoutes({
+        nowPlaying: sockets.views.byDefault,
+        channels: sockets.views,
+        current: work.currentImages,
+        store: imageStore,
+        blobs,
+        coverForNoThumbs: config.wsstream.coverForNoThumbs,
+      }),
       pageRoutes(),
       ownFiles,
-      textRoutes(nowPlaying, textAnswers),
-      eventRoutes(sockets.events),
+      textRoutes(sockets.views.byDefault, textAnswers, sockets.views),
+      eventRoutes(sockets.events, (given) => sockets.of(given).events),
       healthRoutes({
         notReadyBecause: () => (shutdown.started ? 'shutting down' : health.state() === 'ok' ? null : 'database unavailable'),
       }),
@@ -219,66 +212,40 @@ function createHttpApp(
       ...(metrics ? [metricsRoutes({ metrics, secret: config.secret, requireSecret: config.metrics.requireSecret })] : []),
     ],
   });
-  const answerLast = createLastFastPath({ nowPlaying, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
+  const answerLast = createLastFastPath({ nowPlaying: sockets.views.byDefault, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
   const answerCover = createCoverFastPath({ images: imageStore.memory, cors, logger, nextRequestId, hostAllowed });
   const answerEvents = createEventsFastPath({ stream: sockets.events, cors, logger, nextRequestId, trustedProxy, hostAllowed });
   return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy };
 }
 
-/** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events. */
-interface Sockets {
-  hub: ImageHub;
-  events: EventStream;
-  wsStream: ReturnType<typeof createWsStream>;
-  /** /wsartistfanartstream: the wsstream frames with a changing artist fanart. */
-  fanartStream: ReturnType<typeof createWsStream>;
+/** /v1's routes: status, the current track (per channel), the submissions. */
+function v1RoutesOf(config: FrozenConfig, storage: Storage, work: Work, sockets: Sockets): ReturnType<typeof v1Routes> {
+  const { health, tracks } = storage;
+  return v1Routes({
+    version: VERSION,
+    commit: buildCommit(),
+    schema: storage.store.schema,
+    maxBodyBytes: config.maxBodyBytes,
+    nowPlaying: sockets.views.byDefault,
+    channels: sockets.views,
+    unheardChannels: work.unheardChannels,
+    tracks,
+    databaseState: () => health.state(),
+    ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
+    failingServices: () => work.serviceHealth.failing(),
+    trackInFlight: work.trackInFlight,
+    idempotent: work.idempotent,
+    submit: work.submitDeps,
+    playLog: work.playLog,
+    recognition: () => (config.recognition.enabled ? work.recognition.status() : null),
+  });
 }
 
+/** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events, one set per channel asked for (channel-streams.ts). */
+type Sockets = ChannelStreams;
+
 function createSockets(config: FrozenConfig, options: ServerOptions, storage: Storage, work: Work, logger: Logger): Sockets {
-  const { imageStore, nowPlaying } = storage;
-  const { images } = work;
-  const hub = createImageHub({
-    nowPlaying,
-    logger,
-    version: VERSION,
-    budget: work.queueBudget,
-    images: {
-      imagesOf: (record) => images.imagesOf(record),
-      on: (event, listener) => images.on(event, listener),
-      off: (event, listener) => images.off(event, listener),
-      find: (query) => imageStore.find(query),
-      meta: (key) => imageStore.meta(key),
-      slice: (key, offset, length) => imageStore.slice(key, offset, length),
-    },
-    ...(work.submitDeps.coversInFlight ? { awaitCover: coverWaiter(work.submitDeps.coversInFlight, work.submitDeps.enrichmentDeadlineSeconds * 1000) } : {}),
-    ...options.ws,
-  });
-  const wsStream = createWsStream({
-    nowPlaying,
-    logger,
-    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
-    current: work.currentImages,
-    budget: work.queueBudget,
-    completeByDefault: config.wsstream.complete,
-    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
-    downloads: images,
-    coverForNoThumbs: config.wsstream.coverForNoThumbs,
-    ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
-  });
-  const fanartStream = createWsStream({
-    nowPlaying,
-    logger,
-    images: { slice: (key, offset, length) => imageStore.slice(key, offset, length) },
-    current: work.currentImages,
-    budget: work.queueBudget,
-    completeByDefault: config.wsstream.complete,
-    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
-    downloads: images,
-    coverForNoThumbs: config.wsstream.coverForNoThumbs,
-    fanart: { intervalMs: config.wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) },
-    ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
-  });
-  return { hub, wsStream, fanartStream, events: work.events };
+  return createChannelStreams(config, options, storage, work, logger);
 }
 
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
@@ -325,19 +292,21 @@ function createHttpServer(
       endWithError(socket, 'UNKNOWN_HOST', unknownHostMessage(request.headers.host ?? ''));
       return;
     }
-    if (path === IMAGES_WS_PATH) {
-      sockets.hub.handleUpgrade(request, socket, head);
+    if (path !== IMAGES_WS_PATH && path !== WSSTREAM_PATH && path !== FANART_STREAM_PATH) {
+      endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
       return;
     }
-    if (path === WSSTREAM_PATH) {
-      sockets.wsStream.handleUpgrade(request, socket, head);
+    // `?channel=` (docs/channels.md "Now playing per channel"): that channel's stream; an undeclared one is a 400.
+    let streams;
+    try {
+      streams = sockets.of(channelParameter(request.url));
+    } catch (error) {
+      endWithError(socket, 'INVALID_PARAMETERS', error instanceof AppError ? error.message : undefined);
       return;
     }
-    if (path === FANART_STREAM_PATH) {
-      sockets.fanartStream.handleUpgrade(request, socket, head);
-      return;
-    }
-    endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
+    if (path === IMAGES_WS_PATH) streams.hub.handleUpgrade(request, socket, head);
+    else if (path === WSSTREAM_PATH) streams.wsStream.handleUpgrade(request, socket, head);
+    else streams.fanartStream.handleUpgrade(request, socket, head);
   });
   // A CONNECT (a proxy tunnel) is no request svc serves: 405, never a silent close.
   server.on('connect', (_request: http.IncomingMessage, socket: Duplex) => endWithError(socket, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed'));
@@ -366,8 +335,7 @@ function closeInOrder(
       // says `Connection: close` (closeAfterAnswerWhen): no new request starts on them.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      sockets.events.close();
-      await Promise.all([sockets.hub.close(), sockets.wsStream.close(), sockets.fanartStream.close()]);
+      await sockets.close();
       const drained = await Promise.race([stopped.then(() => true), deadline.then(() => false)]);
       if (!drained) {
         server.closeAllConnections();

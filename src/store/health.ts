@@ -48,10 +48,12 @@ const NETWORK_FAILURES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'E
  * PostgreSQL SQLSTATE classes and codes that mean the server cannot serve now
  * (https://www.postgresql.org/docs/15/errcodes-appendix.html): 08 connection exception,
  * 53 insufficient resources (53100 disk full), 57P01-57P03 shutdown or not accepting connections,
- * 25006 read-only transaction (a standby, or a database set read-only).
+ * 57P05 and 25P03 the server ended an idle session or an idle transaction (a write whose bytes
+ * stalled on the way: the connection is gone, the write was not made), 25006 read-only transaction
+ * (a standby, or a database set read-only).
  */
 function isPostgresUnavailable(code: string): boolean {
-  return /^(08|53)[0-9A-Z]{3}$/.test(code) || /^57P0[1-3]$/.test(code) || code === '25006';
+  return /^(08|53)[0-9A-Z]{3}$/.test(code) || /^57P0[1-35]$/.test(code) || code === '25P03' || code === '25006';
 }
 
 /**

@@ -18,7 +18,7 @@ interface Entry extends StoredImage {
 export type CachedImage = StoredImage & { readonly bytes: Buffer };
 
 /**
- * The cache's own reads, for the /cover/<key> fast path (server/cover-fast-path.ts): `cached` is
+ * The cache's own reads, for the /cover/<key> fast path (server/fast-paths/cover-fast-path.ts): `cached` is
  * a map lookup (null when the cache is off or does not hold the key), `load` the shared store read
  * of a miss; both mark the image as used in the store as `use` does.
  */

@@ -2,7 +2,7 @@ import { REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingColumnsOf, writtenName
 import type { CorrectedPlay } from '../domain/correction';
 import type { TrackFields } from '../domain/track';
 import { correctionsByDbid, type CorrectionRow } from './corrections';
-import type { PlayRange, PlayRow } from './plays';
+import type { PlayLogStore, PlayRange, PlayRow } from './plays';
 
 // What a report asks of the play log where the plays are stored (docs/reports.md "Where the rows
 // come from"): the month's counts, the plays that may have a problem, and the census totals per
@@ -72,6 +72,65 @@ export interface PlayReportQueries {
   recordingTotals(range: ReportRange, byChannel: boolean): AsyncIterable<readonly RecordingTotal[]>;
   /** The range's plays that were corrected (PATCH /v1/history/<dbid>), in air order, each with its corrections oldest first. */
   correctedPlays(range: PlayRange): Promise<CorrectedPlay[]>;
+  /** The range's music plays that recognition made (docs/recognition.md "A recognised play"), in air order. */
+  recognisedPlays(range: PlayRange): Promise<RecognisedPlay[]>;
+}
+
+/** A play recognition made: its score and the playback rate it was found at (null: not recorded). */
+export interface RecognisedPlay {
+  dbid: number;
+  score: number | null;
+  rate: number | null;
+}
+
+/**
+ * The recognised music plays of a range, in air order (both backends): `field(name)` is the
+ * backend's read of a metadata field as text (SQLite json_extract, PostgreSQL ->>).
+ */
+export const recognisedPlaysSql = (p: readonly [string, string, string], field: (name: string) => string): string =>
+  `SELECT dbid, ${field('recognition_score')} AS score, ${field('recognition_rate')} AS rate FROM tracks
+    WHERE started_at >= ${p[0]} AND started_at < ${p[1]} AND (${p[2]} IS NULL OR channel = ${p[2]})
+      AND kind = 'music' AND ${field('recognition')} IS NOT NULL
+    ORDER BY started_at, dbid`;
+
+/** Pure: the rows of recognisedPlaysSql, numbers read from their text. */
+export function recognisedPlaysOf(rows: readonly { dbid: number | string; score: unknown; rate: unknown }[]): RecognisedPlay[] {
+  const number = (value: unknown): number | null => {
+    const parsed = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+    return Number.isFinite(parsed) ? parsed : null;
+  };
+  return rows.map((row) => ({ dbid: Number(row.dbid), score: number(row.score), rate: number(row.rate) }));
+}
+
+/** What a report reads of the play log: its queries and the pages of plays and sessions. */
+export type ReportReads = Pick<PlayLogStore, 'playPages' | 'sessionPages'> & Omit<PlayReportQueries, 'refreshReportColumns'>;
+
+/** A snapshot's reads from a backend's report queries on its connection (never refreshReportColumns: a snapshot cannot write). */
+export function reportReadsOf(queries: PlayReportQueries, pages: Pick<PlayLogStore, 'playPages' | 'sessionPages'>): ReportReads {
+  return {
+    playSummary: (range) => queries.playSummary(range),
+    checkCandidates: (range, filter) => queries.checkCandidates(range, filter),
+    recordingTotals: (range, byChannel) => queries.recordingTotals(range, byChannel),
+    correctedPlays: (range) => queries.correctedPlays(range),
+    recognisedPlays: (range) => queries.recognisedPlays(range),
+    playPages: (range) => pages.playPages(range),
+    sessionPages: (range) => pages.sessionPages(range),
+  };
+}
+
+/**
+ * The play log as it was at one instant, for one report (docs/reports.md "One snapshot"): a
+ * play written, ended or corrected while the report runs is not in any of its passes, so the
+ * check and the file always count the same plays. release() ends it; holding one keeps no lock.
+ */
+export interface ReportSnapshot {
+  reads: ReportReads;
+  release(): Promise<void>;
+}
+
+/** Where reports take their snapshots: both backends' play logs. */
+export interface ReportSnapshots {
+  reportSnapshot(): Promise<ReportSnapshot>;
 }
 
 /** The audit rows of the corrected plays of a range, in air order (both backends; the table is migration 15 / 12). */

@@ -7,7 +7,7 @@ import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
 import type { SongRequestStore } from './song-requests';
 import type { PlayLogStore } from './plays';
-import type { PlayReportQueries } from './play-reports';
+import type { PlayReportQueries, ReportSnapshots } from './play-reports';
 import type { TrackStore } from './tracks';
 
 // Everything the app stores, behind one asynchronous interface (docs/several-instances.md, docs/decisions.md
@@ -54,7 +54,7 @@ export interface Store {
   readonly tracks: TrackStore;
   /** Air times, listener sessions and listener counts (docs/play-log.md). */
   /** The play log, and the queries a report makes of it (play-reports.ts). */
-  readonly plays: PlayLogStore & PlayReportQueries;
+  readonly plays: PlayLogStore & PlayReportQueries & ReportSnapshots;
   readonly images: ImageStore;
   readonly lookupCache: LookupCacheStore;
   /** The outputs' delivery log (docs/outputs.md). */

@@ -45,10 +45,16 @@ export interface TrackStore {
   insert(track: NewTrack): Promise<TrackRecord>;
   /** The stored record with the highest dbid (docs/decisions.md "Delivery promises"), or null when nothing is stored. */
   current(): Promise<TrackRecord | null>;
+  /**
+   * Each channel's current record (the highest dbid of the channel), at most `limit` channels
+   * (docs/channels.md "Now playing per channel"): read at start, and when a channel's current one
+   * is deleted (`channel` given).
+   */
+  currentPerChannel(limit: number, channel?: string): Promise<TrackRecord[]>;
   /** The record with its corrections. */
   byDbid(dbid: number): Promise<TrackRecord | null>;
-  /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection). */
-  since(dbid: number, limit: number): Promise<TrackRecord[]>;
+  /** Records stored after `dbid`, oldest first (an instance catching up after a lost connection); with `channel`, that channel's only. */
+  since(dbid: number, limit: number, channel?: string): Promise<TrackRecord[]>;
   /** Replaces the metadata of a stored record (e.g. a cover that arrived after the response). */
   updateMetadata(dbid: number, metadata: TrackFields): Promise<void>;
   /**
@@ -74,6 +80,16 @@ export interface TrackStore {
   removals(): number;
   /** Next arrival number; continues after a restart (and, on PostgreSQL, across instances). */
   nextReceivedSeq(): Promise<number>;
+}
+
+/** Every channel of the log in order, one index step each (a loose index scan), at most `limit` (the placeholder) of them. */
+export function channelNamesSql(limit: string): string {
+  return `WITH RECURSIVE names(channel) AS (
+      SELECT min(channel) FROM tracks
+      UNION ALL
+      SELECT (SELECT min(t.channel) FROM tracks t WHERE t.channel > names.channel) FROM names WHERE names.channel IS NOT NULL
+    )
+    SELECT channel FROM names WHERE channel IS NOT NULL LIMIT ${limit}`;
 }
 
 /** Sorts after every stored received_at (ISO 8601 strings compare in time order). */

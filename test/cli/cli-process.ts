@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import net from 'node:net';
 import { SVC_BIN, cleanEnv } from '../helpers/run-cli';
+import { startTestServer, type TestServer } from '../helpers/test-server';
 
 // A long-running `svc` process (--follow, watch-images) whose output the test reads as it comes.
 
@@ -30,6 +31,23 @@ const running = new Set<ChildProcessWithoutNullStreams>();
 export function killLeftovers(): void {
   for (const child of running) child.kill('SIGKILL');
   running.clear();
+}
+
+/**
+ * A fresh svc for each test of the describe it is called in, handed to `use`; after each test the
+ * CLI processes it started are killed and the server closed.
+ */
+export function serverPerTest(use: (server: TestServer) => void): void {
+  let current: TestServer | undefined;
+  beforeEach(async () => {
+    current = await startTestServer();
+    use(current);
+  });
+  afterEach(async () => {
+    killLeftovers();
+    await current?.close();
+    current = undefined;
+  });
 }
 
 export function startCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): RunningCli {

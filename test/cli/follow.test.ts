@@ -7,20 +7,13 @@ import { withinHangGuard } from '../helpers/real-time';
 import { SVC_BIN, cleanEnv, runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
-import { killLeftovers, startCli, unusedPort } from './cli-process';
+import { serverPerTest, startCli, unusedPort } from './cli-process';
 
 // `svc last --follow`: the real binary on the real /v1/images/ws stream.
 
 describe('svc last --follow', () => {
   let server: TestServer;
-
-  beforeEach(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    killLeftovers();
-    await server.close();
-  });
+  serverPerTest((started) => (server = started));
 
   const submit = async (artist: string, title: string) => {
     const answer = await postJson(`${server.url}/v1/remoteinput`, { artist, title, album: 'Live', date: '1999' });

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { asObject, postJson, request } from '../helpers/http';
 import { killLeftovers, startCli } from './cli-process';
 import { SVC_BIN, cleanEnv, runCli } from '../helpers/run-cli';
@@ -129,6 +131,45 @@ describe('svc history, a long range', () => {
       .split('\n')
       .map((line) => (JSON.parse(line) as { title: string }).title);
     expect(titles).toEqual(Array.from({ length: total }, (_, i) => `T${i}`));
+  });
+
+  it('When a page is cut off in the middle of an export, then it exits non-zero naming the failure, never 0 with a short setlist', async () => {
+    // A stand-in between the CLI and the server that cuts the fourth page asked for after half its
+    // Content-Length, as a connection lost mid-body would: the walk back to the oldest page took
+    // three, the oldest page's tracks are out, and the fourth is the middle page read again.
+    let requests = 0;
+    const proxy = http.createServer((req, res) => {
+      requests++;
+      const cut = requests === 4;
+      const upstream = http.get(new URL(req.url ?? '/', t.url), { headers: req.headers }, (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks);
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          if (!cut) {
+            res.end(body);
+            return;
+          }
+          res.write(body.subarray(0, body.length >> 1));
+          res.socket?.destroy();
+        });
+      });
+      upstream.on('error', () => res.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const result = await runCli(['history', '--url', `http://127.0.0.1:${port}`, '--csv']);
+      expect(requests).toBe(4);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).not.toBe('');
+      // What came before the cut is on stdout, and no more: the exit code is what says it is short.
+      const rows = result.stdout.split('\r\n').length - 2;
+      expect([rows > 0, rows < total]).toEqual([true, true]);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('When --limit is over a page, then the newest N tracks come, oldest first', async () => {

@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import * as frames from '../../src/server/ws/frames';
+import * as frames from '../../src/server/streams/ws/frames';
 import { postJson } from '../helpers/http';
 import { runCli } from '../helpers/run-cli';
 import { makeTempDir } from '../helpers/temp-dir';
 import { startTestServer, type TestServer } from '../helpers/test-server';
-import { killLeftovers, startCli, unusedPort } from './cli-process';
+import { killLeftovers, serverPerTest, startCli, unusedPort } from './cli-process';
 import { until } from '../helpers/eventually';
 import { TINY_PNG } from '../helpers/images';
 
@@ -16,14 +16,7 @@ import { TINY_PNG } from '../helpers/images';
 
 describe('svc watch-images', () => {
   let server: TestServer;
-
-  beforeEach(async () => {
-    server = await startTestServer();
-  });
-  afterEach(async () => {
-    killLeftovers();
-    await server.close();
-  });
+  serverPerTest((started) => (server = started));
 
   const submit = async (fields: Record<string, unknown>) => {
     const answer = await postJson(`${server.url}/v1/remoteinput`, fields);

@@ -55,3 +55,27 @@ export function artifactPath(name: string): string {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   return path.join(ARTIFACTS, name);
 }
+
+/**
+ * Screenshots laid side by side, `perRow` to a row, on one image saved as test/artifacts/`name`
+ * (a strip of a change, for a person to look at; nothing asserts on it).
+ */
+export async function saveStrip(
+  browser: Browser,
+  shots: readonly Buffer[],
+  name: string,
+  cell: { width: number; height: number },
+  perRow = shots.length,
+): Promise<void> {
+  const board = await browser.context.newPage();
+  try {
+    const columns = Math.max(1, Math.min(perRow, shots.length));
+    await board.setViewportSize({ width: (cell.width + 10) * columns, height: (cell.height + 10) * Math.ceil(shots.length / columns) });
+    await board.setContent(
+      `<body style="margin:0;background:#000">${shots.map((shot) => `<img style="margin:5px" src="data:image/png;base64,${shot.toString('base64')}">`).join('')}</body>`,
+    );
+    await board.screenshot({ path: artifactPath(name), fullPage: true });
+  } finally {
+    await board.close();
+  }
+}

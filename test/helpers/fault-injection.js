@@ -3,13 +3,17 @@
 // kills the process with SIGKILL (kill -9) at one step of a submission, the n-th time it is reached.
 // SVC_TEST_FAULT=<step>[:<n>], steps:
 //   track-row     right after the track row is written (SQLite: inside its transaction, before the
-//                 outputs' change row; PostgreSQL: once the insert is sent, before its COMMIT)
+//                 outputs' change row; PostgreSQL: once the insert is answered, before its COMMIT)
 //   after-commit  once the store has committed the record, before it is announced or queued
 //   before-answer as the POST /v1/remoteinput answer is about to be written
 const [step = '', nth = '1'] = (process.env.SVC_TEST_FAULT || '').split(':');
 let reached = 0;
 const due = (name) => name === step && ++reached === Number(nth);
-const die = () => process.kill(process.pid, 'SIGKILL');
+// The step is named on stderr first (a pipe: written at once), so the test can tell where it died.
+const die = () => {
+  process.stderr.write(`fault-injection: kill -9 at ${step} #${reached}\n`);
+  process.kill(process.pid, 'SIGKILL');
+};
 const isTrackInsert = (sql) => typeof sql === 'string' && /INSERT INTO tracks/.test(sql);
 
 const Database = require('better-sqlite3');
@@ -41,22 +45,33 @@ Database.prototype.transaction = function transactionWithFaults(fn) {
 };
 
 const pg = require('pg');
-// The track insert runs in a transaction on one client (store/postgres/tracks.ts): `track-row` dies
-// once the insert was sent, before its COMMIT; `after-commit` once that client's COMMIT answered
-// (its own statement, or the end of the batch's last insert).
+// The track insert runs in a transaction on one client (store/postgres/tracks.ts). The last insert
+// of a batch carries the COMMIT in the same message (store/postgres/connection.ts withCommit).
+// `track-row` sends that insert without its COMMIT and dies once it is answered: the row is
+// written inside the transaction and never committed. `after-commit` dies once the COMMIT has
+// answered: the batch's last insert's, or a COMMIT statement after inserts that did not carry it.
+// Only such a COMMIT counts: a client whose insert carried its COMMIT is not marked, so the next
+// transaction on that pooled client (the outputs' expand, say) is not taken for the insert's.
 const clientQuery = pg.Client.prototype.query;
+const CARRIED_COMMIT = /;\s*COMMIT\s*$/i;
 const committing = new WeakSet();
-pg.Client.prototype.query = function queryWithFaults(...args) {
-  const answer = clientQuery.apply(this, args);
-  const text = typeof args[0] === 'string' ? args[0] : args[0] && args[0].text;
-  if (typeof answer?.then !== 'function') return answer;
-  if (isTrackInsert(text)) {
-    if (due('track-row')) setTimeout(die, 1);
-    // The last insert of a batch carries the COMMIT itself (store/postgres/connection.ts withCommit).
-    if (/;\s*COMMIT\s*$/i.test(text) && due('after-commit')) return answer.then(die);
-    committing.add(this);
+const trackInsert = (client, args, text) => {
+  const carriesCommit = CARRIED_COMMIT.test(text);
+  if (due('track-row')) return clientQuery.apply(client, carriesCommit ? [text.replace(CARRIED_COMMIT, '')] : args).then(die);
+  const answer = clientQuery.apply(client, args);
+  if (!carriesCommit) {
+    committing.add(client);
     return answer;
   }
+  committing.delete(client);
+  return due('after-commit') ? answer.then(die) : answer;
+};
+pg.Client.prototype.query = function queryWithFaults(...args) {
+  const text = typeof args[0] === 'string' ? args[0] : args[0] && args[0].text;
+  const promised = typeof args.at(-1) !== 'function';
+  if (promised && isTrackInsert(text)) return trackInsert(this, args, text);
+  const answer = clientQuery.apply(this, args);
+  if (typeof answer?.then !== 'function') return answer;
   if (committing.has(this) && /^\s*(COMMIT|ROLLBACK)/i.test(text || '')) {
     committing.delete(this);
     if (/^\s*COMMIT/i.test(text) && due('after-commit')) return answer.then(die);

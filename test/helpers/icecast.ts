@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { until } from './eventually';
 import { startReceiver } from './receiver';
 import { makeTempDir } from './temp-dir';
 
@@ -88,16 +89,16 @@ export async function startIcecast(options: IcecastOptions = {}): Promise<Icecas
     const source = json.icestats?.source;
     return source === undefined ? [] : Array.isArray(source) ? source : [source];
   };
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await status();
-      break;
-    } catch {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`icecast2 did not start: ${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const answers = async () => {
+    if (child.exitCode !== null) throw new Error(`icecast2 exited before it answered: ${output}`);
+    return status().then(
+      () => true,
+      () => false,
+    );
+  };
+  await until(answers, 'icecast2 answered /status-json.xsl', 10_000, 50).catch((error: unknown) => {
+    throw new Error(`icecast2 did not start (${error instanceof Error ? error.message : String(error)}): ${output}`);
+  });
   return {
     url,
     adminPassword: `admin-${sourcePassword}`,
@@ -132,11 +133,7 @@ export async function startSource(server: IcecastServer, mount: string): Promise
   frame.set([0xff, 0xfb, 0x90, 0x64]);
   const timer = setInterval(() => request.write(Buffer.concat(Array(8).fill(frame) as Buffer[])), 100);
   request.write(frame);
-  const deadline = Date.now() + 10_000;
-  while (!(await server.sources()).some((source) => typeof source.listenurl === 'string' && source.listenurl.endsWith(mount))) {
-    if (Date.now() > deadline) throw new Error(`the source on ${mount} did not appear`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(async () => (await server.sources()).some((source) => mountedAt(source, mount)), `the source on ${mount} appeared`, 10_000, 50);
   return {
     stop: () => {
       clearInterval(timer);
@@ -171,15 +168,16 @@ export async function startShoutcastSource(server: IcecastServer): Promise<Iceca
   frame.set([0xff, 0xfb, 0x90, 0x64]);
   const timer = setInterval(() => socket.write(Buffer.concat(Array(8).fill(frame) as Buffer[])), 100);
   socket.write(frame);
-  const deadline = Date.now() + 10_000;
-  while (!(await server.sources()).some((source) => typeof source.listenurl === 'string' && source.listenurl.endsWith('/stream'))) {
-    if (Date.now() > deadline) throw new Error('the SHOUTcast source did not appear');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(async () => (await server.sources()).some((source) => mountedAt(source, '/stream')), 'the SHOUTcast source appeared', 10_000, 50);
   return {
     stop: () => {
       clearInterval(timer);
       socket.destroy();
     },
   };
+}
+
+/** Whether one entry of Icecast's /status-json.xsl `source` list is the mount `mount`. */
+function mountedAt(source: Record<string, unknown>, mount: string): boolean {
+  return typeof source.listenurl === 'string' && source.listenurl.endsWith(mount);
 }

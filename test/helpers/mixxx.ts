@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { until } from './eventually';
 import { makeTempDir } from './temp-dir';
 import { startXvfb } from './xvfb';
 
@@ -93,19 +94,27 @@ export async function startMixxx(deck2File: string, connections: readonly MixxxC
   const mixxx = spawn('mixxx', ['--settingsPath', `${settings}/`, '--logFlushLevel', 'debug', deck2File], { env, stdio: ['ignore', 'ignore', 'ignore'] });
   const logFile = path.join(settings, 'mixxx.log');
   const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
-  // A dialog takes keys only once it is ready, and may come late: answer it until `done`.
+  const dialogNamed = async (windowName: string) => (await xdotool('search', '--name', windowName).catch(() => '')).split('\n')[0] ?? '';
+  // A dialog takes keys only once it is ready, and may come late: answer it until `done`. After an
+  // answer the dialog closes (or, not ready yet, stays up and is answered again a moment later).
   const answer = async (windowName: string, text: string, done: () => boolean, what: string) => {
     const deadline = Date.now() + 90_000;
+    const left = () => Math.max(0, deadline - Date.now());
+    const failed = () => new Error(`Mixxx: ${what} did not happen\n${log().slice(-3000)}`);
     while (!done()) {
-      if (Date.now() > deadline) throw new Error(`Mixxx: ${what} did not happen\n${log().slice(-3000)}`);
-      const dialog = (await xdotool('search', '--name', windowName).catch(() => '')).split('\n')[0] ?? '';
-      if (dialog !== '') {
-        await xdotool('windowfocus', '--sync', dialog).catch(() => '');
-        await xdotool('key', 'ctrl+a');
-        await xdotool('type', '--delay', '10', text);
-        await xdotool('key', 'Return');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      let dialog = '';
+      await until(async () => done() || (dialog = await dialogNamed(windowName)) !== '', what, left(), 50).catch(() => {
+        throw failed();
+      });
+      if (dialog === '') continue;
+      await xdotool('windowfocus', '--sync', dialog).catch(() => '');
+      await xdotool('key', 'ctrl+a');
+      await xdotool('type', '--delay', '10', text);
+      await xdotool('key', 'Return');
+      await until(async () => done() || (await dialogNamed(windowName)) === '', `${what}: the dialog took the answer`, Math.min(left(), 1000), 50).catch(
+        () => undefined,
+      );
+      if (left() === 0) throw failed();
     }
   };
   try {
@@ -132,10 +141,15 @@ export async function startMixxx(deck2File: string, connections: readonly MixxxC
   return {
     press,
     async loadDeck1(file) {
-      const loads = () => log().split('slotLoadTrack "[Channel1]"').length - 1;
-      const before = loads();
+      const count = (line: string) => () => log().split(line).length - 1;
+      const loads = count('slotLoadTrack "[Channel1]"');
+      // Mixxx analyses every track once it is loaded into a deck (PlayerManager on newTrackLoaded):
+      // its analyser queueing the track is the first line after the load has finished.
+      const analysed = count('AnalyzerThread - Enqueueing next track');
+      const [loadsBefore, analysedBefore] = [loads(), analysed()];
       await press('ctrl+o');
-      await answer('Load track to Deck 1', file, () => loads() > before, 'loading deck 1');
+      await answer('Load track to Deck 1', file, () => loads() > loadsBefore, 'loading deck 1');
+      await until(() => analysed() > analysedBefore, 'Mixxx finished loading deck 1 (its analyser queued the track)', 60_000, 50);
     },
     log,
     async close() {

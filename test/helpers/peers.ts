@@ -118,7 +118,10 @@ export const PEERS = {
   sox: program('sox', 'sox'),
   ezstream: program('ezstream', 'ezstream'),
   icecast2: program('icecast2', 'icecast2'),
+  curl: program('curl', 'curl'),
   nginx: program('nginx', 'nginx'),
+  // The HAProxy example's active health checks (test/integration/instances/behind-haproxy.test.ts).
+  haproxy: program('haproxy', 'haproxy'),
   chromium: program('chromium', 'chromium'),
   pgbouncer: program('pgbouncer', 'pgbouncer'),
   // OBS Studio and the X server it runs under (test/helpers/obs-studio.ts); Debian's obs-studio
@@ -143,7 +146,7 @@ export const PEERS = {
   'systemd-analyze': program('systemd-analyze', 'systemd'),
   // The Prometheus text of GET /metrics is checked with promtool (test/integration/metrics.test.ts).
   promtool: program('promtool', 'prometheus'),
-  // Building better-sqlite3 when a packed svc is installed (test/integration/npm-pack.test.ts).
+  // Building better-sqlite3 where its prebuilt binary cannot be downloaded (docs/running.md "Installing without a clone").
   'g++': program('g++', 'g++'),
   make: program('make', 'make'),
   postgresql: { ...service('PostgreSQL', 'postgresql', POSTGRES_TEST_URL, 5432), present: postgresAnswers },

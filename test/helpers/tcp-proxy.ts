@@ -15,6 +15,9 @@ export interface TcpProxy {
   cut(): void;
   refuseNew(options?: { keepListening?: boolean }): void;
   stall(): void;
+  freeze(): void;
+  /** Bytes a freeze has kept and restore has not yet handed to the other side's socket. */
+  heldBytes(): number;
   restore(): void;
   close(): Promise<void>;
 }
@@ -23,12 +26,15 @@ interface Pair {
   client: net.Socket;
   upstream: net.Socket;
   listening: boolean;
+  /** What a freeze kept, per direction, in arrival order. */
+  kept?: { toUpstream: Buffer[]; toClient: Buffer[] };
 }
 
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   const open = new Set<Pair>();
   let refusing = false;
   let stalled = false;
+  let frozen = false;
 
   const flow = (pair: Pair) => {
     pair.client.pipe(pair.upstream);
@@ -39,6 +45,27 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     pair.upstream.unpipe(pair.client);
     pair.client.pause();
     pair.upstream.pause();
+  };
+  const keep = (pair: Pair) => {
+    pair.client.unpipe(pair.upstream);
+    pair.upstream.unpipe(pair.client);
+    const kept = { toUpstream: [] as Buffer[], toClient: [] as Buffer[] };
+    pair.kept = kept;
+    pair.client.on('data', (chunk: Buffer) => pair.kept === kept && kept.toUpstream.push(chunk));
+    pair.upstream.on('data', (chunk: Buffer) => pair.kept === kept && kept.toClient.push(chunk));
+    // unpipe() left them paused: a new 'data' listener alone does not resume them.
+    pair.client.resume();
+    pair.upstream.resume();
+  };
+  const thaw = (pair: Pair) => {
+    const kept = pair.kept;
+    if (!kept) return;
+    pair.kept = undefined;
+    for (const chunk of kept.toUpstream) pair.upstream.write(chunk);
+    for (const chunk of kept.toClient) pair.client.write(chunk);
+    kept.toUpstream.length = 0;
+    kept.toClient.length = 0;
+    flow(pair);
   };
   const drop = (pair: Pair) => {
     pair.client.destroy();
@@ -59,6 +86,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     client.on('error', () => drop(pair)).on('close', () => drop(pair));
     pair.upstream.on('error', () => drop(pair)).on('close', () => drop(pair));
     if (stalled) hold(pair);
+    else if (frozen) keep(pair);
     else flow(pair);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -76,10 +104,21 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       stalled = true;
       for (const pair of open) hold(pair);
     },
+    freeze() {
+      frozen = true;
+      for (const pair of open) keep(pair);
+    },
+    heldBytes() {
+      let total = 0;
+      for (const pair of open) for (const chunk of [...(pair.kept?.toUpstream ?? []), ...(pair.kept?.toClient ?? [])]) total += chunk.length;
+      return total;
+    },
     restore() {
       refusing = false;
       if (stalled) for (const pair of open) flow(pair);
+      if (frozen) for (const pair of open) thaw(pair);
       stalled = false;
+      frozen = false;
     },
     close() {
       refusing = true;

@@ -2,7 +2,7 @@ import { makePng } from '../helpers/images';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { pipelineWithoutReading } from '../helpers/attackers';
 
-// GET and HEAD /cover/<key> of an image in memory are answered before Koa (server/cover-fast-path.ts);
+// GET and HEAD /cover/<key> of an image in memory are answered before Koa (server/fast-paths/cover-fast-path.ts);
 // any other spelling of the path (a query string) still goes through the Koa route. Both must
 // give the same answer: status, every header but the per-response ones, bytes, access-log line.
 

@@ -4,8 +4,8 @@ import { openSse, type SseClient } from '../helpers/sse-client';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
 // The server gives back the young generation V8 grew for a burst once it has been quiet, and keeps
-// it while an audience is connected (src/server/idle-heap.ts; the rule itself:
-// test/unit/server/idle-heap.test.ts). The server runs in this process, so V8's young generation
+// it while an audience is connected (src/server/guards/idle-heap.ts; the rule itself:
+// test/unit/server/guards/idle-heap.test.ts). The server runs in this process, so V8's young generation
 // is the one it collects; the burst is made here, as a burst of requests would make it.
 
 const MiB = 1024 * 1024;

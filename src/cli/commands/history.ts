@@ -1,3 +1,4 @@
+import { CHANNEL_OPTION } from '../channel-option';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { addClientOptions, createClient, type ClientOptions } from '../client-options';
 import type { SvcClient } from '../client';
@@ -20,6 +21,7 @@ interface HistoryOptions extends ClientOptions {
   limit?: number;
   csv?: boolean;
   format?: string;
+  channel?: string;
 }
 
 /** The server's largest page: fewest requests for a long setlist. */
@@ -47,6 +49,7 @@ export function registerHistory(program: Command, ctx: CliContext, setResult: Se
     .addOption(new Option('--limit <n>', 'at most the newest N tracks of the range').argParser(parseLimit))
     .addOption(new Option('--csv', 'print CSV (RFC 4180) with a header row').conflicts(['json', 'format']))
     .addOption(new Option('--format <template>', 'print each track with a template such as "{artist} - {title}"').conflicts('json'))
+    .option(CHANNEL_OPTION, "only that channel's plays (docs/channels.md); --limit counts them")
     .addHelpText('after', EXAMPLES)
     .action((options: HistoryOptions) => setResult(runHistory(options, ctx)));
 }
@@ -70,7 +73,9 @@ async function runHistory(options: HistoryOptions, ctx: CliContext): Promise<num
   }
   const client = await createClient(options);
   const range: Range = {};
-  const pages = pagesOldestFirst(client, `v1/history?${query.toString()}`, options.limit, range);
+  const channel = options.channel;
+  const keep = channel === undefined ? () => true : (track: TrackObject) => track.channel === channel;
+  const pages = pagesOldestFirst(client, `v1/history?${query.toString()}`, options.limit, range, keep);
   // The first page comes after the walk through every link: a server that cannot be reached or
   // refuses fails before anything (not even the CSV header) reaches stdout.
   const first = await pages.next();
@@ -105,14 +110,20 @@ interface Range {
  * Each page oldest track first, the oldest page first; `limit` keeps the newest N overall.
  * `range` is filled in before the first page comes out.
  */
-async function* pagesOldestFirst(client: SvcClient, first: string, limit: number | undefined, range: Range): AsyncGenerator<TrackObject[]> {
+async function* pagesOldestFirst(
+  client: SvcClient,
+  first: string,
+  limit: number | undefined,
+  range: Range,
+  keep: (track: TrackObject) => boolean,
+): AsyncGenerator<TrackObject[]> {
   const links: string[] = [];
   let newest: TrackObject[] = [];
   let oldest: TrackObject[] = [];
   let count = 0;
   let link: string | undefined = first;
   while (link !== undefined) {
-    const page = await fetchPage(client, link);
+    const page = await fetchPage(client, link, keep);
     const room = limit === undefined ? page.tracks.length : limit - count;
     const tracks = page.tracks.slice(0, room);
     count += tracks.length;
@@ -125,7 +136,7 @@ async function* pagesOldestFirst(client: SvcClient, first: string, limit: number
   range.oldest = oldest[oldest.length - 1]?.received_at;
   yield [...oldest].reverse();
   for (let i = links.length - 2; i >= 1; i--) {
-    yield (await fetchPage(client, links[i])).tracks.reverse();
+    yield (await fetchPage(client, links[i], keep)).tracks.reverse();
   }
   if (links.length > 1) yield [...newest].reverse();
 }
@@ -135,7 +146,8 @@ interface Page {
   next?: string;
 }
 
-async function fetchPage(client: SvcClient, link: string): Promise<Page> {
+/** One page of the setlist, only the tracks `keep` keeps (a channel's). */
+async function fetchPage(client: SvcClient, link: string, keep: (track: TrackObject) => boolean): Promise<Page> {
   const answer = await client.getJson(link);
   const body = answer.json;
   if (!isPlainObject(body) || !Array.isArray(body.tracks) || !body.tracks.every(isPlainObject)) {
@@ -144,5 +156,5 @@ async function fetchPage(client: SvcClient, link: string): Promise<Page> {
   if (body.next !== undefined && typeof body.next !== 'string') {
     throw new CliError(`unexpected answer from ${client.endpoint(link).href}: next is not a link`, EXIT.SERVER_ERROR);
   }
-  return { tracks: body.tracks, next: body.next };
+  return { tracks: body.tracks.filter(keep), next: body.next };
 }

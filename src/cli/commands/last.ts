@@ -8,6 +8,7 @@ import { isTrackFrame, trackIdentity } from '../frames';
 import { catchUpAfter } from '../catch-up';
 import { followImageStream } from '../image-stream';
 import { chooseTrackStyle, renderTrack, type TrackStyle } from '../output';
+import { CHANNEL_OPTION, withChannel } from '../channel-option';
 
 // `svc last`: the current track once (exit 6 when nothing plays), or with --follow one line per
 // track change from /v1/images/ws until interrupted.
@@ -15,6 +16,7 @@ import { chooseTrackStyle, renderTrack, type TrackStyle } from '../output';
 interface LastOptions extends ClientOptions {
   format?: string;
   follow?: boolean;
+  channel?: string;
 }
 
 const EXAMPLES = `
@@ -34,6 +36,7 @@ export function registerLast(program: Command, ctx: CliContext, setResult: SetRe
   addClientOptions(command, 10)
     .addOption(new Option('--format <template>', 'print with a template such as "{artist} - {title}"').conflicts('json'))
     .option('-f, --follow', 'keep printing: the current track, then one line per track change, until interrupted')
+    .option(CHANNEL_OPTION, "the channel's track (docs/channels.md); without it, what /v1/last shows")
     .addHelpText('after', EXAMPLES)
     .action((options: LastOptions) => setResult(runLast(options, ctx)));
 }
@@ -41,11 +44,13 @@ export function registerLast(program: Command, ctx: CliContext, setResult: SetRe
 async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
   const style = chooseTrackStyle(options, ctx.io);
   const client = await createClient(options);
-  if (options.follow) return follow(client, style, ctx);
+  const channel = options.channel;
+  if (options.follow) return follow(client, style, ctx, channel);
 
-  const answer = await client.getJson('v1/last');
+  const last = withChannel('v1/last', channel);
+  const answer = await client.getJson(last);
   if (!isPlainObject(answer.json)) {
-    throw new CliError(`unexpected answer from ${client.endpoint('v1/last').href}: not a JSON object`, EXIT.SERVER_ERROR);
+    throw new CliError(`unexpected answer from ${client.endpoint(last).href}: not a JSON object`, EXIT.SERVER_ERROR);
   }
   if (Object.keys(answer.json).length === 0) {
     // Scripts read the exit code; only a person at a terminal gets the words.
@@ -61,7 +66,7 @@ async function runLast(options: LastOptions, ctx: CliContext): Promise<number> {
  * was stored meanwhile (catch-up.ts), and a pushed track older than the last one printed (an
  * instance behind the others) is passed over. A new version of the last track (enriched) is printed.
  */
-async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Promise<number> {
+async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext, channel: string | undefined): Promise<number> {
   let shownTrack: string | undefined;
   let lastDbid = -1;
   const stop = ctx.untilInterrupted();
@@ -74,7 +79,7 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
     ctx.io.out(renderTrack(track, style));
   };
   await followImageStream({
-    url: client.wsEndpoint('v1/images/ws'),
+    url: client.wsEndpoint(withChannel('v1/images/ws', channel)),
     connectTimeoutMs: client.settings.timeoutMs,
     ...(client.settings.configSource === undefined ? {} : { configSource: client.settings.configSource }),
     stop,
@@ -87,13 +92,13 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
         note(`the server's records start over (its newest dbid is below ${lastDbid}); following from its current track`);
         lastDbid = -1;
       }
-      for (const track of caughtUp.tracks) if (typeof track.dbid === 'number') print(track.dbid, track);
+      for (const track of caughtUp.tracks) if (typeof track.dbid === 'number' && (channel === undefined || track.channel === channel)) print(track.dbid, track);
     },
     async onFrame(frame) {
       if (!isTrackFrame(frame)) return;
       // An older record than the last printed is current again only when the newer one was deleted
       // (an instance behind the others pushes old ones too): the server's /v1/last tells which.
-      if (frame.dbid < lastDbid && (await currentDbid(client)) === frame.dbid) lastDbid = frame.dbid;
+      if (frame.dbid < lastDbid && (await currentDbid(client, channel)) === frame.dbid) lastDbid = frame.dbid;
       // The server pushes the current track on every (re)connect: print each version of a track once.
       print(frame.dbid, frame.track);
     },
@@ -102,9 +107,9 @@ async function follow(client: SvcClient, style: TrackStyle, ctx: CliContext): Pr
 }
 
 /** The dbid /v1/last names now, or undefined when it cannot be read. */
-async function currentDbid(client: SvcClient): Promise<number | undefined> {
+async function currentDbid(client: SvcClient, channel: string | undefined): Promise<number | undefined> {
   try {
-    const answer = await client.getJson('v1/last');
+    const answer = await client.getJson(withChannel('v1/last', channel));
     return isPlainObject(answer.json) && typeof answer.json.dbid === 'number' ? answer.json.dbid : undefined;
   } catch {
     return undefined;

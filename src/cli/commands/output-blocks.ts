@@ -5,7 +5,8 @@
 import { isOutputType, type OutputType } from '../../config/output-types';
 
 const COMMON = `    # retryForSeconds: 86400     # how long a message is retried before it is given up
-    # delay: 0                   # seconds each message waits after the change (audio behind the studio)`;
+    # delay: 0                   # seconds each message waits after the change (audio behind the studio)
+    # channel: main              # only this channel's plays (docs/channels.md); absent: every channel's`;
 
 export const OUTPUT_BLOCKS: Readonly<Record<OutputType, string>> = {
   webhook: `  # Signed JSON POST per track change (Standard Webhooks), after enrichment.

@@ -47,8 +47,16 @@ async function runStatus(options: ClientOptions, ctx: CliContext): Promise<numbe
     ctx.io.out(`${word}  svc ${version} at ${client.settings.baseUrl.href}`);
     // Which config this client used: the answer to "why does it talk to that server?".
     if (client.settings.configSource) ctx.io.out(`    ${client.settings.configSource}`);
+    // docs/channels.md "No silent zeros": a channel on air whose listeners nobody counts.
+    for (const unheard of unheardChannels(json)) ctx.io.out(`    ${paint.bad('unheard')} channel ${unheard}`);
   }
   if (status !== 'ok') ctx.io.err(`svc: the server reports status "${status}"`);
   else if (databaseDown) ctx.io.err(`svc: the server is up but its database is ${database}: submissions fail until it is back`);
   return healthy ? EXIT.OK : EXIT.SERVER_ERROR;
+}
+
+/** `unheard_channels` of a /v1/status answer, each as `"NAME": problem`, made one line. */
+function unheardChannels(json: unknown): string[] {
+  const list = isPlainObject(json) && Array.isArray(json.unheard_channels) ? json.unheard_channels : [];
+  return list.filter(isPlainObject).map((entry) => oneLine(`${JSON.stringify(String(entry.channel))}: ${String(entry.problem)}`));
 }

@@ -1,3 +1,4 @@
+import { CHANNEL_OPTION, withChannel } from '../channel-option';
 import { errorMessage } from '../../errors';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { fieldText } from '../../domain/track';
 
 interface WatchOptions extends ClientOptions {
   save?: string;
+  channel?: string;
 }
 
 const EXAMPLES = `
@@ -40,6 +42,7 @@ export function registerWatchImages(program: Command, ctx: CliContext, setResult
   const command = program.command('watch-images').description('tail the image stream (/v1/images/ws) until interrupted');
   addClientOptions(command, 10)
     .option('--save <dir>', 'download each announced image into DIR (named <key>.<ext>) and print its path')
+    .option(CHANNEL_OPTION, "that channel's track and images (docs/channels.md)")
     .addHelpText('after', EXAMPLES)
     .action((options: WatchOptions) => setResult(runWatchImages(options, ctx)));
 }
@@ -56,7 +59,7 @@ async function runWatchImages(options: WatchOptions, ctx: CliContext): Promise<n
   const out = (text: string) => ctx.io.out(text);
 
   await followImageStream({
-    url: client.wsEndpoint('v1/images/ws'),
+    url: client.wsEndpoint(withChannel('v1/images/ws', options.channel)),
     connectTimeoutMs: client.settings.timeoutMs,
     ...(client.settings.configSource === undefined ? {} : { configSource: client.settings.configSource }),
     stop: ctx.untilInterrupted(),

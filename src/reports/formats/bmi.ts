@@ -80,6 +80,7 @@ export const bmi: ReportFormat = {
   contentType: () => 'text/plain; charset=us-ascii',
   needsPerformances: () => false,
   gathersBeforeWriting: () => false,
+  asciiNames: ['title', 'artist', 'writers'],
   /** Rivendell's EMR documentation: `<station id><yy><mm>.emr`, of the report's first month; a one-channel file carries the channel after the id. */
   fileName(run) {
     const id = run.channel === undefined ? run.settings.service : `${run.settings.service}-${run.channel}`;

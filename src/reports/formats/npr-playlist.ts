@@ -71,6 +71,7 @@ export const nprPlaylist: ReportFormat = {
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
   gathersBeforeWriting: () => false,
+  asciiNames: [],
   fileName(run, facts) {
     return fileSafe(`${run.settings.service}-${playlistChannel(run, facts.channels)}-playlist-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);
   },

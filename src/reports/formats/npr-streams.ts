@@ -54,6 +54,7 @@ export const nprStreams: ReportFormat = {
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
   gathersBeforeWriting: () => false,
+  asciiNames: [],
   fileName(run, facts) {
     return fileSafe(
       `${run.settings.service}-${run.channel ?? facts.channels[0] ?? 'main'}-streams-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`,

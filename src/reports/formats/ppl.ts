@@ -118,6 +118,7 @@ export const ppl: ReportFormat = {
   contentType: (run) => (run.programmeDate === undefined ? 'text/tab-separated-values; charset=utf-8' : 'text/csv; charset=utf-8'),
   needsPerformances: (run) => run.programmeDate === undefined,
   gathersBeforeWriting: () => false,
+  asciiNames: [],
   fileName(run) {
     const name = run.channel === undefined ? run.settings.service : `${run.settings.service}-${run.channel}`;
     if (run.programmeDate !== undefined) return fileSafe(`${name}-ppl-programme-${compactDate(run.programmeDate)}.csv`);

@@ -47,6 +47,7 @@ export const prs: ReportFormat = {
   contentType: () => 'text/tab-separated-values; charset=utf-8',
   needsPerformances: () => false,
   gathersBeforeWriting: () => false,
+  asciiNames: [],
   fileName(run) {
     const channel = run.channel === undefined ? '' : `-${run.channel}`;
     return fileSafe(`${run.settings.service}${channel}-prs-${compactDate(run.range.from)}-${compactDate(run.range.to)}.txt`);

@@ -167,6 +167,7 @@ export const soundexchange: ReportFormat = {
   contentType: (run) => (run.variant === 'csv' ? 'text/csv; charset=us-ascii' : 'text/plain; charset=us-ascii'),
   needsPerformances: () => true,
   gathersBeforeWriting: () => true,
+  asciiNames: ['artist', 'title', 'album', 'label'],
   fileName,
   render,
 };

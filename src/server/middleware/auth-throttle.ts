@@ -3,8 +3,8 @@ import { AppError } from '../../errors';
 import { throttledLog, type Logger } from '../../log';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
-import { requestGone } from '../work-pool';
-import { credentialHeader } from '../credentials';
+import { requestGone } from '../guards/work-pool';
+import { credentialHeader } from '../guards/credentials';
 
 // The HTTP API's door to the shared secret, throttled per address (docs/security.md "Guessing
 // the secret"): a request that may carry a secret waits its address's turn; a wrong secret makes

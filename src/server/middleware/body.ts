@@ -3,7 +3,7 @@ import bodyParser from 'koa-bodyparser';
 import { AppError } from '../../errors';
 import { carriesBody, type RawRequest } from '../../pipeline/parse';
 import type { AppContext, AppMiddleware } from '../context';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // POST and PATCH bodies (docs/decisions.md): JSON with Content-Type application/json; a missing type or
 // text/plain that parses as JSON is accepted too; form-encoded bodies are read like a query

@@ -10,7 +10,7 @@ import type { AppMiddleware } from '../context';
 /**
  * The real client of a request: behind a trusted proxy the address its forwarding headers name,
  * else the peer's own (what Koa's `ctx.ip` is without this middleware). Shared with the
- * /v1/events fast path (server/events-fast-path.ts), which never builds a Koa context.
+ * /v1/events fast path (server/fast-paths/events-fast-path.ts), which never builds a Koa context.
  */
 export function requestClient(request: IncomingMessage, trusted: ProxyMatcher): string {
   const peer = request.socket.remoteAddress ?? '';

@@ -1,5 +1,5 @@
 import type { AppMiddleware } from '../context';
-import { CREDENTIAL_HEADERS } from '../credentials';
+import { CREDENTIAL_HEADERS } from '../guards/credentials';
 
 // CORS per `corsOrigins` (docs/decisions.md), including the auth headers in preflight,
 // so a browser overlay on another origin can read /v1/last and submit.

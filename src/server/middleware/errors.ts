@@ -1,7 +1,7 @@
 import { AppError, ERRORS, type ErrorCode } from '../../errors';
 import { throttledLog, type Logger } from '../../log';
 import type { AppContext, AppMiddleware } from '../context';
-import { SECURITY_HEADERS } from '../security-headers';
+import { SECURITY_HEADERS } from '../guards/security-headers';
 
 // First in the chain: every error becomes `{"error": "..."}` with the catalogue's status.
 // A 5xx is logged once with the request id and never shows its internals to the client.
@@ -48,7 +48,7 @@ export interface ErrorAnswer {
 
 /**
  * The answer to any error, as this middleware gives it; pure. Also used by the /v1/events fast
- * path (server/events-fast-path.ts), which answers before Koa.
+ * path (server/fast-paths/events-fast-path.ts), which answers before Koa.
  */
 export function errorAnswer(error: unknown): ErrorAnswer {
   const appError = toAppError(error);

@@ -1,7 +1,7 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
-import { isBrowserNavigation, isPrivateRead, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../request-guards';
-import { SECURITY_HEADERS } from '../security-headers';
+import { isBrowserNavigation, isPrivateRead, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../guards/request-guards';
+import { SECURITY_HEADERS } from '../guards/security-headers';
 
 // Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
 

@@ -6,7 +6,7 @@ import type { IdempotencyStore } from '../../store/idempotency';
 import { sleep } from '../../signals';
 import type { AppContext, AppMiddleware } from '../context';
 import { rawRequestOf } from './body';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // Idempotency-Key on writes (docs/limits-and-load.md "Idempotency and retries"; the IETF httpapi draft "The
 // Idempotency-Key HTTP Header Field"). The first request with a key runs; its 2xx answer is

@@ -4,9 +4,9 @@ import { isImageKey } from '../../domain/image';
 import type { ImageStore, StoredImage } from '../../store/images';
 import type { MemoryCachedImages } from '../../store/image-memory-cache';
 import type { AppContext, AppState } from '../context';
-import type { QueueBudget } from '../queue-budget';
-import type { WorkPool } from '../work-pool';
-import { ONE_WRITE_MAX_BYTES, SharedBlobs, endWithShared, streamReply } from '../stream-reply';
+import type { QueueBudget } from '../guards/queue-budget';
+import type { WorkPool } from '../guards/work-pool';
+import { ONE_WRITE_MAX_BYTES, SharedBlobs, endWithShared, streamReply } from '../streams/stream-reply';
 import { matchesEtag } from '../../domain/etag';
 
 // GET /cover/<key> (docs/decisions.md): the stored bytes with their sniffed Content-Type. The key is

@@ -3,10 +3,11 @@ import { etagOf, matchesEtag } from '../../domain/etag';
 import { TRANSPARENT_PNG_BASE64 } from '../../domain/image';
 import type { ImageCategory } from '../../domain/track';
 import type { NowPlaying } from '../../domain/current-track';
+import type { ChannelViews } from '../streams/channel-views';
 import type { ImageStore } from '../../store/images';
 import type { AppContext, AppState } from '../context';
-import { withCoverForNoThumb, type CurrentImages } from '../current-images';
-import type { SharedBlobs } from '../stream-reply';
+import { withCoverForNoThumb, type CurrentImages } from '../read-models/current-images';
+import type { SharedBlobs } from '../streams/stream-reply';
 import { sendImage } from './cover';
 
 // GET /cover.png and /artist{thumb,banner,logo,fanart}.png, What's Now Playing's names
@@ -29,6 +30,8 @@ const REVALIDATE = 'no-cache';
 
 export interface CurrentImageDeps {
   nowPlaying: NowPlaying;
+  /** `?channel=` (docs/channels.md "Now playing per channel"); without it the images are `nowPlaying`'s. */
+  channels?: ChannelViews;
   current: CurrentImages;
   store: Pick<ImageStore, 'use'>;
   blobs: SharedBlobs;
@@ -40,7 +43,7 @@ export function currentImageRoutes(deps: CurrentImageDeps): Router<AppState> {
   const router = new Router<AppState>();
   for (const [path, category] of Object.entries(CURRENT_IMAGE_PATHS)) {
     router.get(path, async (ctx) => {
-      const record = deps.nowPlaying.current();
+      const record = (deps.channels ? deps.channels.choose(ctx.query.channel) : deps.nowPlaying).current();
       const known = record ? withCoverForNoThumb(await deps.current.of(record), deps.coverForNoThumbs)[category] : undefined;
       if (known && matchesEtag(ctx.get('If-None-Match'), `"${known.key}"`)) {
         notModified(ctx, `"${known.key}"`);

@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { AppState } from '../context';
-import type { EventStream, OpenStream } from '../sse/event-stream';
-import { parseEventId } from '../sse/frames';
-import { requestGone } from '../work-pool';
+import type { EventStream, OpenStream } from '../streams/sse/event-stream';
+import { parseEventId } from '../streams/sse/frames';
+import { requestGone } from '../guards/work-pool';
 
 // GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): no auth, CORS from the app's
 // middleware. `Last-Event-ID` (what EventSource sends when it reconnects) wins over `?since=`
@@ -16,9 +16,11 @@ export const STREAM_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
-export function eventRoutes(stream: EventStream): Router<AppState> {
+/** `forChannel`: the stream of a `?channel=` (docs/channels.md "Now playing per channel"); without it every reader gets `stream`. */
+export function eventRoutes(all: EventStream, forChannel?: (given: string | string[] | undefined) => EventStream): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
   router.get('/events', async (ctx) => {
+    const stream = forChannel ? forChannel(ctx.query.channel) : all;
     const since = startingPoint(ctx.get('Last-Event-ID'), ctx.query.since);
     if (ctx.method === 'HEAD') {
       ctx.set(STREAM_HEADERS);
@@ -54,7 +56,7 @@ export function eventRoutes(stream: EventStream): Router<AppState> {
 
 /**
  * The dbid to replay after, or undefined (no replay: the current track only). Throws the 400
- * AppError of a bad `since`. Shared with the fast path (server/events-fast-path.ts).
+ * AppError of a bad `since`. Shared with the fast path (server/fast-paths/events-fast-path.ts).
  */
 export function startingPoint(lastEventId: string, since: string | string[] | undefined): number | undefined {
   // A Last-Event-ID that is not one of ours (another server's stream) means nothing here.

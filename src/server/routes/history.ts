@@ -8,17 +8,17 @@ import { parseBody, rawRequestOf } from '../middleware/body';
 import { shortName } from '../../pipeline/parse';
 import type { HistoryQuery, TrackStore } from '../../store/tracks';
 import type { AppMiddleware, AppState } from '../context';
-import { HISTORY_PAGE_MAX_BYTES, createHistoryPages, historyEntry } from '../history-pages';
+import { HISTORY_PAGE_MAX_BYTES, createHistoryPages, historyEntry } from '../read-models/history-pages';
 import { HISTORY_PAGE_LIMIT, parseDbid } from '../../domain/history';
-import { reserveReply, requestGone, type WorkPool } from '../work-pool';
-import type { QueueBudget } from '../queue-budget';
+import { reserveReply, requestGone, type WorkPool } from '../guards/work-pool';
+import type { QueueBudget } from '../guards/queue-budget';
 import { matchesEtag } from '../../domain/etag';
 
 // GET /v1/history, PATCH and DELETE /v1/history/<dbid> (docs/decisions.md "History"; docs/http-api.md).
 
 export interface HistoryDeps extends DeleteDeps {
   tracks: TrackStore;
-  /** Pages not already kept are read here, fairly between clients (server/work-pool.ts). */
+  /** Pages not already kept are read here, fairly between clients (server/guards/work-pool.ts). */
   pool: WorkPool;
   /** limits.maxQueuedBytes: page bodies count in it until they have left for the kernel. */
   budget: QueueBudget;
@@ -27,7 +27,7 @@ export interface HistoryDeps extends DeleteDeps {
   maxBodyBytes: number;
   /** A correction's fields are sanitized as a submission's are. */
   limits: SanitizeOptions & { maxFields: number };
-  /** A correction of air times counts the play's listeners again (pipeline/play-log.ts). */
+  /** A correction of air times counts the play's listeners again (playlog/play-log.ts). */
   playLog: { countNow(): Promise<void> };
 }
 

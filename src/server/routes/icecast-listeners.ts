@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { Logger } from '../../log';
 import { secretMatches } from '../../pipeline/authenticate';
-import type { ListenerReport, ListenerSessions } from '../../pipeline/listener-sessions';
-import type { PlayLog } from '../../pipeline/play-log';
+import type { ListenerReport, ListenerSessions } from '../../playlog/listener-sessions';
+import type { PlayLog } from '../../playlog/play-log';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // POST /v1/icecast/listeners: Icecast's URL authentication (docs/play-log.md "Listener
 // sessions"). Icecast 2.4 POSTs form fields (xiph/Icecast-Server src/auth_url.c,

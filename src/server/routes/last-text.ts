@@ -5,6 +5,7 @@ import { AppError } from '../../errors';
 import type { NowPlaying, NowPlayingSnapshot } from '../../domain/current-track';
 import type { AppState } from '../context';
 import type { LastResponse } from './last';
+import type { ChannelViews } from '../streams/channel-views';
 import { recordJson } from '../../domain/play';
 
 // GET /v1/last.txt and /index.txt (docs/chat-bots-and-obs.md "Plain text"): the current track
@@ -74,14 +75,15 @@ function buildAnswers(line: string): { ok: LastResponse; notModified: LastRespon
   };
 }
 
-export function textRoutes(nowPlaying: NowPlaying, answers: TextAnswers): Router<AppState> {
+/** `channels`: `?channel=` (docs/channels.md "Now playing per channel"); without it every line is `nowPlaying`'s. */
+export function textRoutes(nowPlaying: NowPlaying, answers: TextAnswers, channels?: ChannelViews): Router<AppState> {
   const router = new Router<AppState>();
   for (const path of TEXT_PATHS) {
-    // The plain forms are answered by server/last-fast-path.ts before Koa; this serves `?format=`.
+    // The plain forms are answered by server/fast-paths/last-fast-path.ts before Koa; this serves `?format=`.
     router.get(path, (ctx) => {
       const format = ctx.query.format;
       if (Array.isArray(format)) throw new AppError('INVALID_PARAMETERS', "Repeated query parameter 'format'");
-      const snapshot = nowPlaying.snapshot();
+      const snapshot = (channels ? channels.choose(ctx.query.channel) : nowPlaying).snapshot();
       const ifNoneMatch = ctx.get('If-None-Match');
       const answer = format ? answers.formatted(snapshot, format, ifNoneMatch) : answers.byDefault(snapshot, ifNoneMatch);
       ctx.set(answer.headers);

@@ -7,7 +7,7 @@ import { requestCredentialWithBody } from '../../pipeline/parse';
 import type { AddEvent, AddSummary } from '../../recognition/library';
 import type { LibraryEntry } from '../../store/library';
 import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 import { parseBody } from '../middleware/body';
 
 // The recognition library over HTTP (docs/recognition.md "The library"; docs/http-api.md):

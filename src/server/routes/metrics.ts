@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { authenticate } from '../../pipeline/authenticate';
 import { requestCredential } from '../../pipeline/parse';
 import type { AppState } from '../context';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 import type { PrometheusMetrics } from '../metrics';
 
 // GET /metrics (docs/running.md "Metrics"): the Prometheus text format, only when metrics.enabled;

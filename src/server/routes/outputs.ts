@@ -5,7 +5,7 @@ import { authenticate } from '../../pipeline/authenticate';
 import { requestCredential, shortName } from '../../pipeline/parse';
 import type { NowPlaying } from '../../domain/current-track';
 import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status: `GET /v1/outputs`"):
 // the shared secret when one is set, as for writes: the answer names targets. No secret, token or password is in it.

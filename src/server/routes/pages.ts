@@ -73,7 +73,7 @@ export function pageRoutes(dir: string = PUBLIC_DIR): Router<AppState> {
     if (!asset || asset.type.startsWith('text/html')) throw new AppError('NOT_FOUND', `Not found: ${ctx.path}`);
     serve(ctx, asset);
   });
-  // What's Now Playing's overlay sockets (server/ws/wsstream.ts); reached only without an Upgrade.
+  // What's Now Playing's overlay sockets (server/streams/ws/wsstream.ts); reached only without an Upgrade.
   for (const socketPath of ['/wsstream', '/wsartistfanartstream']) {
     router.get(socketPath, () => {
       throw new AppError('UPGRADE_REQUIRED', undefined, { headers: { Upgrade: 'websocket' } });

@@ -12,11 +12,11 @@ import { problemLine, type Problem } from '../../reports/checks';
 import type { ReportFacts, ReportRun, ReportSettings } from '../../reports/format';
 import { FORMATS } from '../../reports/formats';
 import { isReportFormat, reportRun, type ReportParameters } from '../../reports/report-query';
-import { inspectReport, prepareReport, type ReportDeps, type ReportSource } from '../../reports/run-report';
+import { inspectReport, prepareReport, type OpenReportSource, type ReportDeps, type ReportSnapshotSource } from '../../reports/run-report';
 import { slicedSource } from '../../reports/slices';
 import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../credentials';
-import { requestGone } from '../work-pool';
+import { credentialHeader } from '../guards/credentials';
+import { requestGone } from '../guards/work-pool';
 
 // GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
 // files show listeners' addresses and counts, so the shared secret is required even for a read,
@@ -26,7 +26,8 @@ import { requestGone } from '../work-pool';
 export interface ReportRoutesDeps {
   secret: string;
   settings: ReportSettings;
-  source: ReportSource;
+  /** Each report reads one snapshot of the log (docs/reports.md "One snapshot"), released once it is answered. */
+  openSource: OpenReportSource;
   minSessionSeconds: number;
   now?: () => number;
 }
@@ -40,7 +41,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
   const now = deps.now ?? Date.now;
 
-  const prepare = (ctx: AppContext, name: string) => {
+  const check = (ctx: AppContext, name: string): ReportRun => {
     if (deps.secret === '')
       throw new AppError(
         'MISSING_SECRET',
@@ -49,39 +50,52 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
     authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());
-    // In slices: the loop is handed back after every page (reports/slices.ts).
-    const reportDeps: ReportDeps = { source: slicedSource(deps.source), format: FORMATS[name], minSessionSeconds: deps.minSessionSeconds };
     ctx.set('Cache-Control', 'no-store');
-    return { run, reportDeps };
+    return run;
+  };
+  const storage = (error: unknown): never => {
+    // A lost database is a 503 like any read's; the file is written whole before its first
+    // byte is sent, so a failure is a status, never a cut body under the society's name.
+    throw isStorageUnavailable(error) ? new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error }) : error;
+  };
+  /** The run's snapshot, read in slices: the loop is handed back after every page (reports/slices.ts). */
+  const open = async (run: ReportRun): Promise<{ snapshot: ReportSnapshotSource; reportDeps: ReportDeps }> => {
+    const snapshot = await deps.openSource({ startMs: run.range.startMs, endMs: run.range.endMs, channel: run.channel }).catch(storage);
+    const reportDeps: ReportDeps = { source: slicedSource(snapshot.source), format: FORMATS[run.format], minSessionSeconds: deps.minSessionSeconds };
+    return { snapshot, reportDeps };
   };
 
-  router.get('/reports/:format/check', (ctx) => {
-    const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
+  router.get('/reports/:format/check', async (ctx) => {
+    const run = check(ctx, ctx.params.format ?? '');
+    const { snapshot, reportDeps } = await open(run);
     ctx.type = 'application/x-ndjson';
-    ctx.body = checkLines(reportDeps, run);
+    ctx.body = checkLines(reportDeps, run, snapshot);
   });
 
   router.get('/reports/:format', async (ctx) => {
-    const { run, reportDeps } = prepare(ctx, ctx.params.format ?? '');
+    const run = check(ctx, ctx.params.format ?? '');
+    const { snapshot, reportDeps } = await open(run);
+    let file: Spooled | undefined;
     const shown: string[] = [];
-    const storage = (error: unknown) => {
-      // A lost database is a 503 like any read's; the file is written whole before its first
-      // byte is sent, so a failure is a status, never a cut body under the society's name.
-      throw isStorageUnavailable(error) ? new AppError('DATABASE_UNAVAILABLE', undefined, { cause: error }) : error;
-    };
-    const { facts, body } = await prepareReport(reportDeps, run, (problem: Problem) => {
-      if (!problem.note && shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
-    }).catch(storage);
-    if (facts.problems > 0 && !flag(ctx.query.allow_problems)) {
-      ctx.status = 422;
-      ctx.body = {
-        error: `The report has ${facts.problems} problem${facts.problems === 1 ? '' : 's'}: fix them, or ask again with allow_problems=1`,
-        problems: shown,
-      };
-      return;
+    let facts: ReportFacts;
+    try {
+      const prepared = await prepareReport(reportDeps, run, (problem: Problem) => {
+        if (!problem.note && shown.length < REFUSAL_PROBLEMS) shown.push(problemLine(problem));
+      }).catch(storage);
+      facts = prepared.facts;
+      if (facts.problems > 0 && !flag(ctx.query.allow_problems)) {
+        ctx.status = 422;
+        ctx.body = {
+          error: `The report has ${facts.problems} problem${facts.problems === 1 ? '' : 's'}: fix them, or ask again with allow_problems=1`,
+          problems: shown,
+        };
+        return;
+      }
+      const gone = requestGone(ctx.res);
+      file = await spooled(prepared.body, () => gone.aborted).catch(storage);
+    } finally {
+      await snapshot.release();
     }
-    const gone = requestGone(ctx.res);
-    const file = await spooled(body, () => gone.aborted).catch(storage);
     const fileName = reportDeps.format.fileName(run, facts);
     ctx.set({
       'Content-Disposition': contentDisposition(fileName),
@@ -136,7 +150,7 @@ async function spooled(body: AsyncIterable<string> | Iterable<string>, gone: () 
  * The check as NDJSON: one `{"problem": ...}` line each, then `{"summary": ...}`. The pass waits
  * while the reader is behind, and stops when it goes away.
  */
-function checkLines(deps: ReportDeps, run: ReportRun): Readable {
+function checkLines(deps: ReportDeps, run: ReportRun, snapshot: ReportSnapshotSource): Readable {
   const out = new PassThrough();
   const send = async (problem: Problem) => {
     if (out.destroyed) throw new Error('the reader of the check went away');
@@ -147,10 +161,12 @@ function checkLines(deps: ReportDeps, run: ReportRun): Readable {
       out.once('close', resolve);
     });
   };
-  inspectReport(deps, run, send).then(
-    (facts) => out.end(`${JSON.stringify({ summary: summaryOf(facts) })}\n`),
-    (error: unknown) => out.destroy(error instanceof Error ? error : new Error('report check failed')),
-  );
+  inspectReport(deps, run, send)
+    .finally(() => snapshot.release())
+    .then(
+      (facts) => out.end(`${JSON.stringify({ summary: summaryOf(facts) })}\n`),
+      (error: unknown) => out.destroy(error instanceof Error ? error : new Error('report check failed')),
+    );
   return out;
 }
 

@@ -3,10 +3,10 @@ import { AppError } from '../../errors';
 import { isPlainObject } from '../../domain/plain-object';
 import { authenticate } from '../../pipeline/authenticate';
 import { requestCredentialWithBody } from '../../pipeline/parse';
-import { EmptyRequest, type SongRequests } from '../../pipeline/song-requests';
+import { EmptyRequest, type SongRequests } from '../../requests/song-requests';
 import type { AppContext, AppState } from '../context';
 import { parseBody } from '../middleware/body';
-import { credentialHeader } from '../credentials';
+import { credentialHeader } from '../guards/credentials';
 
 // What's Now Playing's song-request queue API (docs/song-requests.md), as its request handlers
 // answer on its main branch: POST/GET/DELETE /v1/requests, DELETE /v1/requests/{id}, and the

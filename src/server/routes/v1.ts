@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { NowPlaying } from '../../domain/current-track';
 import { endPlay } from '../../pipeline/end-play';
-import type { PlayLog } from '../../pipeline/play-log';
+import type { PlayLog } from '../../playlog/play-log';
 import { checkSubmission, submitTrack, type SubmitDeps } from '../../pipeline/submit-track';
 import type { DatabaseState } from '../../store/health';
 import type { StreamStatus } from '../../recognition/recognition';
@@ -11,6 +11,7 @@ import type { TrackStore } from '../../store/tracks';
 import type { AppContext, AppMiddleware, AppState } from '../context';
 import { parseBody, rawRequestOf } from '../middleware/body';
 import { lastResponse } from './last';
+import type { ChannelViews } from '../streams/channel-views';
 
 // Thin handlers for /v1 (docs/http-api.md): they shape HTTP in and out; the use case lives in pipeline/.
 
@@ -22,6 +23,10 @@ export interface V1Deps {
   schema: SchemaVersion;
   maxBodyBytes: number;
   nowPlaying: NowPlaying;
+  /** `?channel=` (docs/channels.md "Now playing per channel"); without it the route shows `nowPlaying`. */
+  channels?: ChannelViews;
+  /** Channels with a play on air and no audience source (docs/channels.md "No silent zeros"). */
+  unheardChannels?: () => { channel: string; dbid: number; problem: string }[];
   tracks: TrackStore;
   submit: SubmitDeps;
   /** docs/decisions.md: /v1/status reports "database": "unavailable" after a storage failure. */
@@ -54,9 +59,10 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
     const notifications = deps.notifications?.();
     const warnings = deps.playLog.warnings();
     const recognition = deps.recognition?.() ?? null;
-    // The usual answer is built once; a failing service, a silent channel, a complement warning or recognition is news worth a fresh one.
+    const unheard = deps.unheardChannels?.() ?? [];
+    // The usual answer is built once; a failing service, a silent channel, a complement warning, recognition or an unheard channel is news worth a fresh one.
     ctx.body =
-      failing.length === 0 && notifications !== 'silent' && warnings.length === 0 && recognition === null
+      failing.length === 0 && notifications !== 'silent' && warnings.length === 0 && recognition === null && unheard.length === 0
         ? statusOf[deps.databaseState()]
         : JSON.stringify({
             status: 'ok',
@@ -66,13 +72,15 @@ export function v1Routes(deps: V1Deps): Router<AppState> {
             ...(failing.length === 0 ? {} : { failing_services: failing }),
             ...(warnings.length > 0 ? { playlog_warnings: warnings } : {}),
             ...(recognition ? { recognition } : {}),
+            ...(unheard.length > 0 ? { unheard_channels: unheard } : {}),
           });
   });
 
-  // The plain `GET /v1/last` is answered by server/last-fast-path.ts before Koa; this route
+  // The plain `GET /v1/last` is answered by server/fast-paths/last-fast-path.ts before Koa; this route
   // serves the other spellings (`/v1/last?x`, `/v1/last/`) and gives the path its 405 and OPTIONS.
   router.get('/last', (ctx) => {
-    const answer = lastResponse(deps.nowPlaying.snapshot(), ctx.get('If-None-Match'));
+    const view = deps.channels ? deps.channels.choose(ctx.query.channel) : deps.nowPlaying;
+    const answer = lastResponse(view.snapshot(), ctx.get('If-None-Match'));
     ctx.set(answer.headers);
     ctx.status = answer.status;
     if (answer.body !== undefined) ctx.body = answer.body;

@@ -12,6 +12,9 @@ import type { MigrationReport } from '../migrations';
 const DEFAULT_POOL_SIZE = 4;
 /** A cut network hangs instead of failing: these bound how long a request waits for the database. */
 export const CONNECT_TIMEOUT_MS = 3000;
+
+/** The pool, or one connection of it (a transaction's, or a report snapshot's: report-snapshot.ts). */
+export type Queryable = Pick<pg.PoolClient, 'query'>;
 const QUERY_TIMEOUT_MS = 5000;
 /** Longest a pooled connection may sit inside a transaction waiting for svc. */
 const IDLE_IN_TRANSACTION_MS = 2000;
@@ -117,9 +120,22 @@ export async function inTransaction<T>(
 }
 
 /**
- * `sql` and its values as one simple query followed by COMMIT: the values written as literals by the
- * driver's own escapeLiteral (numbers as numbers, null as NULL), since a statement with parameters
- * cannot share a round trip with another. Answers the statement's result.
+ * `sql` and its values as one simple query followed by COMMIT, in one round trip: a statement with
+ * bound parameters goes in the extended protocol, which takes one statement per message, so its
+ * COMMIT would be a second round trip (node-postgres waits for each answer before it sends the
+ * next query). Why the literals are as safe as parameters:
+ * - `sql` is a constant of svc's own whose every `$n` is a placeholder (no `$` in its string
+ *   constants, no dollar quoting); the values are written in one pass over it, so a value that
+ *   holds `$1` is never read as a placeholder;
+ * - strings go through the driver's escapeLiteral: quotes and backslashes doubled, and an `E'...'`
+ *   string when there is a backslash, which reads the same whatever standard_conforming_strings
+ *   says; a quote, `--` or `;` inside stays inside the literal;
+ * - numbers must be finite and are written as JavaScript writes them (digits, `.`, `e`, a sign);
+ *   a negative one in parentheses, since `100-$1` would otherwise read `100--5`, a comment that
+ *   swallows the rest of the statement and its COMMIT;
+ * - null is NULL; no other type is taken.
+ * test/unit/store/postgres-with-commit.test.ts compares hostile values stored this way with the same
+ * values bound as parameters on a real PostgreSQL. Answers the statement's result.
  */
 export async function withCommit<R extends pg.QueryResultRow>(
   client: pg.PoolClient,
@@ -130,7 +146,7 @@ export async function withCommit<R extends pg.QueryResultRow>(
     if (value === null) return 'NULL';
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-      return String(value);
+      return value < 0 || Object.is(value, -0) ? `(${String(value)})` : String(value);
     }
     return client.escapeLiteral(value);
   };

@@ -96,19 +96,24 @@ export function createPostgresOutputStore(pool: pg.Pool): OutputStore {
 async function claimHead(pool: pg.Pool, output: string, options: ClaimOptions): Promise<ClaimAnswer> {
   if (options.latestOnly) {
     // The newest takes over the output's wait and attempt count (a rate limit holds the output,
-    // not one message); the older ones, and those for a record older than the newest shown, are
-    // superseded and counted: one statement.
+    // not one message); the others, and those for a record older than the newest shown, are
+    // superseded and counted: one statement. The newest is the message of the newest record (then
+    // the last queued of it), not the last queued: instances and late ends of enrichment queue
+    // records out of dbid order (docs/outputs.md "Delivery").
     await pool.query(
-      `WITH pending AS (
-         SELECT max(id) AS newest, max(next_attempt_at) AS due, max(attempts) AS attempts, count(*) AS n
-         FROM output_messages WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
+      `WITH open AS (
+         SELECT id, dbid, next_attempt_at, attempts FROM output_messages
+         WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
+       ), pending AS (
+         SELECT (SELECT id FROM open ORDER BY dbid DESC, id DESC LIMIT 1) AS newest,
+           max(next_attempt_at) AS due, max(attempts) AS attempts, count(*) AS n FROM open
        ), inherited AS (
          UPDATE output_messages m SET next_attempt_at = greatest(m.next_attempt_at, p.due), attempts = greatest(m.attempts, p.attempts)
          FROM pending p WHERE m.id = p.newest AND p.n > 1
        ), skipped AS (
          UPDATE output_messages SET state = 'superseded', finished_at = $1
          FROM pending p WHERE output = $2 AND state = 'pending' AND coalesce(claimed_until, 0) < $1
-           AND (id < p.newest OR dbid < (SELECT shown_dbid FROM output_cursors WHERE output = $2))
+           AND (id <> p.newest OR dbid < (SELECT shown_dbid FROM output_cursors WHERE output = $2))
          RETURNING 1
        )
        UPDATE output_cursors SET superseded = superseded + (SELECT count(*) FROM skipped) WHERE output = $2 AND EXISTS (SELECT 1 FROM skipped)`,

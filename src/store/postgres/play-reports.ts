@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Queryable } from './connection';
 import { MARKS, NAME_MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingNamesOf, type WrittenField } from '../../domain/recording';
 import { LONG_PLAY_SECONDS } from '../../domain/play';
 import type { TrackFields } from '../../domain/track';
@@ -7,6 +7,8 @@ import {
   airOrderSql,
   correctedPlaysOf,
   correctedPlaysSql,
+  recognisedPlaysOf,
+  recognisedPlaysSql,
   nameSourcesOf,
   reportColumnValues,
   sourceDbids,
@@ -94,9 +96,18 @@ type TotalRow = TotalCounts & { first: string } & Record<`${WrittenField}_from`,
 
 const rangeValues = (range: ReportRange): unknown[] => [range.from, range.to, range.minAiredMs, range.channel ?? null];
 
-export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
+export function createPostgresPlayReports(pool: Queryable): PlayReportQueries {
   const correctedPlays: PlayReportQueries['correctedPlays'] = async (range) =>
     correctedPlaysOf((await pool.query<CorrectionRow>(correctedPlaysSql(['$1', '$2', '$3::text']), [range.from, range.to, range.channel ?? null])).rows);
+  const recognisedPlays: PlayReportQueries['recognisedPlays'] = async (range) =>
+    recognisedPlaysOf(
+      (
+        await pool.query<{ dbid: string; score: unknown; rate: unknown }>(
+          recognisedPlaysSql(['$1', '$2', '$3::text'], (name) => `(metadata->>'${name}')`),
+          [range.from, range.to, range.channel ?? null],
+        )
+      ).rows,
+    );
   /** The names of a page of recordings, each from the first play that has it. */
   async function named(rows: readonly TotalRow[], byChannel: boolean): Promise<RecordingTotal[]> {
     const sources = rows.map(nameSourcesOf);
@@ -125,6 +136,7 @@ export function createPostgresPlayReports(pool: pg.Pool): PlayReportQueries {
 
   return {
     correctedPlays,
+    recognisedPlays,
     async refreshReportColumns(range) {
       let refreshed = 0;
       for (let batch = await refreshBatch(range.from, range.to); batch > 0; batch = await refreshBatch(range.from, range.to)) refreshed += batch;

@@ -13,7 +13,7 @@ import {
   type PlayColumns,
   type PlayLogStore,
 } from '../plays';
-import { inTransaction, type PostgresContext } from './connection';
+import { inTransaction, type PostgresContext, type Queryable } from './connection';
 import { announced } from './notifications';
 import { createPostgresPlayReports } from './play-reports';
 import type { PlayReportQueries } from '../play-reports';
@@ -21,8 +21,6 @@ import type { PlayReportQueries } from '../play-reports';
 // The PostgreSQL side of the play log (store/plays.ts has the contract). Every change of a
 // channel's plays takes the channel's advisory lock first, so instances sharing the database
 // place their plays one after the other and never overlap.
-
-type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /** Serializes the play changes of one channel across every instance, until the transaction ends. */
 export function lockChannel(client: Queryable, channel: string) {
@@ -78,31 +76,10 @@ interface PlayPageRow extends PlayColumns {
 
 export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext): PlayLogStore & PlayReportQueries {
   let writes = 0;
-  const { channelFilter, withChannel } = rangeFilters;
 
   return {
     ...createPostgresPlayReports(pool),
-    async *playPages(range) {
-      let after: [string, number] = [range.from, 0];
-      for (;;) {
-        const rows = await pool.query<PlayPageRow>(
-          `SELECT dbid, received_at, metadata, ${PLAY_COLUMNS} FROM tracks
-            WHERE ${channelFilter(range.channel, 5)}(started_at, dbid) > ($1, $2) AND started_at < $3
-            ORDER BY started_at, dbid LIMIT $4`,
-          withChannel([after[0], after[1], range.to, PLAY_PAGE], range.channel),
-        );
-        if (rows.rows.length > 0)
-          yield rows.rows.map((row) => ({
-            dbid: Number(row.dbid),
-            receivedAt: row.received_at,
-            metadata: row.metadata,
-            play: playFromRow(row, row.received_at),
-          }));
-        const last = rows.rows[rows.rows.length - 1];
-        if (!last || rows.rows.length < PLAY_PAGE) return;
-        after = [last.started_at ?? '', Number(last.dbid)];
-      }
-    },
+    playPages: postgresPlayPages(pool),
     async end(channel, at, reason: EndReason) {
       return inTransaction(pool, async (client) => {
         await lockChannel(client, channel);
@@ -177,43 +154,76 @@ const rangeFilters = {
   withChannel: (values: unknown[], channel: string | undefined) => (channel === undefined ? values : [...values, channel]),
 };
 
+/** The pages of plays read through `db` (the pool, or a report snapshot's connection). */
+export function postgresPlayPages(db: Queryable): PlayLogStore['playPages'] {
+  const { channelFilter, withChannel } = rangeFilters;
+  return async function* playPages(range) {
+    let after: [string, number] = [range.from, 0];
+    for (;;) {
+      const rows = await db.query<PlayPageRow>(
+        `SELECT dbid, received_at, metadata, ${PLAY_COLUMNS} FROM tracks
+          WHERE ${channelFilter(range.channel, 5)}(started_at, dbid) > ($1, $2) AND started_at < $3
+          ORDER BY started_at, dbid LIMIT $4`,
+        withChannel([after[0], after[1], range.to, PLAY_PAGE], range.channel),
+      );
+      if (rows.rows.length > 0)
+        yield rows.rows.map((row) => ({
+          dbid: Number(row.dbid),
+          receivedAt: row.received_at,
+          metadata: row.metadata,
+          play: playFromRow(row, row.received_at),
+        }));
+      const last = rows.rows[rows.rows.length - 1];
+      if (!last || rows.rows.length < PLAY_PAGE) return;
+      after = [last.started_at ?? '', Number(last.dbid)];
+    }
+  };
+}
+
+/** The longest closed session of a channel (of any, without one): sessions connected earlier can overlap only if still open. */
+async function longestSessionMs(db: Queryable, channel: string | undefined): Promise<number> {
+  const result =
+    channel === undefined
+      ? await db.query<{ longest_ms: string | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds')
+      : await db.query<{ longest_ms: string | null }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = $1', [channel]);
+  return Number(result.rows[0]?.longest_ms ?? 0);
+}
+
+/** The pages of listener sessions read through `db` (the pool, or a report snapshot's connection). */
+export function postgresSessionPages(db: Queryable): PlayLogStore['sessionPages'] {
+  const { channelFilter, withChannel } = rangeFilters;
+  return async function* sessionPages(range) {
+    // Sessions connected before `from` minus the longest closed one can overlap only if still open.
+    const earliest = new Date(Date.parse(range.from) - (await longestSessionMs(db, range.channel))).toISOString();
+    const openBefore = await db.query<Parameters<typeof sessionFromRow>[0]>(
+      `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
+      withChannel([earliest], range.channel),
+    );
+    if (openBefore.rows.length > 0) yield openBefore.rows.map(sessionFromRow);
+    let after: [string, number] = [earliest, 0];
+    for (;;) {
+      const rows = await db.query<Parameters<typeof sessionFromRow>[0]>(
+        `SELECT ${SESSION_COLUMNS} FROM listener_sessions
+          WHERE ${channelFilter(range.channel, 6)}(connected_at, id) > ($1, $2) AND connected_at < $3 AND (disconnected_at IS NULL OR disconnected_at > $4)
+          ORDER BY connected_at, id LIMIT $5`,
+        withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
+      );
+      if (rows.rows.length > 0) yield rows.rows.map(sessionFromRow);
+      const last = rows.rows[rows.rows.length - 1];
+      if (!last || rows.rows.length < PLAY_PAGE) return;
+      after = [last.connected_at, Number(last.id)];
+    }
+  };
+}
+
 /** The PostgreSQL listener sessions (the half of PlayLogStore that Icecast feeds). */
 function createPostgresSessionStore(
   pool: pg.Pool,
 ): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
-  const longestMs = async (channel: string | undefined): Promise<number> => {
-    const result =
-      channel === undefined
-        ? await pool.query<{ longest_ms: string | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds')
-        : await pool.query<{ longest_ms: string | null }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = $1', [channel]);
-    return Number(result.rows[0]?.longest_ms ?? 0);
-  };
-  const { channelFilter, withChannel } = rangeFilters;
   return {
-    async *sessionPages(range) {
-      // Sessions connected before `from` minus the longest closed one can overlap only if still open.
-      const earliest = new Date(Date.parse(range.from) - (await longestMs(range.channel))).toISOString();
-      const openBefore = await pool.query<Parameters<typeof sessionFromRow>[0]>(
-        `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE ${channelFilter(range.channel, 2)}disconnected_at IS NULL AND connected_at < $1 ORDER BY connected_at, id`,
-        withChannel([earliest], range.channel),
-      );
-      if (openBefore.rows.length > 0) yield openBefore.rows.map(sessionFromRow);
-      let after: [string, number] = [earliest, 0];
-      for (;;) {
-        const rows = await pool.query<Parameters<typeof sessionFromRow>[0]>(
-          `SELECT ${SESSION_COLUMNS} FROM listener_sessions
-            WHERE ${channelFilter(range.channel, 6)}(connected_at, id) > ($1, $2) AND connected_at < $3 AND (disconnected_at IS NULL OR disconnected_at > $4)
-            ORDER BY connected_at, id LIMIT $5`,
-          withChannel([after[0], after[1], range.to, range.from, PLAY_PAGE], range.channel),
-        );
-        if (rows.rows.length > 0) yield rows.rows.map(sessionFromRow);
-        const last = rows.rows[rows.rows.length - 1];
-        if (!last || rows.rows.length < PLAY_PAGE) return;
-        after = [last.connected_at, Number(last.id)];
-      }
-    },
+    sessionPages: postgresSessionPages(pool),
     async overlapping(channel, startedAt, endedAt) {
-      const earliest = new Date(Date.parse(startedAt) - (await longestMs(channel))).toISOString();
+      const earliest = new Date(Date.parse(startedAt) - (await longestSessionMs(pool, channel))).toISOString();
       const result = await pool.query<{ connected_at: string; disconnected_at: string | null }>(
         `SELECT connected_at, disconnected_at FROM listener_sessions
           WHERE channel = $1 AND connected_at >= $2 AND connected_at < $3 AND disconnected_at > $4

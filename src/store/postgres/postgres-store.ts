@@ -7,6 +7,7 @@ import { createPostgresImageStore } from './images';
 import { createPostgresLookupCache } from './lookup-cache';
 import { listenForChanges } from './notifications';
 import { createPostgresOutputStore } from './outputs';
+import { createPostgresReportSnapshots } from './report-snapshot';
 import { createPostgresPlayLogStore } from './plays';
 import { createPostgresIdempotencyStore } from './idempotency';
 import { createPostgresSongRequestStore } from './song-requests';
@@ -52,7 +53,7 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
 
   return {
     tracks: tracks.store,
-    plays,
+    plays: { ...plays, ...createPostgresReportSnapshots(pool) },
     images: createPostgresImageStore(context, options.maxImageBytes),
     lookupCache: createPostgresLookupCache(context),
     outputs: createPostgresOutputStore(pool),

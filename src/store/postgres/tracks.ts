@@ -4,7 +4,7 @@ import type { TrackFields, TrackRecord } from '../../domain/track';
 import { PLAY_COLUMNS, defaultPlay, placePlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
 import { reportColumnValues } from '../play-reports';
 import type { StoreChange } from '../store';
-import { historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
+import { channelNamesSql, historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
 import { inTransaction, withCommit, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
@@ -91,6 +91,7 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
       const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
       return result.rows[0] ? fromTrackRow(result.rows[0]) : null;
     },
+    currentPerChannel: (limit, channel) => currentPerChannel(pool, limit, channel),
     byDbid: read,
     async correct(dbid, correction) {
       const outcome = await correctPostgres(context, dbid, correction);
@@ -99,8 +100,11 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
       const record = await read(dbid);
       return record ? { kind: 'corrected', record, entry: outcome.entry } : { kind: 'not found' };
     },
-    async since(dbid, limit) {
-      const result = await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit]);
+    async since(dbid, limit, channel) {
+      const result =
+        channel === undefined
+          ? await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 ORDER BY dbid LIMIT $2`, [dbid, limit])
+          : await pool.query<TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > $1 AND channel = $3 ORDER BY dbid LIMIT $2`, [dbid, limit, channel]);
       return result.rows.map(fromTrackRow);
     },
     async updateMetadata(dbid, metadata) {
@@ -289,4 +293,19 @@ async function removeAndHeal(pool: PostgresContext['pool'], instanceId: string, 
     }
     return true;
   });
+}
+
+/** Each channel's current record (the contract in ../tracks.ts), one indexed query per channel. */
+async function currentPerChannel(pool: pg.Pool, limit: number, channel?: string): Promise<TrackRecord[]> {
+  const names = channel === undefined ? (await pool.query<{ channel: string }>(channelNamesSql('$1'), [limit])).rows.map((row) => row.channel) : [channel];
+  const records: TrackRecord[] = [];
+  // A channel's plays keep their order (docs/play-log.md "Air times"): its latest start is its highest dbid (tracks_by_channel_start).
+  for (const name of names) {
+    const result = await pool.query<TrackRow>(
+      `SELECT ${TRACK_COLUMNS} FROM tracks WHERE channel = $1 AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1`,
+      [name],
+    );
+    if (result.rows[0]) records.push(fromTrackRow(result.rows[0]));
+  }
+  return records;
 }

@@ -22,12 +22,15 @@ import {
 } from '../outputs';
 
 export function createOutputStore(db: Db): OutputStore {
-  // Older pending ones, and those for a record older than the newest shown, give way (latestOnly).
+  // The newest pending message is the newest record's (then the last queued of it), not the last
+  // queued: instances and late ends of enrichment queue records out of dbid order (docs/outputs.md
+  // "Delivery"). The other pending ones, and those for a record older than the newest shown, give
+  // way (latestOnly).
+  const NEWEST = `(SELECT id FROM output_messages WHERE output = @output AND state = 'pending' ORDER BY dbid DESC, id DESC LIMIT 1)`;
   const supersede = db.prepare<[{ output: string; now: number }], never>(
     `UPDATE output_messages SET state = 'superseded', finished_at = @now
      WHERE output = @output AND state = 'pending' AND coalesce(claimed_until, 0) < @now
-       AND (id < (SELECT max(id) FROM output_messages WHERE output = @output AND state = 'pending')
-         OR dbid < (SELECT shown_dbid FROM output_cursors WHERE output = @output))`,
+       AND (id <> ${NEWEST} OR dbid < (SELECT shown_dbid FROM output_cursors WHERE output = @output))`,
   );
   const countSuperseded = db.prepare<[number, string], never>('UPDATE output_cursors SET superseded = superseded + ? WHERE output = ?');
   // The newest takes over the output's wait and attempt count: a rate limit or an outage holds
@@ -36,7 +39,7 @@ export function createOutputStore(db: Db): OutputStore {
     `UPDATE output_messages SET
        next_attempt_at = max(next_attempt_at, (SELECT max(next_attempt_at) FROM output_messages WHERE output = @output AND state = 'pending')),
        attempts = max(attempts, (SELECT max(attempts) FROM output_messages WHERE output = @output AND state = 'pending'))
-     WHERE id = (SELECT max(id) FROM output_messages WHERE output = @output AND state = 'pending')
+     WHERE id = ${NEWEST}
        AND (SELECT count(*) FROM output_messages WHERE output = @output AND state = 'pending' AND coalesce(claimed_until, 0) < @now) > 1`,
   );
   const head = db.prepare<[string], MessageRow>("SELECT * FROM output_messages WHERE output = ? AND state = 'pending' ORDER BY id LIMIT 1");

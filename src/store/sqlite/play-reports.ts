@@ -7,6 +7,8 @@ import {
   airOrderSql,
   correctedPlaysOf,
   correctedPlaysSql,
+  recognisedPlaysOf,
+  recognisedPlaysSql,
   dbidOfAirOrder,
   nameSourcesOf,
   reportColumnValues,
@@ -28,7 +30,7 @@ import type { Db } from './database';
 const REFRESH_BATCH = 500;
 
 /** The plays that started in [:from, :to), of :channel when the statement has one. */
-const inRange = (channel: boolean) => `started_at >= :from AND started_at < :to ${channel ? 'AND channel = :channel' : ''}`;
+const inRange = (channel: boolean, t = '') => `${t}started_at >= :from AND ${t}started_at < :to ${channel ? `AND ${t}channel = :channel` : ''}`;
 /** Aired less than :minMs (when it ended); julianday's error is far below the millisecond it rounds to. */
 const short = (t: string) => `round((julianday(${t}ended_at) - julianday(${t}started_at)) * 86400000) < :minMs`;
 /** Reported: music that aired at least :minMs, or has no end yet (exclusionOf in src/reports/selection.ts). */
@@ -46,16 +48,17 @@ const summarySql = (channel: boolean) => `
 
 /**
  * The reported plays the filter keeps, in air order, a page after (:afterStart, :afterDbid). An
- * overlap is sifted by the latest valid end before a play (never less than the last one's), and
- * the last valid play before each kept one is looked up by the channel's index.
+ * overlap is sifted by each valid play's own span: the plays of its channel that start inside it
+ * (one seek of tracks_by_channel_start per play, no sort of the month as a window would need);
+ * the last valid play before each kept one is looked up by the same index.
  */
 const candidatesSql = (channel: boolean) => `
   WITH play AS (SELECT dbid, started_at, ended_at, channel, listeners IS NULL AS uncounted, report_marks, spelling_key FROM tracks
                  WHERE ${inRange(channel)} AND ${isReported()}),
-  sifted AS (
-    SELECT play.*, max(CASE WHEN ended_at >= started_at THEN ended_at END)
-             OVER (PARTITION BY channel ORDER BY started_at, dbid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS latest_end
-      FROM play
+  overlapped AS (
+    SELECT s.dbid FROM tracks p JOIN tracks s INDEXED BY tracks_by_channel_start
+        ON s.channel = p.channel AND s.started_at >= p.started_at AND s.started_at < p.ended_at AND (s.started_at > p.started_at OR s.dbid > p.dbid)
+     WHERE ${inRange(channel, 'p.')} AND p.ended_at >= p.started_at AND ${isReported('p.')}
   ),
   kept AS (
     SELECT s.dbid, s.started_at,
@@ -63,11 +66,11 @@ const candidatesSql = (channel: boolean) => `
              WHERE p.channel = s.channel AND p.started_at >= :from AND (p.started_at, p.dbid) < (s.started_at, s.dbid)
                AND p.ended_at >= p.started_at AND ${isReported('p.')}
              ORDER BY p.started_at DESC, p.dbid DESC LIMIT 1) AS previous_dbid
-      FROM sifted s
+      FROM play s
      WHERE (s.started_at, s.dbid) > (:afterStart, :afterDbid)
        AND ((s.report_marks & :marks) != 0 OR s.ended_at IS NULL OR s.ended_at < s.started_at
         OR (julianday(s.ended_at) - julianday(s.started_at)) * 86400 > ${LONG_PLAY_SECONDS}
-        OR (:listenersMissing AND s.uncounted) OR s.latest_end > s.started_at
+        OR (:listenersMissing AND s.uncounted) OR s.dbid IN (SELECT dbid FROM overlapped)
         OR (:spellings AND s.spelling_key IN (SELECT spelling_key FROM play WHERE report_marks & ${MARKS.capitals})))
      ORDER BY s.started_at, s.dbid LIMIT :limit
   )
@@ -185,10 +188,16 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
   const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
   const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
   const corrected = db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel']));
+  const recognised = db.prepare<{ from: string; to: string; channel: string | null }, { dbid: number; score: unknown; rate: unknown }>(
+    recognisedPlaysSql(['@from', '@to', '@channel'], (name) => `json_extract(metadata, '$.${name}')`),
+  );
 
   return {
     async correctedPlays(range) {
       return correctedPlaysOf(corrected.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
+    },
+    async recognisedPlays(range) {
+      return recognisedPlaysOf(recognised.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
     },
     async refreshReportColumns(range) {
       let refreshed = 0;

@@ -75,16 +75,6 @@ export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & {
         AND started_at >= coalesce((SELECT max(started_at) FROM tracks WHERE channel = :channel AND started_at <= :since), '')`,
   );
   const setListeners = db.prepare<[string | null, number], never>('UPDATE tracks SET listeners = ?, listeners_done = 1 WHERE dbid = ? AND listeners_done = 0');
-  const playPage = (channel: boolean) =>
-    db
-      .prepare<unknown[], PlayPageValues>(
-        `SELECT dbid, received_at, metadata, ${PLAY_COLUMNS} FROM tracks
-          WHERE ${channel ? 'channel = ? AND ' : ''}(started_at, dbid) > (?, ?) AND started_at < ?
-          ORDER BY started_at, dbid LIMIT ?`,
-      )
-      .raw(true);
-  const pageAll = playPage(false);
-  const pageChannel = playPage(true);
 
   let writes = 0;
   const applyEnd = (end: NonNullable<PlacedPlay['previousEnd']>) => {
@@ -111,18 +101,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & {
       if (placed.previousEnd) applyEnd(placed.previousEnd);
       return placed;
     },
-    async *playPages(range) {
-      let after: [string, number] = [range.from, 0];
-      for (;;) {
-        const rows =
-          range.channel === undefined ? pageAll.all(after[0], after[1], range.to, PAGE) : pageChannel.all(range.channel, after[0], after[1], range.to, PAGE);
-        if (rows.length > 0) yield rows.map(playRowOf);
-        const last = rows[rows.length - 1];
-        if (!last || rows.length < PAGE) return;
-        const [lastDbid, , , lastStartedAt] = last;
-        after = [lastStartedAt ?? '', lastDbid];
-      }
-    },
+    playPages: sqlitePlayPages(db),
     async end(channel, at, reason) {
       const dbid = endOnAir(channel, at, reason);
       if (dbid !== null) writes += 1;
@@ -150,10 +129,36 @@ export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & {
   };
 }
 
-/** The SQLite listener sessions (the half of PlayLogStore that Icecast feeds). */
-function createListenerSessionStore(
-  db: Db,
-): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
+/** The pages of plays on `db` (the store's connection, or a report snapshot's: report-snapshot.ts). */
+export function sqlitePlayPages(db: Db): PlayLogStore['playPages'] {
+  const playPage = (channel: boolean) =>
+    db
+      .prepare<unknown[], PlayPageValues>(
+        `SELECT dbid, received_at, metadata, ${PLAY_COLUMNS} FROM tracks
+          WHERE ${channel ? 'channel = ? AND ' : ''}(started_at, dbid) > (?, ?) AND started_at < ?
+          ORDER BY started_at, dbid LIMIT ?`,
+      )
+      .raw(true);
+  const pageAll = playPage(false);
+  const pageChannel = playPage(true);
+  return async function* playPages(range) {
+    let after: [string, number] = [range.from, 0];
+    for (;;) {
+      const rows =
+        range.channel === undefined ? pageAll.all(after[0], after[1], range.to, PAGE) : pageChannel.all(range.channel, after[0], after[1], range.to, PAGE);
+      if (rows.length > 0) yield rows.map(playRowOf);
+      const last = rows[rows.length - 1];
+      if (!last || rows.length < PAGE) return;
+      const [lastDbid, , , lastStartedAt] = last;
+      after = [lastStartedAt ?? '', lastDbid];
+    }
+  };
+}
+
+const LONGEST_SQL = 'SELECT longest_ms FROM listener_session_bounds WHERE channel = ?';
+
+/** The pages of listener sessions on `db` (the store's connection, or a report snapshot's). */
+export function sqliteSessionPages(db: Db): PlayLogStore['sessionPages'] {
   const sessionPage = (channel: boolean) =>
     db.prepare<unknown[], SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM listener_sessions
@@ -162,7 +167,7 @@ function createListenerSessionStore(
     );
   const sessionsAll = sessionPage(false);
   const sessionsChannel = sessionPage(true);
-  const longest = db.prepare<[string], { longest_ms: number }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = ?');
+  const longest = db.prepare<[string], { longest_ms: number }>(LONGEST_SQL);
   const longestAny = db.prepare<[], { longest_ms: number | null }>('SELECT max(longest_ms) AS longest_ms FROM listener_session_bounds');
   const openBeforeAll = db.prepare<[string], SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE disconnected_at IS NULL AND connected_at < ? ORDER BY connected_at, id`,
@@ -170,6 +175,31 @@ function createListenerSessionStore(
   const openBeforeChannel = db.prepare<[string, string], SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE channel = ? AND disconnected_at IS NULL AND connected_at < ? ORDER BY connected_at, id`,
   );
+  return async function* sessionPages(range) {
+    // Sessions connected before `from` minus the longest closed one can overlap only if still open.
+    const longestMs = range.channel === undefined ? (longestAny.get()?.longest_ms ?? 0) : (longest.get(range.channel)?.longest_ms ?? 0);
+    const earliest = new Date(Date.parse(range.from) - longestMs).toISOString();
+    const openBefore = range.channel === undefined ? openBeforeAll.all(earliest) : openBeforeChannel.all(range.channel, earliest);
+    if (openBefore.length > 0) yield openBefore.map(sessionFromRow);
+    let after: [string, number] = [earliest, 0];
+    for (;;) {
+      const rows =
+        range.channel === undefined
+          ? sessionsAll.all(after[0], after[1], range.to, range.from, PAGE)
+          : sessionsChannel.all(range.channel, after[0], after[1], range.to, range.from, PAGE);
+      if (rows.length > 0) yield rows.map(sessionFromRow);
+      const last = rows[rows.length - 1];
+      if (!last || rows.length < PAGE) return;
+      after = [last.connected_at, last.id];
+    }
+  };
+}
+
+/** The SQLite listener sessions (the half of PlayLogStore that Icecast feeds). */
+function createListenerSessionStore(
+  db: Db,
+): Pick<PlayLogStore, 'sessionPages' | 'overlapping' | 'openSession' | 'closeSession' | 'openSessions' | 'addressKey'> {
+  const longest = db.prepare<[string], { longest_ms: number }>(LONGEST_SQL);
   const closedOverlapping = db.prepare<[string, string, string, string], SessionInterval & { connected_at: string; disconnected_at: string }>(
     `SELECT connected_at, disconnected_at FROM listener_sessions
       WHERE channel = ? AND connected_at >= ? AND connected_at < ? AND disconnected_at > ?`,
@@ -199,24 +229,7 @@ function createListenerSessionStore(
   });
 
   return {
-    async *sessionPages(range) {
-      // Sessions connected before `from` minus the longest closed one can overlap only if still open.
-      const longestMs = range.channel === undefined ? (longestAny.get()?.longest_ms ?? 0) : (longest.get(range.channel)?.longest_ms ?? 0);
-      const earliest = new Date(Date.parse(range.from) - longestMs).toISOString();
-      const openBefore = range.channel === undefined ? openBeforeAll.all(earliest) : openBeforeChannel.all(range.channel, earliest);
-      if (openBefore.length > 0) yield openBefore.map(sessionFromRow);
-      let after: [string, number] = [earliest, 0];
-      for (;;) {
-        const rows =
-          range.channel === undefined
-            ? sessionsAll.all(after[0], after[1], range.to, range.from, PAGE)
-            : sessionsChannel.all(range.channel, after[0], after[1], range.to, range.from, PAGE);
-        if (rows.length > 0) yield rows.map(sessionFromRow);
-        const last = rows[rows.length - 1];
-        if (!last || rows.length < PAGE) return;
-        after = [last.connected_at, last.id];
-      }
-    },
+    sessionPages: sqliteSessionPages(db),
     async overlapping(channel, startedAt, endedAt) {
       const longestMs = longest.get(channel)?.longest_ms ?? 0;
       const earliest = new Date(Date.parse(startedAt) - longestMs).toISOString();

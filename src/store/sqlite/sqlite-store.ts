@@ -9,6 +9,7 @@ import { createLookupCacheStore } from './lookup-cache';
 import { createOutputStore } from './outputs';
 import { createSongRequestStore } from './song-requests';
 import { createPlayLogStore } from './plays';
+import { createSqliteReportSnapshots } from './report-snapshot';
 import { createTrackStore } from './tracks';
 
 // The SQLite backend of the Store contract (store.ts): one file, one connection, each store in
@@ -16,7 +17,9 @@ import { createTrackStore } from './tracks';
 
 export function openSqliteStore(file: string, options: StoreOptions): Store {
   const db = openDatabase(file, undefined, options.onMigrated);
-  const plays = createPlayLogStore(db);
+  const log = createPlayLogStore(db);
+  const snapshots = createSqliteReportSnapshots(db, log);
+  const plays = { ...log, reportSnapshot: () => snapshots.reportSnapshot() };
   return {
     tracks: createTrackStore(db, plays),
     plays,
@@ -30,6 +33,7 @@ export function openSqliteStore(file: string, options: StoreOptions): Store {
     probeWrite: async () => probeSqliteWrite(db),
     schema: { backend: 'sqlite', version: schemaVersionOf(db) },
     close: async () => {
+      snapshots.close();
       db.close();
     },
   };

@@ -6,7 +6,7 @@ import { PLAY_COLUMNS, defaultPlay, playFromRow, playRowValues, type PlayColumns
 import { createPlayLogStore } from './plays';
 import { createSqliteCorrections } from './corrections';
 import { reportColumnValues } from '../play-reports';
-import { NewTrack, TrackStore, historyUpperBound, startedPlay } from '../tracks';
+import { NewTrack, TrackStore, channelNamesSql, historyUpperBound, startedPlay } from '../tracks';
 
 interface TrackRow extends PlayColumns {
   dbid: number;
@@ -84,6 +84,12 @@ function createInsert(db: Db, plays: ReturnType<typeof createPlayLogStore>): (tr
 export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogStore> = createPlayLogStore(db)): TrackStore {
   const insert = createInsert(db, plays);
   const current = db.prepare<[], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks ORDER BY dbid DESC LIMIT 1`);
+  // A channel's plays keep their order (docs/play-log.md "Air times"): its latest start is its highest dbid, read from tracks_by_channel_start.
+  const currentOn = db.prepare<[string], TrackRow>(
+    `SELECT ${TRACK_COLUMNS} FROM tracks WHERE channel = ? AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1`,
+  );
+  // The channels, one index step each (a loose index scan), not one row per track.
+  const channelNames = db.prepare<[number], { channel: string }>(channelNamesSql('?'));
   const byDbid = db.prepare<[number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid = ?`);
   const update = db.prepare<[string, string, string, number, number, number], never>(
     'UPDATE tracks SET metadata = ?, recording_key = ?, spelling_key = ?, report_marks = ?, report_version = ? WHERE dbid = ?',
@@ -104,6 +110,7 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
   });
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(received_seq) AS seq FROM tracks');
   const since = db.prepare<[number, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? ORDER BY dbid LIMIT ?`);
+  const sinceOn = db.prepare<[number, string, number], TrackRow>(`SELECT ${TRACK_COLUMNS} FROM tracks WHERE dbid > ? AND channel = ? ORDER BY dbid LIMIT ?`);
 
   const corrections = createSqliteCorrections(db);
   /** Records with their corrections (one query for a page). */
@@ -134,8 +141,15 @@ export function createTrackStore(db: Db, plays: ReturnType<typeof createPlayLogS
       const row = current.get();
       return row ? fromRow(row) : null;
     },
-    async since(dbid, limit) {
-      return since.all(dbid, limit).map(fromRow);
+    async since(dbid, limit, channel) {
+      return (channel === undefined ? since.all(dbid, limit) : sinceOn.all(dbid, channel, limit)).map(fromRow);
+    },
+    async currentPerChannel(limit, channel) {
+      const names = channel === undefined ? channelNames.all(limit).map((row) => row.channel) : [channel];
+      return names.flatMap((name) => {
+        const row = currentOn.get(name);
+        return row ? [fromRow(row)] : [];
+      });
     },
     async byDbid(dbid) {
       return read(dbid);

@@ -6,13 +6,13 @@ import { trustedProxies } from '../../../src/domain/trusted-proxies';
 import { createApp } from '../../../src/server/app';
 import type { AppState } from '../../../src/server/context';
 import { corsPolicy } from '../../../src/server/middleware/cors';
-import { createWorkPool } from '../../../src/server/work-pool';
+import { createWorkPool } from '../../../src/server/guards/work-pool';
 import { silentLogger } from '../../helpers/silent-logger';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // docs/running.md "Behind a proxy": `trustProxy` names the proxies whose X-Forwarded-For is
 // believed. Unset, a forged header changes nothing: every rule keyed on the client address sees
-// the socket's. Set, the fair queue of expensive answers (server/work-pool.ts, the one history
+// the socket's. Set, the fair queue of expensive answers (server/guards/work-pool.ts, the one history
 // pages and SSE replays share) treats each real client on its own.
 
 interface Probe {

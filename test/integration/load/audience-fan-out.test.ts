@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { NowPlaying } from '../../../src/domain/current-track';
 import type { TrackRecord } from '../../../src/domain/track';
 import type { Logger } from '../../../src/log';
-import { QueueBudget } from '../../../src/server/queue-budget';
-import { createImageHub, type ImageHub } from '../../../src/server/ws/hub';
+import { QueueBudget } from '../../../src/server/guards/queue-budget';
+import { createImageHub, type ImageHub } from '../../../src/server/streams/ws/hub';
 import { eventually } from '../../helpers/eventually';
 import { closeCode, openRawWs, parseFrames, type RawWs } from '../../helpers/raw-ws';
 

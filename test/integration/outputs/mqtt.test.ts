@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
+import { eventually } from '../../helpers/eventually';
 import { clearRetained } from '../../helpers/mqtt-broker';
 import { postJson } from '../../helpers/http';
 import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-host';
@@ -25,22 +26,21 @@ const BROKER = MQTT_TEST_URL;
 async function retained(topic: string, accept: (payload: Buffer) => boolean = () => true, timeoutMs = 10_000): Promise<Buffer | undefined> {
   const client = await connectAsync(BROKER, { clientId: `svc-test-read-${randomBytes(4).toString('hex')}` });
   const marker = `svc-test-markers/${randomBytes(6).toString('hex')}`;
-  const deadline = Date.now() + timeoutMs;
+  const readOnce = async () => {
+    const payload = await new Promise<Buffer | undefined>((resolve) => {
+      const onMessage = (from: string, message: Buffer) => {
+        client.off('message', onMessage);
+        resolve(from === marker ? undefined : message);
+      };
+      client.on('message', onMessage);
+      void client.subscribeAsync(topic, { qos: 1 }).then(() => client.publishAsync(marker, 'marker', { qos: 1 }));
+    });
+    await client.unsubscribeAsync(topic);
+    return payload;
+  };
   try {
     await client.subscribeAsync(marker, { qos: 1 });
-    for (;;) {
-      const payload = await new Promise<Buffer | undefined>((resolve) => {
-        const onMessage = (from: string, message: Buffer) => {
-          client.off('message', onMessage);
-          resolve(from === marker ? undefined : message);
-        };
-        client.on('message', onMessage);
-        void client.subscribeAsync(topic, { qos: 1 }).then(() => client.publishAsync(marker, 'marker', { qos: 1 }));
-      });
-      await client.unsubscribeAsync(topic);
-      if ((payload && accept(payload)) || Date.now() > deadline) return payload;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    return await eventually(readOnce, (payload) => payload !== undefined && accept(payload), timeoutMs);
   } finally {
     await client.endAsync();
   }

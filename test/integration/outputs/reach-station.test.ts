@@ -1,7 +1,6 @@
 import net from 'node:net';
 import { until } from '../../helpers/eventually';
 import { postJson } from '../../helpers/http';
-import { waitRealTime } from '../../helpers/real-time';
 import { runCli } from '../../helpers/run-cli';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { startListenBrainzFake, type ListenBrainzFake } from '../../fakes/listenbrainz';
@@ -59,7 +58,6 @@ describe('a station with TuneIn, ListenBrainz, OBS and its RDS encoder', () => {
       { artist: 'Air', title: 'Alone in Kyoto', album: 'Talkie Walkie' },
     ];
     for (const track of tracks) {
-      const sent = Date.now();
       await postJson(`${server.url}/v1/remoteinput`, track);
       const expected = `${track.artist} - ${track.title}`;
       const reached = () =>
@@ -67,9 +65,10 @@ describe('a station with TuneIn, ListenBrainz, OBS and its RDS encoder', () => {
         listenbrainz.accepted.some((one) => one.listenType === 'playing_now' && one.listen.track_metadata.track_name === track.title) &&
         obs.inputs.get('Now Playing')?.settings.text === expected &&
         radioTexts.some((one) => one.text === expected);
-      // A hang guard only: how fast receipts come is bench/outputs-mixed.bench.js's row.
+      // A hang guard only: how fast receipts come is bench/outputs-mixed.bench.js's row. ListenBrainz
+      // takes one call a second: svc spaces its calls itself (src/outputs/listenbrainz.ts), so the
+      // next change may come at once.
       await until(reached, `${track.title} reached every target`, 15_000, 10);
-      await waitRealTime(Math.max(0, sent + 1100 - Date.now()), 'ListenBrainz takes one call a second: the next change comes after that');
     }
 
     const table = await runCli(['outputs', '--url', server.url]);
@@ -82,7 +81,7 @@ describe('a station with TuneIn, ListenBrainz, OBS and its RDS encoder', () => {
       ['rds', 'rds', 'ok', '0'],
     ]);
     expect(table.stdout).toMatch(/tunein .*\(dbid 3\) <opml version="1"><head><status>200<\/status>/);
-    expect(table.stdout).toMatch(/listenbrainz .*\(dbid 3\) now playing 3; 2 not scrobbled: played 1 s/);
+    expect(table.stdout).toMatch(/listenbrainz .*\(dbid 3\) now playing 3; 2 not scrobbled: played \d+ s/);
     expect(table.stdout).toMatch(/obs .*\(dbid 3\) Now Playing: Air - Alone in Kyoto/);
     expect(table.stdout).toMatch(/rds .*\(dbid 3\) TEXT=Air - Alone in Kyoto/);
     expect(table.stdout).not.toContain(listenbrainz.token);

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { WebSocket } from 'ws';
 import type { Enricher } from '../../../src/enrich/enricher';
-import { describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, saveStrip, type Browser } from '../../helpers/browser';
 import { asObject, postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
 import { serveBytes, startImageHost, type Handler, type ImageHost } from '../../helpers/image-host';
@@ -18,14 +17,13 @@ import { startTestServer, type TestServer } from '../../helpers/test-server';
 // submitted cover's host and its artist lookup (the provider that, like TheAudioDB, names the artist's
 // thumbnail and banner) answer only when the test opens their gates: artist first, then cover.
 // The pages sample what they show every 50 ms; a sample's image is its decoded width (1 is the
-// transparent placeholder, -1 still decoding). Screenshots of the change go to /work/wt/i53-shots/.
+// transparent placeholder, -1 still decoding). Screenshots of the change go to test/artifacts/.
 
 const oldCover = makePng(40, 40, [240, 80, 30], [40, 10, 120]);
 const oldThumb = makePng(30, 40, [20, 160, 60], [250, 250, 250]);
 const newCover = makePng(60, 60, [250, 210, 40], [200, 60, 20]);
 const newThumb = makePng(36, 48, [20, 120, 240], [250, 250, 0]);
 const newBanner = makePng(80, 20, [120, 40, 200], [10, 200, 120]);
-const SHOTS = '/work/wt/i53-shots';
 
 /** A gate: `opened` resolves when the test opens it; `reached` when the first caller arrived at it. */
 function gate(): { open(): void; opened: Promise<void>; reached: Promise<void>; arrive(): void } {
@@ -155,7 +153,6 @@ describeWithChromium('One frame per change on WNP’s templates, with a cover ho
     ]);
     await t.server.images.idle();
     browser = await launchBrowser({ width: 360, height: 150 });
-    fs.mkdirSync(SHOTS, { recursive: true });
   });
   afterAll(async () => {
     artistLookup.open();
@@ -223,14 +220,8 @@ describeWithChromium('One frame per change on WNP’s templates, with a cover ho
     await onScreen(dj, 'Baby');
     await single.waitForFunction(() => (globalThis as unknown as InPage).samples.filter((s) => s.title === 'Baby').length >= 6);
     await shoot();
-    shots.forEach((shot, index) => fs.writeFileSync(path.join(SHOTS, `change-slow-cover-${index + 1}.png`), shot));
-    const board = await browser.context.newPage();
-    await board.setViewportSize({ width: 370 * shots.length, height: 160 });
-    await board.setContent(
-      `<body style="margin:0;background:#000">${shots.map((shot) => `<img style="margin:5px" src="data:image/png;base64,${shot.toString('base64')}">`).join('')}</body>`,
-    );
-    await board.screenshot({ path: path.join(SHOTS, 'change-slow-cover-strip.png') });
-    await board.close();
+    shots.forEach((shot, index) => fs.writeFileSync(artifactPath(`wnp-change-slow-cover-${index + 1}.png`), shot));
+    await saveStrip(browser, shots, 'wnp-change-slow-cover-strip.png', { width: 360, height: 150 });
 
     for (const page of [single, dj]) {
       const samples = await page.evaluate(() => (globalThis as unknown as InPage).samples);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Page } from 'playwright-core';
 import type { Enricher } from '../../../src/enrich/enricher';
-import { artifactPath, describeWithChromium, launchBrowser, type Browser } from '../../helpers/browser';
+import { artifactPath, describeWithChromium, launchBrowser, saveStrip, type Browser } from '../../helpers/browser';
 import { postJson } from '../../helpers/http';
 import { makePng } from '../../helpers/images';
 import { afterDelay, serveBytes, startImageHost, type Handler, type ImageHost } from '../../helpers/image-host';
@@ -204,17 +204,12 @@ describeWithChromium("What's Now Playing's image templates across a track change
 
   /** Screenshots taken back to back, the change made after the first, then laid side by side on one image. */
   async function strip(page: Page, count: number, name: string, change: () => Promise<unknown>): Promise<unknown> {
-    const shot = async () => (await page.screenshot({ clip: { x: 0, y: 0, width: 300, height: 170 } })).toString('base64');
-    const shots: string[] = [await shot()];
+    const cell = { width: 300, height: 170 };
+    const shot = () => page.screenshot({ clip: { x: 0, y: 0, ...cell } });
+    const shots: Buffer[] = [await shot()];
     const changed = change();
     for (let i = 1; i < count; i++) shots.push(await shot());
-    const board = await browser.context.newPage();
-    await board.setViewportSize({ width: 310 * Math.min(count, 4), height: 180 * Math.ceil(count / 4) });
-    await board.setContent(
-      `<body style="margin:0;background:#000">${shots.map((shot) => `<img style="margin:5px" src="data:image/png;base64,${shot}">`).join('')}</body>`,
-    );
-    await board.screenshot({ path: artifactPath(name), fullPage: true });
-    await board.close();
+    await saveStrip(browser, shots, name, cell, 4);
     return changed;
   }
 

@@ -3,7 +3,8 @@ import Database from 'better-sqlite3';
 import { REPORT_COLUMNS_VERSION } from '../../../src/domain/recording';
 import type { ReportFormatName, ReportRun, ReportSettings } from '../../../src/reports/format';
 import type { ReportPlay } from '../../../src/reports/rows';
-import { storeReportSource } from '../../../src/reports/store-source';
+import { slicedSource } from '../../../src/reports/slices';
+import { snapshotReportSource, storeReportSource } from '../../../src/reports/store-source';
 import type { ReportSource } from '../../../src/reports/run-report';
 import { problemLine } from '../../../src/reports/checks';
 import { openStore } from '../../../src/store/open-store';
@@ -78,7 +79,7 @@ function metadataOf(play: ReportPlay): Record<string, unknown> {
 }
 
 /** Writes plays as rows with their own dbids and no report columns (as before the migration), and sessions through the store. */
-async function writeLog(log: StoredLog, plays: readonly ReportPlay[], postgres: boolean): Promise<void> {
+async function writeLog(log: StoredLog, plays: readonly ReportPlay[], postgres: boolean, { sessions = true } = {}): Promise<void> {
   const overriding = postgres ? 'OVERRIDING SYSTEM VALUE' : '';
   for (const play of plays)
     await log.run(
@@ -100,7 +101,7 @@ async function writeLog(log: StoredLog, plays: readonly ReportPlay[], postgres: 
         play.listeners === null ? null : JSON.stringify(play.listeners),
       ],
     );
-  for (const session of SESSIONS) {
+  for (const session of sessions ? SESSIONS : []) {
     const key = { server: 'http://127.0.0.1:8000', mount: '/live', clientId: String(session.id) };
     await log.store.plays.openSession({
       ...key,
@@ -145,6 +146,7 @@ const BROKEN: ReportPlay[] = [
   broken(215, 90, { channel: 'late', ended_at: at(90 + 24 * 60) }),
   broken(216, 100, { channel: 'late2', artist: '=HYPERLINK("http://x.example")' }),
   broken(217, 110, { channel: 'late3', album: '坂本龍一' }),
+  broken(218, 115, { channel: 'late4', composers: ['Thomas Bangalter', '坂本龍一'] }),
 ];
 
 const FORMATS: ReadonlyArray<[ReportFormatName, Partial<ReportRun>]> = [
@@ -161,7 +163,8 @@ const FORMATS: ReadonlyArray<[ReportFormatName, Partial<ReportRun>]> = [
 
 /**
  * What the check says of the fixed log in those runs: the Han album has no ASCII spelling
- * (soundexchange twice, bmi), and the jazz channel has no plays (bmi --channel jazz).
+ * (soundexchange twice), nor the Han writer (bmi), and the jazz channel has no plays (bmi
+ * --channel jazz).
  */
 const FIXED_LOG_PROBLEMS = 4;
 
@@ -275,7 +278,9 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
       const named = check.problems.map(problemLine);
       expect(named).toContain('dbid 215: on air 86400 s of a 320-s recording: far longer than it can have played; set its end (svc edit 215 ended_at=...)');
       expect(named).toContain('note: dbid 216: artist "=HYPERLINK("http://x.example")" starts like a spreadsheet formula; written with a leading \'');
-      expect(named).toContain('dbid 217: album "坂本龍一" has no ASCII spelling (written "????"); give it one with svc edit 217 album=...');
+      expect(named).toContain('dbid 218: writers "坂本龍一" has no ASCII spelling (written "????"); give it one with svc edit 218 writers=...');
+      // BMI writes no album: a Han album blocks the SoundExchange file, not this one.
+      expect(named.filter((line) => line.startsWith('dbid 217:'))).toEqual([]);
     },
   );
 
@@ -328,6 +333,74 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
       PLAYS.map((play): unknown[] => [play.dbid, expect.stringMatching(/^(isrc|names):/) as unknown, REPORT_COLUMNS_VERSION]),
     );
   });
+
+  describe('one snapshot per report', () => {
+    // Eight clean plays on the evening of 2026-10-01 in New York; while the report runs, right
+    // after the check has counted them, another writer adds a ninth and renames the first.
+    const eight = Array.from({ length: 8 }, (_, i) => broken(400 + i, i * 5, { isrc: `GBAAA26${String(i).padStart(5, '0')}` }));
+    const writeDuring = async () => {
+      const ninth = broken(408, 40, { isrc: 'GBAAA2600008' });
+      await writeLog(log, [ninth], backend === 'postgres', { sessions: false });
+      await log.run('UPDATE tracks SET metadata = ? WHERE dbid = 400', [JSON.stringify({ ...metadataOf(eight[0]), title: 'Renamed Later' })]);
+    };
+    /** `source` with the writes landing between the check's count and the file's first page. */
+    const writingAfterCount = (source: ReportSource): ReportSource => {
+      const { stored } = source;
+      if (stored === undefined) throw new Error('the store source answers the summary');
+      return {
+        ...source,
+        stored: {
+          ...stored,
+          async summary(query, minSeconds) {
+            const summary = await stored.summary(query, minSeconds);
+            await writeDuring();
+            return summary;
+          },
+        },
+      };
+    };
+    const run = makeRun('bmi', '2026-10-01', '2026-10-01', US_SETTINGS);
+    const records = (text: string) => text.split('\r\n').filter((line) => line.startsWith('FMDT'));
+
+    it('When plays are written while a report reads the store as it goes, then the check and the file disagree (the tear the snapshot prevents)', async () => {
+      await write(eight);
+      const torn = await renderToText(slicedSource(writingAfterCount(storeReportSource(log.store.plays))), run);
+      expect([torn.facts.musicPlays, records(torn.text).length]).toEqual([8, 9]);
+    });
+
+    it('When plays are written while a report reads its snapshot, then the check and the file count the same plays, as they were', async () => {
+      await write(eight);
+      const snapshot = await snapshotReportSource(log.store.plays)({ startMs: run.range.startMs, endMs: run.range.endMs });
+      try {
+        const whole = await renderToText(slicedSource(writingAfterCount(snapshot.source)), run);
+        expect([whole.facts.musicPlays, records(whole.text).length]).toEqual([8, 8]);
+        expect(whole.text).not.toContain('Renamed Later');
+        expect(whole.text.split('\r\n').at(-2)).toBe(`TRLR${String(10).padStart(12, '0')}${' '.repeat(23)}`);
+      } finally {
+        await snapshot.release();
+      }
+      // The next report sees the writes.
+      const after = await snapshotReportSource(log.store.plays)({ startMs: run.range.startMs, endMs: run.range.endMs });
+      try {
+        const later = await renderToText(after.source, run);
+        expect([later.facts.musicPlays, records(later.text).length]).toEqual([9, 9]);
+        expect(later.text).toContain('Renamed Later');
+      } finally {
+        await after.release();
+      }
+    });
+  });
+
+  if (backend === 'postgres')
+    it('When half the pool holds report snapshots, then the next report is told the server is busy, and gets one once a report ends', async () => {
+      // database.poolSize 4 (the default): two snapshots at once, two connections left for writes.
+      const held = [await log.store.plays.reportSnapshot(), await log.store.plays.reportSnapshot()];
+      await expect(log.store.plays.reportSnapshot()).rejects.toMatchObject({ code: 'SERVER_BUSY', status: 503 });
+      await write(PLAYS.slice(0, 2));
+      await held[0]?.release();
+      const next = await log.store.plays.reportSnapshot();
+      await Promise.all([next.release(), held[1]?.release()]);
+    });
 
   it('When more plays may have a problem than a page holds, then every one is checked in air order', async () => {
     const many = Array.from({ length: 1200 }, (_, index) =>

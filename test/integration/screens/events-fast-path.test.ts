@@ -1,13 +1,13 @@
 import http from 'node:http';
 import { AppError } from '../../../src/errors';
-import type { OpenStream } from '../../../src/server/sse/event-stream';
+import type { OpenStream } from '../../../src/server/streams/sse/event-stream';
 import { until } from '../../helpers/eventually';
 import { postJson, request } from '../../helpers/http';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 
 // GET and HEAD /v1/events with at most `?since=` are answered before Koa
-// (server/events-fast-path.ts); another query parameter sends the same request through the Koa
+// (server/fast-paths/events-fast-path.ts); another query parameter sends the same request through the Koa
 // route (routes/events.ts). Both must give the same answer: status, every header but the
 // per-response ones, the opening of the stream or the error body, the access-log line, the
 // client address a replay waits under.

@@ -17,6 +17,10 @@ const LISTS: Record<string, { item: Record<string, unknown>; typo: [string, stri
     item: { url: 'http://127.0.0.1:8000', adminPassword: 'hackme', mounts: { '/live.mp3': 'main' }, poll: 5 },
     typo: ['pol', 'poll'],
   },
+  channels: {
+    item: { name: 'FM', ingest: { mounts: ['/live.ogg'] }, audience: [{ url: 'http://127.0.0.1:8000', mounts: ['/stream.mp3'] }] },
+    typo: ['audince', 'audience'],
+  },
   'recognition.streams': { item: { url: 'http://127.0.0.1:8000/studio2.mp3', channel: 'studio2', vinyl: false }, typo: ['chanel', 'channel'] },
 };
 

@@ -1,4 +1,5 @@
-import { DEFAULT_PLAY_POLICY, takePlay, type PlayPolicy } from '../../../src/pipeline/play-fields';
+import { takePlay } from '../../../src/pipeline/play-fields';
+import { DEFAULT_PLAY_POLICY, type PlayPolicy } from '../../../src/playlog/play-policy';
 
 // The play a submission asks for (docs/play-log.md): the start window, kinds from the
 // submission, from config rules and from the short-item rule, channels and people.

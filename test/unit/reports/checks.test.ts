@@ -25,10 +25,12 @@ async function problemsOf(format: ReportFormatName, plays: ReportPlay[], session
 describe('report checks', () => {
   it.each(REPORT_FORMATS)('When the log is clean, then %s finds no problem but the ASCII files a Han name', async (format) => {
     // SoundExchange and BMI are ASCII: 日本語 has no spelling there; Cyrillic and accents do.
-    const ascii = ['dbid 104: album "Ünïcödé 日本語" has no ASCII spelling (written "Unicode ???"); give it one with svc edit 104 album=...'];
-    expect(await problemsOf(format, PLAYS, SESSIONS, format === 'npr-playlist' ? { channel: 'main' } : {})).toEqual(
-      format === 'soundexchange' || format === 'bmi' ? ascii : [],
-    );
+    // Each names only what its file writes: SoundExchange the album, BMI the writer.
+    const ascii: Partial<Record<ReportFormatName, string[]>> = {
+      soundexchange: ['dbid 104: album "Ünïcödé 日本語" has no ASCII spelling (written "Unicode ???"); give it one with svc edit 104 album=...'],
+      bmi: ['dbid 105: writers "坂本龍一" has no ASCII spelling (written "????"); give it one with svc edit 105 writers=...'],
+    };
+    expect(await problemsOf(format, PLAYS, SESSIONS, format === 'npr-playlist' ? { channel: 'main' } : {})).toEqual(ascii[format] ?? []);
   });
 
   it('When an ISRC is malformed and the label is missing, then soundexchange names the play', async () => {
@@ -208,5 +210,24 @@ describe('report checks', () => {
     expect(cells.filter((cell) => /^[=+\-@]/.test(cell))).toEqual([]);
     expect(rendered.problems.filter((problem) => problem.note && problem.what.includes('spreadsheet formula')).length).toBe(format === 'npr-streams' ? 1 : 4);
     expect(rendered.problems.filter((problem) => !problem.note)).toEqual([]);
+  });
+});
+
+describe('report checks: no silent zeros (docs/channels.md)', () => {
+  const zero = { atp: 0, listener_seconds: 0, peak: 0 };
+  it('When a play counted 0 listeners on a channel no audience mount feeds, then the check names it; on a fed channel a 0 is a count', async () => {
+    const plays = [broken(21, 0, { channel: '/live.ogg', listeners: zero }), broken(22, 10, { channel: 'main', listeners: zero })];
+    const problems = await renderToText(
+      arraySource(plays, SESSIONS),
+      makeRun('soundexchange', '2026-10-01', '2026-10-01', { ...US_SETTINGS, heardChannels: ['main'] }, {}),
+    );
+    const lines = problems.problems.map(problemLine).filter((line) => line.includes('listeners on channel'));
+    expect(lines).toEqual([expect.stringMatching(/^dbid 21: 0 listeners on channel "\/live\.ogg", which no audience mount feeds/)]);
+  });
+
+  it('When no listener source is configured at all, then a 0 is not checked', async () => {
+    const plays = [broken(23, 0, { channel: '/live.ogg', listeners: zero })];
+    const problems = await problemsOf('soundexchange', plays);
+    expect(problems.filter((line) => line.includes('listeners on channel'))).toEqual([]);
   });
 });

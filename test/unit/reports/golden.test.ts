@@ -20,8 +20,13 @@ interface Case {
   dst?: boolean;
 }
 
-/** SoundExchange and BMI are ASCII (docs/reports.md "Names in the files"): the fixed log's one Han name has no spelling there. */
+/**
+ * SoundExchange and BMI are ASCII (docs/reports.md "Names in the files"): the fixed log's Han
+ * names have no spelling there, each in the file that writes it (an album in SoundExchange's, a
+ * writer in BMI's).
+ */
 const HAN = ['dbid 104: album "Ünïcödé 日本語" has no ASCII spelling (written "Unicode ???"); give it one with svc edit 104 album=...'];
+const HAN_WRITER = ['dbid 105: writers "坂本龍一" has no ASCII spelling (written "????"); give it one with svc edit 105 writers=...'];
 
 const run = (format: ReportFormatName, extra: Partial<ReportRun> = {}) => makeRun(format, '2026-10-01', '2026-10-01', US_SETTINGS, extra);
 const ukRun = (format: ReportFormatName, extra: Partial<ReportRun> = {}) => makeRun(format, '2026-10-01', '2026-10-02', UK_SETTINGS, extra);
@@ -44,7 +49,7 @@ const CASES: Case[] = [
     fileName: 'Radio_SVC-ppl-programme-20261001.csv',
   },
   { golden: 'prs.txt', run: ukRun('prs'), fileName: 'Radio_SVC-prs-20261001-20261002.txt' },
-  { golden: 'bmi.txt', run: run('bmi'), fileName: 'KSVC2610.emr', problems: HAN },
+  { golden: 'bmi.txt', run: run('bmi'), fileName: 'KSVC2610.emr', problems: HAN_WRITER },
   // The clock changes: March holds both spring changes (New York 8th, London 29th); the autumn
   // ranges hold a night the clocks go back, written in standard time throughout.
   ...(['npr-playlist', 'bmi', 'prs'] as const).flatMap((format): Case[] => {

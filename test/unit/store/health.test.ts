@@ -28,6 +28,9 @@ describe('storage health', () => {
     expect(storageFailureKind(sqliteError('08006', 'connection failure'))).toBe('postgres-08006');
     expect(storageFailureKind(sqliteError('53100', 'could not extend file: No space left on device'))).toBe('postgres-53100');
     expect(storageFailureKind(sqliteError('25006', 'cannot execute INSERT in a read-only transaction'))).toBe('postgres-25006');
+    expect(storageFailureKind(sqliteError('25P03', 'terminating connection due to idle-in-transaction timeout'))).toBe('postgres-25P03');
+    expect(storageFailureKind(sqliteError('57P05', 'terminating connection due to idle-session timeout'))).toBe('postgres-57P05');
+    expect(storageFailureKind(sqliteError('57014', 'canceling statement due to user request'))).toBeUndefined();
     expect(storageFailureKind(sqliteError('23505', 'duplicate key value violates unique constraint'))).toBeUndefined();
     expect(storageFailureKind(sqliteError('42P01', 'relation "tracks" does not exist'))).toBeUndefined();
   });

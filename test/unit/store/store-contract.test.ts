@@ -86,6 +86,33 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       }
     });
 
+    it('When plays are stored on several channels, then each channel has its current record and since() reads one channel', async () => {
+      await open();
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+      const channels = ['FM', 'Web', 'FM', 'Studio B', 'Web', 'FM'];
+      const stored = [];
+      for (const [index, channel] of channels.entries()) {
+        stored.push(
+          await opened().tracks.insert({
+            receivedSeq: index + 1,
+            receivedAt: at(index),
+            metadata: { title: `t${index}` },
+            play: { channel, startedAt: at(index), kind: 'music', usage: 'feature' },
+          }),
+        );
+      }
+      const current = await opened().tracks.currentPerChannel(10);
+      expect(current.map((record) => [record.play?.channel, record.metadata.title]).sort()).toEqual([
+        ['FM', 't5'],
+        ['Studio B', 't3'],
+        ['Web', 't4'],
+      ]);
+      expect((await opened().tracks.currentPerChannel(2)).length).toBe(2);
+      expect((await opened().tracks.currentPerChannel(10, 'Web')).map((record) => record.metadata.title)).toEqual(['t4']);
+      expect(await opened().tracks.currentPerChannel(10, 'nowhere')).toEqual([]);
+      expect((await opened().tracks.since(stored[0]?.dbid ?? 0, 10, 'FM')).map((record) => record.metadata.title)).toEqual(['t2', 't5']);
+    });
+
     it('When records are stored, then dbids increase, the last arrival is current, and the metadata round-trips in its key order', async () => {
       await open();
       expect(await opened().tracks.current()).toBeNull();
@@ -366,6 +393,22 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(await outputs.health('hook')).toMatchObject({ pending: 1, retrying: true });
       clock += 2000;
       expect(await outputs.claim('hook', claimOptions('a', true))).toMatchObject({ message: { dbid: 3, attempts: 1 } });
+    });
+
+    it('When changes were queued out of dbid order (a slower instance, a late end of enrichment), then latestOnly keeps the newest dbid, not the newest row', async () => {
+      await open();
+      const outputs = opened().outputs;
+      await outputs.startCursors(['hook']);
+      // Queued while the target was down: 4 came first, then 3 (another instance), then 4's
+      // second message, then 3's late one (its enrichment ended last).
+      await queue([change(4), change(3), change(4, 'deleted'), change(3, 'deleted')]);
+      const claimed = await outputs.claim('hook', claimOptions('a', true));
+      expect(claimed).toMatchObject({ message: { dbid: 4, kind: 'track.deleted' } });
+      expect(await outputs.health('hook')).toMatchObject({ pending: 1, superseded: 3 });
+      await outputs.finish(claimed && 'message' in claimed ? claimed.message.id : 0, { at: clock, durationMs: 1, outcome: 'delivered' });
+      // An older record's message queued after the newest was shown never goes.
+      await queue([change(2)]);
+      expect(await outputs.claim('hook', claimOptions('a', true))).toBeNull();
     });
 
     it('When a message fails for good, then the output reads failing until one is delivered; finished messages are pruned', async () => {

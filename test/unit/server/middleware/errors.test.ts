@@ -6,7 +6,7 @@ import { createLogger } from '../../../../src/log';
 import { createApp } from '../../../../src/server/app';
 import { corsPolicy } from '../../../../src/server/middleware/cors';
 import type { AppState } from '../../../../src/server/context';
-import { SECURITY_HEADERS } from '../../../../src/server/security-headers';
+import { SECURITY_HEADERS } from '../../../../src/server/guards/security-headers';
 import { request } from '../../../helpers/http';
 
 describe('the error middleware', () => {
