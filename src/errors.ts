@@ -51,6 +51,8 @@ export const ERRORS = {
   DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },
   // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Expensive requests").
   SERVER_BUSY: { status: 503, message: 'Server busy: too many expensive requests waiting, retry shortly', expose: true },
+  // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Connections").
+  TOO_MANY_CONNECTIONS: { status: 503, message: 'Server busy: too many connections open, retry shortly', expose: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -2,8 +2,8 @@
 // Readers of /v1/events that all come back at once having missed the same records, in their own
 // process:  node bench/lib/sse-catch-up.js <http-url> <count> <since> <until-dbid>
 // Each opens `<url>/v1/events` with Last-Event-ID <since>; a 503 is retried after its
-// Retry-After, and a stream that ends is reopened from the last id received, as EventSource
-// does. Says {type:'done', refusals, ms} over IPC once every reader has the event <until-dbid>.
+// Retry-After, a busy server's short stream after its `retry:`, and a stream that ends is reopened
+// from the last id received, as EventSource does. Says {type:'done', refusals, ms} over IPC once every reader has the event <until-dbid>.
 
 const http = require('node:http');
 
@@ -32,11 +32,18 @@ function follow(index, lastId) {
       response.setEncoding('utf8');
       let buffer = '';
       let done = false;
+      // A busy server's short stream (src/server/sse/frames.ts busyAnswer): back after its `retry:`.
+      let busyRetry = 0;
       response.on('data', (chunk) => {
         buffer += chunk;
         let end = buffer.indexOf('\n\n');
         while (end !== -1) {
-          const id = /^id: (\d+)$/m.exec(buffer.slice(0, end));
+          const block = buffer.slice(0, end);
+          const retry = /^retry: (\d+)$/m.exec(block);
+          if (retry) busyRetry = Number(retry[1]);
+          if (/^event: busy$/m.test(block)) refusals += 1;
+          else if (!retry) busyRetry = 0;
+          const id = /^id: (\d+)$/m.exec(block);
           buffer = buffer.slice(end + 2);
           if (id) lastId = Number(id[1]);
           if (!done && lastId >= until) {
@@ -49,7 +56,7 @@ function follow(index, lastId) {
       });
       response.on('end', () => {
         requests.delete(request);
-        if (!done) follow(index, lastId);
+        if (!done) setTimeout(() => follow(index, lastId), busyRetry);
       });
     },
   );

@@ -14,7 +14,7 @@ import { createEventsFastPath } from './fast-paths/events-fast-path';
 import { corsPolicy } from './middleware/cors';
 import { hostCheck, unknownHostMessage } from './guards/request-guards';
 import { trustedProxies, type ProxyMatcher } from '../domain/trusted-proxies';
-import { limitConnections } from './guards/connection-limits';
+import { createConnectionCaps } from './guards/connection-limits';
 import { limitRequestsInFlight } from './guards/pipelining';
 import { throttleFailedAuthentication } from './middleware/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
@@ -257,6 +257,7 @@ function createHttpServer(
   logger: Logger,
 ): { http: http.Server; open: ReadonlySet<Socket> } {
   const reportFlood = throttledLog((message) => logger.warn(message));
+  const caps = createConnectionCaps(config.limits, logger, { exemptFromPerAddress: trustedProxy });
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
     // connection counts from its start), a body within the processing budget; checked every second.
@@ -265,16 +266,18 @@ function createHttpServer(
       requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,
     },
-    closeAfterAnswerWhen(
-      () => shutdown.started,
-      limitRequestsInFlight(createRequestListener(app, answerLast, answerCover, answerEvents), {
-        maxQueuedBytes: config.limits.maxQueuedBytes,
-        onFlood: (address) =>
-          reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
-      }),
+    caps.guard(
+      closeAfterAnswerWhen(
+        () => shutdown.started,
+        limitRequestsInFlight(createRequestListener(app, answerLast, answerCover, answerEvents), {
+          maxQueuedBytes: config.limits.maxQueuedBytes,
+          onFlood: (address) =>
+            reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+        }),
+      ),
     ),
   );
-  limitConnections(server, config.limits, logger, trustedProxy);
+  caps.watch(server);
   // Every socket, upgraded ones too (server.closeAllConnections() knows only HTTP ones): the
   // shutdown destroys what is still open at its deadline.
   const open = new Set<Socket>();
@@ -284,6 +287,7 @@ function createHttpServer(
   });
   server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?')[0];
+    if (caps.refusedUpgrade(socket)) return;
     if (hostAllowed && !hostAllowed(request.headers.host)) {
       endWithError(socket, 'UNKNOWN_HOST', unknownHostMessage(request.headers.host ?? ''));
       return;

@@ -2,13 +2,14 @@ import { openSse, type SseClient } from './sse-client';
 
 // An /v1/events reader that behaves as EventSource does across reconnects (docs/several-instances.md
 // "Resuming streams"): when the stream ends or cannot be opened it comes back with the
-// Last-Event-ID of the last event it got; a 503 is retried after its Retry-After. It keeps every
+// Last-Event-ID of the last event it got; a 503 is retried after its Retry-After, a busy
+// server's short stream after its `retry:`. It keeps every
 // track id in the order received, to count gaps and duplicates.
 
 export interface ResumingReader {
   /** Every `track` event id received, in order, across connections. */
   ids(): number[];
-  /** Answers 503 received (told to retry). */
+  /** Answers 503 and busy streams received (told to retry). */
   refusals(): number;
   /** Streams opened. */
   connections(): number;
@@ -48,7 +49,10 @@ export function startResumingReader(url: string, since: number, headers: Record<
       await client.ended;
       done.push(...trackIds(client));
       current = undefined;
-      if (!stopped) await pause(reconnectMs);
+      // A busy server's short stream (src/server/sse/frames.ts busyAnswer): back after its `retry:`.
+      const busy = client.events.some((event) => event.event === 'busy');
+      if (busy) refusals += 1;
+      if (!stopped) await pause(busy ? Math.max(reconnectMs, client.retries.at(-1) ?? 0) : reconnectMs);
     }
   })();
 

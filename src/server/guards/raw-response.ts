@@ -14,7 +14,7 @@ import { SECURITY_HEADERS, SECURITY_HEADER_LINES } from './security-headers';
  */
 const LINGER_MS = 2000;
 
-export function endWithError(socket: Duplex, code: ErrorCode, message?: string): void {
+export function endWithError(socket: Duplex, code: ErrorCode, message?: string, headers: Readonly<Record<string, string>> = {}): void {
   const { status } = ERRORS[code];
   const body = JSON.stringify({ error: message ?? ERRORS[code].message });
   closeAfterAnswer(socket);
@@ -22,6 +22,9 @@ export function endWithError(socket: Duplex, code: ErrorCode, message?: string):
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       SECURITY_HEADER_LINES +
+      Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,

@@ -28,8 +28,8 @@ export function eventRoutes(all: EventStream, forChannel?: (given: string | stri
       return;
     }
     // The first replay piece is read before anything is written: a replay the busy server cannot
-    // serve now is a 503 with Retry-After (docs/several-instances.md "Resuming streams"), never a
-    // stream that starts at the current track as if nothing was missed. `ctx.ip` is the real
+    // serve now is a short stream that sends the reader back with its own id (sse/frames.ts
+    // busyAnswer), never a stream that starts at the current track as if nothing was missed. `ctx.ip` is the real
     // client behind a trusted proxy (middleware/client-address.ts): its turn in the fair queue.
     const gone = requestGone(ctx.res);
     let start: OpenStream;

@@ -92,6 +92,73 @@ describe('connection caps', () => {
   });
 });
 
+/** An open /v1/events stream from `localAddress`: a connection answering a request, never idle. */
+function holdStream(url: string, localAddress: string): Promise<Held> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: hostname, port: Number(port), localAddress });
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    socket.on('error', () => undefined);
+    socket.once('connect', () => socket.write('GET /v1/events HTTP/1.1\r\nHost: localhost\r\n\r\n'));
+    socket.once('data', () => resolve({ socket, closed }));
+    void closed.then(() => reject(new Error(`stream from ${localAddress} closed before it opened`)));
+  });
+}
+
+/** Six fresh connections at once (three each from 127.0.0.3 and 127.0.0.4): what each got before its close. */
+function burstOfSix(url: string): Promise<string[]> {
+  const { hostname, port } = new URL(url);
+  const one = (localAddress: string) =>
+    new Promise<string>((resolve) => {
+      const socket = net.connect({ host: hostname, port: Number(port), localAddress });
+      let received = '';
+      socket.on('error', () => undefined);
+      socket.once('connect', () => socket.write('GET /v1/status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'));
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('close', () => resolve(received));
+    });
+  return Promise.all(['127.0.0.3', '127.0.0.3', '127.0.0.3', '127.0.0.4', '127.0.0.4', '127.0.0.4'].map(one));
+}
+
+describe('a burst of fresh connections at limits.maxConnections', () => {
+  let t: TestServer;
+  const held: Held[] = [];
+  beforeEach(async () => {
+    t = await startTestServer({ config: { limits: { maxConnections: 8, maxConnectionsPerAddress: 5 } } });
+  });
+  afterEach(async () => {
+    for (const connection of held.splice(0)) {
+      connection.socket.destroy();
+      await connection.closed;
+    }
+    await t.close();
+  });
+
+  it('When 8 idle connections are open and 6 fresh ones come at once, then every one of the 6 is served (they do not close each other)', async () => {
+    for (let i = 0; i < 5; i += 1) held.push(await holdConnection(t.url, '127.0.0.1'));
+    for (let i = 0; i < 3; i += 1) held.push(await holdConnection(t.url, '127.0.0.2'));
+    const answers = await burstOfSix(t.url);
+    expect(answers.map((answer) => answer.split('\r\n')[0])).toEqual(answers.map(() => 'HTTP/1.1 200 OK'));
+  });
+
+  it('When 7 streams are open and 6 fresh connections come at once, then each is served or answered 503 with Retry-After, none closed bare', async () => {
+    for (let i = 0; i < 5; i += 1) held.push(await holdStream(t.url, '127.0.0.1'));
+    for (let i = 0; i < 2; i += 1) held.push(await holdStream(t.url, '127.0.0.2'));
+    const answers = await burstOfSix(t.url);
+    // One slot is free; the others come while it is taken (or after an earlier one of the six closed).
+    const heads = answers.map((answer) => answer.split('\r\n')[0]);
+    expect(heads.filter((head) => head !== 'HTTP/1.1 200 OK' && head !== 'HTTP/1.1 503 Service Unavailable')).toEqual([]);
+    const refused = answers.filter((answer) => answer.startsWith('HTTP/1.1 503'));
+    for (const answer of refused) {
+      expect(answer).toContain('\r\nRetry-After: 1\r\n');
+      expect(answer).toContain('{"error":"Server busy: too many connections open, retry shortly"}');
+    }
+    // The streams were not touched.
+    expect(held.every((connection) => !connection.socket.destroyed)).toBe(true);
+    if (refused.length > 0) expect(t.logs.some((line) => line.includes('connection answered 503: 8 connections open (limits.maxConnections)'))).toBe(true);
+  });
+});
+
 describe('maxConnectionsPerAddress 0 (behind a proxy)', () => {
   let t: TestServer;
   afterAll(() => t.close());

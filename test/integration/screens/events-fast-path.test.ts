@@ -124,7 +124,7 @@ describe('GET /v1/events: the fast path and the Koa route', () => {
     }
   });
 
-  it('When the replay cannot be served now, then both answer the same 503 with Retry-After; an unexpected failure the same 500, logged', async () => {
+  it('When opening the stream is refused with an AppError, then both answer the same status and Retry-After; an unexpected failure the same 500, logged', async () => {
     const open = jest.spyOn(t.server.events, 'open');
     const busy = () => new AppError('SERVER_BUSY', undefined, { headers: { 'Retry-After': '1' } });
     open.mockRejectedValueOnce(busy()).mockRejectedValueOnce(busy());

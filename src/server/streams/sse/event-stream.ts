@@ -9,7 +9,7 @@ import { createFanOut } from '../fan-out';
 import type { WorkPool } from '../../guards/work-pool';
 import { budgetedQueuedBytes } from '../ws/budgeted-queue';
 import type { QueuedBytes } from '../ws/outbox';
-import { HEARTBEAT, MAX_REPLAY, OPENING, gapEvent, namedEvent, recordBody, trackEvent } from './frames';
+import { HEARTBEAT, MAX_REPLAY, OPENING, busyAnswer, busyRetryMs, gapEvent, namedEvent, recordBody, trackEvent } from './frames';
 
 // GET /v1/events (docs/chat-bots-and-obs.md "Server-Sent Events"): every change of the current
 // track (and every update of it) as a `track` event to every reader. It hangs off NowPlaying's
@@ -17,8 +17,9 @@ import { HEARTBEAT, MAX_REPLAY, OPENING, gapEvent, namedEvent, recordBody, track
 // instances. A reconnecting reader names the last dbid it saw and first gets what it missed.
 //
 // A replay is never silently cut (docs/several-instances.md "Resuming streams"): its first piece
-// is read before the stream opens, so a replay that cannot be served now is a 503 the reader
-// retries with its Last-Event-ID. Each reader remembers the last dbid written to it: replayed
+// is read before the stream opens, so a replay that cannot be served now is a short stream that
+// tells the reader to come back with its Last-Event-ID (frames.ts busyAnswer), never an error
+// status, which would end a browser's EventSource for good. Each reader remembers the last dbid written to it: replayed
 // and live events meet in strictly increasing dbid order, each once, also on an instance whose
 // own current track lags the database (an update of the last record sent is sent again; a
 // deletion announces the record that is current again). Unsent bytes count in
@@ -45,6 +46,8 @@ export interface EventStreamOptions {
   /** A replay reads up to MAX_REPLAY records per piece: each piece waits its turn with the history pages. */
   pool: WorkPool;
   logger: Logger;
+  /** Spreads the `retry:` of busy answers (frames.ts busyRetryMs); Math.random unless given. */
+  random?: () => number;
 }
 
 /** Hands the response to a stream whose first replay piece is read. */
@@ -53,9 +56,10 @@ export type OpenStream = (response: ServerResponse) => void;
 export interface EventStream {
   /**
    * Prepares a stream for a reader who saw everything up to `since` (undefined: the current
-   * track only) and reads the first replay piece in the pool, as `client`'s turn. Rejects with a
-   * 503 AppError (SERVER_BUSY) when the pool cannot serve it now: nothing is written yet, so the
-   * reader retries with its Last-Event-ID. The caller writes the headers, then calls the result.
+   * track only) and reads the first replay piece in the pool, as `client`'s turn. When the pool
+   * cannot serve it now, the result answers the busy form (frames.ts busyAnswer): the current
+   * track and the reader's own id, then the end, so that it comes back with its Last-Event-ID.
+   * The caller writes the 200 and its headers, then calls the result.
    */
   open(since: number | undefined, client: string, gone?: AbortSignal): Promise<OpenStream>;
   readerCount(): number;
@@ -237,10 +241,18 @@ class Replays {
       if (since !== undefined) first = await this.readPiece(since, client, gone);
     } catch (error) {
       this.readers.drop(reader);
-      if (isBusy(error)) this.readers.warn('busy', 'events: replays refused with 503 while the server is busy (the readers retry)');
-      throw error;
+      if (!isBusy(error) || since === undefined) throw error;
+      this.readers.warn('busy', 'events: replays put off while the server is busy (the readers are told to come back with their last id)');
+      return (response) => this.answerBusy(response, since);
     }
     return (response) => this.start(reader, response, first, client, gone);
+  }
+
+  /** A replay the busy pool cannot serve now: the current track and the reader's own id, then the end (frames.ts busyAnswer). */
+  private answerBusy(response: ServerResponse, since: number): void {
+    if (response.destroyed) return;
+    response.on('error', () => response.destroy());
+    response.end(busyAnswer(since, busyRetryMs(this.options.random?.() ?? Math.random()), this.liveEvent()?.body));
   }
 
   private start(reader: Reader, response: ServerResponse, first: Piece | undefined, client: string, gone: AbortSignal | undefined): void {
@@ -266,6 +278,7 @@ class Replays {
       // reader reconnects with the last id it got, so nothing is skipped.
       if (!this.readers.all.has(reader)) return;
       if (!isBusy(error)) this.options.logger.warn(`events: replay after ${reader.lastSent} failed: ${errorMessage(error)}`);
+      else this.readers.write(reader, `retry: ${busyRetryMs(this.options.random?.() ?? Math.random())}\n\n`);
       this.readers.end(reader);
     });
   }

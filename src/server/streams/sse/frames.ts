@@ -11,6 +11,32 @@ const RETRY_MS = 3000;
 export const MAX_REPLAY = 100;
 
 export const OPENING = `retry: ${RETRY_MS}\n\n`;
+
+/**
+ * How long a reader whose replay the busy server cannot serve now waits before it asks again
+ * (what the 503's `Retry-After: 1` said), plus up to BUSY_RETRY_SPREAD_MS more: readers refused
+ * together do not all come back in the same instant.
+ */
+export const BUSY_RETRY_MS = 1000;
+export const BUSY_RETRY_SPREAD_MS = 1000;
+
+/**
+ * The whole answer to a reader whose replay cannot be served now (docs/chat-bots-and-obs.md
+ * "Server-Sent Events"). An error status would end a browser's EventSource for good (the HTML
+ * standard fails the connection on any status but 200, test/integration/screens/events-busy-browser.test.ts);
+ * a 200 stream that ends is reconnected after `retry`. The `busy` event's `id:` is the reader's
+ * own last id, so the reconnect's Last-Event-ID asks for the same replay; its data carries the
+ * current track (`current`, the /v1/last JSON or null) for a page that has nothing to show yet.
+ * Not a `track` event: every dbid still comes once, in order, when the replay is served.
+ */
+export function busyAnswer(after: number, retryMs: number, current: string | undefined): string {
+  return `retry: ${retryMs}\n\nevent: busy\nid: ${after}\ndata: {"after":${after},"retry_ms":${retryMs},"current":${current ?? 'null'}}\n\n`;
+}
+
+/** The retry of a busy answer: BUSY_RETRY_MS plus a spread taken from `random` (0 <= r < 1). */
+export function busyRetryMs(random: number): number {
+  return BUSY_RETRY_MS + Math.floor(Math.min(Math.max(random, 0), 0.999) * BUSY_RETRY_SPREAD_MS);
+}
 export const HEARTBEAT = ': keep-alive\n\n';
 
 /**

@@ -11,8 +11,9 @@ import { openSse, type SseClient } from '../../../../helpers/sse-client';
 import { silentLogger } from '../../../../helpers/silent-logger';
 
 // docs/several-instances.md "Resuming streams": a reconnecting /v1/events reader's replay waits
-// its turn in the expensive-work pool; when the pool cannot serve it, the reader is told to retry
-// (503 + Retry-After) instead of getting the current track as if nothing was missed. Replayed and
+// its turn in the expensive-work pool; when the pool cannot serve it, the reader is told to come
+// back with its own id (a short 200 stream, sse/frames.ts busyAnswer) instead of getting the
+// current track as if nothing was missed. Replayed and
 // live events meet in strictly increasing dbid order, each once, also when this instance's own
 // current track lags the database.
 
@@ -98,18 +99,27 @@ describe('SSE replays: never silently cut, strictly increasing', () => {
     await t.close();
   });
 
-  it('When the pool is full, then the reader gets 503 with Retry-After and no stream, and the store is not read', async () => {
+  it('When the pool is full, then the reader gets a 200 stream with a retry, its own id and the current track, then the end, and the store is not read', async () => {
     const pool = createWorkPool({ concurrency: 1, maxQueued: 0 });
     let release = () => undefined as void;
     void pool.run('flood', () => new Promise<void>((resolve) => (release = resolve)));
     const t = await setup(pool);
     const client = await openSse(`${t.url}?since=1`);
-    expect(client.status).toBe(503);
-    expect(client.headers['retry-after']).toBe('1');
+    await client.ended;
+    // An error status would end a browser's EventSource for good; a 200 stream that ends is reconnected.
+    expect(client.status).toBe(200);
+    expect(client.retries).toHaveLength(1);
+    expect(client.retries[0]).toBeGreaterThanOrEqual(1000);
+    expect(client.retries[0]).toBeLessThan(2000);
+    // No `track` event (every dbid still comes once, in order, when the replay is served), and the
+    // id a reconnect sends is the reader's own.
+    expect(client.events.map((event) => [event.event, event.id])).toEqual([['busy', '1']]);
+    expect(JSON.parse(client.events[0].data)).toEqual({ after: 1, retry_ms: client.retries[0], current: { dbid: 3, title: 'T3' } });
     expect(t.reads()).toBe(0);
+    expect(t.readers()).toBe(0);
     release();
-    // Told to retry, the reader comes back with its last id and gets everything.
-    const again = await openSse(`${t.url}?since=1`);
+    // Back with its last id, the reader gets everything.
+    const again = await openSse(`${t.url}?since=${client.events[0].id}`);
     expect(await ids(again, 2)).toEqual([2, 3]);
     again.close();
     client.close();
