@@ -68,6 +68,8 @@ export interface StartOptions {
   ws?: ServerOptions['ws'];
   /** The idle-heap watcher: tests use a short quiet time and watch its decisions. */
   idleHeap?: ServerOptions['idleHeap'];
+  /** The connection caps: tests make a silent connection old enough to be closed without waiting a second. */
+  connections?: ServerOptions['connections'];
   /** Recognition: tests that send a file faster than it plays decode it at once, and set the reconnect waits. */
   recognition?: { realTime?: boolean; backoffMs?: (attempt: number) => number; idleMs?: number };
   /** The Icecast source listener: tests use a short idle time or small memory bounds. */
@@ -122,6 +124,7 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
         logger,
         ...(options.ws ? { ws: options.ws } : {}),
         ...(options.idleHeap ? { idleHeap: options.idleHeap } : {}),
+        ...(options.connections ? { connections: options.connections } : {}),
         ...(metrics ? { metrics } : {}),
       });
     } catch (error) {

@@ -62,6 +62,8 @@ export interface ServerOptions {
   mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
   /** Giving back the young generation (src/server/guards/idle-heap.ts): tests use a short quiet time and watch its decisions. */
   idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
+  /** The connection caps (src/server/guards/connection-limits.ts): tests set a short grace for a silent connection. */
+  connections?: { silentGraceMs?: number };
   /** metrics.enabled: the registry GET /metrics renders and the HTTP server counts into (docs/running.md "Metrics"). */
   metrics?: PrometheusMetrics;
 }
@@ -81,7 +83,7 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
   // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
   const shutdown = { started: false };
   const app = createHttpApp(config, storage, work, sockets, ownFiles, shutdown, logger, options.metrics);
-  const server = createHttpServer(config, app, sockets, shutdown, logger);
+  const server = createHttpServer(config, app, sockets, shutdown, logger, options.connections);
   if (options.metrics) countRequests(server.http, options.metrics.port);
   try {
     await listen(server.http, config.port, config.host);
@@ -255,9 +257,10 @@ function createHttpServer(
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
+  connections: ServerOptions['connections'] = {},
 ): { http: http.Server; open: ReadonlySet<Socket> } {
   const reportFlood = throttledLog((message) => logger.warn(message));
-  const caps = createConnectionCaps(config.limits, logger, { exemptFromPerAddress: trustedProxy });
+  const caps = createConnectionCaps(config.limits, logger, { exemptFromPerAddress: trustedProxy, ...connections });
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
     // connection counts from its start), a body within the processing budget; checked every second.

@@ -56,6 +56,7 @@ export interface TestServerOptions {
   outputMaxAttempts?: number;
   icecast?: StartOptions['icecast'];
   idleHeap?: StartOptions['idleHeap'];
+  connections?: StartOptions['connections'];
 }
 
 /** Starts the app as `svc serve` does, keeping the parts tests look at. */
@@ -97,6 +98,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     outputMaxAttempts: options.outputMaxAttempts,
     icecast: options.icecast,
     idleHeap: options.idleHeap,
+    connections: options.connections,
   });
   let server = await startHarnessed(config, startOptions());
   let running = true;

@@ -46,13 +46,16 @@ export interface ConnectionCaps {
 export interface ConnectionCapsOptions {
   /** `exemptFromPerAddress`: a trusted proxy (docs/running.md "Behind a proxy") carries every client behind it. */
   exemptFromPerAddress?: (address: string) => boolean;
-  /** The clock of SILENT_GRACE_MS (milliseconds). */
+  /** The clock of the silent grace (milliseconds). */
   now?: () => number;
+  /** How long a fresh connection may stay silent before it can be closed to make room (default SILENT_GRACE_MS). */
+  silentGraceMs?: number;
 }
 
 export function createConnectionCaps(limits: ConnectionLimits, logger: Logger, options: ConnectionCapsOptions = {}): ConnectionCaps {
   const exemptFromPerAddress = options.exemptFromPerAddress ?? (() => false);
   const now = options.now ?? (() => performance.now());
+  const silentGraceMs = options.silentGraceMs ?? SILENT_GRACE_MS;
   const report = throttledLog((message) => logger.warn(message));
   // Connections that have not yet sent a whole request head, oldest first (a Set keeps insertion order), with when they came.
   const silent = new Map<Socket, number>();
@@ -75,7 +78,7 @@ export function createConnectionCaps(limits: ConnectionLimits, logger: Logger, o
   /** The oldest connection still without a request head, when it has had its grace. */
   const oldestSilent = (): Socket | undefined => {
     const oldest = silent.entries().next();
-    if (oldest.done || now() - oldest.value[1] < SILENT_GRACE_MS) return undefined;
+    if (oldest.done || now() - oldest.value[1] < silentGraceMs) return undefined;
     return oldest.value[0];
   };
 
@@ -101,7 +104,7 @@ export function createConnectionCaps(limits: ConnectionLimits, logger: Logger, o
     const silentOne = oldestSilent();
     const evicted = silentOne ?? idleOfBusiestAddress();
     if (!evicted) {
-      refuse(socket, `${limits.maxConnections} connections open (limits.maxConnections), none idle or silent for ${SILENT_GRACE_MS} ms`);
+      refuse(socket, `${limits.maxConnections} connections open (limits.maxConnections), none idle or silent for ${silentGraceMs} ms`);
       return false;
     }
     const why = silentOne ? 'the oldest connection still without a request' : 'the oldest idle connection of the address holding the most';

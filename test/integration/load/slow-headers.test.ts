@@ -72,7 +72,9 @@ describe('slow and silent connections', () => {
 describe('at limits.maxConnections', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer({ config: { limits: { maxConnections: 20, maxConnectionsPerAddress: 0 } } });
+    // A grace of 0: the slow connections are old enough to make room as soon as they are open
+    // (a slowloris holds its connections far longer than the default second).
+    t = await startTestServer({ config: { limits: { maxConnections: 20, maxConnectionsPerAddress: 0 } }, connections: { silentGraceMs: 0 } });
   });
   afterAll(() => t.close());
 
