@@ -4,6 +4,7 @@ import type { Logger } from '../log';
 import { throttledLog } from '../log';
 import { AuthThrottle } from '../domain/auth-throttle';
 import { sleep } from '../signals';
+import { basicPassword } from '../pipeline/icecast-credentials';
 import { ByteBudget } from './byte-budget';
 import { runSourceSession, type AudioTap } from './source-session';
 import {
@@ -12,7 +13,6 @@ import {
   SOURCE_ACCEPTED,
   authenticationRequired,
   badRequest,
-  basicPassword,
   browserRefused,
   endOfHead,
   isFromBrowser,

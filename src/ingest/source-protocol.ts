@@ -84,15 +84,6 @@ export function normalizeMount(path: string): string | null {
   return mount.length > MAX_MOUNT_LENGTH ? null : mount;
 }
 
-/** The password of `Authorization: Basic` (any user name, as Icecast's source login), or null. */
-export function basicPassword(authorization: string | undefined): string | null {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
-  if (!match) return null;
-  const decoded = Buffer.from(match[1] ?? '', 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  return colon === -1 ? null : decoded.slice(colon + 1);
-}
-
 /**
  * Query parameters as bytes: `%XX` and `+` decoded, the text decoded later with the request's
  * charset. A repeated parameter keeps its first value.

@@ -1,11 +1,11 @@
 import type { Logger } from '../log';
 import { secretMatches } from '../pipeline/authenticate';
+import { adminPassword, basicPassword } from '../pipeline/icecast-credentials';
 import {
   adminHtml,
   adminXml,
   authenticationRequired,
   badRequest,
-  basicPassword,
   decodeText,
   queryBytes,
   normalizeMount,
@@ -38,10 +38,7 @@ export type TitleUpdateKind = 'icecast' | 'shoutcast';
 /** The whole answer to one title update, as the bytes to write. */
 export async function answerTitleUpdate(kind: TitleUpdateKind, head: RequestHead, from: string, deps: TitleUpdateDeps): Promise<string> {
   const params = queryBytes(head.query);
-  const given =
-    kind === 'shoutcast'
-      ? (params.get('pass')?.toString('utf8') ?? basicPassword(head.headers.get('authorization')))
-      : basicPassword(head.headers.get('authorization'));
+  const given = kind === 'shoutcast' ? adminPassword(params.get('pass'), head.headers.get('authorization')) : basicPassword(head.headers.get('authorization'));
   const verdict = await deps.checkPassword(given, from, kind === 'shoutcast' ? 'admin.cgi' : 'admin/metadata');
   if (typeof verdict === 'number') return tooManyAttempts(verdict);
   if (verdict === 'refused') return authenticationRequired();

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import bodyParser from 'koa-bodyparser';
+import { isPlainObject } from '../../domain/plain-object';
 import { AppError } from '../../errors';
 import { carriesBody, type RawRequest } from '../../pipeline/parse';
 import type { AppContext, AppMiddleware } from '../context';
@@ -102,3 +103,9 @@ export function rawRequestOf(ctx: AppContext): RawRequest {
     authHeader: credentialHeader(ctx),
   };
 }
+
+/** A route whose body must be a JSON object: 400 before anything reads it (declare after parseBody). */
+export const requireObjectBody: AppMiddleware = async (ctx, next) => {
+  if (!isPlainObject((ctx.request as { body?: unknown }).body)) throw new AppError('BODY_NOT_OBJECT');
+  await next();
+};

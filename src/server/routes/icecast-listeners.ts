@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Logger } from '../../log';
 import { secretMatches } from '../../pipeline/authenticate';
+import { callbackBasicPassword } from '../../pipeline/icecast-credentials';
 import type { ListenerReport, ListenerSessions } from '../../playlog/listener-sessions';
 import type { PlayLog } from '../../playlog/play-log';
 import type { AppContext, AppState } from '../context';
@@ -113,18 +114,15 @@ function handle(action: string, form: Readonly<Record<string, string>>, deps: Ic
 }
 
 /**
- * The secret as `?secret=` or as the Basic password. Icecast 2.4 sends `Authorization: Basic Og==`
- * (an empty user and password) when the URL carries none: an empty Basic password is no secret
- * given, not a wrong one, and the query decides.
+ * The secret as a credential header, else as the Basic password (pipeline/icecast-credentials.ts:
+ * an empty one is no secret given), else as `?secret=`.
  */
 function authorized(ctx: AppContext, secret: string): boolean {
   if (secret === '') return true;
   const expected = Buffer.from(secret, 'utf8');
   const header = credentialHeader(ctx);
   if (header !== '') return secretMatches(Buffer.from(header, 'latin1'), expected);
-  const basic = /^basic\s+(\S+)$/i.exec(ctx.get('Authorization'));
-  const decoded = basic?.[1] === undefined ? '' : Buffer.from(basic[1], 'base64').toString('latin1');
-  const password = decoded.slice(decoded.indexOf(':') + 1);
+  const password = callbackBasicPassword(ctx.get('Authorization'));
   if (password !== '') return secretMatches(Buffer.from(password, 'latin1'), expected);
   const query = ctx.query.secret;
   return typeof query === 'string' && query !== '' && secretMatches(Buffer.from(query, 'utf8'), expected);

@@ -1,14 +1,11 @@
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import { isPlainObject } from '../../domain/plain-object';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredentialWithBody } from '../../pipeline/parse';
 import type { AddEvent, AddSummary } from '../../recognition/library';
 import type { LibraryEntry } from '../../store/library';
-import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../guards/credentials';
-import { parseBody } from '../middleware/body';
+import type { AppMiddleware, AppState } from '../context';
+import { parseBody, requireObjectBody } from '../middleware/body';
+import { requireSecret } from '../middleware/require-secret';
 
 // The recognition library over HTTP (docs/recognition.md "The library"; docs/http-api.md):
 // GET /v1/library, POST /v1/library {"paths": [...]} (answered as NDJSON, a line per file as it is
@@ -30,21 +27,19 @@ const MAX_PATHS = 1000;
 
 export function libraryRoutes(deps: LibraryRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const check = (ctx: AppContext, body?: unknown) => {
-    authenticate(requestCredentialWithBody({ method: ctx.method, query: ctx.query, body, authHeader: credentialHeader(ctx) }), deps.secret);
+  const noStore: AppMiddleware = async (ctx, next) => {
     ctx.set('Cache-Control', 'no-store');
+    await next();
   };
+  const secret = [requireSecret(deps.secret, { body: true }), noStore];
 
-  router.get('/library', async (ctx) => {
-    check(ctx);
+  router.get('/library', ...secret, async (ctx) => {
     const tracks = await deps.library.list();
     ctx.body = { count: tracks.length, tracks };
   });
 
-  router.post('/library', ...parseBody(deps.maxBodyBytes), (ctx) => {
-    const body: unknown = ctx.request.body;
-    if (!isPlainObject(body)) throw new AppError('BODY_NOT_OBJECT');
-    check(ctx, body);
+  router.post('/library', ...parseBody(deps.maxBodyBytes), requireObjectBody, ...secret, (ctx) => {
+    const body = ctx.request.body as Record<string, unknown>;
     const paths = body.paths;
     if (!Array.isArray(paths) || paths.length === 0 || paths.length > MAX_PATHS || !paths.every((item) => typeof item === 'string' && item !== '')) {
       throw new AppError('INVALID_PARAMETERS', `"paths" must be a list of 1 to ${MAX_PATHS} file, folder or playlist paths on the server`);
@@ -63,8 +58,7 @@ export function libraryRoutes(deps: LibraryRoutesDeps): Router<AppState> {
       .finally(() => out.end());
   });
 
-  router.delete('/library/:id', async (ctx) => {
-    check(ctx);
+  router.delete('/library/:id', ...secret, async (ctx) => {
     const id = Number(ctx.params.id);
     if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('INVALID_PARAMETERS', 'The library id must be a positive integer');
     const removed = await deps.library.remove({ id });
@@ -72,8 +66,7 @@ export function libraryRoutes(deps: LibraryRoutesDeps): Router<AppState> {
     ctx.body = { removed };
   });
 
-  router.delete('/library', async (ctx) => {
-    check(ctx);
+  router.delete('/library', ...secret, async (ctx) => {
     const path = ctx.query.path;
     if (typeof path !== 'string' || path === '') throw new AppError('INVALID_PARAMETERS', 'Give ?path= (a file, or a folder whose files all go)');
     ctx.body = { removed: await deps.library.remove({ path }) };

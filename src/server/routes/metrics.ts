@@ -1,9 +1,7 @@
 import Router from '@koa/router';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredential } from '../../pipeline/parse';
 import type { AppState } from '../context';
-import { credentialHeader } from '../guards/credentials';
 import type { PrometheusMetrics } from '../metrics';
+import { requireSecret } from '../middleware/require-secret';
 
 // GET /metrics (docs/running.md "Metrics"): the Prometheus text format, only when metrics.enabled;
 // with metrics.requireSecret the scrape gives the secret as a write does, or as
@@ -17,12 +15,8 @@ export interface MetricsDeps {
 
 export function metricsRoutes(deps: MetricsDeps): Router<AppState> {
   const router = new Router<AppState>();
-  router.get('/metrics', async (ctx) => {
-    if (deps.requireSecret) {
-      const bearer = /^Bearer (.+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
-      const given = credentialHeader(ctx) || bearer;
-      authenticate(requestCredential({ method: 'GET', query: {}, authHeader: given }), deps.secret);
-    }
+  const guard = deps.requireSecret ? [requireSecret(deps.secret, { bearer: true })] : [];
+  router.get('/metrics', ...guard, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.type = deps.metrics.contentType;
     ctx.body = await deps.metrics.render();

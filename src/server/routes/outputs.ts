@@ -1,11 +1,10 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
 import type { OutputDispatcher } from '../../outputs/dispatcher';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredential, shortName } from '../../pipeline/parse';
+import { shortName } from '../../pipeline/parse';
 import type { NowPlaying } from '../../domain/current-track';
-import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../guards/credentials';
+import type { AppState } from '../context';
+import { requireSecret } from '../middleware/require-secret';
 
 // GET /v1/outputs and POST /v1/outputs/<name>/test (docs/outputs.md "Status: `GET /v1/outputs`"):
 // the shared secret when one is set, as for writes: the answer names targets. No secret, token or password is in it.
@@ -18,16 +17,14 @@ export interface OutputRoutesDeps {
 
 export function outputRoutes(deps: OutputRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const check = (ctx: AppContext) => authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
+  const secret = requireSecret(deps.secret);
 
-  router.get('/outputs', async (ctx) => {
-    check(ctx);
+  router.get('/outputs', secret, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { outputs: await deps.outputs.status() };
   });
 
-  router.post('/outputs/:name/test', async (ctx) => {
-    check(ctx);
+  router.post('/outputs/:name/test', secret, async (ctx) => {
     const name = ctx.params.name ?? '';
     if (!deps.outputs.has(name)) throw new AppError('NOT_FOUND', `No output named '${shortName(name)}'`);
     const current = deps.nowPlaying.current();

@@ -5,8 +5,6 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredential } from '../../pipeline/parse';
 import { isStorageUnavailable } from '../../store/health';
 import { problemLine, type Problem } from '../../reports/checks';
 import type { ReportFacts, ReportRun, ReportSettings } from '../../reports/format';
@@ -15,7 +13,7 @@ import { isReportFormat, reportRun, type ReportParameters } from '../../reports/
 import { inspectReport, prepareReport, type OpenReportSource, type ReportDeps, type ReportSnapshotSource } from '../../reports/run-report';
 import { slicedSource } from '../../reports/slices';
 import type { AppContext, AppState } from '../context';
-import { credentialHeader } from '../guards/credentials';
+import { requireSecret } from '../middleware/require-secret';
 import { requestGone } from '../guards/work-pool';
 
 // GET /v1/reports/<format> and GET /v1/reports/<format>/check (docs/reports.md "Over HTTP"): the
@@ -41,13 +39,13 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
   const now = deps.now ?? Date.now;
 
+  // No secret configured means no reports, not open ones.
+  const secret = requireSecret(deps.secret, {
+    unsetMessage:
+      "Reports need the shared secret, and the server has none: set secret in the server's config (or start it with --secret or SVC_SECRET), then restart it",
+  });
+
   const check = (ctx: AppContext, name: string): ReportRun => {
-    if (deps.secret === '')
-      throw new AppError(
-        'MISSING_SECRET',
-        "Reports need the shared secret, and the server has none: set secret in the server's config (or start it with --secret or SVC_SECRET), then restart it",
-      );
-    authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
     if (!isReportFormat(name)) throw new AppError('NOT_FOUND', `No report format '${name.slice(0, 40)}'; formats: ${Object.keys(FORMATS).join(', ')}`);
     const run = reportRun(name, parameters(ctx), deps.settings, now());
     ctx.set('Cache-Control', 'no-store');
@@ -65,14 +63,14 @@ export function reportRoutes(deps: ReportRoutesDeps): Router<AppState> {
     return { snapshot, reportDeps };
   };
 
-  router.get('/reports/:format/check', async (ctx) => {
+  router.get('/reports/:format/check', secret, async (ctx) => {
     const run = check(ctx, ctx.params.format ?? '');
     const { snapshot, reportDeps } = await open(run);
     ctx.type = 'application/x-ndjson';
     ctx.body = checkLines(reportDeps, run, snapshot);
   });
 
-  router.get('/reports/:format', async (ctx) => {
+  router.get('/reports/:format', secret, async (ctx) => {
     const run = check(ctx, ctx.params.format ?? '');
     const { snapshot, reportDeps } = await open(run);
     let file: Spooled | undefined;

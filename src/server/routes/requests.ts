@@ -1,12 +1,9 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import { isPlainObject } from '../../domain/plain-object';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredentialWithBody } from '../../pipeline/parse';
 import { EmptyRequest, type SongRequests } from '../../requests/song-requests';
-import type { AppContext, AppState } from '../context';
-import { parseBody } from '../middleware/body';
-import { credentialHeader } from '../guards/credentials';
+import type { AppContext, AppMiddleware, AppState } from '../context';
+import { parseBody, requireObjectBody } from '../middleware/body';
+import { requireSecret } from '../middleware/require-secret';
 
 // What's Now Playing's song-request queue API (docs/song-requests.md), as its request handlers
 // answer on its main branch: POST/GET/DELETE /v1/requests, DELETE /v1/requests/{id}, and the
@@ -26,20 +23,15 @@ const MIN_LUMIA_PLUGIN = '1.0.0';
 
 export function requestRoutes(deps: RequestRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
-  const check = (ctx: AppContext, body?: unknown) => {
-    const authHeader = credentialHeader(ctx);
-    authenticate(requestCredentialWithBody({ method: ctx.method, query: ctx.query, body, authHeader }), deps.secret);
-  };
-  const writable = (ctx: AppContext, body?: unknown) => {
-    check(ctx, body);
+  const secret = requireSecret(deps.secret, { body: true });
+  const writable: AppMiddleware = async (ctx, next) => {
     if (!deps.enabled) throw new AppError('REQUESTS_DISABLED');
     ctx.set('Cache-Control', 'no-store');
+    await next();
   };
 
-  router.post('/requests', ...parseBody(deps.maxBodyBytes), async (ctx) => {
-    const body: unknown = ctx.request.body;
-    if (!isPlainObject(body)) throw new AppError('BODY_NOT_OBJECT');
-    writable(ctx, body);
+  router.post('/requests', ...parseBody(deps.maxBodyBytes), requireObjectBody, secret, writable, async (ctx) => {
+    const body = ctx.request.body as Record<string, unknown>;
     try {
       ctx.body = await deps.requests.add(body);
     } catch (error) {
@@ -49,14 +41,12 @@ export function requestRoutes(deps: RequestRoutesDeps): Router<AppState> {
     }
   });
 
-  router.get('/requests', async (ctx) => {
-    check(ctx);
+  router.get('/requests', secret, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { requests: deps.enabled ? await deps.requests.list() : [] };
   });
 
-  router.delete('/requests', async (ctx) => {
-    writable(ctx);
+  router.delete('/requests', secret, writable, async (ctx) => {
     const artist = queryText(ctx, 'artist');
     const title = queryText(ctx, 'title');
     const requester = queryText(ctx, 'requester');
@@ -72,8 +62,7 @@ export function requestRoutes(deps: RequestRoutesDeps): Router<AppState> {
     ctx.body = { cleared: true };
   });
 
-  router.delete('/requests/:id', async (ctx) => {
-    writable(ctx);
+  router.delete('/requests/:id', secret, writable, async (ctx) => {
     const text = ctx.params.id ?? '';
     if (!/^\d{1,15}$/.test(text)) throw new AppError('INVALID_PARAMETERS', 'Invalid request id');
     const removed = await deps.requests.remove(Number(text));

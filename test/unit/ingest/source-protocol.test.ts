@@ -1,14 +1,6 @@
 import { ChunkedBodyError, ChunkedDecoder } from '../../../src/ingest/chunked-body';
-import {
-  basicPassword,
-  decodeText,
-  endOfHead,
-  isFromBrowser,
-  normalizeMount,
-  parseRequestHead,
-  queryBytes,
-  splitSong,
-} from '../../../src/ingest/source-protocol';
+import { decodeText, endOfHead, isFromBrowser, normalizeMount, parseRequestHead, queryBytes, splitSong } from '../../../src/ingest/source-protocol';
+import { basicPassword } from '../../../src/pipeline/icecast-credentials';
 
 // The pure HTTP side of the Icecast listener (docs/dj-software.md).
 
