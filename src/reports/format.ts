@@ -30,6 +30,21 @@ export interface ReportSettings {
    * any other channel is a check problem, not a 0. Absent: not checked (no listener source at all).
    */
   heardChannels?: readonly string[];
+  /**
+   * The declared channels' report identities (docs/channels.md, `channels[].report`): a run for one
+   * channel takes their non-empty values over `service`, `category` and `timeZone` (reportRun).
+   */
+  channelIdentities?: Readonly<Record<string, ChannelReportIdentity>>;
+  /** The NPR/DS stream id of the run's channel (`channels[].report.streamId`); absent: the channel name without spaces. */
+  streamId?: string;
+}
+
+/** What a declared channel's report rows say; an empty value leaves the `reports.*` value. */
+export interface ChannelReportIdentity {
+  service: string;
+  category: string;
+  streamId: string;
+  timeZone: string;
 }
 
 /** The station's local dates `from` and `to`, both included, and the instants they span. */

@@ -1,6 +1,7 @@
 import { AppError } from '../errors';
 import { REPORT_FORMATS, type ReportFormatName, type ReportRun, type ReportSettings } from './format';
 import { addDays, isCalendarDate, startOfLocalDay } from './local-time';
+import { settingsForChannel } from './settings';
 
 // A report request's parameters, from the HTTP query or the command line, checked into a run
 // (docs/reports.md "Asking for a report"). Pure: the clock comes in.
@@ -42,7 +43,7 @@ function daysBetween(from: string, to: string): number {
 }
 
 /** The run a request asks for, or a 400 naming the parameter. */
-export function reportRun(format: ReportFormatName, parameters: ReportParameters, settings: ReportSettings, nowMs: number): ReportRun {
+export function reportRun(format: ReportFormatName, parameters: ReportParameters, stationSettings: ReportSettings, nowMs: number): ReportRun {
   const programme = parameters.programme === undefined || parameters.programme === '' ? undefined : localDate('programme', parameters.programme);
   if (programme !== undefined && format !== 'ppl') throw invalid('programme is a date of the ppl format only');
   const from = programme ?? localDate('from', parameters.from);
@@ -54,6 +55,8 @@ export function reportRun(format: ReportFormatName, parameters: ReportParameters
   if (variant !== undefined && !(VARIANTS[format] ?? []).includes(variant))
     throw invalid(`variant ${JSON.stringify(variant.slice(0, 40))} is not one of ${format}'s: ${(VARIANTS[format] ?? []).join(', ') || 'none'}`);
   const channel = parameters.channel === '' ? undefined : parameters.channel;
+  // docs/channels.md: a declared channel's report identity names the service, category and zone of its files.
+  const settings = settingsForChannel(stationSettings, channel);
   return {
     format,
     settings,

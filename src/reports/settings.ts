@@ -9,9 +9,11 @@ export function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
-export function reportSettings(config: Pick<FrozenConfig, 'reports'>): ReportSettings {
+export function reportSettings(config: Pick<FrozenConfig, 'reports'> & Partial<Pick<FrozenConfig, 'channels'>>): ReportSettings {
   const { reports } = config;
+  const declared = config.channels ?? [];
   return {
+    ...(declared.length === 0 ? {} : { channelIdentities: Object.fromEntries(declared.map((channel) => [channel.name, { ...channel.report }])) }),
     service: reports.service,
     category: reports.category,
     timeZone: reports.timeZone === '' ? systemTimeZone() : reports.timeZone,
@@ -20,6 +22,19 @@ export function reportSettings(config: Pick<FrozenConfig, 'reports'>): ReportSet
     stationFormat: reports.stationFormat,
     soundexchange: { layout: reports.soundexchange.layout, fileName: reports.soundexchange.fileName },
     contact: { ...reports.contact },
+  };
+}
+
+/** The settings of a run for `channel`: its declared report identity over the `reports.*` values (docs/channels.md). */
+export function settingsForChannel(settings: ReportSettings, channel: string | undefined): ReportSettings {
+  const identity = channel === undefined ? undefined : settings.channelIdentities?.[channel];
+  if (identity === undefined) return settings;
+  return {
+    ...settings,
+    service: identity.service || settings.service,
+    category: identity.category || settings.category,
+    timeZone: identity.timeZone || settings.timeZone,
+    ...(identity.streamId === '' ? {} : { streamId: identity.streamId }),
   };
 }
 

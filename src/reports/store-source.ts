@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { recordingNamesOf, writersOf } from '../domain/recording';
 import { fieldText } from '../domain/track';
-import type { PlayReportQueries, ReportReads, ReportSnapshot, ReportSnapshots } from '../store/play-reports';
+import type { PlayReportQueries } from '../store/play-reports';
+import type { ReportReads, ReportSnapshot, ReportSnapshots } from '../store/report-snapshot';
 import type { ListenerSession as StoredSession, PlayLogStore, PlayRange, PlayRow } from '../store/plays';
 import type { OpenReportSource, ReportQuery, ReportSource } from './run-report';
 import type { Batches, RecordingLine } from './format';

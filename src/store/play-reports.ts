@@ -2,7 +2,7 @@ import { REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingColumnsOf, writtenName
 import type { CorrectedPlay } from '../domain/correction';
 import type { TrackFields } from '../domain/track';
 import { correctionsByDbid, type CorrectionRow } from './corrections';
-import type { PlayLogStore, PlayRange, PlayRow } from './plays';
+import type { PlayRange, PlayRow } from './plays';
 
 // What a report asks of the play log where the plays are stored (docs/reports.md "Where the rows
 // come from"): the month's counts, the plays that may have a problem, and the census totals per
@@ -100,37 +100,6 @@ export function recognisedPlaysOf(rows: readonly { dbid: number | string; score:
     return Number.isFinite(parsed) ? parsed : null;
   };
   return rows.map((row) => ({ dbid: Number(row.dbid), score: number(row.score), rate: number(row.rate) }));
-}
-
-/** What a report reads of the play log: its queries and the pages of plays and sessions. */
-export type ReportReads = Pick<PlayLogStore, 'playPages' | 'sessionPages'> & Omit<PlayReportQueries, 'refreshReportColumns'>;
-
-/** A snapshot's reads from a backend's report queries on its connection (never refreshReportColumns: a snapshot cannot write). */
-export function reportReadsOf(queries: PlayReportQueries, pages: Pick<PlayLogStore, 'playPages' | 'sessionPages'>): ReportReads {
-  return {
-    playSummary: (range) => queries.playSummary(range),
-    checkCandidates: (range, filter) => queries.checkCandidates(range, filter),
-    recordingTotals: (range, byChannel) => queries.recordingTotals(range, byChannel),
-    correctedPlays: (range) => queries.correctedPlays(range),
-    recognisedPlays: (range) => queries.recognisedPlays(range),
-    playPages: (range) => pages.playPages(range),
-    sessionPages: (range) => pages.sessionPages(range),
-  };
-}
-
-/**
- * The play log as it was at one instant, for one report (docs/reports.md "One snapshot"): a
- * play written, ended or corrected while the report runs is not in any of its passes, so the
- * check and the file always count the same plays. release() ends it; holding one keeps no lock.
- */
-export interface ReportSnapshot {
-  reads: ReportReads;
-  release(): Promise<void>;
-}
-
-/** Where reports take their snapshots: both backends' play logs. */
-export interface ReportSnapshots {
-  reportSnapshot(): Promise<ReportSnapshot>;
 }
 
 /** The audit rows of the corrected plays of a range, in air order (both backends; the table is migration 15 / 12). */

@@ -261,19 +261,3 @@ export function sessionFromRow(row: SessionRow): ListenerSession {
     disconnectedAt: row.disconnected_at,
   };
 }
-
-/** The half of PlayLogStore that Icecast feeds: each backend's listener-sessions.ts. */
-export type ListenerSessionStore = Pick<
-  PlayLogStore,
-  | 'sessionPages'
-  | 'countListeners'
-  | 'openSession'
-  | 'closeSession'
-  | 'endedSince'
-  | 'closeOverdue'
-  | 'closeEarlierRun'
-  | 'openSessions'
-  | 'mountLive'
-  | 'markLive'
-  | 'markEnded'
->;

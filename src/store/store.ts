@@ -7,7 +7,8 @@ import type { LookupCacheStore } from './lookup-cache';
 import type { OutputStore } from './outputs';
 import type { SongRequestStore } from './song-requests';
 import type { PlayLogStore } from './plays';
-import type { PlayReportQueries, ReportSnapshots } from './play-reports';
+import type { PlayReportQueries } from './play-reports';
+import type { ReportSnapshots } from './report-snapshot';
 import type { TrackStore } from './tracks';
 
 // Everything the app stores, behind one asynchronous interface (docs/several-instances.md, docs/decisions.md

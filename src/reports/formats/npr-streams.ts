@@ -27,7 +27,7 @@ function line(session: ListenerSession, run: ReportRun): string {
     addressWithoutPort(session.address ?? ''),
     date,
     time,
-    streamId(session.channel),
+    run.settings.streamId ?? streamId(session.channel),
     String(seconds),
     String(session.status ?? 200),
     tabField(session.user_agent),

@@ -1,17 +1,8 @@
 import type pg from 'pg';
 import type { PlayListeners } from '../../domain/play';
-import {
-  PLAY_PAGE,
-  SESSION_COLUMNS,
-  endNotBefore,
-  sessionFromRow,
-  type ListenerSession,
-  type ListenerSessionStore,
-  type MountLive,
-  type PlayLogStore,
-  type SessionRow,
-} from '../plays';
+import { PLAY_PAGE, SESSION_COLUMNS, endNotBefore, sessionFromRow, type ListenerSession, type MountLive, type PlayLogStore, type SessionRow } from '../plays';
 import { inTransaction, type Queryable } from './connection';
+import type { ListenerSessionStore } from '../listener-sessions';
 
 // The PostgreSQL listener sessions, as the SQLite ones (sqlite/listener-sessions.ts; the contract
 // is store/plays.ts). A play's listeners are one aggregate query; instances sharing the database

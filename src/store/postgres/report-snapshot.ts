@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { AppError } from '../../errors';
-import { reportReadsOf, type ReportSnapshot, type ReportSnapshots } from '../play-reports';
+import { reportReadsOf, type ReportSnapshot, type ReportSnapshots } from '../report-snapshot';
 import { createPostgresPlayReports } from './play-reports';
 import { postgresPlayPages } from './plays';
 import { createSessionPages } from './listener-sessions';

@@ -1,7 +1,8 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { PlayListeners } from '../../domain/play';
 import type { Db } from './database';
-import { SESSION_COLUMNS, SessionRow, endNotBefore, sessionFromRow, type ListenerSessionStore, type MountLive, type PlayLogStore } from '../plays';
+import { SESSION_COLUMNS, SessionRow, endNotBefore, sessionFromRow, type MountLive, type PlayLogStore } from '../plays';
+import type { ListenerSessionStore } from '../listener-sessions';
 
 // The SQLite listener sessions (the half of PlayLogStore that Icecast feeds, store/plays.ts has
 // the contract; docs/play-log.md "Listener sessions"). A play's listeners are one aggregate query.

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { reportReadsOf, type ReportReads, type ReportSnapshot, type ReportSnapshots } from '../play-reports';
+import { reportReadsOf, type ReportReads, type ReportSnapshot, type ReportSnapshots } from '../report-snapshot';
 import type { Db } from './database';
 import { createSqlitePlayReports } from './play-reports';
 import { sqlitePlayPages } from './plays';
