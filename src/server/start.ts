@@ -32,6 +32,7 @@ import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes }
 import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
 import { sessionChannel } from '../playlog/recount';
+import { listenerRoutes } from './routes/listeners';
 import { recountRoutes } from './routes/recount';
 import { reportRoutes } from './routes/reports';
 import { heardChannels, reportSettings } from '../reports/settings';
@@ -187,6 +188,11 @@ function createHttpApp(
         settings: { ...reportSettings(config), ...heardChannels(config) },
         openSource: snapshotReportSource(storage.store.plays),
         minSessionSeconds: config.playlog.minSessionSeconds,
+      }),
+      listenerRoutes({
+        secret: config.secret,
+        sessions: storage.store.plays,
+        openPerChannel: () => work.listenerSessions.listenersPerChannel(),
       }),
       recountRoutes({
         secret: config.secret,

@@ -99,6 +99,19 @@ function recount(backend: 'sqlite' | 'postgres'): void {
     expect(JSON.parse(again.stdout)).toEqual({ applied: false, channels: [{ channel: CHANNEL, plays: 3, changed: 0, atpBefore: 4, atpAfter: 4 }] });
   });
 
+  it('When the sessions are listed with svc listeners, then each shows start, end, duration, channel, mount, hashed address and agent', async () => {
+    const listed = await runCli(['listeners', '--since', at('00:00:00'), ...client()]);
+    expect(listed).toMatchObject({ code: 0, stderr: 'open now: /live.ogg 0\n' });
+    const lines = listed.stdout.trim().split('\n');
+    expect(lines).toHaveLength(6);
+    expect(lines[0]).toBe(`${at('20:01:00')}  ${at('20:09:00')}  480s  main  /stream.mp3  hash-a  VLC/3.0.20`);
+    const json = await runCli(['listeners', '--since', at('20:10:30'), '--json', ...client()]);
+    const body = JSON.parse(json.stdout) as { sessions: Array<{ address: string }> };
+    expect(body.sessions.map((session) => session.address)).toEqual(['hash-d', 'hash-c', 'hash-probe']);
+    const refused = await runCli(['listeners', '--url', t.url, '--secret', 'nope']);
+    expect(refused.code).not.toBe(0);
+  });
+
   it('When the secret is wrong or the dates missing, then nothing is recounted', async () => {
     const wrong = await runCli(['report', 'recount', ...range, '--apply', '--url', t.url, '--secret', 'nope']);
     expect(wrong.code).not.toBe(0);
