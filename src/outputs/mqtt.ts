@@ -111,7 +111,9 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
           }),
       );
       if (outcome === 'published') return { outcome: 'delivered' };
-      if (outcome === 'timeout') dropUnacknowledged(client);
+      // A send cut short by the stop (the dispatcher's abort, not its deadline's TimeoutError) is no
+      // lost PUBACK: the connection stays, for close() to say `offline` on it.
+      if (outcome === 'timeout' && !stoppedBy(signal)) dropUnacknowledged(client);
       return { outcome: 'retry', error: outcome === 'timeout' ? 'no PUBACK within 10 s' : 'publish refused by the broker' };
     },
     async close() {
@@ -126,6 +128,11 @@ export function createMqttOutput(config: MqttConfig, images: Pick<ImageStore, 'g
       await Promise.all([client.endAsync(), serviceWill.endAsync(othersOnline)]);
     },
   };
+}
+
+/** Whether `signal` ended the send for a stop rather than a time limit (signals.ts deadlines abort with a TimeoutError). */
+function stoppedBy(signal: AbortSignal): boolean {
+  return signal.aborted && !(signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError');
 }
 
 /**

@@ -136,7 +136,8 @@ describeWithPeers(['mosquitto'], 'a publish stuck in a silent partition', () => 
       const timedOut = new AbortController();
       const sending = output.send(messageOf({ dbid: 1, title: 'A' }), timedOut.signal);
       await until(() => broker.heldBytes() > 0, 'the publish of A is held in the partition');
-      timedOut.abort();
+      // The dispatcher's deadline (src/signals.ts deadlineSignal) aborts with a TimeoutError.
+      timedOut.abort(new DOMException('no answer within 10000 ms', 'TimeoutError'));
       expect(await sending).toMatchObject({ outcome: 'retry' });
 
       const other = await connectAsync(BROKER, { clientId: `svc-test-other-${randomBytes(4).toString('hex')}` });
