@@ -9,6 +9,7 @@ import { registerLast } from './commands/last';
 import { registerLibrary } from './commands/library';
 import { registerOutputs } from './commands/outputs';
 import { registerRequests } from './commands/requests';
+import { registerListeners } from './commands/listeners';
 import { registerReport } from './commands/report';
 import { registerServe } from './commands/serve';
 import { registerStatus } from './commands/status';
@@ -76,6 +77,7 @@ function buildProgram(ctx: CliContext, setResult: SetResult): Command {
   registerOutputs(program, ctx, setResult);
   registerRequests(program, ctx, setResult);
   registerReport(program, ctx, setResult);
+  registerListeners(program, ctx, setResult);
   registerLibrary(program, ctx, setResult);
   registerWatchImages(program, ctx, setResult);
   registerBackup(program, ctx, setResult);

@@ -31,6 +31,9 @@ import { historyRoutes } from './routes/history';
 import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
+import { sessionChannel } from '../playlog/recount';
+import { listenerRoutes } from './routes/listeners';
+import { recountRoutes } from './routes/recount';
 import { reportRoutes } from './routes/reports';
 import { heardChannels, reportSettings } from '../reports/settings';
 import { snapshotReportSource } from '../reports/store-source';
@@ -186,6 +189,18 @@ function createHttpApp(
         secret: config.secret,
         settings: { ...reportSettings(config), ...heardChannels(config) },
         openSource: snapshotReportSource(storage.store.plays),
+        minSessionSeconds: config.playlog.minSessionSeconds,
+      }),
+      listenerRoutes({
+        secret: config.secret,
+        sessions: storage.store.plays,
+        openPerChannel: () => work.listenerSessions.listenersPerChannel(),
+      }),
+      recountRoutes({
+        secret: config.secret,
+        store: storage.store.plays,
+        timeZone: reportSettings(config).timeZone,
+        channelOf: (session) => sessionChannel(work.listenerSessions, session),
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),
       coverRoutes(imageStore, blobs),

@@ -102,6 +102,8 @@ export interface PlayLogStore {
    * already (another instance on the same database was first): the first count made stands.
    */
   setListeners(dbid: number, listeners: PlayListeners | null): Promise<void>;
+  /** Replaces a play's kept listeners and marks it counted, whatever was kept before (a recount: playlog/recount.ts). */
+  replaceListeners(dbid: number, listeners: PlayListeners): Promise<void>;
   /**
    * The listeners of a channel's play [startedAt, endedAt), by countListeners' rule (domain/play.ts),
    * in one SQL query over the indexed overlap: the work grows with the sessions that overlap the

@@ -13,6 +13,7 @@ import { REPORT_FORMATS } from '../../reports/format';
 import { isCalendarDate } from '../../reports/local-time';
 import { fileNameOf, ProgressLine } from '../report-files';
 import { createInterface } from 'node:readline';
+import { runRecount } from './recount';
 
 // `svc report FORMAT` and `svc report check FORMAT` (docs/reports.md; docs/cli.md "`svc report`"):
 // the check runs first; with problems nothing is written unless --allow-problems, and then the
@@ -26,6 +27,7 @@ interface ReportOptions extends ClientOptions {
   programme?: string;
   out?: string;
   allowProblems?: boolean;
+  apply?: boolean;
 }
 
 const EXAMPLES = `
@@ -36,6 +38,7 @@ Examples:
   wrote KSVC20261001_20261031_A.txt
   $ svc report npr-playlist --from 2026-10-01 --to 2026-10-31 --channel main > playlist.txt
   $ svc report ppl --programme 2026-10-14 --out .
+  $ svc report recount --from 2026-10-01 --to 2026-10-31 --apply
 
 FORMAT is one of ${REPORT_FORMATS.join(', ')}. Dates are the station's local dates
 (reports.timeZone), both included. The secret is required: these files show listeners.`;
@@ -46,14 +49,19 @@ export function registerReport(program: Command, ctx: CliContext, setResult: Set
   const report = program
     .command('report')
     .description('write a royalty report (SoundExchange, NPR/DS, PPL, PRS, BMI) from the play log, or `report check FORMAT` to list its problems')
-    .argument('<format>', `one of ${REPORT_FORMATS.join(', ')}, or check`)
+    .argument('<format>', `one of ${REPORT_FORMATS.join(', ')}, check, or recount`)
     .argument('[checked]', 'after check: the format to check');
   withReportOptions(report)
     .option('--out <file>', 'write the file here (a directory: the name the format asks for) instead of stdout')
     .option('--allow-problems', 'write the file even when the check finds problems (they are listed on stderr)')
+    .option('--apply', 'recount: write the recounted listeners (without it nothing changes)')
     .addHelpText('after', EXAMPLES)
     .action((format: string, checked: string | undefined, options: ReportOptions) => {
-      if (format === 'check') setResult(runCheck(checked ?? '', options, ctx).then((problems) => (problems > 0 ? EXIT.SERVER_ERROR : EXIT.OK)));
+      if (format === 'recount')
+        setResult(
+          checked === undefined ? runRecount(options, ctx) : Promise.reject(new CliError(`unexpected argument ${JSON.stringify(checked)}`, EXIT.USAGE)),
+        );
+      else if (format === 'check') setResult(runCheck(checked ?? '', options, ctx).then((problems) => (problems > 0 ? EXIT.SERVER_ERROR : EXIT.OK)));
       else if (checked !== undefined) setResult(Promise.reject(new CliError(`unexpected argument ${JSON.stringify(checked)}`, EXIT.USAGE)));
       else setResult(runReport(format, options, ctx));
     });

@@ -84,12 +84,13 @@ export function isWriteRequest(method: string, path: string): boolean {
 }
 
 /**
- * Reads that show listeners' addresses and counts (docs/reports.md "Over HTTP"): guarded like a
+ * Reads that show listeners' addresses and counts (docs/reports.md "Over HTTP", GET /v1/listeners:
+ * docs/play-log.md "Listeners you can see"): guarded like a
  * write, so a page on another origin cannot read them through the user's browser and a link
  * never downloads one.
  */
 export function isPrivateRead(path: string): boolean {
-  return /^\/v1\/reports(\/|$)/i.test(path);
+  return /^\/v1\/(reports|listeners)(\/|$)/i.test(path);
 }
 
 /**

@@ -133,6 +133,14 @@ export function createPostgresPlayLogStore({ pool, instanceId }: PostgresContext
       ]);
       writes += kept.rowCount ?? 0;
     },
+    async replaceListeners(dbid, listeners) {
+      const kept = await pool.query(announced('track', 'UPDATE tracks SET listeners = $2, listeners_done = true WHERE dbid = $3'), [
+        instanceId,
+        JSON.stringify(listeners),
+        dbid,
+      ]);
+      writes += kept.rowCount ?? 0;
+    },
     version: () => writes,
     ...createPostgresSessionStore(pool),
   };

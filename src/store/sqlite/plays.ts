@@ -61,6 +61,7 @@ export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & {
       WHERE channel = :channel AND listeners_done = 1 AND ended_at > :since
         AND started_at >= coalesce((SELECT max(started_at) FROM tracks WHERE channel = :channel AND started_at <= :since), '')`,
   );
+  const replaceListeners = db.prepare<[string, number], never>('UPDATE tracks SET listeners = ?, listeners_done = 1 WHERE dbid = ?');
   const setListeners = db.prepare<[string | null, number], never>('UPDATE tracks SET listeners = ?, listeners_done = 1 WHERE dbid = ? AND listeners_done = 0');
 
   let writes = 0;
@@ -110,6 +111,9 @@ export function createPlayLogStore(db: Db): PlayLogStore & PlayReportQueries & {
     },
     async setListeners(dbid, listeners) {
       writes += setListeners.run(listeners === null ? null : JSON.stringify(listeners), dbid).changes;
+    },
+    async replaceListeners(dbid, listeners) {
+      writes += replaceListeners.run(JSON.stringify(listeners), dbid).changes;
     },
     ...createSqliteSessionStore(db),
     version: () => writes,

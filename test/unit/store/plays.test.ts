@@ -110,6 +110,18 @@ function playContract(openFresh: () => Promise<Store>): void {
     expect((await store.tracks.byDbid(one.dbid))?.play?.listeners).toEqual({ atp: 2, listener_seconds: 90, peak: 2 });
   });
 
+  it('When a recount replaces a kept count, then the new count stands, counted, and a late first count does not undo it', async () => {
+    const one = await play(0);
+    await play(60);
+    await store.plays.setListeners(one.dbid, { atp: 0, listener_seconds: 0, peak: 0 });
+    const version = store.plays.version();
+    await store.plays.replaceListeners(one.dbid, { atp: 3, listener_seconds: 120, peak: 2 });
+    expect(store.plays.version()).toBeGreaterThan(version);
+    await store.plays.setListeners(one.dbid, { atp: 0, listener_seconds: 0, peak: 0 });
+    expect(await store.plays.uncounted(10)).toEqual([]);
+    expect((await store.tracks.byDbid(one.dbid))?.play?.listeners).toEqual({ atp: 3, listener_seconds: 120, peak: 2 });
+  });
+
   it('When a listener learnt of late was connected since some moment, then exactly the counted plays that ended after it are counted again', async () => {
     const plays = [await play(0), await play(60), await play(120), await play(180)];
     await play(240, { channel: 'other' });
