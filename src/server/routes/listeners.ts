@@ -1,10 +1,8 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredential } from '../../pipeline/parse';
 import type { PlayLogStore } from '../../store/plays';
 import type { AppState } from '../context';
-import { credentialHeader } from '../guards/credentials';
+import { requireSecret } from '../middleware/require-secret';
 
 // GET /v1/listeners?channel=&since= (docs/play-log.md "Listeners you can see"): the stored
 // listener sessions since a moment (default: the last 24 hours), newest last, at most LIMIT of
@@ -22,11 +20,9 @@ const DAY_MS = 86_400_000;
 
 export function listenerRoutes(deps: ListenerRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
+  const secret = requireSecret(deps.secret, { unsetMessage: "Listeners need the shared secret, and the server has none: set secret in the server's config" });
   const now = deps.now ?? Date.now;
-  router.get('/listeners', async (ctx) => {
-    if (deps.secret === '')
-      throw new AppError('MISSING_SECRET', "Listeners need the shared secret, and the server has none: set secret in the server's config");
-    authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
+  router.get('/listeners', secret, async (ctx) => {
     const nowMs = now();
     const since = typeof ctx.query.since === 'string' ? Date.parse(ctx.query.since) : nowMs - DAY_MS;
     if (Number.isNaN(since)) throw new AppError('INVALID_PARAMETERS', 'since: expected an ISO 8601 time');

@@ -1,12 +1,10 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors';
-import { authenticate } from '../../pipeline/authenticate';
-import { requestCredential } from '../../pipeline/parse';
 import { recountPlays, type RecountOptions, type RecountStore } from '../../playlog/recount';
 import { MAX_REPORT_DAYS } from '../../reports/report-query';
 import { addDays, isCalendarDate, startOfLocalDay } from '../../reports/local-time';
 import type { AppState } from '../context';
-import { credentialHeader } from '../guards/credentials';
+import { requireSecret } from '../middleware/require-secret';
 
 // POST /v1/reports/recount?from=&to=[&channel=][&apply=1] (docs/play-log.md "Recounting"): the
 // listeners of the ended plays in the range counted again from the stored sessions under the
@@ -27,11 +25,9 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 
 export function recountRoutes(deps: RecountRoutesDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1' });
+  const secret = requireSecret(deps.secret, { unsetMessage: "A recount needs the shared secret, and the server has none: set secret in the server's config" });
   const now = deps.now ?? Date.now;
-  router.post('/reports/recount', async (ctx) => {
-    if (deps.secret === '')
-      throw new AppError('MISSING_SECRET', "A recount needs the shared secret, and the server has none: set secret in the server's config");
-    authenticate(requestCredential({ method: ctx.method, query: ctx.query, authHeader: credentialHeader(ctx) }), deps.secret);
+  router.post('/reports/recount', secret, async (ctx) => {
     const from = text(ctx.query.from);
     const to = text(ctx.query.to);
     if (from === undefined || to === undefined || !isCalendarDate(from) || !isCalendarDate(to))
