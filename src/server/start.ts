@@ -35,7 +35,7 @@ import { sessionChannel } from '../playlog/recount';
 import { listenerRoutes } from './routes/listeners';
 import { recountRoutes } from './routes/recount';
 import { reportRoutes } from './routes/reports';
-import { heardChannels, reportSettings } from '../reports/settings';
+import { heardChannels, reportSettings, settingsForChannel } from '../reports/settings';
 import { snapshotReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
@@ -199,7 +199,8 @@ function createHttpApp(
       recountRoutes({
         secret: config.secret,
         store: storage.store.plays,
-        timeZone: reportSettings(config).timeZone,
+        // The station's local dates, or a declared channel's own zone (channels[].report.timeZone).
+        timeZoneOf: (channel) => settingsForChannel(reportSettings(config), channel).timeZone,
         channelOf: (session) => sessionChannel(work.listenerSessions, session),
         minSessionSeconds: config.playlog.minSessionSeconds,
       }),

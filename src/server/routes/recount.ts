@@ -14,8 +14,8 @@ import { requireSecret } from '../middleware/require-secret';
 export interface RecountRoutesDeps {
   secret: string;
   store: RecountStore;
-  /** reports.timeZone: from and to are the station's local dates, both included. */
-  timeZone: string;
+  /** The zone of a run's local dates (from and to, both included): reports.timeZone, or the named channel's own (docs/channels.md). */
+  timeZoneOf: (channel: string | undefined) => string;
   channelOf: RecountOptions['channelOf'];
   minSessionSeconds: number;
   now?: () => number;
@@ -32,11 +32,12 @@ export function recountRoutes(deps: RecountRoutesDeps): Router<AppState> {
     const to = text(ctx.query.to);
     if (from === undefined || to === undefined || !isCalendarDate(from) || !isCalendarDate(to))
       throw new AppError('INVALID_PARAMETERS', 'from and to are required, local dates YYYY-MM-DD (both included)');
-    const startMs = startOfLocalDay(from, deps.timeZone);
-    const endMs = startOfLocalDay(addDays(to, 1), deps.timeZone);
+    const channel = text(ctx.query.channel);
+    const timeZone = deps.timeZoneOf(channel === '' ? undefined : channel);
+    const startMs = startOfLocalDay(from, timeZone);
+    const endMs = startOfLocalDay(addDays(to, 1), timeZone);
     if (endMs <= startMs) throw new AppError('INVALID_PARAMETERS', 'to is before from');
     if (endMs - startMs > (MAX_REPORT_DAYS + 1) * 86_400_000) throw new AppError('INVALID_PARAMETERS', `a recount covers at most ${MAX_REPORT_DAYS} days`);
-    const channel = text(ctx.query.channel);
     const apply = ctx.query.apply === '1' || ctx.query.apply === 'true';
     const range = { from: new Date(startMs).toISOString(), to: new Date(endMs).toISOString(), ...(channel === undefined || channel === '' ? {} : { channel }) };
     ctx.set('Cache-Control', 'no-store');
