@@ -64,8 +64,10 @@ function sources(page: Page): Promise<Seen[]> {
 /** Put off (busy) or, before, refused for good: either way the source has met the busy server. */
 const metBusy = (seen: Seen) => seen.busy > 0 || seen.closedOnError > 0;
 
+/** A hang guard for the one browser scenario (Chromium's start and four readers), not a duration it must meet. */
+const SCENARIO_GUARD = 120_000;
+
 describeWithChromium('EventSource readers while the replay is put off (busy), in headless Chromium', () => {
-  jest.setTimeout(120_000);
   let host: ImageHost;
   let t: TestServer;
   let browser: Browser | undefined;
@@ -83,58 +85,62 @@ describeWithChromium('EventSource readers while the replay is put off (busy), in
     await host.close();
   });
 
-  it('When a replay is put off, then no EventSource is closed: each comes back by itself and gets every missed dbid once, in order', async () => {
-    const auth = { 'X-SVC-Client-Auth': 'busy-secret' };
-    const dbids: number[] = [];
-    const submit = async (n: number) =>
-      dbids.push(((await postJson(`${t.url}/v1/remoteinput`, { artist: `Artist ${n}`, title: `Title ${n}` }, auth)).json as { dbid: number }).dbid);
-    for (let n = 0; n < 6; n += 1) await submit(n);
+  it(
+    'When a replay is put off, then no EventSource is closed: each comes back by itself and gets every missed dbid once, in order',
+    async () => {
+      const auth = { 'X-SVC-Client-Auth': 'busy-secret' };
+      const dbids: number[] = [];
+      const submit = async (n: number) =>
+        dbids.push(((await postJson(`${t.url}/v1/remoteinput`, { artist: `Artist ${n}`, title: `Title ${n}` }, auth)).json as { dbid: number }).dbid);
+      for (let n = 0; n < 6; n += 1) await submit(n);
 
-    browser = await launchBrowser({ width: 1000, height: 480 });
-    await browser.context.addInitScript(WATCH_EVENT_SOURCES);
-    const queuePage = await browser.context.newPage();
-    await queuePage.goto(`${t.url}/history#secret=busy-secret`);
-    await queuePage.locator('#queue-note', { hasText: 'No requests waiting.' }).waitFor();
-    await until(async () => (await sources(queuePage))[0]?.ids.at(-1) === dbids.at(-1), 'the queue panel’s stream had the current track');
+      browser = await launchBrowser({ width: 1000, height: 480 });
+      await browser.context.addInitScript(WATCH_EVENT_SOURCES);
+      const queuePage = await browser.context.newPage();
+      await queuePage.goto(`${t.url}/history#secret=busy-secret`);
+      await queuePage.locator('#queue-note', { hasText: 'No requests waiting.' }).waitFor();
+      await until(async () => (await sources(queuePage))[0]?.ids.at(-1) === dbids.at(-1), 'the queue panel’s stream had the current track');
 
-    // The stream ends; queue.js's EventSource comes back with Last-Event-ID after its retry (3 s).
-    await t.restart();
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const since = t.server.tracks.since.bind(t.server.tracks);
-    jest.spyOn(t.server.tracks, 'since').mockImplementation(async (...args) => {
-      await held;
-      return since(...args);
-    });
-    for (let n = 6; n < 9; n += 1) await submit(n);
-    const widget = await browser.context.newPage();
-    await widget.goto(`${host.url}/widget.html`);
-    await until(async () => (await sources(widget)).length === SOURCES, 'the widget made its EventSources');
+      // The stream ends; queue.js's EventSource comes back with Last-Event-ID after its retry (3 s).
+      await t.restart();
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const since = t.server.tracks.since.bind(t.server.tracks);
+      jest.spyOn(t.server.tracks, 'since').mockImplementation(async (...args) => {
+        await held;
+        return since(...args);
+      });
+      for (let n = 6; n < 9; n += 1) await submit(n);
+      const widget = await browser.context.newPage();
+      await widget.goto(`${host.url}/widget.html`);
+      await until(async () => (await sources(widget)).length === SOURCES, 'the widget made its EventSources');
 
-    // One replay holds the pool's slot; the others (and any retry of them) are put off.
-    await until(
-      async () => (await sources(queuePage)).every(metBusy) && (await sources(widget)).filter(metBusy).length >= SOURCES - 1,
-      'the queue panel and the widget met the busy server',
-      60_000,
-    );
-    release();
-    await until(
-      async () => [...(await sources(queuePage)), ...(await sources(widget))].every((seen) => seen.ids.at(-1) === dbids.at(-1) || seen.readyState === 2),
-      'every source caught up or was closed',
-      60_000,
-    );
-    const queueSeen = await sources(queuePage);
-    const widgetSeen = await sources(widget);
-    await widget.screenshot({ path: artifactPath('events-busy-widget.png') });
-    for (const seen of [...queueSeen, ...widgetSeen]) {
-      expect(seen.closedOnError).toBe(0);
-      expect(seen.readyState).toBe(1);
-    }
-    // The queue panel opened on the current track; after the restart, the tracks it missed, each once.
-    expect(queueSeen[0].ids).toEqual(dbids.slice(5));
-    for (const seen of widgetSeen) expect(seen.ids).toEqual(dbids.slice(1));
+      // One replay holds the pool's slot; the others (and any retry of them) are put off.
+      await until(
+        async () => (await sources(queuePage)).every(metBusy) && (await sources(widget)).filter(metBusy).length >= SOURCES - 1,
+        'the queue panel and the widget met the busy server',
+        60_000,
+      );
+      release();
+      await until(
+        async () => [...(await sources(queuePage)), ...(await sources(widget))].every((seen) => seen.ids.at(-1) === dbids.at(-1) || seen.readyState === 2),
+        'every source caught up or was closed',
+        60_000,
+      );
+      const queueSeen = await sources(queuePage);
+      const widgetSeen = await sources(widget);
+      await widget.screenshot({ path: artifactPath('events-busy-widget.png') });
+      for (const seen of [...queueSeen, ...widgetSeen]) {
+        expect(seen.closedOnError).toBe(0);
+        expect(seen.readyState).toBe(1);
+      }
+      // The queue panel opened on the current track; after the restart, the tracks it missed, each once.
+      expect(queueSeen[0].ids).toEqual(dbids.slice(5));
+      for (const seen of widgetSeen) expect(seen.ids).toEqual(dbids.slice(1));
 
-    // The queue panel's stream is live again: a new request appears without a reload.
-    expect((await postJson(`${t.url}/v1/requests`, { requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }, auth)).status).toBe(200);
-    await queuePage.locator('#queue-list li', { hasText: 'Radiohead – Creep for viewer1' }).waitFor({ timeout: 30_000 });
-  });
+      // The queue panel's stream is live again: a new request appears without a reload.
+      expect((await postJson(`${t.url}/v1/requests`, { requester: 'viewer1', artist: 'Radiohead', title: 'Creep' }, auth)).status).toBe(200);
+      await queuePage.locator('#queue-list li', { hasText: 'Radiohead – Creep for viewer1' }).waitFor({ timeout: 30_000 });
+    },
+    SCENARIO_GUARD,
+  );
 });
