@@ -15,6 +15,20 @@ export type { OutputType } from './output-types';
 
 const httpUrl = () => string().test('http-url', '${path} must be an http(s) URL', (value) => value === undefined || isHttpUrl(value));
 const positiveSeconds = () => number().positive('${path} must be a positive number of seconds');
+/** SoundExchange's transmission categories (docs/reports.md "Configuration"); empty: not set. */
+const transmissionCategory = () =>
+  string()
+    .test(
+      'category',
+      '${path} must be one of: A, B, C, H, I, J, K (your statement of account names it)',
+      (value) => value === undefined || value === '' || (TRANSMISSION_CATEGORIES as readonly string[]).includes(value),
+    )
+    .default('');
+/** An IANA time zone; empty: this machine's. */
+const timeZoneName = () =>
+  string()
+    .test('time-zone', '${path} must be an IANA time zone such as Europe/London', (value) => value === undefined || value === '' || isTimeZoneName(value))
+    .default('');
 const positiveInteger = () => number().integer('${path} must be an integer').min(1, '${path} must be at least 1');
 
 function provider(baseUrl: string, enabled = true) {
@@ -229,17 +243,9 @@ const channelSchema = object({
   // What its report rows say; empty: the reports.* value.
   report: object({
     service: string().default(''),
-    category: string()
-      .test(
-        'category',
-        '${path} must be one of: A, B, C, H, I, J, K (your statement of account names it)',
-        (value) => value === undefined || value === '' || (TRANSMISSION_CATEGORIES as readonly string[]).includes(value),
-      )
-      .default(''),
+    category: transmissionCategory(),
     streamId: string().default(''),
-    timeZone: string()
-      .test('time-zone', '${path} must be an IANA time zone such as Europe/London', (value) => value === undefined || value === '' || isTimeZoneName(value))
-      .default(''),
+    timeZone: timeZoneName(),
   }),
 });
 
@@ -410,17 +416,9 @@ export const configSchema = object({
   reports: object({
     service: string().default(''),
     // SoundExchange's transmission categories; empty: not set (the check names it).
-    category: string()
-      .test(
-        'category',
-        '${path} must be one of: A, B, C, H, I, J, K (your statement of account names it)',
-        (value) => value === undefined || value === '' || (TRANSMISSION_CATEGORIES as readonly string[]).includes(value),
-      )
-      .default(''),
+    category: transmissionCategory(),
     minSeconds: number().min(0, '${path} must be 0 or a positive number of seconds').default(0),
-    timeZone: string()
-      .test('time-zone', '${path} must be an IANA time zone such as Europe/London', (value) => value === undefined || value === '' || isTimeZoneName(value))
-      .default(''),
+    timeZone: timeZoneName(),
     stationType: string<'AM' | 'FM' | 'OT'>().oneOf(['AM', 'FM', 'OT'], '${path} must be one of: ${values}').default('OT'),
     stationFormat: string().default(''),
     // docs/reports-us.md "SoundExchange": 37 CFR 370.4(e)(8) or (e)(7), and the file name pattern.
