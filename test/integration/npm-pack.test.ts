@@ -42,7 +42,7 @@ function run(program: string, args: readonly string[], options: { cwd: string; e
   });
 }
 
-describeWithPeers([], 'npm pack, then npm install -g of the tarball', () => {
+describeWithPeers(['g++', 'make'], 'npm pack, then npm install -g of the tarball', () => {
   jest.setTimeout(1_500_000);
   const temp = makeTempDir('svc-pack-');
   let mirror: FakeServer;
