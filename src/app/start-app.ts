@@ -40,7 +40,8 @@ import { createWorkPool } from '../server/guards/work-pool';
 import type { Storage, Work } from '../server/parts';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
 import { addToLibrary, listLibrary, removeFromLibrary, type LibraryDeps } from '../recognition/library';
-import { Recognition } from '../recognition/recognition';
+import { Recognition, type RecognitionOptions } from '../recognition/recognition';
+import { createOnlineIdentifier } from '../recognition/online-lookups';
 import { DEFAULT_SEARCH } from '../recognition/fingerprint-index';
 import { DEFAULT_TRACKER } from '../recognition/title-tracker';
 import { doublingBackoff, startPulledStreams, type RunningPulledStreams } from '../recognition/pulled-streams';
@@ -247,6 +248,7 @@ function createRecognition(
   metrics: MetricsPort,
 ): Pick<Work, 'recognition' | 'library'> {
   const settings = config.recognition;
+  const online = settings.enabled ? onlineLookupsOf(config, logger) : undefined;
   const recognition = new Recognition(
     { library: store.library, submit, end: (channel) => playLog.end(channel, 'explicit'), logger, metrics },
     {
@@ -257,6 +259,7 @@ function createRecognition(
       sourceHoldMs: settings.sourceHoldSeconds * 1000,
       vinyl: settings.vinylSearch,
       ...(options.recognition?.realTime === false ? { realTime: false } : {}),
+      ...(online ? { online } : {}),
     },
   );
   const deps: LibraryDeps = { store: store.library, tools: settings.tools, changed: () => void recognition.reload().catch(() => undefined) };
@@ -273,6 +276,18 @@ function createRecognition(
       remove: (selector) => removeFromLibrary(deps, selector),
     },
   };
+}
+
+/** The online lookups `recognition.online` asks for, or none (said once in the log): no service, no key. */
+function onlineLookupsOf(config: FrozenConfig, logger: Logger): NonNullable<RecognitionOptions['online']> | undefined {
+  const settings = config.recognition.online;
+  const made = createOnlineIdentifier(settings, config.recognition.tools, `svc/${VERSION}`);
+  if ('off' in made) {
+    if (settings.service !== '') logger.warn(`recognition: no online lookups: ${made.off} (recognition.online.apiKey)`);
+    return undefined;
+  }
+  logger.info(`recognition: tracks the library does not know are looked up at ${settings.service}, once per play`);
+  return { identifier: made.identifier, sampleSeconds: made.sampleSeconds, retryAfterSeconds: settings.retryAfterSeconds, holdSeconds: settings.holdSeconds };
 }
 
 /** A recognised play through the same use case as POST /v1/remoteinput; the server's shutdown waits for it. */

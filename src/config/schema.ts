@@ -483,6 +483,22 @@ export const configSchema = object({
       ratesPerWindow: number().integer().min(0).max(64).default(8),
       afterMissedWindows: number().integer().min(0).max(10_000).default(15),
     }),
+    // Online lookups of what the library does not know, with the user's own key (docs/recognition.md "Online lookups").
+    online: object({
+      service: string()
+        .oneOf(['', 'acoustid', 'acrcloud', 'audd'], '${path} must be one of acoustid, acrcloud, audd (or empty: none)')
+        .default(''),
+      apiKey: string().default(''),
+      apiSecret: string().default(''),
+      baseUrl: string()
+        .test('http-url', '${path} must be an http(s) URL', (value) => value === undefined || value === '' || isHttpUrl(value))
+        .default(''),
+      sampleSeconds: number().min(0).max(120).default(0),
+      retryAfterSeconds: number().min(10).max(86_400).default(300),
+      holdSeconds: number().min(10).max(3600).default(240),
+      minIntervalSeconds: number().min(0).max(3600).default(1),
+      timeoutSeconds: positiveSeconds().max(120).default(20),
+    }),
     tools: object({
       ffmpeg: string().min(1).default('ffmpeg'),
       ffprobe: string().min(1).default('ffprobe'),

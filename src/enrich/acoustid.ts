@@ -12,26 +12,26 @@ const SERVICE = 'acoustid';
 /** AcoustID's own confidence (0..1) below which a result is not trusted. */
 const MIN_ACOUSTID_SCORE = 0.8;
 
-interface AcoustIdArtist {
+export interface AcoustIdArtist {
   id: string;
   name: string;
   joinphrase?: string;
 }
 
-interface AcoustIdRecording {
+export interface AcoustIdRecording {
   id: string;
   title?: string;
   artists?: AcoustIdArtist[];
 }
 
-interface AcoustIdResult {
+export interface AcoustIdResult {
   id: string;
   score: number;
   recordings?: AcoustIdRecording[];
 }
 
 /** AcoustID's own shape: `{status: "ok", results: [...]}`. */
-interface AcoustIdAnswer {
+export interface AcoustIdAnswer {
   status: 'ok';
   results: AcoustIdResult[];
 }
@@ -73,7 +73,7 @@ export function createAcoustId(deps: ServiceDeps, options: AcoustIdOptions): Enr
           musicbrainzrecordingid: recording.id,
           acoustid: result.id,
           title: recording.title,
-          artist: artists.map((artist, index) => artist.name + (artist.joinphrase ?? (index < artists.length - 1 ? ' & ' : ''))).join('') || undefined,
+          artist: artistCredit(artists),
           musicbrainzartistid: artists[0]?.id,
         }),
       };
@@ -81,8 +81,13 @@ export function createAcoustId(deps: ServiceDeps, options: AcoustIdOptions): Enr
   };
 }
 
+/** The artists as one credit: their join phrases, else ' & ' between them; undefined when there are none. */
+export function artistCredit(artists: readonly AcoustIdArtist[]): string | undefined {
+  return artists.map((artist, index) => artist.name + (artist.joinphrase ?? (index < artists.length - 1 ? ' & ' : ''))).join('') || undefined;
+}
+
 /** The highest-scoring result above the threshold that names a recording. */
-function bestRecording(results: readonly AcoustIdResult[]): { result: AcoustIdResult; recording: AcoustIdRecording } | undefined {
+export function bestRecording(results: readonly AcoustIdResult[]): { result: AcoustIdResult; recording: AcoustIdRecording } | undefined {
   const ranked = [...results].filter((result) => result.score >= MIN_ACOUSTID_SCORE).sort((a, b) => b.score - a.score);
   for (const result of ranked) {
     const recording = result.recordings?.find((candidate) => candidate.title !== undefined) ?? result.recordings?.[0];
@@ -91,7 +96,7 @@ function bestRecording(results: readonly AcoustIdResult[]): { result: AcoustIdRe
   return undefined;
 }
 
-function decodeAnswer(raw: unknown): AcoustIdAnswer | null {
+export function decodeAnswer(raw: unknown): AcoustIdAnswer | null {
   const body = asObject(raw);
   if (!body) throw new Error('not a JSON object');
   if (body.status !== 'ok') {

@@ -56,6 +56,8 @@ export interface RequestOptions {
   signal: AbortSignal;
   /** Form-encoded POST body (e.g. AcoustID fingerprints, too long for a URL). */
   form?: URLSearchParams;
+  /** A multipart/form-data POST body (a file: ACRCloud's and AudD's samples); fetch sets its boundary. */
+  multipart?: FormData;
 }
 
 /** An answer whose body is still to be read, under the limit of its request. */
@@ -76,7 +78,7 @@ export class ServiceClient {
     this.backoffBaseMs = options.backoffBaseMs ?? 1000;
   }
 
-  /** GET (or POST a form) and parse JSON. 404 is an answer ("not found"), not an error. */
+  /** GET (or POST a form or multipart body) and parse JSON. 404 is an answer ("not found"), not an error. */
   async json(url: string, options: RequestOptions): Promise<JsonAnswer> {
     const { response, deadline } = await this.send(url, options, 'follow');
     try {
@@ -140,9 +142,9 @@ export class ServiceClient {
     const headers: Record<string, string> = { 'User-Agent': this.options.userAgent, Accept: 'application/json' };
     try {
       const response = await fetch(url, {
-        method: options.form ? 'POST' : 'GET',
+        method: options.form || options.multipart ? 'POST' : 'GET',
         headers: options.form ? { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' } : headers,
-        body: options.form?.toString(),
+        body: options.form?.toString() ?? options.multipart,
         redirect,
         signal,
       });

@@ -108,6 +108,21 @@ export async function fingerprintPcm(tools: AudioTools, pcm: Buffer): Promise<Ui
   return items;
 }
 
+/**
+ * The compressed fingerprint AcoustID's lookup takes, of 11,025 Hz mono s16le PCM: fpcalc without
+ * `-raw` prints it as `FINGERPRINT=` (and the audio's length as `DURATION=`).
+ */
+export async function compressedFingerprint(tools: AudioTools, pcm: Buffer): Promise<{ fingerprint: string; duration: number }> {
+  const args = FPCALC_PCM_ARGS.filter((arg) => arg !== '-raw');
+  const result = await run(tools.fpcalc, [...args, '-'], pcm, 1024 * 1024);
+  const lines = result.stdout.toString('utf8').split('\n');
+  const value = (name: string) => lines.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1).trim() ?? '';
+  const fingerprint = value('FINGERPRINT');
+  if (fingerprint === '') throw new DecodeError(`fpcalc gave no fingerprint: ${lastLine(result.stderr)}`);
+  const duration = Math.round(Number(value('DURATION')) || pcm.length / 2 / SAMPLE_RATE);
+  return { fingerprint, duration };
+}
+
 /** Tag names as files spell them (ID3 frames through ffmpeg, Vorbis comments, MP4 atoms), to svc's. */
 const TAG_NAMES: Readonly<Record<string, (typeof LIBRARY_TAGS)[number]>> = {
   artist: 'artist',

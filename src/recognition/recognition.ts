@@ -6,6 +6,8 @@ import { fingerprintPcm, SAMPLE_RATE, type AudioTools } from './audio-tools';
 import { FingerprintIndex, type Match, type SearchOptions } from './fingerprint-index';
 import { TitleTracker, type TitleEvent, type TrackerOptions } from './title-tracker';
 import { RateCursor, searchRates, vinylRates, type VinylOptions } from './vinyl';
+import { OnlineLookups } from './online-lookups';
+import type { OnlineIdentifier } from './online';
 
 // Recognition as a use case (docs/recognition.md): holds the library's index, listens to each
 // stream it is handed (the Icecast listener's sources, the pulled streams), and turns the
@@ -32,6 +34,8 @@ export interface RecognitionOptions {
   vinyl: VinylOptions;
   /** Decode at the audio's own speed (the default); tests that send a file at once turn it off. */
   realTime?: boolean;
+  /** Online lookups of what the library does not know (docs/recognition.md "Online lookups"); absent: none. */
+  online?: { identifier: OnlineIdentifier; sampleSeconds: number; retryAfterSeconds: number; holdSeconds: number };
 }
 
 export interface RecognitionDeps {
@@ -87,6 +91,7 @@ export class Recognition {
   private readonly matches: CounterPort;
   private readonly recognised: CounterPort;
   private readonly rates: number[];
+  private readonly online: OnlineLookups | null;
 
   constructor(
     private readonly deps: RecognitionDeps,
@@ -97,6 +102,23 @@ export class Recognition {
     const metrics = deps.metrics ?? NO_METRICS;
     this.matches = metrics.counter('svc_recognition_matches_total', 'Windows of audio the library matched, per stream.', ['stream']);
     this.recognised = metrics.counter('svc_recognition_plays_total', 'Recognised plays stored, per stream.', ['stream']);
+    this.online = options.online ? this.onlineLookups(options.online) : null;
+  }
+
+  private onlineLookups(online: NonNullable<RecognitionOptions['online']>): OnlineLookups {
+    const items = (seconds: number) => Math.round(seconds * ITEMS_PER_SECOND);
+    const { identifier, sampleSeconds, retryAfterSeconds, holdSeconds } = online;
+    const options = { sampleItems: items(sampleSeconds), retryItems: items(retryAfterSeconds), holdItems: items(holdSeconds), itemsPerSecond: ITEMS_PER_SECOND };
+    const deps = {
+      identifier,
+      logger: this.deps.logger,
+      titled: (name: string) => this.streams.get(name)?.tracker.current() != null,
+      submit: (stream: { name: string; channel: string }, fields: Record<string, string>) => this.submitOwn(stream.name, stream.channel, fields),
+      end: (stream: { channel: string }) => {
+        if (!this.sourceHolds(stream.channel)) void this.deps.end(stream.channel).catch(() => undefined);
+      },
+    };
+    return new OnlineLookups(deps, options);
   }
 
   /** Reads the library into the index; again after each change (changes during a read are read next). */
@@ -139,7 +161,7 @@ export class Recognition {
     const stream = startAudioStream({
       tools: this.options.tools,
       windowItems,
-      pcmSamples: this.searchesRatesEver(vinyl) ? Math.round((this.options.windowSeconds + PCM_EXTRA_SECONDS) * SAMPLE_RATE) : 0,
+      pcmSamples: Math.round(Math.max(this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0, this.online?.sampleSeconds ?? 0) * SAMPLE_RATE),
       ...(inputFormat ? { inputFormat } : {}),
       ...(this.options.realTime === false ? { realTime: false } : {}),
       onWindow: (items, position, pcm) => {
@@ -152,6 +174,7 @@ export class Recognition {
         listening.stream = null;
         this.deps.logger.info(`recognition: ${name} no longer listened to: ${reason}`);
         this.finishTitle(listening);
+        this.online?.streamEnded(listening.status);
         ended();
       },
     });
@@ -200,12 +223,14 @@ export class Recognition {
   }
 
   close(): void {
+    this.online?.close();
     for (const listening of this.streams.values()) listening.stream?.close();
   }
 
   private window(listening: Listening, items: Uint32Array, position: number, pcm?: () => { pcm: Int16Array; position: number }): void {
     // One rate search at a time per stream: a window arriving meanwhile is skipped (the CPU bound).
     if (listening.searching) return;
+    this.online?.window(listening.status, position + items.length, listening.tracker.current() !== null, pcm);
     const match = this.index.search(items, this.options.search);
     listening.missed = match ? 0 : listening.missed + 1;
     if (match) listening.rates.settle(null);
@@ -268,10 +293,6 @@ export class Recognition {
     }
     const tags = this.tags.get(event.match.trackId) ?? {};
     listening.status.title = [tags.artist, tags.title].filter(Boolean).join(' - ');
-    if (this.sourceHolds(channel)) {
-      this.deps.logger.info(`recognition: ${name} heard ${JSON.stringify(listening.status.title)}; the source's own title on ${channel} stands`);
-      return;
-    }
     const fields: Record<string, string> = {
       ...tags,
       channel,
@@ -280,10 +301,20 @@ export class Recognition {
       recognition_stream: name,
     };
     if (event.rate !== 1) fields.recognition_rate = String(event.rate);
+    await this.submitOwn(name, channel, fields);
+  }
+
+  /** A play recognition made, stored unless the source's own title holds the channel; a failure is logged. */
+  private async submitOwn(name: string, channel: string, fields: Record<string, string>): Promise<void> {
+    const title = JSON.stringify([fields.artist, fields.title].filter(Boolean).join(' - '));
+    if (this.sourceHolds(channel)) {
+      this.deps.logger.info(`recognition: ${name} heard ${title}; the source's own title on ${channel} stands`);
+      return;
+    }
     try {
       const result = await this.deps.submit(fields);
       this.recognised.inc({ stream: name });
-      this.deps.logger.info(`recognition: ${name} recognised ${JSON.stringify(listening.status.title)} (score ${event.match.score}) as dbid ${result.dbid}`);
+      this.deps.logger.info(`recognition: ${name} recognised ${title} (${fields.recognition} score ${fields.recognition_score ?? 'none'}) as dbid ${result.dbid}`);
     } catch (error) {
       this.deps.logger.warn(`recognition: ${name}: the recognised play was not stored (${error instanceof Error ? error.message : String(error)})`);
     }
