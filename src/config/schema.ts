@@ -485,9 +485,7 @@ export const configSchema = object({
     }),
     // Online lookups of what the library does not know, with the user's own key (docs/recognition.md "Online lookups").
     online: object({
-      service: string()
-        .oneOf(['', 'acoustid', 'acrcloud', 'audd'], '${path} must be one of acoustid, acrcloud, audd (or empty: none)')
-        .default(''),
+      service: string().oneOf(['', 'acoustid', 'acrcloud', 'audd'], '${path} must be one of acoustid, acrcloud, audd (or empty: none)').default(''),
       apiKey: string().default(''),
       apiSecret: string().default(''),
       baseUrl: string()

@@ -116,7 +116,11 @@ export async function compressedFingerprint(tools: AudioTools, pcm: Buffer): Pro
   const args = FPCALC_PCM_ARGS.filter((arg) => arg !== '-raw');
   const result = await run(tools.fpcalc, [...args, '-'], pcm, 1024 * 1024);
   const lines = result.stdout.toString('utf8').split('\n');
-  const value = (name: string) => lines.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1).trim() ?? '';
+  const value = (name: string) =>
+    lines
+      .find((line) => line.startsWith(`${name}=`))
+      ?.slice(name.length + 1)
+      .trim() ?? '';
   const fingerprint = value('FINGERPRINT');
   if (fingerprint === '') throw new DecodeError(`fpcalc gave no fingerprint: ${lastLine(result.stderr)}`);
   const duration = Math.round(Number(value('DURATION')) || pcm.length / 2 / SAMPLE_RATE);

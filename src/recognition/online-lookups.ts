@@ -69,7 +69,6 @@ export function createOnlineIdentifier(
   return { identifier, sampleSeconds };
 }
 
-
 export interface OnlineStream {
   name: string;
   channel: string;
@@ -137,9 +136,11 @@ export class OnlineLookups {
   private async lookUp(stream: OnlineStream, turns: OnlineTurns, now: number, pcm: Int16Array): Promise<void> {
     const service = this.deps.identifier.service;
     let match: OnlineMatch | null = null;
+    let failed = false;
     try {
       match = await this.deps.identifier.identify({ pcm, sampleRate: SAMPLE_RATE }, this.controller.signal);
     } catch (error) {
+      failed = true;
       this.deps.logger.warn(`recognition: ${stream.name}: the ${service} lookup failed, no title (${errorMessage(error)})`);
     }
     // A stream replaced, ended or titled by the library meanwhile gets nothing from this answer.
@@ -147,7 +148,7 @@ export class OnlineLookups {
     const remaining = match?.remainingSeconds;
     turns.answered(now, match ? (remaining !== undefined ? { remainingItems: Math.round(remaining * this.options.itemsPerSecond) } : {}) : null);
     if (!match) {
-      this.deps.logger.info(`recognition: ${stream.name}: ${service} knows no track in the sample`);
+      if (!failed) this.deps.logger.info(`recognition: ${stream.name}: ${service} knows no track in the sample`);
       return;
     }
     const fields: Record<string, string> = { ...match.tags, channel: stream.channel, recognition: service, recognition_stream: stream.name };

@@ -108,7 +108,12 @@ export class Recognition {
   private onlineLookups(online: NonNullable<RecognitionOptions['online']>): OnlineLookups {
     const items = (seconds: number) => Math.round(seconds * ITEMS_PER_SECOND);
     const { identifier, sampleSeconds, retryAfterSeconds, holdSeconds } = online;
-    const options = { sampleItems: items(sampleSeconds), retryItems: items(retryAfterSeconds), holdItems: items(holdSeconds), itemsPerSecond: ITEMS_PER_SECOND };
+    const options = {
+      sampleItems: items(sampleSeconds),
+      retryItems: items(retryAfterSeconds),
+      holdItems: items(holdSeconds),
+      itemsPerSecond: ITEMS_PER_SECOND,
+    };
     const deps = {
       identifier,
       logger: this.deps.logger,
@@ -161,7 +166,9 @@ export class Recognition {
     const stream = startAudioStream({
       tools: this.options.tools,
       windowItems,
-      pcmSamples: Math.round(Math.max(this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0, this.online?.sampleSeconds ?? 0) * SAMPLE_RATE),
+      pcmSamples: Math.round(
+        Math.max(this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0, this.online?.sampleSeconds ?? 0) * SAMPLE_RATE,
+      ),
       ...(inputFormat ? { inputFormat } : {}),
       ...(this.options.realTime === false ? { realTime: false } : {}),
       onWindow: (items, position, pcm) => {
@@ -314,7 +321,9 @@ export class Recognition {
     try {
       const result = await this.deps.submit(fields);
       this.recognised.inc({ stream: name });
-      this.deps.logger.info(`recognition: ${name} recognised ${title} (${fields.recognition} score ${fields.recognition_score ?? 'none'}) as dbid ${result.dbid}`);
+      this.deps.logger.info(
+        `recognition: ${name} recognised ${title} (${fields.recognition} score ${fields.recognition_score ?? 'none'}) as dbid ${result.dbid}`,
+      );
     } catch (error) {
       this.deps.logger.warn(`recognition: ${name}: the recognised play was not stored (${error instanceof Error ? error.message : String(error)})`);
     }

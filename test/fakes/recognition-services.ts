@@ -56,8 +56,14 @@ interface Parsed {
   text: string;
 }
 
-export async function startRecognitionFake(catalogue: readonly CatalogueTrack[], keys: FakeKeys, decode: (file: string) => Promise<Buffer>): Promise<RecognitionFake> {
-  const fingerprints = await Promise.all(catalogue.map(async (track, id) => ({ id, fingerprint: await fingerprintPcm(DEFAULT_TOOLS, await decode(track.file)) })));
+export async function startRecognitionFake(
+  catalogue: readonly CatalogueTrack[],
+  keys: FakeKeys,
+  decode: (file: string) => Promise<Buffer>,
+): Promise<RecognitionFake> {
+  const fingerprints = await Promise.all(
+    catalogue.map(async (track, id) => ({ id, fingerprint: await fingerprintPcm(DEFAULT_TOOLS, await decode(track.file)) })),
+  );
   const index = new FingerprintIndex(fingerprints);
   const answers: RecognitionFake['answers'] = [];
   let failing: 'limit' | null = null;

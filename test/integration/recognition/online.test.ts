@@ -79,12 +79,22 @@ real.beforeAll(async () => {
       recognition: {
         enabled: true,
         streams: [{ url: `http://127.0.0.1:${(pulled.address() as AddressInfo).port}/relay.mp3`, channel: 'relay', vinyl: false }],
-        online: { service: 'acrcloud', apiKey: KEYS.acrcloud.accessKey, apiSecret: KEYS.acrcloud.accessSecret, baseUrl: fake.url, minIntervalSeconds: 0, sampleSeconds: 8 },
+        online: {
+          service: 'acrcloud',
+          apiKey: KEYS.acrcloud.accessKey,
+          apiSecret: KEYS.acrcloud.accessSecret,
+          baseUrl: fake.url,
+          minIntervalSeconds: 0,
+          sampleSeconds: 8,
+        },
       },
     },
     path.join(temp.dir, 'svc.db'),
   );
-  server = await startHarnessed(config, { logger: createLogger((line) => logs.push(line)), recognition: { realTime: false, backoffMs: () => 200, idleMs: 600_000 } });
+  server = await startHarnessed(config, {
+    logger: createLogger((line) => logs.push(line)),
+    recognition: { realTime: false, backoffMs: () => 200, idleMs: 600_000 },
+  });
   const response = await fetch(`${server.url}/v1/library`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-SVC-Client-Auth': SECRET },
@@ -121,10 +131,19 @@ real.test(
     const plays = await playsOn('relay');
     expect(plays.map((fields) => fields.title)).toEqual(['In The Library', 'Only Online']);
     expect(plays[0]).toMatchObject({ recognition: 'fingerprint' });
-    expect(plays[1]).toMatchObject({ artist: 'Far Away', album: 'Out There', isrc: 'XXA012600001', recognition: 'acrcloud', recognition_stream: expect.stringContaining('/relay.mp3') });
+    expect(plays[1]).toMatchObject({
+      artist: 'Far Away',
+      album: 'Out There',
+      isrc: 'XXA012600001',
+      recognition: 'acrcloud',
+      recognition_stream: expect.stringContaining('/relay.mp3'),
+    });
     expect(Number(plays[1]?.recognition_score)).toBeGreaterThan(0.7);
     // One request per play outside the library, none for the library's song.
-    expect(fake.answers).toEqual([{ service: 'acrcloud', code: 0, title: 'Only Online' }, { service: 'acrcloud', code: 1001 }]);
+    expect(fake.answers).toEqual([
+      { service: 'acrcloud', code: 0, title: 'Only Online' },
+      { service: 'acrcloud', code: 1001 },
+    ]);
   },
   150_000,
 );

@@ -1,0 +1,243 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { RateLimiter } from '../../../src/enrich/rate-limit';
+import type { Logger } from '../../../src/log';
+import { decodeFile, DEFAULT_TOOLS, SAMPLE_RATE } from '../../../src/recognition/audio-tools';
+import { OnlineTurns, wavFile, type OnlineIdentifier } from '../../../src/recognition/online';
+import { decodeAcrCloud } from '../../../src/recognition/online-acrcloud';
+import { decodeAudD } from '../../../src/recognition/online-audd';
+import { createOnlineIdentifier, OnlineLookups, type OnlineSettings } from '../../../src/recognition/online-lookups';
+import { ITEMS_PER_SECOND } from '../../../src/recognition/recognition';
+import { startRecognitionFake, type RecognitionFake } from '../../fakes/recognition-services';
+import { gateOnPeers } from '../../helpers/peers';
+import { makeSong } from '../../helpers/recognition-audio';
+import { makeTempDir } from '../../helpers/temp-dir';
+
+// The online lookups (docs/recognition.md "Online lookups"): when a stream is looked up (once per
+// play, the library first), the answers of ACRCloud and AudD read, and each service's client
+// against the fakes built from its documentation (test/fakes/recognition-services.ts).
+
+const HANG_GUARD_MS = 60_000;
+const TURNS = { sampleItems: 80, retryItems: 400, holdItems: 300 };
+
+describe('OnlineTurns: once per play, the library first', () => {
+  it('looks a stretch up once its first sample has played untitled, and not again in that play', () => {
+    const turns = new OnlineTurns(TURNS);
+    expect(turns.window(16, false)).toBeNull();
+    expect(turns.window(80, false)).toBeNull();
+    expect(turns.window(96, false)).toBe('lookup');
+    expect(turns.window(112, false)).toBeNull();
+    turns.answered(96, { remainingItems: 100 });
+    expect(turns.holding()).toBe(true);
+    for (let now = 128; now < 196; now += 16) expect(turns.window(now, false)).toBeNull();
+    // The track's time is up: its play ends, and the next one is looked up after its own sample.
+    expect(turns.window(200, false)).toBe('ended');
+    expect(turns.window(264, false)).toBeNull();
+    expect(turns.window(280, false)).toBe('lookup');
+  });
+
+  it('after nothing found waits retryItems; a match without a length holds holdItems', () => {
+    const turns = new OnlineTurns(TURNS);
+    turns.window(0, false);
+    expect(turns.window(80, false)).toBe('lookup');
+    turns.answered(80, null);
+    expect(turns.window(470, false)).toBeNull();
+    expect(turns.window(480, false)).toBeNull();
+    expect(turns.window(560, false)).toBe('lookup');
+    turns.answered(560, {});
+    expect(turns.window(850, false)).toBeNull();
+    expect(turns.window(860, false)).toBe('ended');
+  });
+
+  it('a library title ends the online one, and an answer arriving after it counts for nothing', () => {
+    const turns = new OnlineTurns(TURNS);
+    turns.window(0, false);
+    expect(turns.window(80, false)).toBe('lookup');
+    expect(turns.window(96, true)).toBeNull();
+    turns.answered(80, { remainingItems: 1000 });
+    expect(turns.holding()).toBe(false);
+    turns.window(112, false);
+    expect(turns.window(192, false)).toBe('lookup');
+    turns.answered(192, { remainingItems: 1000 });
+    expect(turns.window(208, true)).toBe('ended');
+  });
+});
+
+describe('the answers', () => {
+  it('wavFile writes a RIFF header for 16-bit mono PCM', () => {
+    const wav = wavFile({ pcm: new Int16Array([1, -1, 3]), sampleRate: SAMPLE_RATE });
+    expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(wav.readUInt32LE(24)).toBe(SAMPLE_RATE);
+    expect(wav.readUInt16LE(22)).toBe(1);
+    expect(wav.readUInt32LE(40)).toBe(6);
+    expect(wav.readInt16LE(46)).toBe(-1);
+  });
+
+  it('ACRCloud: 0 is a match (score 0-100, what remains of the track), 1001 none, any other code an error', () => {
+    const music = {
+      title: 'T',
+      artists: [{ name: 'A' }, { name: 'B' }],
+      album: { name: 'L' },
+      external_ids: { isrc: 'XX' },
+      score: 87,
+      duration_ms: 200_000,
+      play_offset_ms: 50_000,
+    };
+    expect(decodeAcrCloud({ status: { code: 0, msg: 'Success' }, metadata: { music: [music] } })).toEqual({
+      tags: { title: 'T', artist: 'A, B', album: 'L', isrc: 'XX' },
+      score: 0.87,
+      remainingSeconds: 150,
+    });
+    expect(decodeAcrCloud({ status: { code: 1001, msg: 'No result' } })).toBeNull();
+    expect(() => decodeAcrCloud({ status: { code: 3014, msg: 'Invalid Signature' } })).toThrow('error answer 3014: Invalid Signature');
+    expect(() => decodeAcrCloud('<html>')).toThrow('error answer (no code)');
+  });
+
+  it('AudD: success with a result is a match without a score; result null none; an error answer throws', () => {
+    expect(decodeAudD({ status: 'success', result: { artist: 'A', title: 'T', album: 'L', label: 'R', timecode: '00:10' } })).toEqual({
+      tags: { title: 'T', artist: 'A', album: 'L', label: 'R' },
+    });
+    expect(decodeAudD({ status: 'success', result: null })).toBeNull();
+    expect(() => decodeAudD({ status: 'error', error: { error_code: 900, error_message: 'Wrong API token' } })).toThrow('error answer 900: Wrong API token');
+  });
+});
+
+const SETTINGS: OnlineSettings = {
+  service: 'acrcloud',
+  apiKey: 'acr-key',
+  apiSecret: 'acr-secret',
+  baseUrl: '',
+  sampleSeconds: 0,
+  retryAfterSeconds: 300,
+  holdSeconds: 240,
+  minIntervalSeconds: 0,
+  timeoutSeconds: 20,
+};
+
+describe('createOnlineIdentifier: no key, no lookup', () => {
+  it('is off without a service or without the key (ACRCloud: key and secret)', () => {
+    expect(createOnlineIdentifier({ ...SETTINGS, service: '' }, DEFAULT_TOOLS, 'svc/test')).toEqual({ off: 'no service configured' });
+    expect(createOnlineIdentifier({ ...SETTINGS, apiKey: '' }, DEFAULT_TOOLS, 'svc/test')).toEqual({ off: "acrcloud needs the user's own key" });
+    expect(createOnlineIdentifier({ ...SETTINGS, apiSecret: '' }, DEFAULT_TOOLS, 'svc/test')).toEqual({ off: "acrcloud needs the user's own key" });
+    expect(createOnlineIdentifier({ ...SETTINGS, service: 'audd', apiSecret: '' }, DEFAULT_TOOLS, 'svc/test')).toMatchObject({ sampleSeconds: 12 });
+    expect(createOnlineIdentifier({ ...SETTINGS, service: 'acoustid', apiSecret: '' }, DEFAULT_TOOLS, 'svc/test')).toMatchObject({ sampleSeconds: 30 });
+  });
+});
+
+const real = gateOnPeers(['sox', 'oggenc', 'vorbiscomment', 'ffmpeg', 'fpcalc'], 'online lookups against the fakes');
+const KEYS = {
+  acrcloud: { accessKey: 'acr-key', accessSecret: 'acr-secret', qps: 50 },
+  audd: { apiToken: 'audd-token' },
+  acoustid: { client: 'acoustid-key' },
+};
+const temp = makeTempDir('svc-online-unit-');
+let fake: RecognitionFake;
+let known: Int16Array;
+let other: Int16Array;
+
+real.beforeAll(async () => {
+  const dir = path.join(temp.dir, 'songs');
+  fs.mkdirSync(dir);
+  const song = makeSong(dir, 'catalogued', 41, 24, { artist: 'Far', title: 'Catalogued' });
+  const unknown = makeSong(dir, 'uncatalogued', 42, 24);
+  fake = await startRecognitionFake([{ file: song, artist: 'Far', title: 'Catalogued', durationSeconds: 24 }], KEYS, (file) => decodeFile(DEFAULT_TOOLS, file));
+  const excerpt = async (file: string) => {
+    const pcm = await decodeFile(DEFAULT_TOOLS, file);
+    const all = new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length / 2);
+    return all.slice(6 * SAMPLE_RATE, 18 * SAMPLE_RATE);
+  };
+  known = await excerpt(song);
+  other = await excerpt(unknown);
+}, HANG_GUARD_MS);
+
+real.afterAll(async () => {
+  await fake?.close();
+  temp.cleanup();
+});
+
+function identifier(settings: Partial<OnlineSettings>): OnlineIdentifier {
+  const made = createOnlineIdentifier({ ...SETTINGS, baseUrl: fake.url, ...settings }, DEFAULT_TOOLS, 'svc/test', new RateLimiter(0));
+  if ('off' in made) throw new Error(made.off);
+  return made.identifier;
+}
+
+const signal = new AbortController().signal;
+const sample = (pcm: Int16Array) => ({ pcm, sampleRate: SAMPLE_RATE });
+
+real.describe('each service against its fake', () => {
+  it(
+    'ACRCloud: a signed sample of a catalogued track is titled with its score; another is not; a wrong secret or key is refused',
+    async () => {
+      const acr = identifier({});
+      const match = await acr.identify(sample(known), signal);
+      expect(match?.tags).toMatchObject({ artist: 'Far', title: 'Catalogued' });
+      expect(match?.score).toBeGreaterThan(0.7);
+      expect(match?.remainingSeconds).toBeGreaterThan(3);
+      expect(await acr.identify(sample(other), signal)).toBeNull();
+      await expect(identifier({ apiSecret: 'wrong' }).identify(sample(known), signal)).rejects.toThrow('error answer 3014: Invalid Signature');
+      await expect(identifier({ apiKey: 'wrong' }).identify(sample(known), signal)).rejects.toThrow('error answer 3001');
+    },
+    HANG_GUARD_MS,
+  );
+
+  it(
+    'AudD: the token and the file titled; a wrong token is refused',
+    async () => {
+      const audd = identifier({ service: 'audd', apiKey: KEYS.audd.apiToken, baseUrl: `${fake.url}/audd/` });
+      expect((await audd.identify(sample(known), signal))?.tags).toMatchObject({ artist: 'Far', title: 'Catalogued', label: 'Fake Records' });
+      expect(await audd.identify(sample(other), signal)).toBeNull();
+      await expect(identifier({ service: 'audd', apiKey: 'wrong', baseUrl: `${fake.url}/audd/` }).identify(sample(known), signal)).rejects.toThrow(
+        'error answer 900',
+      );
+    },
+    HANG_GUARD_MS,
+  );
+
+  it(
+    "AcoustID: fpcalc's compressed fingerprint and the sample's length are accepted with the key, refused without it",
+    async () => {
+      const acoustid = identifier({ service: 'acoustid', apiKey: KEYS.acoustid.client, baseUrl: `${fake.url}/v2` });
+      // AcoustID matches whole files: a 12 s sample finds nothing there, and is no error.
+      expect(await acoustid.identify(sample(known), signal)).toBeNull();
+      await expect(identifier({ service: 'acoustid', apiKey: 'wrong', baseUrl: `${fake.url}/v2` }).identify(sample(known), signal)).rejects.toThrow('HTTP 400');
+      expect(fake.answers.filter((answer) => answer.service === 'acoustid').map((answer) => answer.code)).toEqual([0, 4]);
+    },
+    HANG_GUARD_MS,
+  );
+
+  it(
+    'an error answer gives no title and a log line, and the play is not looked up again',
+    async () => {
+      const lines: string[] = [];
+      const logger: Logger = { info: (line) => lines.push(line), warn: (line) => lines.push(line), error: (line) => lines.push(line) };
+      const submitted: Record<string, string>[] = [];
+      let answered: () => void = () => undefined;
+      const acr = identifier({});
+      let asked = 0;
+      const counted: OnlineIdentifier = { service: acr.service, identify: (...args) => ((asked += 1), acr.identify(...args)) };
+      const lookups = new OnlineLookups(
+        {
+          identifier: counted,
+          logger: { ...logger, info: (line) => (lines.push(line), answered()), warn: (line) => (lines.push(line), answered()) },
+          submit: async (_stream, fields) => void submitted.push(fields),
+          end: () => undefined,
+          titled: () => false,
+        },
+        { sampleItems: Math.round(10 * ITEMS_PER_SECOND), retryItems: 10_000, holdItems: 1000, itemsPerSecond: ITEMS_PER_SECOND },
+      );
+      fake.failWith('limit');
+      const stream = { name: 'test-stream', channel: 'test' };
+      const done = new Promise<void>((resolve) => (answered = resolve));
+      for (let now = 0; now <= 200; now += 16) lookups.window(stream, now, false, () => ({ pcm: known }));
+      await done;
+      fake.failWith(null);
+      for (let now = 216; now <= 400; now += 16) lookups.window(stream, now, false, () => ({ pcm: known }));
+      expect(submitted).toEqual([]);
+      expect(lines).toEqual([expect.stringContaining('the acrcloud lookup failed, no title (error answer 3015: QpS limit exceeded)')]);
+      expect(asked).toBe(1);
+      expect(fake.answers.filter((answer) => answer.code === 3015)).toHaveLength(1);
+      lookups.close();
+    },
+    HANG_GUARD_MS,
+  );
+});
