@@ -1,4 +1,4 @@
-import { asObject, asText } from '../enrich/json-read';
+import { asNumber, asObject, asText } from '../enrich/json-read';
 import type { ServiceClient } from '../enrich/http';
 import { wavFile, type OnlineIdentifier, type OnlineMatch, type OnlineSample } from './online';
 
@@ -32,7 +32,7 @@ export function decodeAudD(raw: unknown): OnlineMatch | null {
   const body = asObject(raw);
   if (body?.status !== 'success') {
     const error = asObject(body?.error);
-    throw new Error(`error answer ${String(error?.error_code ?? '(no code)')}: ${asText(error?.error_message) ?? 'no message'}`);
+    throw new Error(`error answer ${asNumber(error?.error_code) ?? '(no code)'}: ${asText(error?.error_message) ?? 'no message'}`);
   }
   const result = asObject(body.result);
   const title = asText(result?.title);

@@ -74,17 +74,21 @@ export async function startRecognitionFake(
     const items = await fingerprintPcm(DEFAULT_TOOLS, wav.subarray(44)).catch(() => null);
     if (!items) return 'not audio';
     const match = index.search(items, DEFAULT_SEARCH);
-    return match ? { track: catalogue[match.trackId] as CatalogueTrack, match, end: match.offset + items.length } : null;
+    return match ? { track: catalogue[match.trackId], match, end: match.offset + items.length } : null;
   };
 
   const acrcloud = async (request: Parsed): Promise<unknown> => {
     const status = (code: number, msg: string) => ({ status: { code, msg, version: '1.0' } });
     const field = (name: string) => request.form?.get(name);
+    const text = (name: string) => {
+      const value = field(name);
+      return typeof value === 'string' ? value : '';
+    };
     if (!request.form) return status(3006, 'Invalid arguments: the body is not multipart/form-data');
     if (field('access_key') !== keys.acrcloud.accessKey) return status(3001, 'Missing/Invalid Access Key');
-    const timestamp = String(field('timestamp') ?? '');
-    const dataType = String(field('data_type') ?? '');
-    const version = String(field('signature_version') ?? '');
+    const timestamp = text('timestamp');
+    const dataType = text('data_type');
+    const version = text('signature_version');
     const expected = createHmac('sha1', keys.acrcloud.accessSecret)
       .update(['POST', '/v1/identify', keys.acrcloud.accessKey, dataType, version, timestamp].join('\n'))
       .digest('base64');
