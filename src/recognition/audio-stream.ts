@@ -105,6 +105,7 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
   let ended = false;
   let lastError = '';
   let decoderDone = false;
+  let heard = false;
   const finish = (reason: string) => {
     if (ended) return;
     ended = true;
@@ -127,6 +128,7 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
   fpcalc.stdout?.setEncoding('utf8');
   fpcalc.stdout?.on('data', (text: string) => {
     for (const chunk of parser.push(text)) {
+      heard = true;
       ring.push(chunk);
       const { items, position } = ring.window();
       options.onWindow(items, position, readPcm);
@@ -141,7 +143,7 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
     // 1.5 exits 1 at the end of its input, "Error decoding audio frame (End of file)").
     child.once('close', (code) => {
       if (child === ffmpeg && code === 0) decoderDone = true;
-      else if (child === fpcalc && decoderDone) finish('the stream ended');
+      else if (child === fpcalc && decoderDone) finish(heard ? 'the stream ended' : 'the stream ended without audio in it (not an audio stream?)');
       else finish(`${name} stopped (${lastError || `exit code ${code ?? 'none'}`})`);
     });
   }

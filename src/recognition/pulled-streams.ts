@@ -93,6 +93,13 @@ function pull(stream: PulledStream, options: PulledStreamsOptions, schedule: (ru
         once(`HTTP ${status}`);
         return;
       }
+      // A web page (an error page, a player page at the stream's old address) is no audio stream: not decoded.
+      const type = String(response.headers['content-type'] ?? '').toLowerCase();
+      if (/^(text\/|application\/(json|xhtml))/.test(type)) {
+        response.resume();
+        once(`not an audio stream (Content-Type ${type.split(';')[0] ?? type})`);
+        return;
+      }
       const sink = options.recognition.listen(name, stream.channel, stream.vinyl);
       response.on('data', (bytes: Buffer) => {
         attempt = 0;
@@ -101,7 +108,8 @@ function pull(stream: PulledStream, options: PulledStreamsOptions, schedule: (ru
       // What arrived is listened to the end before the stream is connected to again.
       const after = (problem: string) => {
         sink.end();
-        void sink.done.then(() => once(problem));
+        // A stream that simply ended says what the decoder made of it (no audio in it, a decoding error).
+        void sink.done.then((reason) => once(problem === 'the stream ended' ? reason : problem));
       };
       response.once('end', () => after('the stream ended'));
       response.once('error', (error) => after(error.message));

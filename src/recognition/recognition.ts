@@ -76,8 +76,8 @@ interface Listening {
 export interface StreamHandle {
   write(bytes: Buffer): boolean;
   end(): void;
-  /** Settles when the decoder and fingerprinter have finished (after end(), or on a failure). */
-  done: Promise<void>;
+  /** Settles when the decoder and fingerprinter have finished (after end(), or on a failure), with the reason. */
+  done: Promise<string>;
 }
 
 export class Recognition {
@@ -161,8 +161,8 @@ export class Recognition {
     const listening = this.listening({ name, channel, listening: true, vinyl, droppedBytes: 0 });
     this.streams.set(name, listening);
     const windowItems = Math.round(this.options.windowSeconds * ITEMS_PER_SECOND);
-    let ended: () => void = () => undefined;
-    const done = new Promise<void>((resolve) => (ended = resolve));
+    let ended: (reason: string) => void = () => undefined;
+    const done = new Promise<string>((resolve) => (ended = resolve));
     const stream = startAudioStream({
       tools: this.options.tools,
       windowItems,
@@ -182,7 +182,7 @@ export class Recognition {
         this.deps.logger.info(`recognition: ${name} no longer listened to: ${reason}`);
         this.finishTitle(listening);
         this.online?.streamEnded(listening.status);
-        ended();
+        ended(reason);
       },
     });
     listening.stream = stream;
