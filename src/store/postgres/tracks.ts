@@ -12,11 +12,18 @@ import { latestPlays, lockAndReadLatest, lockChannel, previousEndSql, previousEn
 import { correctPostgres, postgresCorrectionsOf } from './corrections';
 
 /**
- * Held by each insert until it commits: dbids, change ids and commits come in one order on every
- * instance, so the highest stored dbid is the newest committed record and its change is behind
- * every older one's (docs/decisions.md "Delivery promises").
+ * With its channel (the two-key form, hashtext of the channel as the second key), held by each
+ * insert until it commits: on one channel, dbids, change ids and commits come in one order on every
+ * instance, so the channel's highest stored dbid is its newest committed record and its change is
+ * behind every older one's; two channels never wait on each other (docs/channels.md "Order across
+ * channels"; docs/decisions.md "Delivery promises").
  */
-const INSERT_LOCK = 0x5356_4304;
+export const INSERT_LOCK = 0x5356_4304;
+
+/** The insert lock of the channel given as parameter `$n` (tests hold it to keep a channel's insert open). */
+export function insertLockSql(n: number): string {
+  return `pg_advisory_xact_lock(${INSERT_LOCK}, hashtext($${n}::text))`;
+}
 
 /**
  * The row, the end of the play before it on its channel (plays.ts previousEndSql), the outputs' change row (its payload the record's JSON with the dbid put first, as
@@ -24,7 +31,7 @@ const INSERT_LOCK = 0x5356_4304;
  * other instances, in the transaction that placed the play. received_at never goes below a stored
  * one; the change row shares expand()'s lock (outputs.ts).
  */
-const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK}), pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
+const INSERT_SQL = `WITH locked AS (SELECT ${insertLockSql(9)}, pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
   track AS (
     INSERT INTO tracks (received_seq, received_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at,
                         recording_key, spelling_key, report_marks, report_version)
