@@ -173,28 +173,34 @@ interface PendingInsert {
 }
 
 /**
- * The inserts of one instance, one transaction at a time: the tracks submitted while one commits
- * are stored together in the next, in the order they arrived. The insert order (INSERT_LOCK) and a
+ * The inserts of one instance, one transaction at a time per channel: the tracks of a channel
+ * submitted while one commits are stored together in the next, in the order they arrived. The insert order (INSERT_LOCK) and a
  * channel's lock are held until COMMIT, so one transaction per track held them for its round trips
  * and its commit's flush each: writes went one by one, whatever the number of instances
  * (docs/several-instances.md "Write throughput"). A batch that the server refused is stored track
  * by track, so one bad track fails alone.
  */
 export function createInsertQueue(pool: PostgresContext['pool'], instanceId: string): (track: NewTrack) => Promise<TrackRecord> {
-  const waiting: PendingInsert[] = [];
-  let running = false;
-  const drain = async () => {
-    running = true;
+  /** One queue per channel, while it has tracks waiting: two channels' transactions never wait on each other. */
+  const queues = new Map<string, PendingInsert[]>();
+  const drain = async (waiting: PendingInsert[], channel: string) => {
     while (waiting.length > 0) {
       const batch = waiting.splice(0, MOST_PER_BATCH);
       await settleBatch(pool, instanceId, batch);
     }
-    running = false;
+    queues.delete(channel);
   };
   return (track) =>
     new Promise<TrackRecord>((resolve, reject) => {
-      waiting.push({ track, resolve, reject });
-      if (!running) void drain();
+      const channel = (track.play ?? defaultPlay(track.receivedAt)).channel;
+      const waiting = queues.get(channel);
+      if (waiting) {
+        waiting.push({ track, resolve, reject });
+        return;
+      }
+      const started = [{ track, resolve, reject }];
+      queues.set(channel, started);
+      void drain(started, channel);
     });
 }
 
