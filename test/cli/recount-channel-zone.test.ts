@@ -13,12 +13,19 @@ const SECRET = 'zone-secret';
 const ICECAST = 'http://127.0.0.1:8000';
 const DAY = ['--from', '2026-10-05', '--to', '2026-10-05'];
 
-/** The config with FM's zone: none (reports.timeZone, UTC) or its own. */
+/** The config with FM's zone: empty (reports.timeZone, UTC) or its own. */
 const configWith = (timeZone?: string): DeepPartial<Config> => ({
   secret: SECRET,
   reports: { timeZone: 'UTC' },
   playlog: { minSessionSeconds: 10 },
-  channels: [{ name: 'FM', audience: [{ url: ICECAST, mounts: ['/stream.mp3'] }], report: timeZone === undefined ? {} : { timeZone } }],
+  channels: [
+    {
+      name: 'FM',
+      ingest: { mounts: [], streams: [], aliases: [] },
+      audience: [{ url: ICECAST, mounts: ['/stream.mp3'] }],
+      report: { service: '', category: '', streamId: '', timeZone: timeZone ?? '' },
+    },
+  ],
 });
 
 describe('svc report recount --channel in the channel time zone', () => {
