@@ -4,6 +4,7 @@ import type { Logger } from '../log';
 import { sleep } from '../signals';
 import { isStorageUnavailable, storageFailureKind, type StorageHealth } from '../store/health';
 import type { NowPlaying } from '../domain/current-track';
+import { MAX_CHANNEL_VIEWS } from '../domain/channel-now-playing';
 import type { Store, StoreChange } from '../store/store';
 import type { TrackRecord } from '../domain/track';
 import type { TrackStore } from '../store/tracks';
@@ -171,6 +172,8 @@ async function catchUp(deps: OtherInstancesDeps, position: ReadPosition): Promis
     position.read(record.dbid);
     if (!known) deps.nowPlaying.offer(record);
   }
+  // Each channel's newest too: another channel's record may commit after a higher dbid was read.
+  for (const record of await deps.tracks.currentPerChannel(MAX_CHANNEL_VIEWS)) deps.nowPlaying.offer(record);
   const current = await deps.tracks.current();
   if (!current) return;
   const shown = deps.nowPlaying.current();

@@ -336,6 +336,9 @@ async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storag
     nowPlaying = new ChannelNowPlaying(await tracks.current(), await tracks.currentPerChannel(MAX_CHANNEL_VIEWS), {
       // The records another instance stored below one of this instance's own (or announced out of order).
       between: async (after, before) => (await tracks.since(after, Math.min(GAP_READ_LIMIT, before - after - 1))).filter((record) => record.dbid < before),
+      // A channel's records below one of its own not seen yet (dbids of one channel commit in order).
+      betweenOn: async (channel, after, before) =>
+        (await tracks.since(after, Math.min(GAP_READ_LIMIT, before - after - 1), channel)).filter((record) => record.dbid < before),
       onGapError: (error) => logger.warn(`records before a new one not read (live readers may miss them): ${errorMessage(error)}`),
       currentOn: async (channel) => (await tracks.currentPerChannel(1, channel))[0] ?? null,
       onReadError: (error) => logger.warn(`a channel's current track not read after a deletion: ${errorMessage(error)}`),

@@ -2,17 +2,20 @@ import { NowPlaying, type NowPlayingOptions } from './current-track';
 import { DEFAULT_CHANNEL } from './play';
 import type { TrackRecord } from './track';
 
-// One current play per channel (docs/channels.md "Now playing per channel"). The global NowPlaying
-// shows every record once, in dbid order, on every instance (gaps below a record are read first);
-// each channel's view is fed from that sequence, so each view also gets its channel's records
-// once and in order, and every instance agrees on each channel's current play. A view is a
-// NowPlaying of its own: every surface built on one (the /v1/last answers, the streams, the
+// One current play per channel (docs/channels.md "Now playing per channel"). Each channel's view
+// is offered every record of its channel and reads the gaps below one from the channel's own
+// records (dbids of one channel commit in order; two channels' do not, docs/channels.md "Order
+// across channels"), so each view gets its channel's records once and in order, and every instance
+// agrees on each channel's current play. The global NowPlaying shows the newest of all. A view is
+// a NowPlaying of its own: every surface built on one (the /v1/last answers, the streams, the
 // outputs) works unchanged on a channel's.
 
 /** At most this many channel views; a further channel is shown only on the surfaces for all channels. */
 export const MAX_CHANNEL_VIEWS = 256;
 
 export interface ChannelNowPlayingOptions extends NowPlayingOptions {
+  /** The channel's stored records between two dbids (RecordsBetween, on one channel): a view's gap filler. */
+  betweenOn?: (channel: string, after: number, before: number) => Promise<TrackRecord[]>;
   /** The channel's newest record left, once its current one is deleted. */
   currentOn?: (channel: string) => Promise<TrackRecord | null>;
   onReadError?: (error: unknown) => void;
@@ -42,9 +45,24 @@ export class ChannelNowPlaying extends NowPlaying {
     });
   }
 
+  /** Offered to the global view and to the record's channel's, each in its own order (a channel's view may take a record the global one has passed). */
+  override offer(record: TrackRecord): boolean {
+    // Without a channel's own gap reads, the views are fed from the global sequence alone.
+    if (!this.channelOptions.betweenOn) return super.offer(record);
+    // The view first: it is current before any stream hears the global change.
+    const view = this.view(channelOf(record));
+    const current = view?.current();
+    if (current?.dbid !== record.dbid) view?.offer(record);
+    else if (JSON.stringify(current) !== JSON.stringify(record)) view?.update(record);
+    return super.offer(record);
+  }
+
   /** The work of both (an output bound to the channel registers on its view): the answer waits for all of it. */
   override async settle(record: TrackRecord): Promise<void> {
-    await Promise.all([super.settle(record), this.views.get(channelOf(record))?.settle(record)]);
+    const view = this.views.get(channelOf(record));
+    // A record the view still holds (the gap below it being read) is on it before the answer.
+    await view?.shown();
+    await Promise.all([super.settle(record), view?.settle(record)]);
   }
 
   /** The channel's view; created on its first record (or, with `create`, for a declared channel). */
@@ -112,7 +130,11 @@ export class ChannelNowPlaying extends NowPlaying {
     const existing = this.views.get(name);
     if (existing) return existing;
     if (this.views.size >= MAX_CHANNEL_VIEWS) return undefined;
-    const view = new NowPlaying(initial);
+    const betweenOn = this.channelOptions.betweenOn;
+    const view = new NowPlaying(
+      initial,
+      betweenOn ? { between: (after, before) => betweenOn(name, after, before), onGapError: this.channelOptions.onGapError } : {},
+    );
     this.views.set(name, view);
     return view;
   }

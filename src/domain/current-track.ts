@@ -51,6 +51,8 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
   /** Offered records waiting for the gap below them to be read, by dbid. */
   private readonly held = new Map<number, TrackRecord>();
   private filling = false;
+  /** The running gap fill (null: none). */
+  private fillRun: Promise<void> | null = null;
 
   constructor(
     initial: TrackRecord | null,
@@ -82,11 +84,16 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
     if (current && current.dbid > record.dbid) return false;
     if (this.options.between && (this.filling || record.dbid > this.newest + 1) && record.dbid > this.newest) {
       this.held.set(record.dbid, record);
-      void this.fillGaps();
+      if (!this.filling) this.fillRun = this.fillGaps();
       return true;
     }
     this.show(record);
     return true;
+  }
+
+  /** Resolves once the records offered so far are shown (the gaps below them read). */
+  async shown(): Promise<void> {
+    while (this.fillRun) await this.fillRun.catch(() => undefined);
   }
 
   private show(record: TrackRecord): void {
@@ -124,6 +131,7 @@ export class NowPlaying extends EventEmitter<NowPlayingEvents> {
       }
     } finally {
       this.filling = false;
+      this.fillRun = null;
     }
   }
 

@@ -12,11 +12,18 @@ import { latestPlays, lockAndReadLatest, lockChannel, previousEndSql, previousEn
 import { correctPostgres, postgresCorrectionsOf } from './corrections';
 
 /**
- * Held by each insert until it commits: dbids, change ids and commits come in one order on every
- * instance, so the highest stored dbid is the newest committed record and its change is behind
- * every older one's (docs/decisions.md "Delivery promises").
+ * With its channel (the two-key form, hashtext of the channel as the second key), held by each
+ * insert until it commits: on one channel, dbids, change ids and commits come in one order on every
+ * instance, so the channel's highest stored dbid is its newest committed record and its change is
+ * behind every older one's; two channels never wait on each other (docs/channels.md "Order across
+ * channels"; docs/decisions.md "Delivery promises").
  */
-const INSERT_LOCK = 0x5356_4304;
+export const INSERT_LOCK = 0x5356_4304;
+
+/** The insert lock of the channel given as parameter `$n` (tests hold it to keep a channel's insert open). */
+export function insertLockSql(n: number): string {
+  return `pg_advisory_xact_lock(${INSERT_LOCK}, hashtext($${n}::text))`;
+}
 
 /**
  * The row, the end of the play before it on its channel (plays.ts previousEndSql), the outputs' change row (its payload the record's JSON with the dbid put first, as
@@ -24,7 +31,7 @@ const INSERT_LOCK = 0x5356_4304;
  * other instances, in the transaction that placed the play. received_at never goes below a stored
  * one; the change row shares expand()'s lock (outputs.ts).
  */
-const INSERT_SQL = `WITH locked AS (SELECT pg_advisory_xact_lock(${INSERT_LOCK}), pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
+const INSERT_SQL = `WITH locked AS (SELECT ${insertLockSql(9)}, pg_advisory_xact_lock_shared(${EXPAND_LOCK})),
   track AS (
     INSERT INTO tracks (received_seq, received_at, metadata, started_at, channel, kind, usage, dj, show, planned_end_at,
                         recording_key, spelling_key, report_marks, report_version)
@@ -166,28 +173,34 @@ interface PendingInsert {
 }
 
 /**
- * The inserts of one instance, one transaction at a time: the tracks submitted while one commits
- * are stored together in the next, in the order they arrived. The insert order (INSERT_LOCK) and a
+ * The inserts of one instance, one transaction at a time per channel: the tracks of a channel
+ * submitted while one commits are stored together in the next, in the order they arrived. The insert order (INSERT_LOCK) and a
  * channel's lock are held until COMMIT, so one transaction per track held them for its round trips
  * and its commit's flush each: writes went one by one, whatever the number of instances
  * (docs/several-instances.md "Write throughput"). A batch that the server refused is stored track
  * by track, so one bad track fails alone.
  */
 export function createInsertQueue(pool: PostgresContext['pool'], instanceId: string): (track: NewTrack) => Promise<TrackRecord> {
-  const waiting: PendingInsert[] = [];
-  let running = false;
-  const drain = async () => {
-    running = true;
+  /** One queue per channel, while it has tracks waiting: two channels' transactions never wait on each other. */
+  const queues = new Map<string, PendingInsert[]>();
+  const drain = async (waiting: PendingInsert[], channel: string) => {
     while (waiting.length > 0) {
       const batch = waiting.splice(0, MOST_PER_BATCH);
       await settleBatch(pool, instanceId, batch);
     }
-    running = false;
+    queues.delete(channel);
   };
   return (track) =>
     new Promise<TrackRecord>((resolve, reject) => {
-      waiting.push({ track, resolve, reject });
-      if (!running) void drain();
+      const channel = (track.play ?? defaultPlay(track.receivedAt)).channel;
+      const waiting = queues.get(channel);
+      if (waiting) {
+        waiting.push({ track, resolve, reject });
+        return;
+      }
+      const started = [{ track, resolve, reject }];
+      queues.set(channel, started);
+      void drain(started, channel);
     });
 }
 

@@ -35,6 +35,25 @@ describe('ChannelNowPlaying', () => {
     expect(seen).toEqual({ fm: [1, 3], web: [2, 4] });
   });
 
+  it("When a channel's record commits after a newer dbid of another channel was shown, then its view still shows it, and each view gets its own records once, in order", async () => {
+    // Dbids of one channel commit in order, two channels' do not (docs/channels.md "Order across channels").
+    const stored = [record(1, 'fm'), record(2, 'web'), record(4, 'web')];
+    const betweenOn = async (channel: string, after: number, before: number) =>
+      stored.filter((r) => r.play?.channel === channel && r.dbid > after && r.dbid < before);
+    const now = new ChannelNowPlaying(null, [], { between: async (after, before) => stored.filter((r) => r.dbid > after && r.dbid < before), betweenOn });
+    const seen: Record<string, number[]> = { fm: [], web: [] };
+    for (const name of ['fm', 'web']) now.channel(name, true)?.on('track-changed', (r) => seen[name]?.push(r.dbid));
+    now.offer(record(4, 'web'));
+    await until(() => now.currentOn('web')?.dbid === 4 && now.current()?.dbid === 4);
+    // dbid 3 (fm) was not committed when the gaps below 4 were read: it arrives now.
+    stored.push(record(3, 'fm'));
+    now.offer(record(3, 'fm'));
+    await now.channel('fm')?.shown();
+    expect(now.currentOn('fm')?.dbid).toBe(3);
+    expect(now.current()?.dbid).toBe(4);
+    expect(seen).toEqual({ fm: [1, 3], web: [2, 4] });
+  });
+
   it('When a channel starts with stored current records, then its view shows them before any change', () => {
     const now = new ChannelNowPlaying(record(5, 'web'), [record(4, 'fm'), record(5, 'web')]);
     expect(now.currentOn('fm')?.dbid).toBe(4);
