@@ -141,10 +141,7 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
     },
     version: () => writes + plays.version(),
     removals: () => deletions,
-    async nextReceivedSeq() {
-      const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");
-      return Number(result.rows[0]?.seq);
-    },
+    nextReceivedSeq: createSeqQueue(pool),
   };
   return {
     store,
@@ -154,6 +151,40 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
       if (!change || change.kind === 'deleted') deletions += 1;
     },
   };
+}
+
+/** Most arrival numbers one round trip takes. */
+const MOST_SEQS_AT_ONCE = 256;
+
+/**
+ * nextReceivedSeq: the arrivals that ask while one round trip for numbers is out share the next
+ * one, and get its numbers in the order they asked (arrival order), one query for all of them.
+ */
+function createSeqQueue(pool: PostgresContext['pool']): () => Promise<number> {
+  const waiting: { resolve: (seq: number) => void; reject: (error: unknown) => void }[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, MOST_SEQS_AT_ONCE);
+      try {
+        const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq FROM generate_series(1, $1) ORDER BY seq", [batch.length]);
+        batch.forEach((pending, index) => {
+          const seq = result.rows[index]?.seq;
+          if (seq === undefined) pending.reject(new Error('no arrival number returned'));
+          else pending.resolve(Number(seq));
+        });
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    running = false;
+  };
+  return () =>
+    new Promise<number>((resolve, reject) => {
+      waiting.push({ resolve, reject });
+      if (!running) void drain();
+    });
 }
 
 /** Most tracks one insert transaction stores: bounds how long it holds the insert order. */
