@@ -142,6 +142,29 @@ export async function withCommit<R extends pg.QueryResultRow>(
   sql: string,
   values: readonly (string | number | null)[],
 ): Promise<pg.QueryResult<R>> {
+  return (await allWithCommit<R>(client, [{ sql, values }]))[0];
+}
+
+/** A statement of svc's own and its values, for allWithCommit. */
+export interface BoundStatement {
+  sql: string;
+  values: readonly (string | number | null)[];
+}
+
+/**
+ * withCommit for several statements: all of them and the COMMIT in one round trip, one result
+ * each, in order. The first that fails skips the rest and the COMMIT (the transaction is then
+ * aborted, and inTransaction rolls it back).
+ */
+export async function allWithCommit<R extends pg.QueryResultRow>(client: pg.PoolClient, statements: readonly BoundStatement[]): Promise<pg.QueryResult<R>[]> {
+  const texts = statements.map((statement) => withLiterals(client, statement.sql, statement.values));
+  // A newline before each `;`: no statement's last line can swallow it.
+  const results = (await client.query(`${texts.join('\n;\n')}\n; COMMIT`)) as unknown as pg.QueryResult<R>[];
+  return results.slice(0, statements.length);
+}
+
+/** `sql` with each `$n` replaced by its value written as a literal (withCommit says why that is safe). */
+function withLiterals(client: pg.PoolClient, sql: string, values: readonly (string | number | null)[]): string {
   const literal = (value: string | number | null): string => {
     if (value === null) return 'NULL';
     if (typeof value === 'number') {
@@ -150,13 +173,11 @@ export async function withCommit<R extends pg.QueryResultRow>(
     }
     return client.escapeLiteral(value);
   };
-  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
     const index = Number(n) - 1;
     if (index >= values.length) throw new Error(`no value for $${n}`);
     return literal(values[index] ?? null);
   });
-  const results = (await client.query(`${text}; COMMIT`)) as unknown as pg.QueryResult<R>[];
-  return results[0];
 }
 
 /** The URL without its password, for messages. */

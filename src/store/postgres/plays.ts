@@ -18,6 +18,14 @@ export function lockChannel(client: Queryable, channel: string) {
 }
 
 /**
+ * The latest play of the channel `channel` (an SQL expression) names: its highest start, then its
+ * highest dbid (tracks_by_channel_start). placePlay (../plays.ts) places a new play after it.
+ */
+function latestPlaySql(channel: string, columns: string): string {
+  return `SELECT ${columns} FROM tracks WHERE channel = ${channel} AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1`;
+}
+
+/**
  * lockChannel for each of `channels` (sorted, so that two takers never wait on each other), then
  * the latest play of each: one probe of tracks_by_channel_start per channel. Statements without
  * parameters, for inTransaction's opening round trip; latestPlays reads the second one's rows.
@@ -27,8 +35,7 @@ export function lockAndReadLatest(client: Pick<pg.PoolClient, 'escapeLiteral'>, 
   return [
     `SELECT pg_advisory_xact_lock(hashtext('svc-play:' || c)) FROM unnest(${list}) WITH ORDINALITY AS t(c, n) ORDER BY n`,
     `SELECT c.channel, l.dbid, l.started_at, l.ended_at, l.planned_end_at FROM unnest(${list}) AS c(channel)
-      CROSS JOIN LATERAL (SELECT dbid, started_at, ended_at, planned_end_at FROM tracks
-                           WHERE channel = c.channel AND started_at IS NOT NULL ORDER BY started_at DESC, dbid DESC LIMIT 1) l`,
+      CROSS JOIN LATERAL (${latestPlaySql('c.channel', 'dbid, started_at, ended_at, planned_end_at')}) l`,
   ];
 }
 
@@ -43,19 +50,22 @@ export function latestPlays(opened: readonly pg.QueryResult[]): Map<string, Late
 /**
  * The latest play's new end (PlacedPlay.previousEnd), as a data-modifying CTE of the insert's
  * statement: its parameters are $first (ended_at), $first+1 (end_reason), $first+2 (the seconds
- * cut off) and $first+3 (its dbid; NULL when no play ends).
+ * cut off) and $first+3 (1 when a play ends, else NULL). The play that ends is the latest one of
+ * the channel `channel` names, as the statement finds it: under the channel's lock that is the
+ * play placePlay placed after, also when it was stored by an earlier statement of the same
+ * transaction (whose dbid its caller does not know yet: a batch goes in one round trip).
  */
-export function previousEndSql(first: number): string {
-  const [endedAt, reason, trimmed, dbid] = [first, first + 1, first + 2, first + 3].map((n) => `$${n}`);
+export function previousEndSql(first: number, channel: string): string {
+  const [endedAt, reason, trimmed, ends] = [first, first + 1, first + 2, first + 3].map((n) => `$${n}`);
   return `UPDATE tracks SET ended_at = ${endedAt}, end_reason = ${reason}, listeners_done = false,
         trimmed_seconds = CASE WHEN ${trimmed}::double precision IS NULL THEN trimmed_seconds ELSE coalesce(trimmed_seconds, 0) + ${trimmed} END
-        WHERE dbid = ${dbid}`;
+        WHERE ${ends}::int = 1 AND dbid = (${latestPlaySql(channel, 'dbid')})`;
 }
 
 /** previousEndSql's four values. */
-export function previousEndValues(placed: PlacedPlay): [string | null, string | null, number | null, number | null] {
+export function previousEndValues(placed: PlacedPlay): [string | null, string | null, number | null, 1 | null] {
   const end = placed.previousEnd;
-  return end ? [end.endedAt, end.reason, end.trimmedSeconds, end.dbid] : [null, null, null, null];
+  return end ? [end.endedAt, end.reason, end.trimmedSeconds, 1] : [null, null, null, null];
 }
 
 interface PlayPageRow extends PlayColumns {

@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { playJson } from '../../domain/play';
 import type { TrackFields, TrackRecord } from '../../domain/track';
-import { PLAY_COLUMNS, defaultPlay, placePlay, playFromRow, playRowValues, type PlayColumns, type PlayLogStore } from '../plays';
+import { PLAY_COLUMNS, defaultPlay, placePlay, playFromRow, playRowValues, type PlacedPlay, type PlayColumns, type PlayLogStore } from '../plays';
 import { reportColumnValues } from '../play-reports';
 import type { StoreChange } from '../store';
 import { channelNamesSql, historyUpperBound, startedPlay, type NewTrack, type TrackStore } from '../tracks';
-import { inTransaction, withCommit, type PostgresContext } from './connection';
+import { allWithCommit, inTransaction, type BoundStatement, type PostgresContext } from './connection';
 import { announced, NOTIFY_CHANNEL } from './notifications';
 import { EXPAND_LOCK } from './outputs';
 import { latestPlays, lockAndReadLatest, lockChannel, previousEndSql, previousEndValues } from './plays';
@@ -43,7 +43,7 @@ const INSERT_SQL = `WITH locked AS (SELECT ${insertLockSql(9)}, pg_advisory_xact
     SELECT 'changed', dbid, '{"dbid":' || dbid || CASE WHEN $5::text = '{}' THEN '}' ELSE ',' || substr($5::text, 2) END, $6 FROM track
   ),
   key AS (UPDATE idempotency_keys k SET dbid = track.dbid FROM track WHERE k.key = $7 AND k.status IS NULL),
-  ended AS (${previousEndSql(19)})
+  ended AS (${previousEndSql(19, '$9')})
   SELECT dbid, received_at, pg_notify('${NOTIFY_CHANNEL}', json_build_object('origin', $1::text, 'kind', 'track', 'dbid', dbid)::text) FROM track`;
 
 // The PostgreSQL side of TrackStore: every change of a record is announced to the other
@@ -148,10 +148,7 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
     },
     version: () => writes + plays.version(),
     removals: () => deletions,
-    async nextReceivedSeq() {
-      const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq");
-      return Number(result.rows[0]?.seq);
-    },
+    nextReceivedSeq: createSeqQueue(pool),
   };
   return {
     store,
@@ -161,6 +158,40 @@ export function createPostgresTrackStore(context: PostgresContext, plays: Pick<P
       if (!change || change.kind === 'deleted') deletions += 1;
     },
   };
+}
+
+/** Most arrival numbers one round trip takes. */
+const MOST_SEQS_AT_ONCE = 256;
+
+/**
+ * nextReceivedSeq: the arrivals that ask while one round trip for numbers is out share the next
+ * one, and get its numbers in the order they asked (arrival order), one query for all of them.
+ */
+function createSeqQueue(pool: PostgresContext['pool']): () => Promise<number> {
+  const waiting: { resolve: (seq: number) => void; reject: (error: unknown) => void }[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, MOST_SEQS_AT_ONCE);
+      try {
+        const result = await pool.query<{ seq: string }>("SELECT nextval('received_seq') AS seq FROM generate_series(1, $1) ORDER BY seq", [batch.length]);
+        batch.forEach((pending, index) => {
+          const seq = result.rows[index]?.seq;
+          if (seq === undefined) pending.reject(new Error('no arrival number returned'));
+          else pending.resolve(Number(seq));
+        });
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    running = false;
+  };
+  return () =>
+    new Promise<number>((resolve, reject) => {
+      waiting.push({ resolve, reject });
+      if (!running) void drain();
+    });
 }
 
 /** Most tracks one insert transaction stores: bounds how long it holds the insert order. */
@@ -227,7 +258,8 @@ async function settleBatch(pool: PostgresContext['pool'], instanceId: string, ba
  * The channels' locks, each play's placing after its channel's latest one and the inserts are one
  * transaction: plays on one channel never overlap, whichever instance stores them (docs/play-log.md
  * "Air times"). Every channel of the batch is locked first, in one order, so two batches never wait
- * on each other's channels.
+ * on each other's channels. Two round trips for the whole batch: BEGIN with the locks and the
+ * latest plays, then every insert and the COMMIT (the locks are held for no round trip per track).
  */
 async function insertTracks(pool: PostgresContext['pool'], instanceId: string, tracks: readonly NewTrack[]): Promise<TrackRecord[]> {
   const plays = tracks.map((track) => track.play ?? defaultPlay(track.receivedAt));
@@ -237,42 +269,51 @@ async function insertTracks(pool: PostgresContext['pool'], instanceId: string, t
     async (client, opened) => {
       // Each channel's latest play: read with the locks, then the batch's own tracks as they are placed.
       const latest = latestPlays(opened);
-      const records: TrackRecord[] = [];
-      for (const [index, track] of tracks.entries()) {
+      const statements: BoundStatement[] = [];
+      const started = tracks.map((track, index) => {
         const play = plays[index];
         const placed = placePlay(latest.get(play.channel), play.startedAt);
-        const started = startedPlay(play, placed.startedAt);
-        // recordJson() without the dbid, which the statement puts first.
-        const payload = { ...track.metadata, ...playJson(started) };
         const values = playRowValues(play, placed.startedAt);
-        const statementValues = [
-          instanceId,
-          track.receivedSeq,
-          track.receivedAt,
-          JSON.stringify(track.metadata),
-          JSON.stringify(payload),
-          Date.now(),
-          track.idempotencyKey ?? null,
-          ...values,
-          ...reportColumnValues(track.metadata),
-          ...previousEndValues(placed),
-        ];
-        // The last insert carries the COMMIT.
-        const result =
-          index === tracks.length - 1
-            ? await withCommit<{ dbid: string; received_at: string }>(client, INSERT_SQL, statementValues)
-            : await client.query<{ dbid: string; received_at: string }>(INSERT_SQL, statementValues);
-        const row = result.rows[0];
+        // Its dbid is not known before the batch is sent: previousEndSql finds the play by its channel.
+        latest.set(play.channel, { dbid: 0, started_at: placed.startedAt, ended_at: null, planned_end_at: values[6] });
+        const started = startedPlay(play, placed.startedAt);
+        statements.push({ sql: INSERT_SQL, values: insertValues(instanceId, track, started, placed, values) });
+        return started;
+      });
+      const results = await allWithCommit<{ dbid: string; received_at: string }>(client, statements);
+      return tracks.map((track, index) => {
+        const row = results[index]?.rows[0];
         if (!row) throw new Error('insert returned no dbid');
-        const dbid = Number(row.dbid);
-        latest.set(play.channel, { dbid, started_at: placed.startedAt, ended_at: null, planned_end_at: values[6] });
-        records.push({ dbid, receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata, play: started });
-      }
-      return records;
+        return { dbid: Number(row.dbid), receivedSeq: track.receivedSeq, receivedAt: row.received_at, metadata: track.metadata, play: started[index] };
+      });
     },
     (client) => lockAndReadLatest(client, channels),
     { commitsItself: true },
   );
+}
+
+/** INSERT_SQL's values for one track. */
+function insertValues(
+  instanceId: string,
+  track: NewTrack,
+  started: ReturnType<typeof startedPlay>,
+  placed: PlacedPlay,
+  values: ReturnType<typeof playRowValues>,
+): (string | number | null)[] {
+  // recordJson() without the dbid, which the statement puts first.
+  const payload = { ...track.metadata, ...playJson(started) };
+  return [
+    instanceId,
+    track.receivedSeq,
+    track.receivedAt,
+    JSON.stringify(track.metadata),
+    JSON.stringify(payload),
+    Date.now(),
+    track.idempotencyKey ?? null,
+    ...values,
+    ...reportColumnValues(track.metadata),
+    ...previousEndValues(placed),
+  ];
 }
 
 function fromTrackRow(row: TrackRow): TrackRecord {

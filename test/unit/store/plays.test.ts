@@ -58,6 +58,32 @@ function playContract(openFresh: () => Promise<Store>): void {
     expect((await store.tracks.current())?.play?.endedAt).toBeNull();
   });
 
+  it('When plays of interleaved channels are stored at once, then each ends where the next one of its own channel starts, or at its planned end', async () => {
+    const channels = ['main', 'two', 'main', 'two', 'main', 'three'];
+    const seqs: number[] = [];
+    while (seqs.length < channels.length) seqs.push(await store.tracks.nextReceivedSeq());
+    // Given in one tick: on PostgreSQL all but the first are stored in one batch (tracks.ts createInsertQueue).
+    const stored = await Promise.all(
+      channels.map((channel, i) =>
+        store.tracks.insert({
+          receivedSeq: seqs[i] ?? 0,
+          receivedAt: at(i * 60 + 1),
+          metadata: { artist: 'A', title: `t${i}` },
+          play: { startedAt: at(i * 60), channel, kind: 'music', usage: 'feature', ...(i === 1 ? { plannedEndAt: at(90) } : {}) },
+        }),
+      ),
+    );
+    const plays = await Promise.all(stored.map(async (record) => (await store.tracks.byDbid(record.dbid))?.play));
+    expect(plays.map((p) => [p?.channel, p?.startedAt, p?.endedAt, p?.endReason])).toEqual([
+      ['main', at(0), at(120), 'next'],
+      ['two', at(60), at(90), 'duration'],
+      ['main', at(120), at(240), 'next'],
+      ['two', at(180), null, null],
+      ['main', at(240), null, null],
+      ['three', at(300), null, null],
+    ]);
+  });
+
   it('When a play says it started before the previous one ended, then the previous one is trimmed and the cut is kept', async () => {
     const one = await play(0);
     expect(await store.plays.end('main', at(200), 'explicit')).toBe(one.dbid);

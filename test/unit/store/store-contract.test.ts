@@ -135,6 +135,16 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect((await opened().tracks.current())?.dbid).toBe(storedLast.dbid);
     });
 
+    it('When many arrivals ask for their numbers at once, then each gets its own, increasing in the order they asked', async () => {
+      await open();
+      const before = await opened().tracks.nextReceivedSeq();
+      // Asked in one tick: on PostgreSQL all but the first share one round trip (tracks.ts createSeqQueue).
+      const numbers = await Promise.all(Array.from({ length: 40 }, () => opened().tracks.nextReceivedSeq()));
+      expect(numbers[0]).toBeGreaterThan(before);
+      expect(new Set(numbers).size).toBe(40);
+      expect([...numbers].sort((a, b) => a - b)).toEqual(numbers);
+    });
+
     it('When metadata is replaced, then reads see the new fields; since() lists later records oldest first', async () => {
       await open();
       const first = await addTrack('A');
