@@ -53,7 +53,7 @@ export class ChannelNowPlaying extends NowPlaying {
     const view = this.view(channelOf(record));
     const current = view?.current();
     if (current?.dbid !== record.dbid) view?.offer(record);
-    else if (JSON.stringify(current) !== JSON.stringify(record)) view?.update(record);
+    else if (JSON.stringify(current.metadata) !== JSON.stringify(record.metadata)) view?.update(record);
     return super.offer(record);
   }
 

@@ -1,1 +1,0 @@
-const D=require('better-sqlite3'); const db=new D(process.argv[2]); db.pragma('journal_mode=WAL'); db.exec('create table if not exists t(x)'); db.prepare('insert into t values(1)').run(); console.log('open'); setTimeout(()=>{},4000);
