@@ -31,13 +31,14 @@ import { startPlayLog } from '../playlog/start-play-log';
 import { fetchListClients } from '../playlog/listclients-fetch';
 import { startIcecastListener, type IcecastListenerOptions, type RunningIcecastListener, type SubmitFields } from '../ingest/listener';
 import { followOtherInstances } from './other-instances';
+import { serverPorts } from './server-ports';
 import { CurrentImages } from '../server/read-models/current-images';
 import { idempotent as idempotentWrites } from '../server/middleware/idempotency';
 import { reportFailedAuthentication } from '../server/middleware/auth-throttle';
 import { QueueBudget } from '../server/guards/queue-budget';
 import { createEventStream } from '../server/streams/sse/event-stream';
 import { createWorkPool } from '../server/guards/work-pool';
-import type { Storage, Work } from '../server/parts';
+import type { Storage, Work } from './parts';
 import { startServer, type RunningServer, type ServerOptions } from '../server/start';
 import { addToLibrary, listLibrary, removeFromLibrary, type LibraryDeps } from '../recognition/library';
 import { Recognition, type RecognitionOptions } from '../recognition/recognition';
@@ -121,12 +122,11 @@ export async function composeApp(config: FrozenConfig, options: StartOptions = {
   const start = async (): Promise<RunningApp> => {
     let server: RunningServer;
     try {
-      server = await startServer(config, storage, work, {
+      server = await startServer(serverPorts(config, storage, work, logger, metrics), {
         logger,
         ...(options.ws ? { ws: options.ws } : {}),
         ...(options.idleHeap ? { idleHeap: options.idleHeap } : {}),
         ...(options.connections ? { connections: options.connections } : {}),
-        ...(metrics ? { metrics } : {}),
       });
     } catch (error) {
       await closeBackground();

@@ -1,10 +1,8 @@
-import type { FrozenConfig } from '../config/schema';
 import type { NowPlaying } from '../domain/current-track';
-import { channelRules } from '../domain/channels';
 import type { Logger } from '../log';
 import { VERSION } from '../version';
 import { channelViews, PerView, type ChannelViews } from './streams/channel-views';
-import type { Storage, Work } from './parts';
+import type { StreamPorts } from './ports';
 import { createEventStream, type EventStream } from './streams/sse/event-stream';
 import { createImageHub, type ImageHub } from './streams/ws/hub';
 import { coverWaiter } from './streams/ws/requests';
@@ -12,7 +10,7 @@ import { createWsStream } from './streams/ws/wsstream';
 
 // The streams that show "now" (/v1/images/ws, /wsstream, /wsartistfanartstream, GET /v1/events),
 // one set per channel view (docs/channels.md "Now playing per channel"), each built on its first
-// reader. The global view's event stream is the one the song requests announce on (work.events);
+// reader. The global view's event stream is the one the song requests announce on (ports.events);
 // a channel's event stream replays only that channel's records.
 
 /** The WebSocket settings of ServerOptions (start.ts). */
@@ -35,14 +33,14 @@ export interface ChannelStreams extends Streams {
   close(): Promise<void>;
 }
 
-export function createChannelStreams(config: FrozenConfig, options: ServerOptions, storage: Storage, work: Work, logger: Logger): ChannelStreams {
-  const { nowPlaying, tracks } = storage;
-  const views = channelViews(nowPlaying, channelRules(config.channels));
+export function createChannelStreams(ports: StreamPorts, options: ServerOptions, logger: Logger): ChannelStreams {
+  const { nowPlaying, tracks } = ports;
+  const views = channelViews(nowPlaying, ports.channels);
   const sets = new PerView<Streams>((view) => {
     const channel = nowPlaying.nameOf(view);
     const events =
       view === nowPlaying || channel === undefined
-        ? work.events
+        ? ports.events
         : createEventStream({
             nowPlaying: view,
             tracks: {
@@ -53,18 +51,18 @@ export function createChannelStreams(config: FrozenConfig, options: ServerOption
                 return { ...page, records: page.records.filter((record) => record.play?.channel === channel) };
               },
             },
-            budget: work.queueBudget,
-            pool: work.expensiveWork,
+            budget: ports.budget,
+            pool: ports.pool,
             logger,
           });
-    return { hub: hub(options, storage, work, logger, view), ...wsStreams(config, options, storage, work, logger, view), events };
+    return { hub: hub(ports, options, logger, view), ...wsStreams(ports, options, logger, view), events };
   });
   // A song request is news on every channel's stream (docs/song-requests.md).
   const announce = (event: string) => (request: object) => {
-    for (const set of sets.all()) if (set.events !== work.events) set.events.announce(event, request);
+    for (const set of sets.all()) if (set.events !== ports.events) set.events.announce(event, request);
   };
-  work.songRequests.on('added', announce('request.added'));
-  work.songRequests.on('removed', announce('request.removed'));
+  ports.songRequests.on('added', announce('request.added'));
+  ports.songRequests.on('removed', announce('request.removed'));
   const byDefault = sets.get(views.byDefault);
   return {
     ...byDefault,
@@ -72,21 +70,20 @@ export function createChannelStreams(config: FrozenConfig, options: ServerOption
     of: (given) => sets.get(views.choose(given, true)),
     async close() {
       const all = sets.all();
-      work.events.close();
-      for (const set of all) if (set.events !== work.events) set.events.close();
+      ports.events.close();
+      for (const set of all) if (set.events !== ports.events) set.events.close();
       await Promise.all(all.flatMap((set) => [set.hub.close(), set.wsStream.close(), set.fanartStream.close()]));
     },
   };
 }
 
-function hub(options: ServerOptions, storage: Storage, work: Work, logger: Logger, view: NowPlaying): ImageHub {
-  const { imageStore } = storage;
-  const { images } = work;
+function hub(ports: StreamPorts, options: ServerOptions, logger: Logger, view: NowPlaying): ImageHub {
+  const { imageStore, images } = ports;
   return createImageHub({
     nowPlaying: view,
     logger,
     version: VERSION,
-    budget: work.queueBudget,
+    budget: ports.budget,
     images: {
       imagesOf: (record) => images.imagesOf(record),
       on: (event, listener) => images.on(event, listener),
@@ -95,34 +92,27 @@ function hub(options: ServerOptions, storage: Storage, work: Work, logger: Logge
       meta: (key) => imageStore.meta(key),
       slice: (key, offset, length) => imageStore.slice(key, offset, length),
     },
-    ...(work.submitDeps.coversInFlight ? { awaitCover: coverWaiter(work.submitDeps.coversInFlight, work.submitDeps.enrichmentDeadlineSeconds * 1000) } : {}),
+    ...(ports.coversInFlight ? { awaitCover: coverWaiter(ports.coversInFlight, ports.enrichmentDeadlineSeconds * 1000) } : {}),
     ...options.ws,
   });
 }
 
-function wsStreams(
-  config: FrozenConfig,
-  options: ServerOptions,
-  storage: Storage,
-  work: Work,
-  logger: Logger,
-  view: NowPlaying,
-): Pick<Streams, 'wsStream' | 'fanartStream'> {
-  const { imageStore } = storage;
+function wsStreams(ports: StreamPorts, options: ServerOptions, logger: Logger, view: NowPlaying): Pick<Streams, 'wsStream' | 'fanartStream'> {
+  const { imageStore, wsstream } = ports;
   const common = {
     nowPlaying: view,
     logger,
     images: { slice: (key: string, offset: number, length: number) => imageStore.slice(key, offset, length) },
-    current: work.currentImages,
-    budget: work.queueBudget,
-    completeByDefault: config.wsstream.complete,
-    settleDeadlineMs: config.wsstream.completeWaitSeconds * 1000,
-    downloads: work.images,
-    coverForNoThumbs: config.wsstream.coverForNoThumbs,
+    current: ports.current,
+    budget: ports.budget,
+    completeByDefault: wsstream.complete,
+    settleDeadlineMs: wsstream.completeWaitSeconds * 1000,
+    downloads: ports.images,
+    coverForNoThumbs: wsstream.coverForNoThumbs,
     ...(options.ws?.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.ws.pingIntervalMs }),
   };
   return {
     wsStream: createWsStream(common),
-    fanartStream: createWsStream({ ...common, fanart: { intervalMs: config.wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) } }),
+    fanartStream: createWsStream({ ...common, fanart: { intervalMs: wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) } }),
   };
 }

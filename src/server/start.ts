@@ -2,11 +2,10 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { serverUrl } from '../config/client-target';
-import type { FrozenConfig } from '../config/schema';
 import { StartupError } from '../errors';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { sleep } from '../signals';
-import { VERSION, buildCommit } from '../version';
+import { VERSION } from '../version';
 import { createApp, createRequestListener } from './app';
 import { createLastFastPath } from './fast-paths/last-fast-path';
 import { createCoverFastPath } from './fast-paths/cover-fast-path';
@@ -19,27 +18,24 @@ import { limitRequestsInFlight } from './guards/pipelining';
 import { throttleFailedAuthentication } from './middleware/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './guards/raw-response';
-import { coverRoutes, imageBlobs } from './routes/cover';
 import { currentImageRoutes } from './routes/current-images';
+import { coverRoutes } from './routes/cover';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
-import { routeLabel, type PrometheusMetrics } from './metrics';
+import { routeLabel } from './metrics';
 import type { MetricsPort } from '../metrics';
 import { requestRoutes } from './routes/requests';
 import { historyRoutes } from './routes/history';
 import { ICECAST_LISTENERS_DOOR, ICECAST_LISTENERS_PATH, icecastListenerRoutes } from './routes/icecast-listeners';
 import { outputRoutes } from './routes/outputs';
 import { libraryRoutes } from './routes/library';
-import { sessionChannel } from '../playlog/recount';
 import { listenerRoutes } from './routes/listeners';
 import { recountRoutes } from './routes/recount';
 import { reportRoutes } from './routes/reports';
-import { heardChannels, reportSettings, settingsForChannel } from '../reports/settings';
-import { snapshotReportSource } from '../reports/store-source';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
-import { createTextAnswers, textRoutes } from './routes/last-text';
+import { textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH } from './streams/ws/hub';
 import { FANART_STREAM_PATH, WSSTREAM_PATH } from './streams/ws/wsstream';
@@ -48,14 +44,15 @@ import os from 'node:os';
 import type { Options as MdnsSocketOptions } from 'multicast-dns';
 import { advertiseOverMdns, type MdnsAdvertiser } from './mdns/advertise';
 import { advertisedAddresses } from './mdns/answer';
-import type { Storage, Work } from './parts';
-import { createChannelStreams, type ChannelStreams } from './channel-streams';
 import { channelParameter } from './streams/channel-views';
 import { AppError } from '../errors';
+import { createChannelStreams, type ChannelStreams } from './channel-streams';
+import type { RouterPorts, ServerPorts, ServerSettings } from './ports';
 
 // The HTTP server of the process: the Koa app and its routes, the three fast paths, the WebSocket
 // and event streams, connection limits, listening and the shutdown of all of it. It is handed the
-// storage and the use cases by the composition root (src/app/start-app.ts) and builds nothing else.
+// ports of the composition root (src/app/start-app.ts, ports.ts): its settings and one port per
+// router; it builds only what it owns (its streams, its middleware, its shutdown) and reads no config.
 
 export interface ServerOptions {
   logger?: Logger;
@@ -67,8 +64,6 @@ export interface ServerOptions {
   idleHeap?: Partial<IdleHeapOptions> & { onDecision?: (decision: IdleHeapDecision) => void };
   /** The connection caps (src/server/guards/connection-limits.ts): tests set a short grace for a silent connection. */
   connections?: { silentGraceMs?: number };
-  /** metrics.enabled: the registry GET /metrics renders and the HTTP server counts into (docs/running.md "Metrics"). */
-  metrics?: PrometheusMetrics;
 }
 
 export interface RunningServer {
@@ -78,18 +73,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: FrozenConfig, storage: Storage, work: Work, options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(ports: ServerPorts, options: ServerOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  const { settings } = ports;
   // Checked before listening: a wrong staticDir stops start-up.
-  const ownFiles = staticRoutes(config.staticDir);
-  const sockets = createSockets(config, options, storage, work, logger);
+  const ownFiles = staticRoutes(settings.staticDir);
+  const sockets = createChannelStreams(ports.streams, options, logger);
   // Set once shutdown begins: every answer then says `Connection: close` (docs/limits-and-load.md "Shutdown").
   const shutdown = { started: false };
-  const app = createHttpApp(config, storage, work, sockets, ownFiles, shutdown, logger, options.metrics);
-  const server = createHttpServer(config, app, sockets, shutdown, logger, options.connections);
-  if (options.metrics) countRequests(server.http, options.metrics.port);
+  const app = createHttpApp(ports, sockets, ownFiles, shutdown, logger);
+  const server = createHttpServer(settings, app, sockets, shutdown, logger, options.connections);
+  if (ports.routes.metrics) countRequests(server.http, ports.routes.metrics.metrics.port);
   try {
-    await listen(server.http, config.port, config.host);
+    await listen(server.http, settings.port, settings.host);
   } catch (error) {
     await sockets.close();
     throw error;
@@ -97,10 +93,10 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
   const { port } = server.http.address() as AddressInfo;
   const { onDecision, ...idleHeapOptions } = options.idleHeap ?? {};
   const idleHeap = collectWhenIdle(() => server.open.size, { ...IDLE_HEAP_DEFAULTS, ...idleHeapOptions }, onDecision);
-  const close = closeInOrder(server, sockets, work, shutdown, SHUTDOWN_GRACE_MS);
-  const mdns = startAdvertising(config, port, options, logger);
+  const close = closeInOrder(server, sockets, ports.inFlight, shutdown, SHUTDOWN_GRACE_MS);
+  const mdns = startAdvertising(settings, port, options, logger);
   return {
-    url: serverUrl(config.host, port),
+    url: serverUrl(settings.host, port),
     port,
     close: async () => {
       idleHeap.stop();
@@ -111,9 +107,9 @@ export async function startServer(config: FrozenConfig, storage: Storage, work: 
 }
 
 /** docs/whats-now-playing.md "Found on the network": on by default, only when listening beyond loopback. */
-function startAdvertising(config: FrozenConfig, port: number, options: ServerOptions, logger: Logger): MdnsAdvertiser | null {
-  if (!config.mdns.advertise) return null;
-  const addresses = advertisedAddresses(config.host, (options.mdns?.interfaces ?? os.networkInterfaces)());
+function startAdvertising(settings: ServerSettings, port: number, options: ServerOptions, logger: Logger): MdnsAdvertiser | null {
+  if (!settings.advertise) return null;
+  const addresses = advertisedAddresses(settings.host, (options.mdns?.interfaces ?? os.networkInterfaces)());
   if (addresses.length === 0) return null;
   const host = os.hostname();
   const service = { instance: `svc on ${host}`, host, port, addresses, version: VERSION };
@@ -137,138 +133,71 @@ interface HttpApp {
 }
 
 function createHttpApp(
-  config: FrozenConfig,
-  storage: Storage,
-  work: Work,
+  { settings, authentication, routes }: ServerPorts,
   sockets: Sockets,
   ownFiles: ReturnType<typeof staticRoutes>,
   shutdown: { readonly started: boolean },
   logger: Logger,
-  metrics?: PrometheusMetrics,
 ): HttpApp {
-  const { health, tracks, imageStore, nowPlaying } = storage;
-  const cors = corsPolicy(config.corsOrigins);
-  const hostAllowed = hostCheck(config.host, config.allowedHosts);
-  const trustedProxy = trustedProxies(config.trustProxy);
+  const cors = corsPolicy(settings.corsOrigins);
+  const hostAllowed = hostCheck(settings.host, settings.allowedHosts);
+  const trustedProxy = trustedProxies(settings.trustProxy);
   const nextRequestId = createRequestIds();
-  const textAnswers = createTextAnswers(config.pages.idleText);
-  const blobs = imageBlobs(imageStore, work.queueBudget, work.expensiveWork);
   const app = createApp({
     logger,
     cors,
     nextRequestId,
     hostAllowed,
-    writeOrigins: config.writeOrigins,
+    writeOrigins: settings.writeOrigins,
     trustedProxy,
-    authThrottle: throttleFailedAuthentication(config.secret, work.authThrottle, work.reportFailedAuthentication, (ctx) =>
+    authThrottle: throttleFailedAuthentication(authentication.secret, authentication.throttle, authentication.report, (ctx) =>
       ctx.path === ICECAST_LISTENERS_PATH ? ICECAST_LISTENERS_DOOR : undefined,
     ),
-    routers: [
-      v1RoutesOf(config, storage, work, sockets),
-      icecastListenerRoutes({
-        secret: config.secret,
-        maxBodyBytes: config.maxBodyBytes,
-        sessions: work.listenerSessions,
-        playLog: work.playLog,
-        logger,
-      }),
-      historyRoutes({
-        secret: config.secret,
-        tracks,
-        nowPlaying,
-        pool: work.expensiveWork,
-        budget: work.queueBudget,
-        idempotent: work.idempotent,
-        maxBodyBytes: config.maxBodyBytes,
-        limits: work.submitDeps,
-        playLog: work.playLog,
-      }),
-      outputRoutes({ secret: config.secret, outputs: work.outputs, nowPlaying }),
-      libraryRoutes({ secret: config.secret, maxBodyBytes: config.maxBodyBytes, library: work.library }),
-      reportRoutes({
-        secret: config.secret,
-        settings: { ...reportSettings(config), ...heardChannels(config) },
-        openSource: snapshotReportSource(storage.store.plays),
-        minSessionSeconds: config.playlog.minSessionSeconds,
-      }),
-      listenerRoutes({
-        secret: config.secret,
-        sessions: storage.store.plays,
-        openPerChannel: () => work.listenerSessions.listenersPerChannel(),
-      }),
-      recountRoutes({
-        secret: config.secret,
-        store: storage.store.plays,
-        // The station's local dates, or a declared channel's own zone (channels[].report.timeZone).
-        timeZoneOf: (channel) => settingsForChannel(reportSettings(config), channel).timeZone,
-        channelOf: (session) => sessionChannel(work.listenerSessions, session),
-        minSessionSeconds: config.playlog.minSessionSeconds,
-      }),
-      coverRoutes(imageStore, blobs),
-      currentImageRoutes({
-        nowPlaying: sockets.views.byDefault,
-        channels: sockets.views,
-        current: work.currentImages,
-        store: imageStore,
-        blobs,
-        coverForNoThumbs: config.wsstream.coverForNoThumbs,
-      }),
-      pageRoutes(),
-      ownFiles,
-      textRoutes(sockets.views.byDefault, textAnswers, sockets.views),
-      eventRoutes(sockets.events, (given) => sockets.of(given).events),
-      healthRoutes({
-        notReadyBecause: () => (shutdown.started ? 'shutting down' : health.state() === 'ok' ? null : 'database unavailable'),
-      }),
-      requestRoutes({
-        secret: config.secret,
-        enabled: config.requests.enabled,
-        maxBodyBytes: config.maxBodyBytes,
-        requests: work.songRequests,
-        version: VERSION,
-      }),
-      ...(metrics ? [metricsRoutes({ metrics, secret: config.secret, requireSecret: config.metrics.requireSecret })] : []),
-    ],
+    routers: routersOf(routes, sockets, ownFiles, shutdown),
   });
-  const answerLast = createLastFastPath({ nowPlaying: sockets.views.byDefault, cors, logger, nextRequestId, hostAllowed, text: textAnswers });
-  const answerCover = createCoverFastPath({ images: imageStore.memory, cors, logger, nextRequestId, hostAllowed });
+  const answerLast = createLastFastPath({ nowPlaying: sockets.views.byDefault, cors, logger, nextRequestId, hostAllowed, text: routes.text });
+  const answerCover = createCoverFastPath({ images: routes.cover.store.memory, cors, logger, nextRequestId, hostAllowed });
   const answerEvents = createEventsFastPath({ stream: sockets.events, cors, logger, nextRequestId, trustedProxy, hostAllowed });
   return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy };
 }
 
-/** /v1's routes: status, the current track (per channel), the submissions. */
-function v1RoutesOf(config: FrozenConfig, storage: Storage, work: Work, sockets: Sockets): ReturnType<typeof v1Routes> {
-  const { health, tracks } = storage;
-  return v1Routes({
-    version: VERSION,
-    commit: buildCommit(),
-    schema: storage.store.schema,
-    maxBodyBytes: config.maxBodyBytes,
-    nowPlaying: sockets.views.byDefault,
-    channels: sockets.views,
-    unheardChannels: work.unheardChannels,
-    tracks,
-    databaseState: () => health.state(),
-    ...(storage.store.notifications ? { notifications: () => storage.store.notifications?.() ?? 'ok' } : {}),
-    failingServices: () => work.serviceHealth.failing(),
-    trackInFlight: work.trackInFlight,
-    idempotent: work.idempotent,
-    submit: work.submitDeps,
-    playLog: work.playLog,
-    recognition: () => (config.recognition.enabled ? work.recognition.status() : null),
-  });
+/** Each router registered from its port, in the order they are tried; the streams' views are the server's own. */
+function routersOf(
+  routes: RouterPorts,
+  sockets: Sockets,
+  ownFiles: ReturnType<typeof staticRoutes>,
+  shutdown: { readonly started: boolean },
+): ReturnType<typeof v1Routes>[] {
+  const views = { nowPlaying: sockets.views.byDefault, channels: sockets.views };
+  return [
+    v1Routes({ ...routes.v1, ...views }),
+    icecastListenerRoutes(routes.icecastListeners),
+    historyRoutes(routes.history),
+    outputRoutes(routes.outputs),
+    libraryRoutes(routes.library),
+    reportRoutes(routes.reports),
+    listenerRoutes(routes.listeners),
+    recountRoutes(routes.recount),
+    coverRoutes(routes.cover.store, routes.cover.blobs),
+    currentImageRoutes({ ...routes.currentImages, ...views }),
+    pageRoutes(),
+    ownFiles,
+    textRoutes(sockets.views.byDefault, routes.text, sockets.views),
+    eventRoutes(sockets.events, (given) => sockets.of(given).events),
+    healthRoutes({
+      notReadyBecause: () => (shutdown.started ? 'shutting down' : routes.health.databaseOk() ? null : 'database unavailable'),
+    }),
+    requestRoutes(routes.requests),
+    ...(routes.metrics ? [metricsRoutes(routes.metrics)] : []),
+  ];
 }
 
 /** The streams a client holds open: /v1/images/ws, the wsstream and GET /v1/events, one set per channel asked for (channel-streams.ts). */
 type Sockets = ChannelStreams;
 
-function createSockets(config: FrozenConfig, options: ServerOptions, storage: Storage, work: Work, logger: Logger): Sockets {
-  return createChannelStreams(config, options, storage, work, logger);
-}
-
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(
-  config: FrozenConfig,
+  settings: ServerSettings,
   { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy }: HttpApp,
   sockets: Sockets,
   shutdown: { started: boolean },
@@ -276,20 +205,20 @@ function createHttpServer(
   connections: ServerOptions['connections'] = {},
 ): { http: http.Server; open: ReadonlySet<Socket> } {
   const reportFlood = throttledLog((message) => logger.warn(message));
-  const caps = createConnectionCaps(config.limits, logger, { exemptFromPerAddress: trustedProxy, ...connections });
+  const caps = createConnectionCaps(settings.limits, logger, { exemptFromPerAddress: trustedProxy, ...connections });
   const server = http.createServer(
     // docs/limits-and-load.md "Connections": a head within limits.headersTimeoutSeconds (a silent
     // connection counts from its start), a body within the processing budget; checked every second.
     {
-      headersTimeout: config.limits.headersTimeoutSeconds * 1000,
-      requestTimeout: (config.limits.headersTimeoutSeconds + config.processingTimeoutSeconds) * 1000,
+      headersTimeout: settings.limits.headersTimeoutSeconds * 1000,
+      requestTimeout: (settings.limits.headersTimeoutSeconds + settings.processingTimeoutSeconds) * 1000,
       connectionsCheckingInterval: 1000,
     },
     caps.guard(
       closeAfterAnswerWhen(
         () => shutdown.started,
         limitRequestsInFlight(createRequestListener(app, answerLast, answerCover, answerEvents), {
-          maxQueuedBytes: config.limits.maxQueuedBytes,
+          maxQueuedBytes: settings.limits.maxQueuedBytes,
           onFlood: (address) =>
             reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
         }),
@@ -341,7 +270,7 @@ function createHttpServer(
 function closeInOrder(
   { http: server, open }: { http: http.Server; open: ReadonlySet<Socket> },
   sockets: Sockets,
-  work: Pick<Work, 'inFlight'>,
+  inFlight: ReadonlySet<Promise<unknown>>,
   shutdown: { started: boolean },
   graceMs: number,
 ): () => Promise<void> {
@@ -363,7 +292,7 @@ function closeInOrder(
       await stopped;
       // A submission whose client went away still runs; let it finish before the database closes
       // (the composition root closes the background work and the database after this).
-      await Promise.race([Promise.allSettled([...work.inFlight]), deadline]);
+      await Promise.race([Promise.allSettled([...inFlight]), deadline]);
     })();
     return closing;
   };

@@ -15,16 +15,16 @@ import type { Store } from '../store/store';
 import type { StorageHealth } from '../store/health';
 import type { MemoryCachedImageStore } from '../store/image-memory-cache';
 import type { TrackStore } from '../store/tracks';
-import type { CurrentImages } from './read-models/current-images';
-import type { idempotent as idempotentWrites } from './middleware/idempotency';
-import type { reportFailedAuthentication } from './middleware/auth-throttle';
-import type { QueueBudget } from './guards/queue-budget';
-import type { LibraryRoutesDeps } from './routes/library';
-import type { EventStream } from './streams/sse/event-stream';
-import type { WorkPool } from './guards/work-pool';
+import type { CurrentImages } from '../server/read-models/current-images';
+import type { idempotent as idempotentWrites } from '../server/middleware/idempotency';
+import type { reportFailedAuthentication } from '../server/middleware/auth-throttle';
+import type { QueueBudget } from '../server/guards/queue-budget';
+import type { LibraryRoutesDeps } from '../server/routes/library';
+import type { EventStream } from '../server/streams/sse/event-stream';
+import type { WorkPool } from '../server/guards/work-pool';
 
-// What the HTTP server is handed by the composition root (src/app/start-app.ts): the opened
-// storage and the use cases, each built once. The server builds its own sockets and routes on them.
+// What the composition root (src/app/start-app.ts) builds before anything listens: the opened
+// storage and the use cases, each built once. The server is handed ports cut from them (server-ports.ts).
 
 export /** The opened database, its health, the stores the server works through, and the current track. */
 interface Storage {
