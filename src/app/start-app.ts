@@ -10,7 +10,7 @@ import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { ChannelNowPlaying, MAX_CHANNEL_VIEWS } from '../domain/channel-now-playing';
 import { audienceServers, channelRules, channelsWithAudience, unheardChannels } from '../domain/channels';
-import { AuthThrottle } from '../domain/auth-throttle';
+import { AuthThrottle, type AuthThrottleOptions } from '../domain/auth-throttle';
 import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
@@ -64,6 +64,10 @@ export interface StartOptions {
   outputPollMs?: number;
   /** Outputs: tests give up after a few attempts instead of 500. */
   outputMaxAttempts?: number;
+  /** Outputs: the clock of the queues' retries and holds (Date.now); tests move it by hand past a Retry-After or a backoff. */
+  outputClock?: () => number;
+  /** Failed secrets (docs/security.md "Guessing the secret"): tests use short delays and their own clock. */
+  authThrottle?: AuthThrottleOptions;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: ServerOptions['ws'];
   /** The idle-heap watcher: tests use a short quiet time and watch its decisions. */
@@ -377,6 +381,7 @@ function createOutputDispatcher(config: FrozenConfig, options: StartOptions, sto
     delaySeconds: new Map(config.outputs.map((output) => [output.name, output.delay])),
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
     ...(options.outputMaxAttempts === undefined ? {} : { maxAttemptsPerMessage: options.outputMaxAttempts }),
+    ...(options.outputClock === undefined ? {} : { now: options.outputClock }),
   });
 }
 
@@ -455,7 +460,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   return {
     events,
     songRequests,
-    authThrottle: new AuthThrottle(),
+    authThrottle: new AuthThrottle(options.authThrottle),
     reportFailedAuthentication: reportFailedAuthentication(logger),
     idempotent: idempotentWrites(store.idempotency, {
       waitMs: idempotencyLeaseMs + 2000,
