@@ -4,6 +4,7 @@ import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
 import { submitTrack } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import type { LimiterClock } from '../enrich/rate-limit';
 import { ServiceHealth } from '../enrich/service-health';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
@@ -66,6 +67,8 @@ export interface StartOptions {
   outputMaxAttempts?: number;
   /** Outputs: the clock of the queues' retries and holds (Date.now); tests move it by hand past a Retry-After or a backoff. */
   outputClock?: () => number;
+  /** Enrichment: the clock of the request spacing and the Retry-After pauses; tests move it by hand. */
+  enrichmentClock?: LimiterClock;
   /** Failed secrets (docs/security.md "Guessing the secret"): tests use short delays and their own clock. */
   authThrottle?: AuthThrottleOptions;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
@@ -407,6 +410,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
+  const planDeps = { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger };
   const songRequests = new SongRequests(store.songRequests, logger);
   const { playLog, listenerSessions, poller } = startPlayLog({
     // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
@@ -432,7 +436,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     coversInFlight: new CoversInFlight(),
     // A new track fulfils the song request it matches (docs/song-requests.md).
     ...(config.requests.enabled ? { songRequests } : {}),
-    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
+    plan: options.plan ?? buildEnrichmentPlan(config, { ...planDeps, limiterClock: options.enrichmentClock }),
     tracks,
     nowPlaying,
     logger,

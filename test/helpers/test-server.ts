@@ -59,6 +59,7 @@ export interface TestServerOptions {
   outputMaxAttempts?: number;
   outputClock?: StartOptions['outputClock'];
   authThrottle?: StartOptions['authThrottle'];
+  enrichmentClock?: StartOptions['enrichmentClock'];
   icecast?: StartOptions['icecast'];
   idleHeap?: StartOptions['idleHeap'];
   connections?: StartOptions['connections'];
@@ -104,6 +105,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     outputMaxAttempts: options.outputMaxAttempts,
     outputClock: options.outputClock,
     authThrottle: options.authThrottle,
+    enrichmentClock: options.enrichmentClock,
     icecast: options.icecast,
     idleHeap: options.idleHeap,
     connections: options.connections,
