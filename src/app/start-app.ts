@@ -4,13 +4,14 @@ import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
 import { submitTrack } from '../pipeline/submit-track';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
+import type { LimiterClock } from '../enrich/rate-limit';
 import { ServiceHealth } from '../enrich/service-health';
 import { createLogger, throttledLog, type Logger } from '../log';
 import { ImageCollector } from '../images/collector';
 import { createImageFetcher, type ImageFetcherOptions } from '../images/fetch-image';
 import { ChannelNowPlaying, MAX_CHANNEL_VIEWS } from '../domain/channel-now-playing';
 import { audienceServers, channelRules, channelsWithAudience, unheardChannels } from '../domain/channels';
-import { AuthThrottle } from '../domain/auth-throttle';
+import { AuthThrottle, type AuthThrottleOptions } from '../domain/auth-throttle';
 import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
@@ -66,6 +67,12 @@ export interface StartOptions {
   outputPollMs?: number;
   /** Outputs: tests give up after a few attempts instead of 500. */
   outputMaxAttempts?: number;
+  /** Outputs: the clock of the queues' retries and holds (Date.now); tests move it by hand past a Retry-After or a backoff. */
+  outputClock?: () => number;
+  /** Enrichment: the clock of the request spacing and the Retry-After pauses; tests move it by hand. */
+  enrichmentClock?: LimiterClock;
+  /** Failed secrets (docs/security.md "Guessing the secret"): tests use short delays and their own clock. */
+  authThrottle?: AuthThrottleOptions;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
   ws?: ServerOptions['ws'];
   /** The idle-heap watcher: tests use a short quiet time and watch its decisions. */
@@ -395,6 +402,7 @@ function createOutputDispatcher(config: FrozenConfig, options: StartOptions, sto
     delaySeconds: new Map(config.outputs.map((output) => [output.name, output.delay])),
     ...(options.outputPollMs === undefined ? {} : { pollMs: options.outputPollMs }),
     ...(options.outputMaxAttempts === undefined ? {} : { maxAttemptsPerMessage: options.outputMaxAttempts }),
+    ...(options.outputClock === undefined ? {} : { now: options.outputClock }),
   });
 }
 
@@ -420,6 +428,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   };
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
+  const planDeps = { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger };
   const songRequests = new SongRequests(store.songRequests, logger);
   const { playLog, listenerSessions, poller } = startPlayLog({
     // docs/channels.md "Declaring channels": the declared channels' mounts join playlog.icecast's.
@@ -445,7 +454,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     coversInFlight: new CoversInFlight(),
     // A new track fulfils the song request it matches (docs/song-requests.md).
     ...(config.requests.enabled ? { songRequests } : {}),
-    plan: options.plan ?? buildEnrichmentPlan(config, { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger }),
+    plan: options.plan ?? buildEnrichmentPlan(config, { ...planDeps, limiterClock: options.enrichmentClock }),
     tracks,
     nowPlaying,
     logger,
@@ -473,7 +482,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   return {
     events,
     songRequests,
-    authThrottle: new AuthThrottle(),
+    authThrottle: new AuthThrottle(options.authThrottle),
     reportFailedAuthentication: reportFailedAuthentication(logger),
     idempotent: idempotentWrites(store.idempotency, {
       waitMs: idempotencyLeaseMs + 2000,

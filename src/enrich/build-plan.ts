@@ -12,7 +12,7 @@ import { ServiceClient, type ServiceClientOptions } from './http';
 import { Lookups } from './lookups';
 import { createMusicBrainz, createMusicBrainzWorks } from './musicbrainz';
 import { ServiceHealth } from './service-health';
-import { SharedRateLimiter, processRateLimiter, type Limiter } from './rate-limit';
+import { RateLimiter, SharedRateLimiter, processRateLimiter, type Limiter, type LimiterClock } from './rate-limit';
 import type { ServiceDeps } from './service-deps';
 import { createTheAudioDb } from './theaudiodb';
 import { createWikidata } from './wikidata';
@@ -30,6 +30,8 @@ export interface PlanDeps {
   logger: Logger;
   /** Services that failed lately (the negative cache); GET /v1/status names them. */
   serviceHealth?: ServiceHealth;
+  /** The clock of the request spacing (the process's own by default); tests move it by hand. */
+  limiterClock?: LimiterClock;
 }
 
 /**
@@ -156,7 +158,8 @@ export function buildEnrichmentPlan(config: FrozenConfig, deps: PlanDeps): Enric
  * slot in the database, so the limit holds for every instance together (docs/decisions.md).
  */
 function rateLimiterFor(service: string, origin: string, intervalMs: number, deps: PlanDeps): Limiter {
-  const local = processRateLimiter(origin, intervalMs);
+  // A clock of its own means a limiter of its own: the process's limiters keep the real one.
+  const local = deps.limiterClock ? new RateLimiter(intervalMs, deps.limiterClock) : processRateLimiter(origin, intervalMs);
   if (!deps.requestSlots) return local;
   return new SharedRateLimiter(local, deps.requestSlots, `${service} ${origin}`, deps.logger);
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { deepMerge } from '../../src/domain/plain-object';
 import { expandShorthands } from '../../src/config/load';
 import { configSchema, type Config, type FrozenConfig } from '../../src/config/schema';
+import type { AuthThrottle } from '../../src/domain/auth-throttle';
 import type { EnrichmentPlan } from '../../src/enrich/enricher';
 import { createLogger } from '../../src/log';
 import { composeApp, type RunningApp, type StartOptions } from '../../src/app/start-app';
@@ -27,6 +28,8 @@ export interface HarnessedServer extends RunningApp {
   events: EventStream;
   plays: PlayLogStore;
   playLog: PlayLog;
+  /** The failed-secret throttle every door shares (docs/security.md "Guessing the secret"). */
+  authThrottle: AuthThrottle;
 }
 
 export interface TestServer {
@@ -54,6 +57,9 @@ export interface TestServerOptions {
   ws?: StartOptions['ws'];
   outputPollMs?: number;
   outputMaxAttempts?: number;
+  outputClock?: StartOptions['outputClock'];
+  authThrottle?: StartOptions['authThrottle'];
+  enrichmentClock?: StartOptions['enrichmentClock'];
   icecast?: StartOptions['icecast'];
   idleHeap?: StartOptions['idleHeap'];
   connections?: StartOptions['connections'];
@@ -72,6 +78,7 @@ export async function startHarnessed(config: FrozenConfig, options: StartOptions
     events: work.events,
     plays: storage.store.plays,
     playLog: work.playLog,
+    authThrottle: work.authThrottle,
   };
 }
 
@@ -96,6 +103,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ws: options.ws,
     outputPollMs: options.outputPollMs,
     outputMaxAttempts: options.outputMaxAttempts,
+    outputClock: options.outputClock,
+    authThrottle: options.authThrottle,
+    enrichmentClock: options.enrichmentClock,
     icecast: options.icecast,
     idleHeap: options.idleHeap,
     connections: options.connections,

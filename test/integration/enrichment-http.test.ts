@@ -1,6 +1,8 @@
 import { ServiceClient, UpstreamError, retryAfterMs } from '../../src/enrich/http';
 import { RateLimiter } from '../../src/enrich/rate-limit';
 import { json, redirect, startFake, type FakeServer } from '../fakes/fake-server';
+import { until } from '../helpers/eventually';
+import { ManualLimiterClock } from '../helpers/limiter-clock';
 
 // src/enrich/http.ts, the one outbound wrapper, against a local HTTP server.
 
@@ -90,11 +92,17 @@ describe('ServiceClient', () => {
   it('When the service answers 503 with Retry-After, then the client waits that long and tries again', async () => {
     let calls = 0;
     fake.override((request) => (request.path === '/ok' && ++calls === 1 ? json(503, { error: 'slow down' }, { 'Retry-After': '1' }) : undefined));
-    const limiter = new RateLimiter(10);
-    expect(await client({ limiter }).json(`${fake.url}/ok`, { signal })).toEqual({ found: true, body: { hello: 'world' } });
+    // The limiter on a manual clock (test/helpers/limiter-clock.ts): the wait is proven by order.
+    const clock = new ManualLimiterClock();
+    const limiter = new RateLimiter(10, clock);
+    const answer = client({ limiter }).json(`${fake.url}/ok`, { signal });
+    // The 503 told the limiter to hold everyone for the 1 s named; the try waits for that turn.
+    await until(() => clock.dueTimes().includes(1000), 'the limiter holds the next try until 1 s');
+    await clock.advance(999);
+    expect(fake.requests).toHaveLength(1);
+    await clock.advance(1);
+    expect(await answer).toEqual({ found: true, body: { hello: 'world' } });
     expect(fake.requests).toHaveLength(2);
-    const [first, second] = fake.requests;
-    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(990);
   });
 
   it('When the service keeps answering 429 without Retry-After, then the client backs off and gives up after its attempts', async () => {

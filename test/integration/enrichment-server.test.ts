@@ -1,7 +1,8 @@
 import { startFake } from '../fakes/fake-server';
 import { enrichmentConfig, startFakeServices, type FakeServices } from '../fakes/services';
 import { MASSIVE_ATTACK, MEZZANINE, MUSIQUE, ONE_MORE_TIME, TEARDROP } from '../fixtures/ids';
-import { eventually } from '../helpers/eventually';
+import { eventually, until } from '../helpers/eventually';
+import { ManualLimiterClock } from '../helpers/limiter-clock';
 import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import type { Config } from '../../src/config/schema';
@@ -20,8 +21,8 @@ describe('POST /v1/remoteinput with enrichment', () => {
   let fakes: FakeServices;
   let server: TestServer | undefined;
 
-  const start = async (enrichment: DeepPartial<Config['enrichment']> = {}) => {
-    server = await startTestServer({ config: enrichmentConfig(fakes, enrichment) });
+  const start = async (enrichment: DeepPartial<Config['enrichment']> = {}, enrichmentClock?: ManualLimiterClock) => {
+    server = await startTestServer({ config: enrichmentConfig(fakes, enrichment), enrichmentClock });
     return server;
   };
   const submit = async (body: Record<string, unknown>) => {
@@ -162,11 +163,16 @@ describe('POST /v1/remoteinput with enrichment', () => {
         first = false;
         return { status: 503, headers: { 'Retry-After': '2', 'Content-Type': 'text/plain' }, body: 'Your requests are exceeding the allowable rate limit.' };
       });
-      await start();
-      const metadata = await submit({ artist: 'Portishead', title: 'Glory Box' });
-      expect(metadata).toEqual({ artist: 'Portishead', title: 'Glory Box' });
-      const [rejected, retried] = fakes.musicbrainz.calls();
-      expect((retried?.at ?? 0) - (rejected?.at ?? 0)).toBeGreaterThanOrEqual(2000);
+      // The request spacing on a manual clock (test/helpers/limiter-clock.ts): the wait is proven by order.
+      const clock = new ManualLimiterClock();
+      await start({}, clock);
+      const answer = submit({ artist: 'Portishead', title: 'Glory Box' });
+      await until(() => clock.dueTimes().includes(2000), 'the limiter holds MusicBrainz until the 2 s named');
+      await clock.advance(1999);
+      expect(fakes.musicbrainz.calls()).toHaveLength(1);
+      await clock.advance(1);
+      expect(await answer).toEqual({ artist: 'Portishead', title: 'Glory Box' });
+      expect(fakes.musicbrainz.calls()).toHaveLength(2);
     });
 
     it('When MusicBrainz stays busy (503 with Retry-After: 1), then it is paused about that long, not 3 minutes, and asked again after it (docs/title-first.md "Negative cache")', async () => {

@@ -6,6 +6,8 @@ import { basicAuth, sourceHead, startIcecastTestServer, type IcecastTestServer }
 import { until } from '../../helpers/eventually';
 import { VORBIS_COMMENT_PREFIX, VORBIS_ID_PACKET, oggPage, vorbisCommentPacket } from '../../helpers/ogg-pages';
 import { rawRequest } from '../../helpers/raw-http';
+import { manualClock } from '../../helpers/manual-clock';
+import { QUICK_DELAY_MS, quickThrottle, recordTurns, spacingOf, waitsOf } from '../../helpers/auth-turns';
 import { storedCount } from '../../helpers/stored-count';
 
 // Round three on the Icecast port (docs/security.md "Icecast sources", "Guessing the secret",
@@ -97,23 +99,20 @@ describe('the Icecast port, round three', () => {
     await expect(start).rejects.toThrow(/icecastSource\.port needs a password: set icecastSource\.password/);
   });
 
-  it('N2: When one address sends 8 admin.cgi guesses at once after a wrong one, then they are answered one per turn (the 8th after at least 1.75 s) and logged in one line', async () => {
-    svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD } });
+  it('N2: When one address sends 8 admin.cgi guesses at once after a wrong one, then they are answered one per turn (each a delay or more after the one before) and logged in one line', async () => {
+    // Short delays on a frozen clock (test/helpers/auth-turns.ts): the turns are read back, not timed.
+    svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD }, authThrottle: quickThrottle(manualClock()) });
+    const turnsOf = recordTurns(svc.ts.server.authThrottle);
     const port = svc.listener.port;
     const guess = (n: number) => `GET /admin.cgi?mode=updinfo&pass=guess-${n}&song=Evil HTTP/1.0\r\n\r\n`;
     expect(statusOf(await ask(port, '127.0.0.6', guess(0)))).toBe('HTTP/1.0 401 Authentication Required');
-    const started = performance.now();
-    const finished: number[] = [];
-    const answers = await Promise.all(
-      Array.from({ length: 8 }, async (_, index) => {
-        const answer = await ask(port, '127.0.0.6', guess(index + 1));
-        finished.push(performance.now() - started);
-        return statusOf(answer);
-      }),
-    );
+    const answers = await Promise.all(Array.from({ length: 8 }, async (_, index) => statusOf(await ask(port, '127.0.0.6', guess(index + 1)))));
     expect(new Set(answers)).toEqual(new Set(['HTTP/1.0 401 Authentication Required']));
-    // Before: 2,097 guesses a second. Now the turns are spaced 0.25 s and more.
-    expect(Math.max(...finished)).toBeGreaterThanOrEqual(1750);
+    // Before: 2,097 guesses a second. Now each guess has its own turn, the turns a delay (0.25 s in production) apart and more.
+    const [first, ...queued] = turnsOf('127.0.0.6');
+    expect(first).toEqual({ waitMs: 0 });
+    expect(queued).toHaveLength(8);
+    expect(Math.min(...spacingOf(waitsOf(queued)))).toBeGreaterThanOrEqual(QUICK_DELAY_MS);
     expect(svc.ts.logs.filter((line) => line.includes('failed authentication'))).toHaveLength(1);
     // Another address is not slowed, and the right password works there at once.
     expect(await ask(port, '127.0.0.1', `GET /admin.cgi?mode=updinfo&pass=${PASSWORD}&song=DJ%20-%20Song HTTP/1.0\r\n\r\n`)).toContain(
@@ -123,13 +122,14 @@ describe('the Icecast port, round three', () => {
   });
 
   it('N2: When an address got a password wrong on the Icecast port, then its next guess on the HTTP API waits its turn too (one throttle for every door)', async () => {
-    svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD } });
+    svc = await startIcecastTestServer(PASSWORD, { config: { secret: PASSWORD }, authThrottle: quickThrottle(manualClock()) });
+    const turnsOf = recordTurns(svc.ts.server.authThrottle);
     const wrong = `GET /admin/metadata?mode=updinfo&song=Evil HTTP/1.0\r\nAuthorization: ${basicAuth('guess-1')}\r\n\r\n`;
     expect(statusOf(await ask(svc.listener.port, '127.0.0.9', wrong))).toBe('HTTP/1.0 401 Authentication Required');
-    const started = performance.now();
     const answer = await rawRequest(`${svc.ts.url}/v1/outputs`, { headers: { 'X-SVC-Client-Auth': 'guess-2' }, localAddress: '127.0.0.9' });
     expect(answer.status).toBe(403);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+    // The HTTP API's turn came the delay the Icecast port's failure earned after it.
+    expect(turnsOf('127.0.0.9').slice(0, 2)).toEqual([{ waitMs: 0 }, { waitMs: QUICK_DELAY_MS }]);
     // A right secret from the same address, once its turn comes, clears it.
     expect((await rawRequest(`${svc.ts.url}/v1/outputs`, { headers: { 'X-SVC-Client-Auth': PASSWORD }, localAddress: '127.0.0.9' })).status).toBe(200);
     expect(svc.ts.logs.join('\n')).not.toContain('guess-');

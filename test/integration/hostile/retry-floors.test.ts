@@ -3,6 +3,7 @@ import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { eventually } from '../../helpers/eventually';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer } from '../../helpers/test-server';
+import { expectNothingBefore, manualClock } from '../../helpers/manual-clock';
 
 interface OutputView {
   state: string;
@@ -12,7 +13,8 @@ interface OutputView {
 
 // Round three, N4 (docs/security.md "Retries"): a target answering `Retry-After: 0`, a date in
 // the past, or Discord's `retry_after: 0` used to be retried at once, 130,966 times a minute for
-// one track. Such waits below the 1 s floor mean the normal backoff.
+// one track. Such waits below the 1 s floor mean the normal backoff. The queues run on a clock
+// the test moves (test/helpers/manual-clock.ts): a try is due when that clock says so, never sooner.
 
 const SECRET = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
 
@@ -30,15 +32,24 @@ describe('retry floors', () => {
     ['Retry-After in the past', { status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' } }],
   ])('When a webhook target answers %s, then the next tries wait the normal backoff (at least 0.5 s, then 1 s)', async (_name, reply) => {
     receiver.answer = () => reply;
+    const clock = manualClock();
     const server = await startTestServer({
       config: { outputs: [{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }] } as never,
       outputPollMs: 20,
+      outputClock: clock.now,
     });
     try {
+      const failedAt = clock.at;
       await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Flood' });
-      const arrived = await receiver.waitFor(3);
-      expect(arrived[1].at - arrived[0].at).toBeGreaterThanOrEqual(450);
-      expect(arrived[2].at - arrived[1].at).toBeGreaterThanOrEqual(950);
+      await receiver.waitFor(1);
+      // The first backoff is 1 s halved by jitter at most: nothing before 0.5 s, the try by 1 s.
+      await expectNothingBefore(clock, failedAt + 500, () => receiver.received.length);
+      clock.set(failedAt + 1000);
+      await receiver.waitFor(2);
+      // The second: 2 s, halved at most.
+      await expectNothingBefore(clock, failedAt + 1000 + 1000, () => receiver.received.length);
+      clock.set(failedAt + 1000 + 2000);
+      expect(await receiver.waitFor(3)).toHaveLength(3);
     } finally {
       await server.close();
     }
@@ -47,12 +58,16 @@ describe('retry floors', () => {
   it('When Discord answers 429 with retry_after: 0, then the next try waits the normal backoff', async () => {
     receiver.answer = () => ({ status: 429, body: JSON.stringify({ message: 'You are being rate limited.', retry_after: 0, global: false }) });
     const url = `${receiver.url}/api/webhooks/1/token`;
-    const server = await startTestServer({ config: { outputs: [{ name: 'chat', type: 'discord', url }] } as never, outputPollMs: 20 });
+    const clock = manualClock();
+    const server = await startTestServer({ config: { outputs: [{ name: 'chat', type: 'discord', url }] } as never, outputPollMs: 20, outputClock: clock.now });
     try {
+      const failedAt = clock.at;
       const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Flood' });
       expect(asObject(answer.json).dbid).toBeDefined();
-      const arrived = await receiver.waitFor(2);
-      expect(arrived[1].at - arrived[0].at).toBeGreaterThanOrEqual(450);
+      await receiver.waitFor(1);
+      await expectNothingBefore(clock, failedAt + 500, () => receiver.received.length);
+      clock.set(failedAt + 1000);
+      expect(await receiver.waitFor(2)).toHaveLength(2);
     } finally {
       await server.close();
     }

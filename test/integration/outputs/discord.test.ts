@@ -4,6 +4,7 @@ import { serveBytes, startImageHost, type ImageHost } from '../../helpers/image-
 import { makePng } from '../../helpers/images';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
 import { until } from '../../helpers/eventually';
+import { expectNothingBefore, manualClock, type ManualClock } from '../../helpers/manual-clock';
 
 // The discord output (docs/outputs.md "discord") against a fake built from Discord's own API
 // documentation (test/fakes/discord.ts): a 429's retry_after waited out, the embed within the
@@ -13,13 +14,16 @@ describe('discord output', () => {
   let discord: DiscordFake;
   let host: ImageHost;
   let server: TestServer;
+  let clock: ManualClock;
   const cover = makePng(32, 32, [200, 40, 40], [40, 40, 200]);
 
   beforeEach(async () => {
     discord = await startDiscordFake();
     host = await startImageHost();
     host.route('/cover.png', serveBytes(cover, 'image/png'));
+    clock = manualClock();
     server = await startTestServer({
+      outputClock: clock.now,
       config: { coverFetch: { allowPrivateAddresses: true }, outputs: [{ name: 'channel', type: 'discord', url: discord.webhookUrl }] } as never,
       outputPollMs: 50,
     });
@@ -33,12 +37,16 @@ describe('discord output', () => {
   it('When Discord answers 429 with retry_after, then the post waits it out; the 300-character title is cut to 256, the cover is an attachment, the message id is the receipt', async () => {
     discord.rateLimit(1, 1.5);
     const title = 'T'.repeat(300);
+    const limitedAt = clock.at;
     const answer = await postJson(`${server.url}/v1/remoteinput`, { artist: 'Artist', title, album: 'Album', year: '1999', coverurl: `${host.url}/cover.png` });
     expect(answer.status).toBe(200);
+    await until(() => discord.requests.length === 1);
+    // On the queues' clock: nothing before the wait named (the larger of the body's retry_after,
+    // 1.5 s, and the Retry-After header's whole seconds, 2 s), then the post.
+    await expectNothingBefore(clock, limitedAt + 2000, () => discord.requests.length);
     await until(() => discord.posted.length === 1);
     const [limited, accepted] = discord.requests;
     expect([limited?.status, accepted?.status]).toEqual([429, 200]);
-    expect(accepted.at - limited.at).toBeGreaterThanOrEqual(1450);
 
     const [message] = discord.posted;
     const embed = message.embeds[0];
@@ -60,10 +68,14 @@ describe('discord output', () => {
 
   it('When Discord is behind (rate limited) while three tracks arrive, then only the newest is posted', async () => {
     discord.rateLimit(1, 2);
+    const limitedAt = clock.at;
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'First' });
     await until(() => discord.requests.length === 1);
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Second' });
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Third' });
+    // The 429 is recorded (the queue looked again), then its 2 s pass on the queues' clock.
+    await clock.readsAfter(2);
+    clock.set(limitedAt + 2000);
     await until(() => discord.posted.length === 1);
     // Nothing else follows: the older two were superseded. The marker comes next, not them.
     await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Marker' });

@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { asObject, postJson, request } from '../../helpers/http';
 import { startBlackHole, startReceiver, type BlackHole, type Received, type Receiver } from '../../helpers/receiver';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { expectNothingBefore, manualClock, type ManualClock } from '../../helpers/manual-clock';
 
 // Webhook outputs (docs/outputs.md "webhook", "Delivery"): signed per Standard Webhooks and
 // checked with its reference verifier (npm standardwebhooks), in dbid order, retried with the
@@ -17,8 +18,8 @@ const headersOf = (request: Received): Record<string, string> => ({
   'webhook-signature': String(request.headers['webhook-signature']),
 });
 
-async function withServer(outputs: object[], body: (server: TestServer) => Promise<void>): Promise<TestServer> {
-  const server = await startTestServer({ config: { secret: SUBMIT_SECRET, outputs } as never, outputPollMs: 50 });
+async function withServer(outputs: object[], body: (server: TestServer) => Promise<void>, clock?: ManualClock): Promise<TestServer> {
+  const server = await startTestServer({ config: { secret: SUBMIT_SECRET, outputs } as never, outputPollMs: 50, outputClock: clock?.now });
   try {
     await body(server);
   } finally {
@@ -58,26 +59,45 @@ describe('webhook output', () => {
 
   it('When the target answers 503, 503, then 200, then the message is retried with the same webhook-id and /v1/outputs reports it delivered', async () => {
     receiver.script({ status: 503 }, { status: 503 });
-    await withServer([{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }], async (server) => {
-      const dbid = Number(asObject((await submit(server, { artist: 'A', title: 'Retry' })).json).dbid);
-      const arrived = await receiver.waitFor(3);
-      expect(arrived.map((one) => one.headers['webhook-id'])).toEqual(Array(3).fill(arrived[0].headers['webhook-id']));
-      // Backoff: at least the 1 s base, halved by jitter, between the tries.
-      expect(arrived[1].at - arrived[0].at).toBeGreaterThanOrEqual(450);
-      const status = await eventuallyStatus(server, (output) => output.pending === 0 && output.lastSuccess !== null);
-      expect(status).toMatchObject({ name: 'hook', type: 'webhook', state: 'ok', pending: 0, lastSuccess: { dbid } });
-      expect(asObject(status.lastError).message).toBe('HTTP 503');
-    });
+    const clock = manualClock();
+    await withServer(
+      [{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }],
+      async (server) => {
+        const failedAt = clock.at;
+        const dbid = Number(asObject((await submit(server, { artist: 'A', title: 'Retry' })).json).dbid);
+        await receiver.waitFor(1);
+        // Backoff, on the queues' clock: the 1 s base, halved by jitter at most, then 2 s halved at most.
+        await expectNothingBefore(clock, failedAt + 500, () => receiver.received.length);
+        clock.set(failedAt + 1000);
+        await receiver.waitFor(2);
+        await expectNothingBefore(clock, failedAt + 1000 + 1000, () => receiver.received.length);
+        clock.set(failedAt + 1000 + 2000);
+        const arrived = await receiver.waitFor(3);
+        expect(arrived.map((one) => one.headers['webhook-id'])).toEqual(Array(3).fill(arrived[0].headers['webhook-id']));
+        const status = await eventuallyStatus(server, (output) => output.pending === 0 && output.lastSuccess !== null);
+        expect(status).toMatchObject({ name: 'hook', type: 'webhook', state: 'ok', pending: 0, lastSuccess: { dbid } });
+        expect(asObject(status.lastError).message).toBe('HTTP 503');
+      },
+      clock,
+    );
   });
 
   it('When the target answers 429 with Retry-After: 2, then the next try waits those 2 s', async () => {
     receiver.script({ status: 429, headers: { 'retry-after': '2' } });
-    await withServer([{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }], async (server) => {
-      await submit(server, { artist: 'A', title: 'Later' });
-      const arrived = await receiver.waitFor(2);
-      expect(arrived[1].at - arrived[0].at).toBeGreaterThanOrEqual(1950);
-      expect(arrived[1].headers['webhook-id']).toBe(arrived[0].headers['webhook-id']);
-    });
+    const clock = manualClock();
+    await withServer(
+      [{ name: 'hook', type: 'webhook', url: receiver.url, secret: SECRET }],
+      async (server) => {
+        const failedAt = clock.at;
+        await submit(server, { artist: 'A', title: 'Later' });
+        await receiver.waitFor(1);
+        // On the queues' clock: not a millisecond before the 2 s the target named, then at once.
+        await expectNothingBefore(clock, failedAt + 2000, () => receiver.received.length);
+        const arrived = await receiver.waitFor(2);
+        expect(arrived[1].headers['webhook-id']).toBe(arrived[0].headers['webhook-id']);
+      },
+      clock,
+    );
   });
 
   it('When a target answers 400, then the message fails at once (no retry) and the output reads failing', async () => {

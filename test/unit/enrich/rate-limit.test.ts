@@ -1,47 +1,10 @@
 import { anySignal } from '../../../src/signals';
-import { RateLimiter, type LimiterClock } from '../../../src/enrich/rate-limit';
+import { RateLimiter } from '../../../src/enrich/rate-limit';
+import { ManualLimiterClock as ManualClock, settle } from '../../helpers/limiter-clock';
 
-// The limiter runs on a manual clock here: the tests move time themselves instead of waiting
-// for it. The real 1 s MusicBrainz interval is tested end to end in
+// The limiter runs on a manual clock here (test/helpers/limiter-clock.ts): the tests move time
+// themselves instead of waiting for it. The real 1 s MusicBrainz interval is tested end to end in
 // test/integration/enrichment-rate.test.ts.
-
-/** Time that moves only when told to; due callbacks fire in time order. */
-class ManualClock implements LimiterClock {
-  private time = 0;
-  private timers: { at: number; fire: () => void }[] = [];
-
-  now(): number {
-    return this.time;
-  }
-
-  schedule(fire: () => void, ms: number): () => void {
-    const timer = { at: this.time + ms, fire };
-    this.timers.push(timer);
-    return () => {
-      this.timers = this.timers.filter((other) => other !== timer);
-    };
-  }
-
-  /** Moves time forward by `ms`, firing each due callback at its own time, then lets promises settle. */
-  async advance(ms: number): Promise<void> {
-    const until = this.time + ms;
-    for (;;) {
-      const due = this.timers.filter((timer) => timer.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((timer) => timer !== due);
-      this.time = due.at;
-      due.fire();
-      await settle();
-    }
-    this.time = until;
-    await settle();
-  }
-}
-
-/** Lets every already-resolved promise chain run. */
-function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('RateLimiter', () => {
   it('When many callers take turns at once, then their starts are one interval apart, in arrival order', async () => {

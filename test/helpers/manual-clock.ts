@@ -1,0 +1,61 @@
+// A clock the test moves by hand (docs/architecture.md "Time in tests"), for a part of svc built
+// with `now` (the output queues' retries, the failed-secret throttle): a wait of svc's own is then
+// proven by order, never by a duration. `readsAfter(n)` is the signal that the part looked at the
+// time again: once the clock has been read `n` more times after a move, the part has made
+// its decisions at the new time, and the test asserts what it did (or did not) do.
+
+export interface ManualClock {
+  /** The time the part sees (ms since the epoch); the part calls it, the test may read `at`. */
+  readonly now: () => number;
+  /** The time now, without counting as a read of the part. */
+  readonly at: number;
+  /** Moves the clock to `ms` (never back). */
+  set(ms: number): void;
+  /** Resolves once the part has read the clock `reads` more times from this call on (call it right after `set`). */
+  readsAfter(reads: number): Promise<void>;
+}
+
+/**
+ * Starts a minute ahead of the real clock by default: the rows the store stamps itself (a
+ * track's change row, from which the output messages are made) are then never in its future.
+ */
+export function manualClock(start = Date.now() + 60_000): ManualClock {
+  let at = start;
+  let reads = 0;
+  let waiters: { until: number; resolve: () => void }[] = [];
+  return {
+    now: () => {
+      reads += 1;
+      const due = waiters.filter((waiter) => reads >= waiter.until);
+      waiters = waiters.filter((waiter) => reads < waiter.until);
+      for (const waiter of due) waiter.resolve();
+      return at;
+    },
+    get at() {
+      return at;
+    },
+    set(ms: number) {
+      if (ms < at) throw new Error(`manualClock: ${ms} is before ${at}; the clock never goes back`);
+      at = ms;
+    },
+    readsAfter(count: number) {
+      const until = reads + count;
+      return new Promise<void>((resolve) => waiters.push({ until, resolve }));
+    },
+  };
+}
+
+/**
+ * Call right after an attempt arrived: svc's next one is due at `dueAt` on `clock` (the wait it
+ * was told, or its floor). The failed attempt is recorded first (two reads: its end and the next
+ * look at the queue); then at `dueAt - 1` nothing more arrives while the part looks again `reads`
+ * times (a send it started would be answered before its third read), and the clock moves to `dueAt`.
+ */
+export async function expectNothingBefore(clock: ManualClock, dueAt: number, arrived: () => number, reads = 4): Promise<void> {
+  await clock.readsAfter(2);
+  const before = arrived();
+  clock.set(dueAt - 1);
+  await clock.readsAfter(reads);
+  expect(arrived()).toBe(before);
+  clock.set(dueAt);
+}
