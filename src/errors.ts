@@ -34,6 +34,9 @@ export const ERRORS = {
   REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time', expose: true },
   // docs/song-requests.md: the queue holds at most 1000 requests.
   REQUEST_QUEUE_FULL: { status: 429, message: 'The request queue is full', expose: true },
+  // docs/song-requests.md: one requester's waiting requests, and the queue's intake per minute, are bounded.
+  REQUESTER_QUEUE_FULL: { status: 429, message: 'Too many requests from this requester are waiting', expose: true },
+  REQUEST_RATE_EXCEEDED: { status: 429, message: 'Too many song requests this minute', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
   RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type', expose: true },

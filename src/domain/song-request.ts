@@ -32,6 +32,13 @@ export type NewSongRequest = Omit<SongRequest, 'id'>;
 export const REQUEST_DEDUPE_MS = 30_000;
 /** At most this many requests wait in the queue; past it a new one is refused. */
 export const MAX_QUEUED_REQUESTS = 1000;
+/** At most this many requests of one requester wait at once (one viewer never fills the queue). */
+export const MAX_WAITING_PER_REQUESTER = 10;
+/** The window of the queue's intake: at most MAX_REQUESTS_PER_WINDOW new requests (all requesters together) per window. */
+export const REQUEST_WINDOW_MS = 60_000;
+export const MAX_REQUESTS_PER_WINDOW = 120;
+/** Fuzzy scoring takes at most this many queued requests before the matcher yields (a long queue never freezes a track change). */
+export const FUZZY_SLICE = 25;
 /** Chat text longer than this is cut before it is read (What's Now Playing cuts at 500). */
 export const MAX_REQUEST_INPUT = 500;
 /** A request field (requester, artist, title, ...) is cut to this many characters. */
@@ -123,6 +130,18 @@ export interface PlayedNames {
  * title alone.
  */
 export function requestFulfilledBy(played: PlayedNames, queue: readonly SongRequest[]): SongRequest | undefined {
+  const steps = fulfilmentSteps(played, queue);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * requestFulfilledBy's search in slices: the generator yields after every FUZZY_SLICE fuzzy scores
+ * (the caller may let other work run there) and returns the request found.
+ */
+export function* fulfilmentSteps(played: PlayedNames, queue: readonly SongRequest[]): Generator<void, SongRequest | undefined> {
   const artist = played.artist || undefined;
   const title = played.title || undefined;
   const attempts: PlayedNames[] = [];
@@ -130,7 +149,7 @@ export function requestFulfilledBy(played: PlayedNames, queue: readonly SongRequ
   if (artist) attempts.push({ artist });
   if (title) attempts.push({ title });
   for (const attempt of attempts) {
-    const found = exactMatch(attempt, queue) ?? normalisedMatch(attempt, queue) ?? fuzzyMatch(attempt, queue);
+    const found = exactMatch(attempt, queue) ?? normalisedMatch(attempt, queue) ?? (yield* fuzzyMatch(attempt, queue));
     if (found) return found;
   }
   return undefined;
@@ -151,10 +170,14 @@ function normalisedMatch(played: PlayedNames, queue: readonly SongRequest[]): So
   return queue.find((request) => request.normalizedArtist === artist && request.normalizedTitle === title);
 }
 
-function fuzzyMatch(played: PlayedNames, queue: readonly SongRequest[]): SongRequest | undefined {
+function* fuzzyMatch(played: PlayedNames, queue: readonly SongRequest[]): Generator<void, SongRequest | undefined> {
   let best: SongRequest | undefined;
   let bestScore = 0;
+  let scored = 0;
   for (const request of queue) {
+    if (!canReachThreshold(played, request)) continue;
+    if (scored > 0 && scored % FUZZY_SLICE === 0) yield;
+    scored++;
     const score = fuzzyScore(played, request);
     if (score > bestScore && score >= FUZZY_THRESHOLD) {
       best = request;
@@ -178,10 +201,42 @@ export function fuzzyScore(played: PlayedNames, request: Pick<SongRequest, 'arti
   return 0;
 }
 
+/**
+ * False only when fuzzyScore(played, request) is sure to stay below FUZZY_THRESHOLD without scoring:
+ * a name more than twice as long as the other (played and its core text both) scores below 50, and
+ * one such name keeps the total below 85 (0.4 x 49 + 60 = 79; 40 + 0.6 x 49 = 69). A queue of
+ * long names made up to slow the match is skipped at the cost of their lengths.
+ */
+export function canReachThreshold(played: PlayedNames, request: Pick<SongRequest, 'artist' | 'title'>): boolean {
+  const artist = played.artist && request.artist ? nameCanReach(played.artist, request.artist) : undefined;
+  const title = played.title && request.title ? nameCanReach(played.title, request.title) : undefined;
+  if (artist !== undefined && title !== undefined) return artist && title;
+  return artist ?? title ?? false;
+}
+
+function nameCanReach(played: string, requested: string): boolean {
+  return !lengthPenalised(played, requested) || !lengthPenalised(coreText(played), requested);
+}
+
+/** trackrequests.py `_extract_core_text`: lowercased, the filler words taken out, spaces collapsed; the name itself when nothing is left. */
+function coreText(played: string): string {
+  return played.toLowerCase().replace(FILLER, '').replace(/\s+/gu, ' ').trim() || played;
+}
+
 function nameScore(played: string, requested: string): number {
-  // trackrequests.py `_extract_core_text`: lowercased, the filler words taken out, spaces collapsed; the name itself when nothing is left.
-  const cleaned = played.toLowerCase().replace(FILLER, '').replace(/\s+/gu, ' ').trim() || played;
-  return Math.max(similarity(played, requested), similarity(cleaned, requested));
+  return Math.max(similarity(played, requested), similarity(coreText(played), requested));
+}
+
+/** The length similarity compares: code points of the lowercased, trimmed name. */
+function comparedLength(name: string): number {
+  return [...name.toLowerCase().trim()].length;
+}
+
+/** Whether similarity cuts its score for length: one name more than twice as long as the other. */
+function lengthPenalised(a: string, b: string): boolean {
+  const shorter = Math.min(comparedLength(a), comparedLength(b));
+  const longer = Math.max(comparedLength(a), comparedLength(b));
+  return shorter > 0 && longer / shorter > 2;
 }
 
 /**
@@ -195,7 +250,7 @@ export function similarity(a: string, b: string): number {
   const right = b.toLowerCase();
   if (left === '' || right === '') return 0;
   const score = weightedRatio(left, right);
-  const shorter = Math.min([...left.trim()].length, [...right.trim()].length);
-  const longer = Math.max([...left.trim()].length, [...right.trim()].length);
-  return shorter > 0 && longer / shorter > 2 ? Math.floor(score * (shorter / longer)) : score;
+  const shorter = Math.min(comparedLength(left), comparedLength(right));
+  const longer = Math.max(comparedLength(left), comparedLength(right));
+  return lengthPenalised(left, right) ? Math.floor(score * (shorter / longer)) : score;
 }

@@ -3,9 +3,10 @@ import { fieldText, type TrackRecord } from '../domain/track';
 import {
   MAX_REQUEST_FIELD,
   REQUEST_DEDUPE_MS,
+  REQUEST_WINDOW_MS,
+  fulfilmentSteps,
   normaliseName,
   readRequestText,
-  requestFulfilledBy,
   requestTrackId,
   type NewSongRequest,
   type SongRequest,
@@ -109,8 +110,13 @@ export class SongRequests extends EventEmitter<SongRequestEvents> {
       requestedFor,
       createdAt: this.now(),
     };
-    const outcome = await this.store.add(request, request.createdAt - REQUEST_DEDUPE_MS);
+    const outcome = await this.store.add(request, { dedupeSince: request.createdAt - REQUEST_DEDUPE_MS, windowSince: request.createdAt - REQUEST_WINDOW_MS });
     if (outcome.state === 'full') throw new AppError('REQUEST_QUEUE_FULL');
+    if (outcome.state === 'requester-full') {
+      this.logger.warn(`song requests: requester ${JSON.stringify(requester)} has too many requests waiting; refused`);
+      throw new AppError('REQUESTER_QUEUE_FULL');
+    }
+    if (outcome.state === 'window-full') throw new AppError('REQUEST_RATE_EXCEEDED');
     const trackId = requestTrackId(outcome.request.artist, outcome.request.title);
     if (outcome.state === 'deduped') return { accepted: true, deduped: true, track_id: trackId, request_id: outcome.request.id };
     this.emit('added', viewOf(outcome.request));
@@ -160,7 +166,7 @@ export class SongRequests extends EventEmitter<SongRequestEvents> {
     try {
       const queue = await this.store.list();
       const played = { artist: fieldText(record.metadata, 'artist'), title: fieldText(record.metadata, 'title') };
-      const match = requestFulfilledBy(played, queue);
+      const match = await inSlices(fulfilmentSteps(played, queue));
       // Another instance may have fulfilled it meanwhile: only the one whose delete removed it tells.
       const removed = match ? await this.store.remove(match.id) : null;
       if (!removed) return undefined;
@@ -174,6 +180,15 @@ export class SongRequests extends EventEmitter<SongRequestEvents> {
 
   private announceRemoved(removed: readonly SongRequest[], reason: RemovalReason, dbid?: number): void {
     for (const request of removed) this.emit('removed', { ...viewOf(request), reason, ...(dbid === undefined ? {} : { dbid }) });
+  }
+}
+
+/** Runs a sliced search to its end, letting other work run at every step (setImmediate: after pending I/O). */
+async function inSlices<T>(steps: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

@@ -1,4 +1,4 @@
-import { type NewSongRequest, type SongRequest } from '../domain/song-request';
+import { MAX_QUEUED_REQUESTS, MAX_REQUESTS_PER_WINDOW, MAX_WAITING_PER_REQUESTER, type NewSongRequest, type SongRequest } from '../domain/song-request';
 
 // The song-request queue (docs/song-requests.md): the contract and the row rules both backends
 // share; the bodies are sqlite/song-requests.ts and postgres/song-requests.ts.
@@ -9,11 +9,29 @@ export type AddOutcome =
   /** The same requester asked for the same track within the window: the earlier one stands. */
   | { state: 'deduped'; request: SongRequest }
   /** MAX_QUEUED_REQUESTS are waiting. */
-  | { state: 'full' };
+  | { state: 'full' }
+  /** MAX_WAITING_PER_REQUESTER of this requester are waiting. */
+  | { state: 'requester-full' }
+  /** MAX_REQUESTS_PER_WINDOW of the waiting requests were queued since the window's start. */
+  | { state: 'window-full' };
+
+/** The moments an add is checked against (ms): the requester's duplicates since `dedupeSince`, the intake since `windowSince`. */
+export interface AddBounds {
+  dedupeSince: number;
+  windowSince: number;
+}
+
+/** The first bound a queue of `waiting` requests (`ofRequester` of them the requester's, `inWindow` queued within the window) leaves no room in. */
+export function boundReached(waiting: number, ofRequester: number, inWindow: number): AddOutcome | undefined {
+  if (waiting >= MAX_QUEUED_REQUESTS) return { state: 'full' };
+  if (ofRequester >= MAX_WAITING_PER_REQUESTER) return { state: 'requester-full' };
+  if (inWindow >= MAX_REQUESTS_PER_WINDOW) return { state: 'window-full' };
+  return undefined;
+}
 
 export interface SongRequestStore {
-  /** Queues `request` unless its requester queued the same normalised track since `dedupeSince` (ms). */
-  add(request: NewSongRequest, dedupeSince: number): Promise<AddOutcome>;
+  /** Queues `request` unless its requester queued the same normalised track since `bounds.dedupeSince`, or a bound is reached (boundReached). */
+  add(request: NewSongRequest, bounds: AddBounds): Promise<AddOutcome>;
   /** The whole queue, oldest first. */
   list(): Promise<SongRequest[]>;
   /** Removes one request; null when there is no such id. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MAX_WAITING_PER_REQUESTER } from '../../src/domain/song-request';
 import { eventually } from '../helpers/eventually';
 import { asObject, postJson, request } from '../helpers/http';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../helpers/postgres';
@@ -148,6 +149,20 @@ describe('Song requests: What’s Now Playing’s queue API', () => {
     expect((await del(`${server.url}/v1/requests?artist=Nobody&title=Nothing&requester=ghost`)).status).toBe(404);
     expect((await del(`${server.url}/v1/requests/999999`)).status).toBe(404);
     expect((await del(`${server.url}/v1/requests/not-a-number`)).status).toBe(400);
+  });
+
+  // Issue 54 M5: one requester filled the 1,000-request queue in 2.3 s.
+  it('When one requester floods the queue, then past MAX_WAITING_PER_REQUESTER it is a 429 naming the bound, logged with the requester, and another viewer is still queued', async () => {
+    server = await startTestServer();
+    for (let index = 0; index < MAX_WAITING_PER_REQUESTER; index++) {
+      expect((await postJson(`${server.url}/v1/requests`, { requester: 'flood', artist: 'Artist', title: `Song ${index}` })).status).toBe(200);
+    }
+    const refused = await postJson(`${server.url}/v1/requests`, { requester: 'flood', artist: 'Artist', title: 'One more' });
+    expect(refused.status).toBe(429);
+    expect(asObject(refused.json).error).toBe('Too many requests from this requester are waiting');
+    expect(server.logs.some((line) => line.includes('requester "flood" has too many requests waiting'))).toBe(true);
+    expect((await postJson(`${server.url}/v1/requests`, { requester: 'viewer', artist: 'Artist', title: 'One more' })).status).toBe(200);
+    expect((await queue(server.url)).filter((item) => item.requester === 'flood')).toHaveLength(MAX_WAITING_PER_REQUESTER);
   });
 
   it('When one requester asks for the same track twice within 30 s, then the second is deduped; another requester’s is queued', async () => {

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
-import { MAX_QUEUED_REQUESTS, type NewSongRequest } from '../../domain/song-request';
+import type { NewSongRequest } from '../../domain/song-request';
 import type { Db } from './database';
-import { AddOutcome, REQUEST_COLUMNS, SongRequestRow, SongRequestStore, insertValues, requestOf } from '../song-requests';
+import { AddOutcome, REQUEST_COLUMNS, SongRequestRow, SongRequestStore, boundReached, insertValues, requestOf, type AddBounds } from '../song-requests';
 
 export function createSongRequestStore(db: Db): SongRequestStore {
   const insert = db.prepare<(string | number | null)[], SongRequestRow>(
@@ -10,7 +10,10 @@ export function createSongRequestStore(db: Db): SongRequestStore {
   const duplicate = db.prepare<[string, string, string, number], SongRequestRow>(
     `SELECT ${REQUEST_COLUMNS} FROM song_requests WHERE requester = ? AND normalized_artist = ? AND normalized_title = ? AND created_at >= ? ORDER BY id LIMIT 1`,
   );
-  const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM song_requests');
+  // The queue holds at most MAX_QUEUED_REQUESTS rows: these counts read a bounded table.
+  const count = db.prepare<[string, number], { n: number; requester: number; recent: number }>(
+    'SELECT count(*) AS n, coalesce(sum(requester = ?), 0) AS requester, coalesce(sum(created_at >= ?), 0) AS recent FROM song_requests',
+  );
   const all = db.prepare<[], SongRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM song_requests ORDER BY id`);
   const removeOne = db.prepare<[number], SongRequestRow>(`DELETE FROM song_requests WHERE id = ? RETURNING ${REQUEST_COLUMNS}`);
   const removeIdentity = db.prepare<[string, string], SongRequestRow>(
@@ -20,18 +23,20 @@ export function createSongRequestStore(db: Db): SongRequestStore {
     `DELETE FROM song_requests WHERE normalized_artist = ? AND normalized_title = ? AND requester = ? RETURNING ${REQUEST_COLUMNS}`,
   );
   const removeAll = db.prepare<[], SongRequestRow>(`DELETE FROM song_requests RETURNING ${REQUEST_COLUMNS}`);
-  const add = db.transaction((request: NewSongRequest, dedupeSince: number): AddOutcome => {
-    const earlier = duplicate.get(request.requester, request.normalizedArtist, request.normalizedTitle, dedupeSince);
+  const add = db.transaction((request: NewSongRequest, bounds: AddBounds): AddOutcome => {
+    const earlier = duplicate.get(request.requester, request.normalizedArtist, request.normalizedTitle, bounds.dedupeSince);
     if (earlier) return { state: 'deduped', request: requestOf(earlier) };
-    if ((count.get()?.n ?? 0) >= MAX_QUEUED_REQUESTS) return { state: 'full' };
+    const counts = count.get(request.requester, bounds.windowSince);
+    const reached = boundReached(counts?.n ?? 0, counts?.requester ?? 0, counts?.recent ?? 0);
+    if (reached) return reached;
     const row = insert.get(...insertValues(request));
     if (!row) throw new Error('song request insert returned no row');
     return { state: 'added', request: requestOf(row) };
   });
   const byId = (rows: SongRequestRow[]) => rows.map(requestOf).sort((a, b) => a.id - b.id);
   return {
-    async add(request, dedupeSince) {
-      return add.immediate(request, dedupeSince);
+    async add(request, bounds) {
+      return add.immediate(request, bounds);
     },
     async list() {
       return all.all().map(requestOf);

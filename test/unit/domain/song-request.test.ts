@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { fuzzyScore, normaliseName, readRequestText, requestFulfilledBy, requestTrackId, similarity, type SongRequest } from '../../../src/domain/song-request';
+import {
+  FUZZY_THRESHOLD,
+  canReachThreshold,
+  fuzzyScore,
+  normaliseName,
+  readRequestText,
+  requestFulfilledBy,
+  requestTrackId,
+  similarity,
+  type SongRequest,
+} from '../../../src/domain/song-request';
 
 // The pure rules of song requests (docs/song-requests.md), with the facts of What's Now Playing's
 // queue (whatsnowplaying/whats-now-playing nowplaying/trackrequests.py): the chat formats it
@@ -87,5 +97,39 @@ describe('song requests (pure rules)', () => {
     const queue = [queued(1, 'Beatles', 'Let It Be')];
     expect(requestFulfilledBy({ artist: 'The Beatles', title: 'Let It Be' }, queue)?.id).toBe(1);
     expect(fuzzyScore({ artist: 'The Chemical Brothers', title: 'Galvanize' }, { artist: 'Chemical Brothers', title: 'Galvanise' })).toBeGreaterThanOrEqual(85);
+  });
+
+  // The shortcut that keeps made-up long requests from costing a full score (issue 54 M5) must
+  // never skip a request that could have matched.
+  it('When a request cannot reach the threshold by length, then its full fuzzy score is below the threshold too', () => {
+    const names = [
+      'Nirvana',
+      'Breed',
+      'Massive Attack',
+      'Teardrop',
+      'play Teardrop please',
+      'Teardrop (Remastered 2006 Version)',
+      'A',
+      'Abba',
+      'x'.repeat(60),
+      '  ',
+      'Sigur Rós',
+    ];
+    let skipped = 0;
+    for (const artist of names)
+      for (const title of names)
+        for (const played of [
+          { artist: 'Massive Attack', title: 'Teardrop' },
+          { artist: 'Massive Attack' },
+          { title: 'play Teardrop please' },
+          { title: 'Abba' },
+        ]) {
+          const request = { artist, title };
+          if (canReachThreshold(played, request)) continue;
+          skipped++;
+          expect(fuzzyScore(played, request)).toBeLessThan(FUZZY_THRESHOLD);
+        }
+    expect(skipped).toBeGreaterThan(50);
+    expect(canReachThreshold({ artist: 'Massive Attack', title: 'Teardrop' }, { artist: 'Massive Attack', title: 'Teardropp' })).toBe(true);
   });
 });

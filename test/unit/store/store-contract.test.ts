@@ -11,7 +11,7 @@ import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
 import { IDEMPOTENCY_KEEP_MS, type IdempotencyBounds } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
-import { normaliseName, type NewSongRequest } from '../../../src/domain/song-request';
+import { MAX_REQUESTS_PER_WINDOW, MAX_WAITING_PER_REQUESTER, REQUEST_WINDOW_MS, normaliseName, type NewSongRequest } from '../../../src/domain/song-request';
 import { makeTempDir } from '../../helpers/temp-dir';
 import { storedCount } from '../../helpers/stored-count';
 
@@ -654,13 +654,16 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
     it('When requests are added, then they list oldest first; one requester’s repeat inside the window is the earlier one; removals answer what went', async () => {
       await open();
       const queue = opened().songRequests;
-      const first = await queue.add(request('v1', 'Radiohead', 'Creep', 1000), 0);
+      const first = await queue.add(request('v1', 'Radiohead', 'Creep', 1000), { dedupeSince: 0, windowSince: 0 });
       expect(first).toMatchObject({ state: 'added', request: { requester: 'v1', artist: 'Radiohead', userPlatform: 'kick', createdAt: 1000 } });
       if (first.state !== 'added') throw new Error('not added');
-      expect(await queue.add(request('v1', 'RADIOHEAD', 'creep', 2000), 1000)).toEqual({ state: 'deduped', request: first.request });
-      expect((await queue.add(request('v1', 'Radiohead', 'Creep', 40_000), 10_000)).state).toBe('added');
-      expect((await queue.add(request('v2', 'Radiohead', 'Creep', 40_001), 10_001)).state).toBe('added');
-      expect((await queue.add(request('v2', 'Nirvana', 'Breed', 40_002), 10_002)).state).toBe('added');
+      expect(await queue.add(request('v1', 'RADIOHEAD', 'creep', 2000), { dedupeSince: 1000, windowSince: 0 })).toEqual({
+        state: 'deduped',
+        request: first.request,
+      });
+      expect((await queue.add(request('v1', 'Radiohead', 'Creep', 40_000), { dedupeSince: 10_000, windowSince: 0 })).state).toBe('added');
+      expect((await queue.add(request('v2', 'Radiohead', 'Creep', 40_001), { dedupeSince: 10_001, windowSince: 0 })).state).toBe('added');
+      expect((await queue.add(request('v2', 'Nirvana', 'Breed', 40_002), { dedupeSince: 10_002, windowSince: 0 })).state).toBe('added');
       expect((await queue.list()).map((one) => [one.requester, one.title])).toEqual([
         ['v1', 'Creep'],
         ['v1', 'Creep'],
@@ -672,6 +675,34 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect((await queue.removeByIdentity('radiohead', 'creep')).map((one) => one.requester)).toEqual(['v2']);
       expect((await queue.clear()).map((one) => one.title)).toEqual(['Breed']);
       expect(await queue.list()).toEqual([]);
+    });
+
+    // Issue 54 M5: one requester filled the 1,000-request queue in 2.3 s. The attack, scaled by the bounds themselves.
+    it('When one requester floods the queue, then past MAX_WAITING_PER_REQUESTER its requests are refused and others still get in', async () => {
+      await open();
+      const queue = opened().songRequests;
+      const bounds = { dedupeSince: 0, windowSince: 0 };
+      for (let index = 0; index < MAX_WAITING_PER_REQUESTER; index++) {
+        expect((await queue.add(request('flood', 'Artist', `Song ${index}`, 1000 + index), bounds)).state).toBe('added');
+      }
+      expect(await queue.add(request('flood', 'Artist', 'One more', 2000), bounds)).toEqual({ state: 'requester-full' });
+      expect((await queue.add(request('viewer', 'Artist', 'One more', 2001), bounds)).state).toBe('added');
+      expect((await queue.list()).filter((one) => one.requester === 'flood')).toHaveLength(MAX_WAITING_PER_REQUESTER);
+    });
+
+    it('When made-up requesters flood the queue, then past MAX_REQUESTS_PER_WINDOW in the window they are refused; once the window has passed, one gets in', async () => {
+      await open();
+      const queue = opened().songRequests;
+      const at = 10_000_000;
+      for (let index = 0; index < MAX_REQUESTS_PER_WINDOW; index++) {
+        const added = await queue.add(request(`bot-${index}`, 'Artist', 'Song', at + index), { dedupeSince: 0, windowSince: at - REQUEST_WINDOW_MS });
+        expect(added.state).toBe('added');
+      }
+      const inWindow = { dedupeSince: 0, windowSince: at + MAX_REQUESTS_PER_WINDOW - REQUEST_WINDOW_MS };
+      expect(await queue.add(request('bot-late', 'Artist', 'Song', at + MAX_REQUESTS_PER_WINDOW), inWindow)).toEqual({ state: 'window-full' });
+      const later = at + REQUEST_WINDOW_MS + MAX_REQUESTS_PER_WINDOW;
+      expect((await queue.add(request('bot-later', 'Artist', 'Song', later), { dedupeSince: 0, windowSince: later - REQUEST_WINDOW_MS })).state).toBe('added');
+      expect(await queue.list()).toHaveLength(MAX_REQUESTS_PER_WINDOW + 1);
     });
   });
 
