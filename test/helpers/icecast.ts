@@ -98,7 +98,7 @@ export async function startIcecast(options: IcecastOptions = {}): Promise<Icecas
       () => false,
     );
   };
-  await until(answers, 'icecast2 answered /status-json.xsl', 10_000, 50).catch((error: unknown) => {
+  await until(answers, 'icecast2 answered /status-json.xsl', 30_000, 50).catch((error: unknown) => {
     throw new Error(`icecast2 did not start (${error instanceof Error ? error.message : String(error)}): ${output}`);
   });
   return {
