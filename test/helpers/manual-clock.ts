@@ -59,3 +59,22 @@ export async function expectNothingBefore(clock: ManualClock, dueAt: number, arr
   expect(arrived()).toBe(before);
   clock.set(dueAt);
 }
+
+/**
+ * The output queues' first two backoffs after a failure at `failedAt` (the 1 s base, then 2 s, each
+ * halved by jitter at most): nothing arrives before the earliest moment of a try, and the try comes
+ * by its latest. Resolves with the three arrivals (the failed one and the two tries).
+ */
+export async function expectTwoBackoffs<T>(
+  clock: ManualClock,
+  failedAt: number,
+  receiver: { received: readonly T[]; waitFor(count: number): Promise<T[]> },
+): Promise<T[]> {
+  await receiver.waitFor(1);
+  await expectNothingBefore(clock, failedAt + 500, () => receiver.received.length);
+  clock.set(failedAt + 1000);
+  await receiver.waitFor(2);
+  await expectNothingBefore(clock, failedAt + 1000 + 1000, () => receiver.received.length);
+  clock.set(failedAt + 1000 + 2000);
+  return receiver.waitFor(3);
+}

@@ -3,7 +3,7 @@ import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { eventually } from '../../helpers/eventually';
 import { rawRequest } from '../../helpers/raw-http';
 import { startTestServer } from '../../helpers/test-server';
-import { expectNothingBefore, manualClock } from '../../helpers/manual-clock';
+import { expectNothingBefore, expectTwoBackoffs, manualClock } from '../../helpers/manual-clock';
 
 interface OutputView {
   state: string;
@@ -41,15 +41,8 @@ describe('retry floors', () => {
     try {
       const failedAt = clock.at;
       await postJson(`${server.url}/v1/remoteinput`, { artist: 'A', title: 'Flood' });
-      await receiver.waitFor(1);
-      // The first backoff is 1 s halved by jitter at most: nothing before 0.5 s, the try by 1 s.
-      await expectNothingBefore(clock, failedAt + 500, () => receiver.received.length);
-      clock.set(failedAt + 1000);
-      await receiver.waitFor(2);
-      // The second: 2 s, halved at most.
-      await expectNothingBefore(clock, failedAt + 1000 + 1000, () => receiver.received.length);
-      clock.set(failedAt + 1000 + 2000);
-      expect(await receiver.waitFor(3)).toHaveLength(3);
+      // The first backoff is 1 s halved by jitter at most: nothing before 0.5 s, the try by 1 s; the second 2 s, halved at most.
+      expect(await expectTwoBackoffs(clock, failedAt, receiver)).toHaveLength(3);
     } finally {
       await server.close();
     }

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { asObject, postJson, request } from '../../helpers/http';
 import { startBlackHole, startReceiver, type BlackHole, type Received, type Receiver } from '../../helpers/receiver';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
-import { expectNothingBefore, manualClock, type ManualClock } from '../../helpers/manual-clock';
+import { expectNothingBefore, expectTwoBackoffs, manualClock, type ManualClock } from '../../helpers/manual-clock';
 
 // Webhook outputs (docs/outputs.md "webhook", "Delivery"): signed per Standard Webhooks and
 // checked with its reference verifier (npm standardwebhooks), in dbid order, retried with the
@@ -65,14 +65,8 @@ describe('webhook output', () => {
       async (server) => {
         const failedAt = clock.at;
         const dbid = Number(asObject((await submit(server, { artist: 'A', title: 'Retry' })).json).dbid);
-        await receiver.waitFor(1);
         // Backoff, on the queues' clock: the 1 s base, halved by jitter at most, then 2 s halved at most.
-        await expectNothingBefore(clock, failedAt + 500, () => receiver.received.length);
-        clock.set(failedAt + 1000);
-        await receiver.waitFor(2);
-        await expectNothingBefore(clock, failedAt + 1000 + 1000, () => receiver.received.length);
-        clock.set(failedAt + 1000 + 2000);
-        const arrived = await receiver.waitFor(3);
+        const arrived = await expectTwoBackoffs(clock, failedAt, receiver);
         expect(arrived.map((one) => one.headers['webhook-id'])).toEqual(Array(3).fill(arrived[0].headers['webhook-id']));
         const status = await eventuallyStatus(server, (output) => output.pending === 0 && output.lastSuccess !== null);
         expect(status).toMatchObject({ name: 'hook', type: 'webhook', state: 'ok', pending: 0, lastSuccess: { dbid } });
