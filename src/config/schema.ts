@@ -6,7 +6,7 @@ import { isHttpUrl } from '../domain/http-url';
 import { parseTemplate } from '../domain/template';
 import { parseBlock } from '../domain/trusted-proxies';
 import { DEFAULT_PORT, defaultDatabasePath } from './defaults';
-import { OUTPUT_COMMON_KEYS, OUTPUT_TYPE_KEYS, OUTPUT_TYPES, type OutputType } from './output-types';
+import { OUTPUT_COMMON_KEYS, OUTPUT_TYPE_FACTS, OUTPUT_TYPES, talksUrlScheme, type OutputType } from './output-types';
 
 export type { OutputType } from './output-types';
 
@@ -92,7 +92,7 @@ const outputSchema = object({
   // docs/channels.md "Outputs": only this channel's plays; absent: every channel's.
   channel: string().min(1, '${path} must not be empty'),
 }).test('output-keys', 'outputs: wrong keys', function checkKeys(value) {
-  const spec = OUTPUT_TYPE_KEYS[value.type];
+  const spec = OUTPUT_TYPE_FACTS[value.type];
   if (!spec) return true;
   const present = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined);
   const allowed = new Set<string>([...OUTPUT_COMMON_KEYS, ...spec.required, ...spec.optional]);
@@ -104,7 +104,7 @@ const outputSchema = object({
   }
   const missing = spec.required.find((key) => !present.includes(key));
   if (missing) return this.createError({ message: `${this.path}: ${withArticle(value.type)} output needs "${missing}"` });
-  if (value.url !== undefined && !OUTPUT_URL_SCHEMES[value.type].test(value.url)) {
+  if (value.url !== undefined && !talksUrlScheme(value.type, value.url)) {
     return this.createError({ message: `${this.path}.url: the wrong scheme for ${withArticle(value.type)} output` });
   }
   // The URL's path is the webhook's token: never sent in the clear, except to this machine
@@ -117,21 +117,6 @@ const outputSchema = object({
   }
   return true;
 });
-
-/** The URL schemes each output type talks (docs/outputs.md "Configuration"). */
-const OUTPUT_URL_SCHEMES: Record<OutputType, RegExp> = {
-  webhook: /^https?:/,
-  discord: /^https?:/,
-  icecast: /^https?:/,
-  shoutcast: /^https?:/,
-  mqtt: /^mqtts?:/,
-  url: /^https?:/,
-  listenbrainz: /^https?:/,
-  lastfm: /^https?:/,
-  obs: /^wss?:/,
-  rds: /^tcp:/,
-  dls: /^$/,
-};
 
 /** `headers`: names as HTTP allows them, values on one line. */
 function isHeaderMap(value: unknown): boolean {

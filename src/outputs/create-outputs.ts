@@ -1,3 +1,4 @@
+import { isOutputType, type OutputType } from '../config/output-types';
 import type { FrozenConfig } from '../config/schema';
 import type { Logger } from '../log';
 import { unknownFieldsWarning } from '../domain/template';
@@ -59,73 +60,55 @@ function warnUnknownFields(config: OutputConfig, logger: Logger): void {
   }
 }
 
-function createOutput(config: OutputConfig, { images, logger, instance, records }: OutputDeps): Output {
-  // The schema checked that each type has its required keys (config/schema.ts OUTPUT_TYPE_KEYS).
-  const url = config.url ?? '';
-  const password = config.password ?? '';
-  switch (config.type) {
-    case 'webhook':
-      return createWebhookOutput({ name: config.name, url, secret: config.secret ?? '' });
-    case 'discord':
-      return createDiscordOutput({ name: config.name, url }, images);
-    case 'icecast':
-      return createIcecastOutput({ name: config.name, url, password, ...optional({ user: config.user, format: config.format }) });
-    case 'shoutcast':
-      return createShoutcastOutput({ name: config.name, url, password, ...optional({ sid: config.sid, format: config.format }) });
-    case 'mqtt':
-      return createMqttOutput(
-        {
-          name: config.name,
-          url,
-          instance: config.instance ?? instance,
-          ...optional({
-            username: config.username,
-            password: config.password,
-            topic: config.topic,
-            homeAssistant: config.homeAssistant,
-            discoveryPrefix: config.discoveryPrefix,
-          }),
-        },
-        images,
-        logger,
-      );
-    default:
-      return createReachOutput(config, images, logger, records);
-  }
+function createOutput(config: OutputConfig, deps: OutputDeps): Output {
+  // The schema checked that each type has its required keys (config/output-types.ts OUTPUT_TYPE_FACTS).
+  if (!isOutputType(config.type)) throw new Error(`output ${config.name}: unknown type ${String(config.type)}`);
+  return BUILDERS[config.type](config, deps);
 }
 
-/** The directory, scrobbler, studio and broadcast types (docs/outputs.md). */
-function createReachOutput(config: OutputConfig, images: Pick<ImageStore, 'get'>, logger: Logger, records: RecordLookup | undefined): Output {
-  const name = config.name;
-  switch (config.type) {
-    case 'url':
-      return createUrlOutput({ name, url: config.url ?? '', ...optional({ method: config.method, headers: config.headers, body: config.body }) });
-    case 'listenbrainz':
-      return createListenBrainzOutput({ name, token: config.token ?? '', ...optional({ url: config.url }) }, records);
-    case 'lastfm':
-      return createLastFmOutput(
-        { name, apiKey: config.apiKey ?? '', apiSecret: config.apiSecret ?? '', sessionKey: config.sessionKey ?? '', ...optional({ url: config.url }) },
-        records,
-      );
-    case 'obs':
-      return createObsOutput(
-        {
-          name,
-          url: config.url ?? '',
-          input: config.input ?? '',
-          ...optional({ password: config.password, format: config.format, imageInput: config.imageInput, imagePath: config.imagePath }),
-        },
-        images,
-        logger,
-      );
-    case 'rds':
-      return createRdsOutput({ name, url: config.url ?? '', ...optional({ format: config.format, ps: config.ps, rtPlus: config.rtPlus }) });
-    case 'dls':
-      return createDlsOutput({ name, path: config.path ?? '', ...optional({ format: config.format }) });
-    default:
-      throw new Error(`output ${name}: unknown type ${config.type}`);
-  }
-}
+type Builder = (config: OutputConfig, deps: OutputDeps) => Output;
+
+/** One builder per output type of src/config/output-types.ts: a type added there is a compile error here until built. */
+const BUILDERS: Record<OutputType, Builder> = {
+  webhook: ({ name, url, secret }) => createWebhookOutput({ name, url: url ?? '', secret: secret ?? '' }),
+  discord: ({ name, url }, { images }) => createDiscordOutput({ name, url: url ?? '' }, images),
+  icecast: ({ name, url, password, user, format }) => createIcecastOutput({ name, url: url ?? '', password: password ?? '', ...optional({ user, format }) }),
+  shoutcast: ({ name, url, password, sid, format }) => createShoutcastOutput({ name, url: url ?? '', password: password ?? '', ...optional({ sid, format }) }),
+  mqtt: (config, { images, logger, instance }) =>
+    createMqttOutput(
+      {
+        name: config.name,
+        url: config.url ?? '',
+        instance: config.instance ?? instance,
+        ...optional({
+          username: config.username,
+          password: config.password,
+          topic: config.topic,
+          homeAssistant: config.homeAssistant,
+          discoveryPrefix: config.discoveryPrefix,
+        }),
+      },
+      images,
+      logger,
+    ),
+  url: ({ name, url, method, headers, body }) => createUrlOutput({ name, url: url ?? '', ...optional({ method, headers, body }) }),
+  listenbrainz: ({ name, token, url }, { records }) => createListenBrainzOutput({ name, token: token ?? '', ...optional({ url }) }, records),
+  lastfm: ({ name, apiKey, apiSecret, sessionKey, url }, { records }) =>
+    createLastFmOutput({ name, apiKey: apiKey ?? '', apiSecret: apiSecret ?? '', sessionKey: sessionKey ?? '', ...optional({ url }) }, records),
+  obs: (config, { images, logger }) =>
+    createObsOutput(
+      {
+        name: config.name,
+        url: config.url ?? '',
+        input: config.input ?? '',
+        ...optional({ password: config.password, format: config.format, imageInput: config.imageInput, imagePath: config.imagePath }),
+      },
+      images,
+      logger,
+    ),
+  rds: ({ name, url, format, ps, rtPlus }) => createRdsOutput({ name, url: url ?? '', ...optional({ format, ps, rtPlus }) }),
+  dls: ({ name, path, format }) => createDlsOutput({ name, path: path ?? '', ...optional({ format }) }),
+};
 
 /** The keys that are set (exactOptionalPropertyTypes: an absent key is not an undefined one). */
 function optional<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {

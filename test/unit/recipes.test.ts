@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { OUTPUT_BLOCKS } from '../../src/cli/commands/output-blocks';
+import { OUTPUT_TYPES } from '../../src/config/output-types';
 import { NowPlaying } from '../../src/domain/current-track';
 import { OutputDispatcher } from '../../src/outputs/dispatcher';
 import { trackDataOf, type Delivery, type Output } from '../../src/outputs/output';
@@ -40,19 +41,38 @@ describe('the recipes of docs/architecture.md', () => {
   });
 
   it('When an output type exists, then it sits in each place "Adding an output type" names', () => {
-    const schema = read('src/config/schema.ts');
-    const types = read('src/config/output-types.ts');
+    // The one list is OUTPUT_TYPE_FACTS; the factory and the blocks are Records of it (the compiler
+    // checks them), the files and the docs are checked here.
     const factory = read('src/outputs/create-outputs.ts');
     const docs = read('docs/outputs.md');
     const typeRow = docs.split('\n').find((line) => line.startsWith('| `type` |')) ?? '';
-    const missing = Object.keys(OUTPUT_BLOCKS).flatMap((type) => [
-      ...(new RegExp(`\\n  ${type}: \\{ required`).test(types) ? [] : [`${type}: OUTPUT_TYPE_KEYS`]),
-      ...(new RegExp(`\\n  ${type}: /`).test(schema) ? [] : [`${type}: OUTPUT_URL_SCHEMES`]),
-      ...(factory.includes(`case '${type}':`) ? [] : [`${type}: create-outputs.ts`]),
+    const missing = OUTPUT_TYPES.flatMap((type) => [
+      ...(new RegExp(`\\n  ${type}: \\(`).test(factory) ? [] : [`${type}: create-outputs.ts BUILDERS`]),
+      ...(type in OUTPUT_BLOCKS ? [] : [`${type}: output-blocks.ts`]),
       ...(fs.existsSync(path.join(ROOT, 'src/outputs', `${type}.ts`)) ? [] : [`${type}: src/outputs/${type}.ts`]),
       ...(typeRow.includes(`\`${type}\``) ? [] : [`${type}: docs/outputs.md "Configuration"`]),
     ]);
     expect(missing).toEqual([]);
+  });
+
+  it('When the docs list the output types, then each list is exactly the types of src/config/output-types.ts', () => {
+    const backticked = (line: string) => [...line.matchAll(/`([a-z]+)`/g)].map((match) => match[1] ?? '');
+    const typeRow = read('docs/outputs.md')
+      .split('\n')
+      .find((line) => line.startsWith('| `type` |'));
+    const configRow = read('docs/configuration.md')
+      .split('\n')
+      .find((line) => line.startsWith('| `outputs` |'));
+    const configTypes = /with `type` one of (.*?) and that type's keys/.exec(configRow ?? '')?.[1] ?? '';
+    const openapiEnum = /type: \{ enum: \[(webhook[^\]]*)\] \}/.exec(read('docs/openapi.yaml'))?.[1] ?? '';
+    const types = [...OUTPUT_TYPES].sort();
+    expect(
+      backticked(typeRow ?? '')
+        .filter((name) => name !== 'type')
+        .sort(),
+    ).toEqual(types);
+    expect(backticked(configTypes).sort()).toEqual(types);
+    expect(openapiEnum.split(', ').sort()).toEqual(types);
   });
 
   it('When a command is registered, then it sits in each place "Adding a command" names', () => {

@@ -6,7 +6,8 @@ import type { CliContext, SetResult } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 import { colorEnabled } from '../io';
 import { createPainter, jsonLine, type Painter } from '../output';
-import { OUTPUT_BLOCKS, outputBlock } from './output-blocks';
+import { OUTPUT_TYPES } from '../../config/output-types';
+import { outputBlock } from './output-blocks';
 
 // `svc outputs [--json]`: GET /v1/outputs as a table; `svc outputs test NAME`: POST
 // /v1/outputs/NAME/test, which sends the current track to that output now; `svc outputs add
@@ -26,11 +27,7 @@ Examples:
 const COLUMNS = ['NAME', 'TYPE', 'STATE', 'PENDING', 'SUPERSEDED', 'LAST SUCCESS', 'LAST ERROR'] as const;
 
 export function registerOutputs(program: Command, ctx: CliContext, setResult: SetResult): void {
-  const command = program
-    .command('outputs')
-    .description(
-      'show each output (webhook, discord, icecast, shoutcast, mqtt, url, listenbrainz, lastfm, obs, rds, dls): state, pending, superseded, last success and error',
-    );
+  const command = program.command('outputs').description(`show each output (${OUTPUT_TYPES.join(', ')}): state, pending, superseded, last success and error`);
   addClientOptions(command, 10, 'sent')
     .addHelpText('after', EXAMPLES)
     .action((options: ClientOptions) => setResult(runOutputs(options, ctx)));
@@ -41,14 +38,14 @@ export function registerOutputs(program: Command, ctx: CliContext, setResult: Se
   );
   command
     .command('add')
-    .argument('<type>', `the output type: ${Object.keys(OUTPUT_BLOCKS).join(', ')}`)
+    .argument('<type>', `the output type: ${OUTPUT_TYPES.join(', ')}`)
     .description('print a commented config block for one output type, to paste into .svcrc.yaml')
     .action((type: string) => setResult(Promise.resolve(runAdd(type, ctx))));
 }
 
 function runAdd(type: string, ctx: CliContext): number {
   const block = outputBlock(type);
-  if (block === undefined) throw new CliError(`unknown output type "${oneLine(type)}": one of ${Object.keys(OUTPUT_BLOCKS).join(', ')}`, EXIT.USAGE);
+  if (block === undefined) throw new CliError(`unknown output type "${oneLine(type)}": one of ${OUTPUT_TYPES.join(', ')}`, EXIT.USAGE);
   ctx.io.out(block.trimEnd());
   return EXIT.OK;
 }
