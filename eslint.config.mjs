@@ -24,7 +24,8 @@ export default tseslint.config(
   },
   {
     // No class over 250 lines of code either (.ci/eslint/max-class-lines.mjs): a cap on functions alone
-    // moves the bulk into classes. The largest today, OutputDispatcher, has 246.
+    // moves the bulk into classes. The largest today, Recognition, has 228 (OutputDispatcher had 246 before
+    // its parts went to src/outputs/dispatch/).
     files: ['src/**/*.ts'],
     plugins: { svc: { rules: { 'max-class-lines': maxClassLines } } },
     rules: { 'svc/max-class-lines': ['error', { max: 250 }] },
