@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { OUTPUT_BLOCKS } from '../../src/cli/commands/output-blocks';
 import { OUTPUT_TYPES } from '../../src/config/output-types';
+import { REPORT_FORMATS } from '../../src/reports/format';
+import { FORMATS } from '../../src/reports/formats';
 import { NowPlaying } from '../../src/domain/current-track';
 import { OutputDispatcher } from '../../src/outputs/dispatcher';
 import { trackDataOf, type Delivery, type Output } from '../../src/outputs/output';
@@ -34,11 +36,14 @@ function namedFiles(text: string): string[] {
 }
 
 describe('the recipes of docs/architecture.md', () => {
-  it.each(['Adding an output type', 'Adding a command', 'Adding a storage backend'])('When "%s" names a file, then the file exists', (title) => {
-    const files = namedFiles(recipe(title));
-    expect(files.length).toBeGreaterThan(2);
-    expect(files.filter((file) => !fs.existsSync(path.join(ROOT, file)))).toEqual([]);
-  });
+  it.each(['Adding an output type', 'Adding a command', 'Adding a storage backend', 'Adding a report format', 'Adding an input'])(
+    'When "%s" names a file, then the file exists',
+    (title) => {
+      const files = namedFiles(recipe(title));
+      expect(files.length).toBeGreaterThan(2);
+      expect(files.filter((file) => !fs.existsSync(path.join(ROOT, file)))).toEqual([]);
+    },
+  );
 
   it('When an output type exists, then it sits in each place "Adding an output type" names', () => {
     // The one list is OUTPUT_TYPE_FACTS; the factory and the blocks are Records of it (the compiler
@@ -106,6 +111,41 @@ describe('the recipes of docs/architecture.md', () => {
     expect(missing).toEqual([]);
     const layers = read('.dependency-cruiser.cjs');
     expect(layers).toContain("['store/sqlite', 'store/postgres']");
+  });
+
+  it('When a report format exists, then it sits in each place "Adding a report format" names', () => {
+    const table = read('docs/reports.md');
+    const openapiEnums = [...read('docs/openapi.yaml').matchAll(/name: format, in: path.*?enum: \[([^\]]*)\]/g)].map((match) => match[1] ?? '');
+    const httpApi = read('docs/http-api.md');
+    const cli = read('docs/cli.md');
+    const fixtures = fs.readdirSync(path.join(ROOT, 'test/fixtures/reports'));
+    const golden = read('test/unit/reports/golden.test.ts');
+    expect(openapiEnums.length).toBeGreaterThan(0);
+    const missing = REPORT_FORMATS.flatMap((format) => [
+      ...(format in FORMATS ? [] : [`${format}: src/reports/formats/index.ts FORMATS`]),
+      ...(fs.existsSync(path.join(ROOT, 'src/reports/formats', `${format}.ts`)) ? [] : [`${format}: src/reports/formats/${format}.ts`]),
+      ...(table.includes(`\n| \`${format}\` |`) ? [] : [`${format}: docs/reports.md table`]),
+      ...(openapiEnums.every((list) => list.split(', ').includes(format)) ? [] : [`${format}: docs/openapi.yaml format enum`]),
+      ...(httpApi.includes(`\`${format}\``) ? [] : [`${format}: docs/http-api.md`]),
+      ...(cli.includes(`\`${format}\``) ? [] : [`${format}: docs/cli.md`]),
+      ...(fixtures.some((file) => file.startsWith(`${format}.`)) ? [] : [`${format}: test/fixtures/reports/${format}.<ext>`]),
+      ...(golden.includes(`'${format}'`) ? [] : [`${format}: test/unit/reports/golden.test.ts`]),
+    ]);
+    expect(missing).toEqual([]);
+    expect(openapiEnums.map((list) => list.split(', ').sort())).toEqual(openapiEnums.map(() => [...REPORT_FORMATS].sort()));
+  });
+
+  it('When the Icecast source listener is an input, then it is built as "Adding an input" says', () => {
+    // Step 2: the listener is handed a SubmitFields, never the store or the config.
+    const ingest = fs.readdirSync(path.join(ROOT, 'src/ingest')).map((file) => [file, read(`src/ingest/${file}`)] as const);
+    const reachesOut = ingest.filter(([, text]) => /from '\.\.\/(store|config)\//.test(text)).map(([file]) => file);
+    expect(reachesOut).toEqual([]);
+    expect(read('src/ingest/listener.ts')).toMatch(/\n {2}submit: SubmitFields;/);
+    // Step 3: started after the server with a submitter of the one use case, closed before it.
+    const root = read('src/app/start-app.ts');
+    expect(root.indexOf('startIcecastSource(config')).toBeGreaterThan(root.indexOf('await startServer('));
+    expect(root).toMatch(/await icecast\?\.close\(\);[\s\S]{0,200}?await server\.close\(\);/);
+    expect(root).toMatch(/function sourceSubmitter[\s\S]*?trackInFlight\(submitTrack\(/);
   });
 
   it('When a fake output type is written by the recipe (an Output, handed to the dispatcher), then a stored track is delivered to it and its status reads ok', async () => {
