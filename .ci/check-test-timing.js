@@ -124,10 +124,6 @@ const STAMP_MAP = /\.map\(\s*\(?\s*\w+\s*\)?\s*=>\s*\w+\.at\s*\)/;
 function durationNames(sources) {
   const names = new Set();
   for (const source of sources) {
-    // Whole statements, over line breaks: `const arrivals = fake\n.calls()\n.map((call) => call.at)`.
-    for (const match of source.matchAll(/\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=(?!=)([^;]*)/g)) {
-      if (STAMP_MAP.test(match[2])) names.add(match[1]);
-    }
     for (const match of source.matchAll(/(?:\b(?:const|let|var)\s+|\b)([A-Za-z_$][\w$]*)\s*(?:=(?!=)|:)\s*([^;\n]*)/g)) {
       const value = match[2].split(/[,}]/)[0];
       if (NOW_DIFFERENCE.test(value) && !/=>/.test(value.split(NOW_DIFFERENCE)[0])) names.add(match[1]);
@@ -201,6 +197,21 @@ function closingOf(text, open) {
   return -1;
 }
 
+/**
+ * Names of one file that hold stamps or gaps between them, read from whole statements over line
+ * breaks (`const arrivals = fake\n.calls()\n.map((call) => call.at)`, `const gaps =
+ * answers.map((answer, i) => answer.at - ...)`). Per file: the same name elsewhere may hold a count,
+ * or gaps on a manual clock.
+ */
+function localDurationNames(source) {
+  const names = new Set();
+  for (const match of source.matchAll(/\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=(?!=)([^;]*)/g)) {
+    if (STAMP_MAP.test(match[2])) names.add(match[1]);
+    if (/\.map\(/.test(match[2]) && STAMP_DIFFERENCE.test(match[2].slice(match[2].indexOf('.map(')))) names.add(match[1]);
+  }
+  return names;
+}
+
 function holdsDuration(expression, names) {
   // How many stamps there are is a count, not a duration.
   if (/^\s*[\w$.]+\.length\s*$/.test(expression)) return false;
@@ -210,8 +221,9 @@ function holdsDuration(expression, names) {
 }
 
 /** The problems, long waits and duration comparisons of one file of test/ (`relative` to the repository). */
-function check(relative, source, names) {
+function check(relative, source, sharedNames) {
   const constants = constantsOf(source);
+  const names = new Set([...sharedNames, ...localDurationNames(source)]);
   const problems = [];
   const waits = [];
   if (relative !== REAL_TIME_HELPER) {
