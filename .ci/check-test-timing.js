@@ -8,7 +8,10 @@
 //  2. a wall-clock duration compared with a constant under 5,000 ms: a `Date.now()` /
 //     `performance.now()` difference (or a name, a `.at` stamp or an array holding one) in an
 //     `expect(...).toBeLessThan/GreaterThan...(n)` or in a `<`/`>` comparison. Hang guards of
-//     5,000 ms or more pass; timing goals live in bench/ (bench/README.md).
+//     5,000 ms or more pass; timing goals live in bench/ (bench/README.md);
+//  3. any `expect(a - b)` (a plain difference, found from its shape, not from names) held by
+//     toBeGreaterThan/toBeLessThan(OrEqual) to a bound above 0 and under 5,000: a bound of 0 or
+//     less states an order and passes. Its test: test/unit/ci/check-test-timing.test.ts.
 // Constants are read from `const NAME = <number>` lines of the same file; a bound that cannot be
 // read counts as under 5,000 (write the number, or a named constant).
 // The places not converted yet are listed in .ci/test-timing-pending.txt (`path | text on the line |
@@ -59,7 +62,7 @@ function constantsOf(source) {
 
 /** A small number expression (`CHANGE_WITHIN_MS + 500`, `8 * 1000`), or undefined when it names anything else. */
 function evaluate(expression, constants) {
-  const substituted = expression.replace(/[A-Za-z_$][\w$.]*/g, (name) => (constants.has(name) ? `(${constants.get(name)})` : '#'));
+  const substituted = expression.replace(/(\d)_(?=\d)/g, '$1').replace(/[A-Za-z_$][\w$.]*/g, (name) => (constants.has(name) ? `(${constants.get(name)})` : '#'));
   if (substituted.includes('#') || !/^[\d_.\s*+\-/()]+$/.test(substituted)) return undefined;
   try {
     const value = Function(`"use strict"; return (${substituted.replace(/(\d)_(?=\d)/g, '$1')});`)();
@@ -114,6 +117,9 @@ const NOW_DIFFERENCE = /(?:Date|performance)\.now\(\)\s*-|-\s*(?:Date|performanc
 /** A stamp taken from the clock: `x.at`, `sentAt`, `times[i]` of an array of stamps. */
 const STAMP_DIFFERENCE = /(?:\.at\b(?:\s*\?\?\s*\w+)?|\b\w+At\b|\bat\b)\s*\)?\s*-\s*\(?[\w.[\]?()]*|\b\w+\s*-\s*\(?[\w.[\]?]*(?:\.at\b|At\b)/;
 
+/** An array of stamps, in one statement that may span lines: `times = frames.map((entry) => entry.at)`. */
+const STAMP_MAP = /\.map\(\s*\(?\s*\w+\s*\)?\s*=>\s*\w+\.at\s*\)/;
+
 /** Names that hold a duration read from the clock anywhere in test/ (`const ms = performance.now() - started`, `afterMs: ...`, `lags.push(...)`). */
 function durationNames(sources) {
   const names = new Set();
@@ -129,6 +135,83 @@ function durationNames(sources) {
   return names;
 }
 
+/**
+ * The top-level operands of `expression` when it is a plain difference (`a - b`, `(x ?? 0) - (y ?? 0)`,
+ * the last operand of a guard `late && late.at - sent`), or undefined. Found from the shape, not from
+ * names: a difference of two values compared with a bound is a duration unless the bound says otherwise.
+ */
+function differenceOperands(expression) {
+  let text = expression.trim().replace(/,$/, '');
+  const guarded = splitTopLevel(text, '&&');
+  text = guarded[guarded.length - 1];
+  while (text.startsWith('(') && closingOf(text, 0) === text.length - 1) text = text.slice(1, -1).trim();
+  const operands = [];
+  let depth = 0;
+  let start = 0;
+  let previous = '';
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if ('([{'.includes(char)) depth += 1;
+    else if (')]}'.includes(char)) depth -= 1;
+    else if (depth === 0 && /[+*/%<>=!|&^~,]/.test(char)) return undefined;
+    else if (depth === 0 && char === '?' && text[index + 1] !== '.') return undefined;
+    else if (depth === 0 && char === '-' && /[\w$)\]]/.test(previous)) {
+      operands.push(text.slice(start, index).trim());
+      start = index + 1;
+    }
+    if (!/\s/.test(char)) previous = char;
+  }
+  operands.push(text.slice(start).trim());
+  if (operands.length < 2 || operands.some((operand) => operand === '' || /^[\d_.]+$/.test(operand))) return undefined;
+  return operands;
+}
+
+/** Splits at a top-level separator (outside brackets). */
+function splitTopLevel(text, separator) {
+  const parts = [];
+  let depth = 0;
+  let start = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if ('([{'.includes(char)) depth += 1;
+    if (')]}'.includes(char)) depth -= 1;
+    if (depth === 0 && text.startsWith(separator, index)) {
+      parts.push(text.slice(start, index));
+      start = index + separator.length;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((part) => part.trim());
+}
+
+/** The index of the bracket closing the one at `open`. */
+function closingOf(text, open) {
+  let depth = 0;
+  for (let index = open; index < text.length; index += 1) {
+    if ('([{'.includes(text[index])) depth += 1;
+    if (')]}'.includes(text[index])) {
+      depth -= 1;
+      if (depth === 0) return index;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Names of one file that hold stamps or gaps between them, read from whole statements over line
+ * breaks (`const arrivals = fake\n.calls()\n.map((call) => call.at)`, `const gaps =
+ * answers.map((answer, i) => answer.at - ...)`). Per file: the same name elsewhere may hold a count,
+ * or gaps on a manual clock.
+ */
+function localDurationNames(source) {
+  const names = new Set();
+  for (const match of source.matchAll(/\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=;]+)?=(?!=)([^;]*)/g)) {
+    if (STAMP_MAP.test(match[2])) names.add(match[1]);
+    if (/\.map\(/.test(match[2]) && STAMP_DIFFERENCE.test(match[2].slice(match[2].indexOf('.map(')))) names.add(match[1]);
+  }
+  return names;
+}
+
 function holdsDuration(expression, names) {
   // How many stamps there are is a count, not a duration.
   if (/^\s*[\w$.]+\.length\s*$/.test(expression)) return false;
@@ -137,9 +220,10 @@ function holdsDuration(expression, names) {
   return false;
 }
 
-function check(file, source, names) {
-  const relative = path.relative(ROOT, file);
+/** The problems, long waits and duration comparisons of one file of test/ (`relative` to the repository). */
+function check(relative, source, sharedNames) {
   const constants = constantsOf(source);
+  const names = new Set([...sharedNames, ...localDurationNames(source)]);
   const problems = [];
   const waits = [];
   if (relative !== REAL_TIME_HELPER) {
@@ -183,10 +267,16 @@ function check(file, source, names) {
     const subject = argumentAt(source, open);
     const rest = source.slice(open + subject.length + 2, open + subject.length + 200);
     const matcher = /^\s*(?:\.not)?\.(toBeLessThan|toBeLessThanOrEqual|toBeGreaterThan|toBeGreaterThanOrEqual|toBeCloseTo)\(/.exec(rest);
-    if (!matcher || !holdsDuration(subject, names)) continue;
+    if (!matcher) continue;
+    const fromClock = holdsDuration(subject, names);
+    // `expect(b - a).toBeGreaterThan(n)`: a difference with a bound, whatever its operands are named.
+    const difference = matcher[1] !== 'toBeCloseTo' && differenceOperands(subject) !== undefined;
+    if (!fromClock && !difference) continue;
     const bound = argumentAt(rest, matcher[0].length - 1);
     const value = evaluate(splitArguments(bound)[0], constants);
     if (value !== undefined && value >= DURATION_LIMIT_MS) continue;
+    // A difference held to 0 or less states an order (`later - earlier > 0`), not a duration.
+    if (difference && value !== undefined && value <= 0) continue;
     assertions.push({ relative, line: lineOf(source, match.index) });
     problems.push(
       problemAt(
@@ -218,7 +308,7 @@ function main() {
   const files = filesUnder(TEST_DIR).sort();
   const sources = files.map((file) => fs.readFileSync(file, 'utf8'));
   const names = durationNames(sources);
-  const results = files.map((file, index) => check(file, sources[index], names));
+  const results = files.map((file, index) => check(path.relative(ROOT, file), sources[index], names));
   const problems = results.flatMap((result) => result.problems);
   const longWaits = results.flatMap((result) => result.waits).filter((wait) => wait.value === undefined || wait.value >= WAIT_LIMIT_MS);
   const assertions = results.flatMap((result) => result.assertions);
@@ -251,4 +341,7 @@ function main() {
   process.stdout.write(`check-test-timing: no fixed wait of ${WAIT_LIMIT_MS} ms or more, no duration under ${DURATION_LIMIT_MS} ms asserted in test/\n`);
 }
 
-main();
+if (require.main === module) main();
+
+// For the check's own tests (test/unit/ci/check-test-timing.test.ts).
+module.exports = { check, durationNames, differenceOperands };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sendHttp } from './http-send';
 import { redactedTarget, type Delivery, type Output } from './output';
 import type { Play } from './scrobble';
-import { RequestSpacing, createScrobblerOutput, type RecordLookup, type ScrobbleService } from './scrobbler';
+import { RequestSpacing, createScrobblerOutput, type RecordLookup, type ScrobbleService, type SpacingClock } from './scrobbler';
 
 // `lastfm` (docs/outputs.md "lastfm"): the station's plays as Last.fm's API 2.0 takes them:
 // `track.updateNowPlaying` when a track starts and `track.scrobble` once it counts
@@ -27,9 +27,10 @@ const CALL_GAP_MS = 250;
 const RATE_LIMIT_WAIT_MS = 60_000;
 const RETRYABLE_ERRORS = new Set([2, 8, 11, 16]);
 
-export function createLastFmOutput(config: LastFmConfig, lookup?: RecordLookup): Output {
+/** `clock`: the calls' spacing and the service's waits (tests see the waits instead of taking them). */
+export function createLastFmOutput(config: LastFmConfig, lookup?: RecordLookup, clock?: SpacingClock): Output {
   const endpoint = config.url ?? DEFAULT_ENDPOINT;
-  const spacing = new RequestSpacing(CALL_GAP_MS);
+  const spacing = new RequestSpacing(CALL_GAP_MS, clock);
 
   async function call(method: string, params: Record<string, string>, signal: AbortSignal): Promise<Delivery> {
     const wait = await spacing.turn(signal);

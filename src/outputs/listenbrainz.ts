@@ -3,7 +3,7 @@ import { VERSION } from '../version';
 import { sendHttp } from './http-send';
 import { redactedTarget, type Delivery, type Output } from './output';
 import type { Play } from './scrobble';
-import { RequestSpacing, createScrobblerOutput, type RecordLookup, type ScrobbleService } from './scrobbler';
+import { RequestSpacing, createScrobblerOutput, type RecordLookup, type ScrobbleService, type SpacingClock } from './scrobbler';
 
 // `listenbrainz` (docs/outputs.md "listenbrainz"): the station's listens, as ListenBrainz's
 // API takes them: `POST /1/submit-listens` with `Authorization: Token <user token>`, a
@@ -24,9 +24,10 @@ const CALL_GAP_MS = 1000;
 /** A listen's text fields are cut so that one listen stays well inside MAX_LISTEN_SIZE (10240 bytes). */
 const MAX_TEXT_LENGTH = 512;
 
-export function createListenBrainzOutput(config: ListenBrainzConfig, lookup?: RecordLookup): Output {
+/** `clock`: the calls' spacing and the service's waits (tests see the waits instead of taking them). */
+export function createListenBrainzOutput(config: ListenBrainzConfig, lookup?: RecordLookup, clock?: SpacingClock): Output {
   const root = (config.url ?? DEFAULT_API_ROOT).replace(/\/+$/, '');
-  const spacing = new RequestSpacing(CALL_GAP_MS);
+  const spacing = new RequestSpacing(CALL_GAP_MS, clock);
   const headers = { authorization: `Token ${config.token}`, 'content-type': 'application/json' };
 
   async function submit(listenType: 'playing_now' | 'single', play: Play, signal: AbortSignal): Promise<Delivery> {

@@ -113,6 +113,15 @@ function withContext(delivery: Delivery, what: string): Delivery {
   return delivery.outcome === 'delivered' ? delivery : { ...delivery, error: `${what}: ${delivery.error}` };
 }
 
+/** Time as the request spacing sees it; tests pass a clock whose waits they see (test/helpers/manual-clock.ts). */
+export interface SpacingClock {
+  now(): number;
+  /** Resolves after `ms`; rejects when `signal` aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+const realClock: SpacingClock = { now: () => Date.now(), wait: (ms, signal) => sleep(ms, signal) };
+
 /**
  * One request at a time with a gap between them, and a wait the service asked for (its rate
  * limit). A wait that would not fit in the attempt is answered as a retry at that time.
@@ -122,26 +131,26 @@ export class RequestSpacing {
 
   constructor(
     private readonly gapMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly clock: SpacingClock = realClock,
   ) {}
 
   /** Waits for the turn; undefined when it came, else how long until it comes. */
   async turn(signal: AbortSignal, budgetMs = 5000): Promise<number | undefined> {
-    const waitMs = this.notBefore - this.now();
+    const waitMs = this.notBefore - this.clock.now();
     if (waitMs > budgetMs) return waitMs;
-    if (waitMs > 0) await sleep(waitMs, signal).catch(() => undefined);
+    if (waitMs > 0) await this.clock.wait(waitMs, signal).catch(() => undefined);
     if (signal.aborted) return this.gapMs;
-    this.notBefore = this.now() + this.gapMs;
+    this.notBefore = this.clock.now() + this.gapMs;
     return undefined;
   }
 
   /** An answer came: the gap counts from here, so calls arrive at least the gap apart. */
   answered(): void {
-    this.notBefore = Math.max(this.notBefore, this.now() + this.gapMs);
+    this.notBefore = Math.max(this.notBefore, this.clock.now() + this.gapMs);
   }
 
   /** The service said when its window opens again. */
   holdFor(ms: number): void {
-    this.notBefore = Math.max(this.notBefore, this.now() + ms);
+    this.notBefore = Math.max(this.notBefore, this.clock.now() + ms);
   }
 }

@@ -78,3 +78,30 @@ export async function expectTwoBackoffs<T>(
   clock.set(failedAt + 1000 + 2000);
   return receiver.waitFor(3);
 }
+
+/**
+ * The clock of a part that waits on it itself (the scrobblers' request spacing,
+ * src/outputs/scrobbler.ts `SpacingClock`): each wait is recorded and moves the clock by its length
+ * at once, so the test asserts the waits svc took, in order, without taking them.
+ */
+export interface WaitingClock {
+  readonly now: () => number;
+  readonly wait: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Every wait asked for, in order (ms). */
+  readonly waits: readonly number[];
+}
+
+export function waitingClock(start = Date.now()): WaitingClock {
+  let at = start;
+  const waits: number[] = [];
+  return {
+    now: () => at,
+    wait: (ms, signal) => {
+      if (signal.aborted) return Promise.reject(signal.reason as Error);
+      waits.push(ms);
+      at += ms;
+      return Promise.resolve();
+    },
+    waits,
+  };
+}
