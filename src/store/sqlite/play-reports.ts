@@ -189,7 +189,7 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
   const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
   const corrected = db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel']));
   const recognised = db.prepare<{ from: string; to: string; channel: string | null }, { dbid: number; score: unknown; rate: unknown }>(
-    recognisedPlaysSql(['@from', '@to', '@channel'], (name) => `json_extract(metadata, '$.${name}')`),
+    recognisedPlaysSql(['@from', '@to', '@channel'], (name) => `json_extract(metadata, '$.${name}')`, 'tracks INDEXED BY tracks_for_reports'),
   );
 
   return {
