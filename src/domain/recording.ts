@@ -88,6 +88,8 @@ export const MARKS = {
   notAscii: 256,
   /** A name a spreadsheet would read as a formula (written neutralised; the check notes it). */
   formula: 512,
+  /** A record recognition made (its `recognition` field is set): the check's notes read only these (docs/recognition.md). */
+  recognised: 1024,
 } as const;
 
 /** One bit per name a census line writes, set when the play has it (its line takes each from the first play that does). */
@@ -116,9 +118,9 @@ export function writtenName(names: RecordingNames, field: WrittenField): string 
 /**
  * Bumped whenever recordingKey, spellingKey or the marks change what they answer: the store
  * computes its stored columns again for rows of an older version before a report reads them
- * (3: the writers count for MARKS.notAscii).
+ * (3: the writers count for MARKS.notAscii; 4: MARKS.recognised).
  */
-export const REPORT_COLUMNS_VERSION = 3;
+export const REPORT_COLUMNS_VERSION = 4;
 
 /** The stored report columns of one play. */
 export interface RecordingColumns {
@@ -139,6 +141,9 @@ export function recordingColumnsOf(metadata: TrackFields): RecordingColumns {
   const names = recordingNamesOf(metadata);
   // BMI writes the writers in ASCII too: one without a spelling makes the play a candidate of the check.
   const writers = writersOf(metadata) ?? [];
-  const marks = recordingMarks(names) | (writers.some((writer) => typeof writer === 'string' && asciiSpelling(writer).untransliterable) ? MARKS.notAscii : 0);
+  const marks =
+    recordingMarks(names) |
+    (writers.some((writer) => typeof writer === 'string' && asciiSpelling(writer).untransliterable) ? MARKS.notAscii : 0) |
+    (metadata.recognition === undefined || metadata.recognition === null ? 0 : MARKS.recognised);
   return { recordingKey: recordingKey(names), spellingKey: spellingKey(names), marks };
 }

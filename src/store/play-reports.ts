@@ -1,4 +1,4 @@
-import { REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingColumnsOf, writtenName, type RecordingNames, type WrittenField } from '../domain/recording';
+import { MARKS, REPORT_COLUMNS_VERSION, WRITTEN_FIELDS, recordingColumnsOf, writtenName, type RecordingNames, type WrittenField } from '../domain/recording';
 import type { CorrectedPlay } from '../domain/correction';
 import type { TrackFields } from '../domain/track';
 import { correctionsByDbid, type CorrectionRow } from './corrections';
@@ -85,12 +85,15 @@ export interface RecognisedPlay {
 
 /**
  * The recognised music plays of a range, in air order (both backends): `field(name)` is the
- * backend's read of a metadata field as text (SQLite json_extract, PostgreSQL ->>).
+ * backend's read of a metadata field as text (SQLite json_extract, PostgreSQL ->>). The stored
+ * mark sifts the plays first, so only theirs (and those of rows whose columns are outdated) have
+ * their metadata read: SQLite's `tracks` names tracks_for_reports, where the rest never leave the index.
  */
-export const recognisedPlaysSql = (p: readonly [string, string, string], field: (name: string) => string): string =>
-  `SELECT dbid, ${field('recognition_score')} AS score, ${field('recognition_rate')} AS rate FROM tracks
+export const recognisedPlaysSql = (p: readonly [string, string, string], field: (name: string) => string, tracks = 'tracks'): string =>
+  `SELECT dbid, ${field('recognition_score')} AS score, ${field('recognition_rate')} AS rate FROM ${tracks}
     WHERE started_at >= ${p[0]} AND started_at < ${p[1]} AND (${p[2]} IS NULL OR channel = ${p[2]})
-      AND kind = 'music' AND ${field('recognition')} IS NOT NULL
+      AND kind = 'music' AND ((report_marks & ${MARKS.recognised}) <> 0 OR report_version IS DISTINCT FROM ${REPORT_COLUMNS_VERSION})
+      AND ${field('recognition')} IS NOT NULL
     ORDER BY started_at, dbid`;
 
 /** Pure: the rows of recognisedPlaysSql, numbers read from their text. */

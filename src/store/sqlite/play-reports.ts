@@ -126,22 +126,35 @@ const params = (range: ReportRange) => ({
   ...(range.channel === undefined ? {} : { channel: range.channel }),
 });
 
+/**
+ * A statement prepared on its first use: a report's reader (report-snapshot.ts) is opened for the
+ * first report after start-up, which needs a few of these statements (one of each channel variant).
+ */
+const once = <T>(make: () => T): (() => T) => {
+  let made: T | undefined;
+  return () => (made ??= make());
+};
+
 const byChannel = <T>(make: (channel: boolean) => T): ((channel: string | undefined) => T) => {
-  const [all, one] = [make(false), make(true)];
-  return (channel) => (channel === undefined ? all : one);
+  const [all, one] = [once(() => make(false)), once(() => make(true))];
+  return (channel) => (channel === undefined ? all() : one());
 };
 
 /** One batch of computing the report columns of rows that lack them, as one transaction: answers how many. */
 function createRefreshBatch(db: Db): (range: PlayRange) => number {
-  const stale = db.prepare<[string, string, number, number], { dbid: number; metadata: string }>(
-    'SELECT dbid, metadata FROM tracks WHERE started_at >= ? AND started_at < ? AND report_version IS NOT ? LIMIT ?',
+  const stale = once(() =>
+    db.prepare<[string, string, number, number], { dbid: number; metadata: string }>(
+      'SELECT dbid, metadata FROM tracks WHERE started_at >= ? AND started_at < ? AND report_version IS NOT ? LIMIT ?',
+    ),
   );
-  const setColumns = db.prepare<[string, string, number, number, number], never>(
-    'UPDATE tracks SET recording_key = ?, spelling_key = ?, report_marks = ?, report_version = ? WHERE dbid = ?',
+  const setColumns = once(() =>
+    db.prepare<[string, string, number, number, number], never>(
+      'UPDATE tracks SET recording_key = ?, spelling_key = ?, report_marks = ?, report_version = ? WHERE dbid = ?',
+    ),
   );
   return db.transaction((range: PlayRange): number => {
-    const rows = stale.all(range.from, range.to, REPORT_COLUMNS_VERSION, REFRESH_BATCH);
-    for (const row of rows) setColumns.run(...reportColumnValues(JSON.parse(row.metadata) as TrackFields), row.dbid);
+    const rows = stale().all(range.from, range.to, REPORT_COLUMNS_VERSION, REFRESH_BATCH);
+    for (const row of rows) setColumns().run(...reportColumnValues(JSON.parse(row.metadata) as TrackFields), row.dbid);
     return rows.length;
   });
 }
@@ -150,8 +163,8 @@ function createRefreshBatch(db: Db): (range: PlayRange) => number {
 function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, grouped: boolean) => RecordingTotal[] {
   const sourcesAll = byChannel((channel) => db.prepare<Record<string, unknown>, NameSourceRow>(nameSourcesSql(channel, false)));
   const sourcesByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, NameSourceRow>(nameSourcesSql(channel, true)));
-  const metadataOf = db.prepare<[string], { dbid: number; metadata: string }>(
-    'SELECT dbid, metadata FROM tracks WHERE dbid IN (SELECT value FROM json_each(?))',
+  const metadataOf = once(() =>
+    db.prepare<[string], { dbid: number; metadata: string }>('SELECT dbid, metadata FROM tracks WHERE dbid IN (SELECT value FROM json_each(?))'),
   );
   return (rows, range, grouped) => {
     const sources = rows.map((row): NameSources => {
@@ -170,7 +183,7 @@ function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, gr
       });
     }
     const names = new Map<number, RecordingNames>();
-    for (const row of metadataOf.all(JSON.stringify(sourceDbids(sources)))) names.set(row.dbid, recordingNamesOf(JSON.parse(row.metadata) as TrackFields));
+    for (const row of metadataOf().all(JSON.stringify(sourceDbids(sources)))) names.set(row.dbid, recordingNamesOf(JSON.parse(row.metadata) as TrackFields));
     return namedTotals(rows, sources, names, grouped);
   };
 }
@@ -187,17 +200,21 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
   const candidates = byChannel((channel) => db.prepare<Record<string, unknown>, CandidateRow>(candidatesSql(channel)));
   const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
   const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
-  const corrected = db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel']));
-  const recognised = db.prepare<{ from: string; to: string; channel: string | null }, { dbid: number; score: unknown; rate: unknown }>(
-    recognisedPlaysSql(['@from', '@to', '@channel'], (name) => `json_extract(metadata, '$.${name}')`),
+  const corrected = once(() =>
+    db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel'])),
+  );
+  const recognised = once(() =>
+    db.prepare<{ from: string; to: string; channel: string | null }, { dbid: number; score: unknown; rate: unknown }>(
+      recognisedPlaysSql(['@from', '@to', '@channel'], (name) => `json_extract(metadata, '$.${name}')`, 'tracks INDEXED BY tracks_for_reports'),
+    ),
   );
 
   return {
     async correctedPlays(range) {
-      return correctedPlaysOf(corrected.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
+      return correctedPlaysOf(corrected().all({ from: range.from, to: range.to, channel: range.channel ?? null }));
     },
     async recognisedPlays(range) {
-      return recognisedPlaysOf(recognised.all({ from: range.from, to: range.to, channel: range.channel ?? null }));
+      return recognisedPlaysOf(recognised().all({ from: range.from, to: range.to, channel: range.channel ?? null }));
     },
     async refreshReportColumns(range) {
       let refreshed = 0;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { REPORT_COLUMNS_VERSION } from '../../../src/domain/recording';
+import { MARKS, REPORT_COLUMNS_VERSION } from '../../../src/domain/recording';
 import type { ReportFormatName, ReportRun, ReportSettings } from '../../../src/reports/format';
 import type { ReportPlay } from '../../../src/reports/rows';
 import { slicedSource } from '../../../src/reports/slices';
@@ -335,6 +335,29 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
     expect(rows.map((row) => [Number(row.dbid), row.recording_key, Number(row.report_version)])).toEqual(
       PLAYS.map((play): unknown[] => [play.dbid, expect.stringMatching(/^(isrc|names):/) as unknown, REPORT_COLUMNS_VERSION]),
     );
+  });
+
+  it('When plays were recognised, then the store finds them by their mark, and by their metadata while their columns are outdated', async () => {
+    await write(PLAYS);
+    const recognised = (dbid: number, score: string) =>
+      log.run(`UPDATE tracks SET metadata = ? WHERE dbid = ?`, [
+        JSON.stringify({ ...metadataOf(PLAYS.find((play) => play.dbid === dbid) as ReportPlay), recognition: 'fingerprint', recognition_score: score }),
+        dbid,
+      ]);
+    const [first, second] = PLAYS.filter((play) => play.kind === 'music').map((play) => play.dbid);
+    await recognised(first, '0.9');
+    await recognised(second, '0.8');
+    // The writer's columns: the first is computed by the store (the refresh), the second left as an older svc wrote it.
+    await log.run('UPDATE tracks SET report_version = ?', [REPORT_COLUMNS_VERSION - 1]);
+    await log.store.plays.refreshReportColumns({ from: '2026-10-01T00:00:00.000Z', to: '2026-10-02T00:00:00.000Z' });
+    await log.run('UPDATE tracks SET report_marks = 0, report_version = ? WHERE dbid = ?', [REPORT_COLUMNS_VERSION - 1, second]);
+    const marks = await log.run('SELECT report_marks FROM tracks WHERE dbid = ?', [first]);
+    expect(Number(marks[0].report_marks) & MARKS.recognised).toBe(MARKS.recognised);
+    const found = await log.store.plays.recognisedPlays({ from: '2026-10-01T00:00:00.000Z', to: '2026-10-02T00:00:00.000Z' });
+    expect(found).toEqual([
+      { dbid: first, score: 0.9, rate: null },
+      { dbid: second, score: 0.8, rate: null },
+    ]);
   });
 
   describe('one snapshot per report', () => {

@@ -35,4 +35,9 @@ describe('recording keys and marks', () => {
     const odd = { artist: 'A', isrc: [42, 'GBDUW0000053'] } as unknown as Parameters<typeof recordingColumnsOf>[0];
     expect(recordingColumnsOf(odd).recordingKey).toBe('names:["A","",""]');
   });
+
+  it('When recognition made a record, then its marks say so (the check reads only those plays for its notes)', () => {
+    expect(recordingColumnsOf({ artist: 'Moderat', title: 'A New Error', recognition: 'fingerprint' }).marks & MARKS.recognised).toBe(MARKS.recognised);
+    expect(recordingColumnsOf({ artist: 'Moderat', title: 'A New Error' }).marks & MARKS.recognised).toBe(0);
+  });
 });
