@@ -100,7 +100,7 @@ export function fingerprintVersion(fingerprint: string): number | undefined {
 }
 
 /** Python's int(): optional sign, digits, surrounding whitespace. */
-function pythonInt(value: string | undefined): number | undefined {
+export function pythonInt(value: string | undefined): number | undefined {
   return value !== undefined && /^\s*[+-]?\d+\s*$/.test(value) ? Number.parseInt(value, 10) : undefined;
 }
 

@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_TOOLS, fingerprintPcm } from '../../src/recognition/audio-tools';
+import { DEFAULT_TOOLS, fingerprintPcm, SAMPLE_RATE } from '../../src/recognition/audio-tools';
 import { DEFAULT_SEARCH, FingerprintIndex } from '../../src/recognition/fingerprint-index';
 import { ITEMS_PER_SECOND } from '../../src/recognition/recognition';
+import { ACOUSTID_DOCUMENTED_RATE, acoustIdLookup, AcoustIdRateLimiter } from './acoustid-catalogue';
 
 // Fakes of the three online recognition services svc may ask (docs/recognition.md "Online
 // lookups"), each on 127.0.0.1, refusing what the real one refuses. They recognise for real:
@@ -22,9 +23,13 @@ import { ITEMS_PER_SECOND } from '../../src/recognition/recognition';
 //   timecode,song_link}} or result null; {"status":"error","error":{error_code,error_message}}:
 //   900 wrong API token, 901 no api_token, 700 no file received, 300 fingerprinting error).
 // - AcoustID: https://acoustid.org/webservice (/v2/lookup, GET or form POST: client, duration,
-//   fingerprint, meta; 3 requests a second) and the error codes of acoustid-server's
-//   acoustid/api/errors.py (2 missing required parameter, 3 invalid fingerprint, 4 invalid API
-//   key, 8 invalid duration), answered as {"status":"error","error":{code,message}} with HTTP 400.
+//   fingerprint, meta; 3 requests a second), with the checks, error codes, answer shape, length
+//   window, score threshold and rate counting of acoustid-server's own source, as
+//   test/fakes/acoustid-catalogue.ts lists them (acoustid/api/errors.py: 2 missing required
+//   parameter, 3 invalid fingerprint, 4 invalid API key, 14 too many requests with HTTP 429).
+//   The catalogue's tracks are registered with their raw fingerprints; the compressed one a
+//   lookup sends is decoded as chromaprint does (test/fakes/chromaprint.ts) and scored as
+//   AcoustID's matcher does, so a lookup matches only a registered track of about its length.
 
 export interface CatalogueTrack {
   file: string;
@@ -33,13 +38,25 @@ export interface CatalogueTrack {
   album?: string;
   isrc?: string;
   durationSeconds: number;
+  /** The MusicBrainz recording id AcoustID answers with (a UUID; one is made up when absent). */
+  musicbrainzRecordingId?: string;
 }
+
+export interface FakeOptions {
+  /** AcoustID's allowed requests per second (counted over 20 s, as its server does); 3 unless set. */
+  acoustidRate?: number;
+  /** The AcoustID rate counter's clock (ms); Date.now unless set. */
+  now?: () => number;
+}
+
+/** A made-up UUID, the same for the same kind and number. */
+const fakeUuid = (kind: number, n: number) => `${kind.toString(16).padStart(8, '0')}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 
 export interface RecognitionFake {
   url: string;
   /** Each request's service and the code it was answered with (0/"success": a match, or none found). */
   answers: { service: 'acrcloud' | 'audd' | 'acoustid'; code: number | string; title?: string }[];
-  /** Answer every ACRCloud/AudD request with this error from now on (null: back to normal). */
+  /** Answer every request with this error from now on (AcoustID: once its checks pass; null: back to normal). */
   failWith(error: 'limit' | null): void;
   close(): Promise<void>;
 }
@@ -60,11 +77,15 @@ export async function startRecognitionFake(
   catalogue: readonly CatalogueTrack[],
   keys: FakeKeys,
   decode: (file: string) => Promise<Buffer>,
+  options: FakeOptions = {},
 ): Promise<RecognitionFake> {
   const fingerprints = await Promise.all(
-    catalogue.map(async (track, id) => ({ id, fingerprint: await fingerprintPcm(DEFAULT_TOOLS, await decode(track.file)) })),
+    catalogue.map(async (track, id) => {
+      const pcm = await decode(track.file);
+      return { id, fingerprint: await fingerprintPcm(DEFAULT_TOOLS, pcm), seconds: Math.round(pcm.length / 2 / SAMPLE_RATE) };
+    }),
   );
-  const index = new FingerprintIndex(fingerprints);
+  const index = new FingerprintIndex(fingerprints.map(({ id, fingerprint }) => ({ id, fingerprint })));
   const answers: RecognitionFake['answers'] = [];
   let failing: 'limit' | null = null;
   const acrTimes: number[] = [];
@@ -153,18 +174,17 @@ export async function startRecognitionFake(
     };
   };
 
-  const acoustid = (request: Parsed, query: URLSearchParams): { status: number; body: unknown } => {
-    const params = request.contentType.startsWith('application/x-www-form-urlencoded') ? new URLSearchParams(request.text) : query;
-    const error = (code: number, message: string) => ({ status: 400, body: { status: 'error', error: { code, message } } });
-    for (const name of ['client', 'duration', 'fingerprint']) if (!params.get(name)) return error(2, `missing required parameter "${name}"`);
-    if (params.get('client') !== keys.acoustid.client) return error(4, 'invalid API key');
-    const duration = Number(params.get('duration'));
-    if (!Number.isInteger(duration) || duration <= 0) return error(8, 'parameter "duration" must be a positive integer');
-    // A compressed Chromaprint fingerprint: URL-safe base64 whose first byte is the algorithm (1: "AQ").
-    if (!/^AQ[A-Za-z0-9_-]{20,}$/.test(params.get('fingerprint') ?? '')) return error(3, 'invalid fingerprint');
-    // Whole-file matching only (AcoustID identifies no snippets): a fingerprint as short as a sample finds nothing.
-    return { status: 200, body: { status: 'ok', results: [] } };
-  };
+  const acoustid = acoustIdLookup(
+    catalogue.map((track, id) => ({
+      id: fakeUuid(1, id),
+      fingerprint: fingerprints[id]?.fingerprint ?? new Uint32Array(0),
+      seconds: fingerprints[id]?.seconds ?? 0,
+      recording: { id: track.musicbrainzRecordingId ?? fakeUuid(2, id), title: track.title, artists: [{ id: fakeUuid(3, id), name: track.artist }] },
+    })),
+    keys.acoustid.client,
+    new AcoustIdRateLimiter(options.acoustidRate ?? ACOUSTID_DOCUMENTED_RATE, options.now ?? Date.now),
+    () => failing,
+  );
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -190,10 +210,12 @@ export async function startRecognitionFake(
           const result = answer as { status: string; error?: { error_code: number }; result?: { title: string } | null };
           answers.push({ service: 'audd', code: result.error?.error_code ?? result.status, ...(result.result ? { title: result.result.title } : {}) });
         } else if (url.pathname === '/v2/lookup') {
-          const reply = acoustid(parsed, url.searchParams);
+          const form = contentType.startsWith('application/x-www-form-urlencoded') ? parsed.text : '';
+          const reply = acoustid(url.searchParams, new URLSearchParams(form));
           status = reply.status;
           answer = reply.body;
-          answers.push({ service: 'acoustid', code: (reply.body as { error?: { code: number } }).error?.code ?? 0 });
+          const code = reply.body.status === 'error' ? reply.body.error.code : 0;
+          answers.push({ service: 'acoustid', code, ...(reply.title !== undefined ? { title: reply.title } : {}) });
         } else {
           status = 404;
           answer = { error: 'not found' };

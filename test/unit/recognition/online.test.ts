@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RateLimiter } from '../../../src/enrich/rate-limit';
 import type { Logger } from '../../../src/log';
-import { decodeFile, DEFAULT_TOOLS, SAMPLE_RATE } from '../../../src/recognition/audio-tools';
+import { compressedFingerprint, decodeFile, DEFAULT_TOOLS, SAMPLE_RATE } from '../../../src/recognition/audio-tools';
 import { OnlineTurns, wavFile, type OnlineIdentifier } from '../../../src/recognition/online';
 import { decodeAcrCloud } from '../../../src/recognition/online-acrcloud';
 import { decodeAudD } from '../../../src/recognition/online-audd';
@@ -131,23 +131,35 @@ const KEYS = {
   acoustid: { client: 'acoustid-key' },
 };
 const temp = makeTempDir('svc-online-unit-');
+const RECORDING_ID = '5b11f4ce-a62d-471e-81fc-a69a8278c7da';
 let fake: RecognitionFake;
 let known: Int16Array;
 let other: Int16Array;
+let knownWhole: Int16Array;
+let otherWhole: Int16Array;
+/** The AcoustID fake's rate counter's clock (ms): moved by the tests, never read from the machine. */
+let acoustIdClock = 0;
 
 real.beforeAll(async () => {
   const dir = path.join(temp.dir, 'songs');
   fs.mkdirSync(dir);
   const song = makeSong(dir, 'catalogued', 41, 24, { artist: 'Far', title: 'Catalogued' });
   const unknown = makeSong(dir, 'uncatalogued', 42, 24);
-  fake = await startRecognitionFake([{ file: song, artist: 'Far', title: 'Catalogued', durationSeconds: 24 }], KEYS, (file) => decodeFile(DEFAULT_TOOLS, file));
-  const excerpt = async (file: string) => {
+  fake = await startRecognitionFake(
+    [{ file: song, artist: 'Far', title: 'Catalogued', durationSeconds: 24, musicbrainzRecordingId: RECORDING_ID }],
+    KEYS,
+    (file) => decodeFile(DEFAULT_TOOLS, file),
+    { now: () => acoustIdClock },
+  );
+  const excerpt = async (file: string, from: number, to: number) => {
     const pcm = await decodeFile(DEFAULT_TOOLS, file);
     const all = new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length / 2);
-    return all.slice(6 * SAMPLE_RATE, 18 * SAMPLE_RATE);
+    return all.slice(from * SAMPLE_RATE, to * SAMPLE_RATE);
   };
-  known = await excerpt(song);
-  other = await excerpt(unknown);
+  known = await excerpt(song, 6, 18);
+  other = await excerpt(unknown, 6, 18);
+  knownWhole = await excerpt(song, 2, 22);
+  otherWhole = await excerpt(unknown, 2, 22);
 }, HANG_GUARD_MS);
 
 real.afterAll(async () => {
@@ -194,13 +206,57 @@ real.describe('each service against its fake', () => {
   );
 
   it(
-    "AcoustID: fpcalc's compressed fingerprint and the sample's length are accepted with the key, refused without it",
+    "AcoustID: fpcalc's compressed fingerprint of most of a registered track is titled with its recording and score; a short sample or another track is not",
     async () => {
       const acoustid = identifier({ service: 'acoustid', apiKey: KEYS.acoustid.client, baseUrl: `${fake.url}/v2` });
-      // AcoustID matches whole files: a 12 s sample finds nothing there, and is no error.
+      const match = await acoustid.identify(sample(knownWhole), signal);
+      expect(match?.tags).toEqual({ artist: 'Far', title: 'Catalogued', musicbrainzrecordingid: RECORDING_ID });
+      expect(match?.score).toBeGreaterThan(0.8);
+      // AcoustID matches whole tracks: a 12 s sample of the 24 s track is outside its length window.
       expect(await acoustid.identify(sample(known), signal)).toBeNull();
+      expect(await acoustid.identify(sample(otherWhole), signal)).toBeNull();
       await expect(identifier({ service: 'acoustid', apiKey: 'wrong', baseUrl: `${fake.url}/v2` }).identify(sample(known), signal)).rejects.toThrow('HTTP 400');
-      expect(fake.answers.filter((answer) => answer.service === 'acoustid').map((answer) => answer.code)).toEqual([0, 4]);
+      expect(fake.answers.filter((answer) => answer.service === 'acoustid')).toEqual([
+        { service: 'acoustid', code: 0, title: 'Catalogued' },
+        { service: 'acoustid', code: 0 },
+        { service: 'acoustid', code: 0 },
+        { service: 'acoustid', code: 4 },
+      ]);
+    },
+    HANG_GUARD_MS,
+  );
+
+  it(
+    "AcoustID's fake refuses as the server does: no key, no fingerprint or duration, an undecodable fingerprint, more than 3 requests a second",
+    async () => {
+      const { fingerprint, duration } = await compressedFingerprint(
+        DEFAULT_TOOLS,
+        Buffer.from(knownWhole.buffer, knownWhole.byteOffset, knownWhole.byteLength),
+      );
+      const lookup = async (fields: Record<string, string>) => {
+        const response = await fetch(`${fake.url}/v2/lookup`, { method: 'POST', body: new URLSearchParams(fields) });
+        return { status: response.status, body: (await response.json()) as { status: string; error?: { code: number; message: string }; results?: unknown[] } };
+      };
+      const good = { client: KEYS.acoustid.client, duration: String(duration), fingerprint, meta: 'recordings' };
+      const refusal = (status: number, code: number, message: string) => ({ status, body: { status: 'error', error: { code, message } } });
+      expect(await lookup({ ...good, client: '' })).toEqual(refusal(400, 2, 'missing required parameter "client"'));
+      expect(await lookup({ ...good, client: 'nope' })).toEqual(refusal(400, 4, 'invalid API key'));
+      expect(await lookup({ client: good.client, duration: good.duration })).toEqual(refusal(400, 2, 'missing required parameter "fingerprint"'));
+      expect(await lookup({ ...good, duration: 'soon' })).toEqual(refusal(400, 2, 'missing required parameter "duration"'));
+      expect(await lookup({ ...good, fingerprint: 'AQAAB' })).toEqual(refusal(400, 3, 'invalid fingerprint'));
+      expect(await lookup({ ...good, fingerprint: fingerprint.slice(0, 40) })).toEqual(refusal(400, 3, 'invalid fingerprint'));
+      // The recordings' ids only, with meta=recordingids.
+      const ids = await lookup({ ...good, meta: 'recordingids' });
+      expect(ids.body.results).toEqual([{ id: expect.any(String), score: expect.any(Number), recordings: [{ id: RECORDING_ID }] }]);
+      // 3 a second, counted over 20 s: the 61st lookup within one 5 s step is refused, the refusals are not counted.
+      acoustIdClock = 1_000_000;
+      const answers = [];
+      for (let n = 0; n < 62; n += 1) answers.push((await lookup(good)).status);
+      expect(answers).toEqual([...Array<number>(60).fill(200), 429, 429]);
+      expect(await lookup(good)).toEqual(refusal(429, 14, 'rate limit (3.000000 requests per second) exceeded, try again later'));
+      // 20 s later the window has moved on.
+      acoustIdClock += 20_000;
+      expect((await lookup(good)).status).toBe(200);
     },
     HANG_GUARD_MS,
   );
