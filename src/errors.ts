@@ -52,6 +52,8 @@ export const ERRORS = {
   INTERNAL: { status: 500, message: 'Internal server error', expose: false },
   // Exposed: the client may retry later, and the message names no internals.
   DATABASE_UNAVAILABLE: { status: 503, message: 'Database unavailable', expose: true },
+  // Exposed: a fixed text, with Retry-After (server/guards/fresh-reads.ts; docs/several-instances.md "Fresh reads through nginx").
+  STALE_READ_REFUSED: { status: 503, message: 'Not ready: this instance cannot reach its database, so its answer could be stale', expose: true },
   // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Expensive requests").
   SERVER_BUSY: { status: 503, message: 'Server busy: too many expensive requests waiting, retry shortly', expose: true },
   // Exposed: a fixed text, with Retry-After (docs/limits-and-load.md "Connections").

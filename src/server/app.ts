@@ -7,7 +7,8 @@ import type { AppMiddleware, AppState } from './context';
 import type { hostCheck } from './guards/request-guards';
 import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
-import { securityHeaders, refuseCrossSiteWrites, refuseUnknownHosts } from './middleware/guards';
+import { securityHeaders, refuseCrossSiteWrites, refuseStaleReads, refuseUnknownHosts } from './middleware/guards';
+import type { FreshReads } from './guards/fresh-reads';
 import { createRequestIds, logRequests } from './middleware/request-log';
 import { realClientAddress } from './middleware/client-address';
 import type { ProxyMatcher } from '../domain/trusted-proxies';
@@ -26,6 +27,8 @@ export interface AppDeps {
   nextRequestId?: () => string;
   /** `trustProxy` (docs/running.md "Behind a proxy"): whose forwarding headers name the client. */
   trustedProxy?: ProxyMatcher;
+  /** Reads that asked for fresh state, refused while the database is out of reach (guards/fresh-reads.ts). */
+  freshReads?: FreshReads;
 }
 
 /**
@@ -65,6 +68,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(handleErrors(deps.logger));
   app.use(refuseUnknownHosts(deps.hostAllowed ?? null));
   app.use(cors(deps.cors));
+  if (deps.freshReads) app.use(refuseStaleReads(deps.freshReads));
   app.use(refuseCrossSiteWrites(deps.writeOrigins ?? []));
   if (deps.authThrottle) app.use(deps.authThrottle);
   for (const router of deps.routers) app.use(router.routes() as unknown as AppMiddleware);

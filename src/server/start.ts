@@ -18,7 +18,8 @@ import { limitRequestsInFlight } from './guards/pipelining';
 import { throttleFailedAuthentication } from './middleware/auth-throttle';
 import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './guards/raw-response';
-import { currentImageRoutes } from './routes/current-images';
+import { CURRENT_IMAGE_PATHS, currentImageRoutes } from './routes/current-images';
+import { freshReads, type FreshReads } from './guards/fresh-reads';
 import { coverRoutes } from './routes/cover';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
@@ -35,7 +36,7 @@ import { recountRoutes } from './routes/recount';
 import { reportRoutes } from './routes/reports';
 import { pageRoutes } from './routes/pages';
 import { staticRoutes } from './routes/static-files';
-import { textRoutes } from './routes/last-text';
+import { TEXT_PATHS, textRoutes } from './routes/last-text';
 import { v1Routes } from './routes/v1';
 import { IMAGES_WS_PATH } from './streams/ws/hub';
 import { FANART_STREAM_PATH, WSSTREAM_PATH } from './streams/ws/wsstream';
@@ -130,7 +131,24 @@ interface HttpApp {
   hostAllowed: ReturnType<typeof hostCheck>;
   /** `trustProxy`: whose forwarding headers name the client (docs/running.md "Behind a proxy"). */
   trustedProxy: ProxyMatcher;
+  /** Reads marked X-SVC-Fresh-Only, refused while the database is out of reach. */
+  reads: FreshReads;
 }
+
+/**
+ * The reads that answer from the current state (docs/several-instances.md "Fresh reads through
+ * nginx"): the current track, the history, the streams' first answer, the current images.
+ */
+const FRESH_READ_PATHS: readonly string[] = [
+  '/v1/last',
+  ...TEXT_PATHS,
+  '/v1/history',
+  '/v1/events',
+  IMAGES_WS_PATH,
+  WSSTREAM_PATH,
+  FANART_STREAM_PATH,
+  ...Object.keys(CURRENT_IMAGE_PATHS),
+];
 
 function createHttpApp(
   { settings, authentication, routes }: ServerPorts,
@@ -143,7 +161,9 @@ function createHttpApp(
   const hostAllowed = hostCheck(settings.host, settings.allowedHosts);
   const trustedProxy = trustedProxies(settings.trustProxy);
   const nextRequestId = createRequestIds();
+  const reads = freshReads(FRESH_READ_PATHS, routes.health.databaseOk);
   const app = createApp({
+    freshReads: reads,
     logger,
     cors,
     nextRequestId,
@@ -158,7 +178,7 @@ function createHttpApp(
   const answerLast = createLastFastPath({ nowPlaying: sockets.views.byDefault, cors, logger, nextRequestId, hostAllowed, text: routes.text });
   const answerCover = createCoverFastPath({ images: routes.cover.store.memory, cors, logger, nextRequestId, hostAllowed });
   const answerEvents = createEventsFastPath({ stream: sockets.events, cors, logger, nextRequestId, trustedProxy, hostAllowed });
-  return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy };
+  return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy, reads };
 }
 
 /** Each router registered from its port, in the order they are tried; the streams' views are the server's own. */
@@ -198,7 +218,7 @@ type Sockets = ChannelStreams;
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(
   settings: ServerSettings,
-  { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy }: HttpApp,
+  { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy, reads }: HttpApp,
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
@@ -217,11 +237,18 @@ function createHttpServer(
     caps.guard(
       closeAfterAnswerWhen(
         () => shutdown.started,
-        limitRequestsInFlight(createRequestListener(app, answerLast, answerCover, answerEvents), {
-          maxQueuedBytes: settings.limits.maxQueuedBytes,
-          onFlood: (address) =>
-            reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
-        }),
+        limitRequestsInFlight(
+          staleReadsToKoa(
+            reads,
+            createRequestListener(app, answerLast, answerCover, answerEvents),
+            createRequestListener(app, () => false),
+          ),
+          {
+            maxQueuedBytes: settings.limits.maxQueuedBytes,
+            onFlood: (address) =>
+              reportFlood('pipelining', `connection from ${address} closed: it pipelined more requests than svc holds for it, without reading the answers`),
+          },
+        ),
       ),
     ),
   );
@@ -242,6 +269,10 @@ function createHttpServer(
     }
     if (path !== IMAGES_WS_PATH && path !== WSSTREAM_PATH && path !== FANART_STREAM_PATH) {
       endWithError(socket, 'NOT_FOUND', `Not found: ${path}`);
+      return;
+    }
+    if (reads.refuses(request.method, request.url, request.headers)) {
+      endWithError(socket, 'STALE_READ_REFUSED', undefined, { 'Retry-After': '1' });
       return;
     }
     // `?channel=` (docs/channels.md "Now playing per channel"): that channel's stream; an undeclared one is a 400.
@@ -303,6 +334,11 @@ function closeInOrder(
  * stays within 2 s (docs/limits-and-load.md "Shutdown").
  */
 const SHUTDOWN_GRACE_MS = 1500;
+
+/** A read the fresh-reads rule refuses skips the fast paths: Koa answers it 503 (and logs it) like any other error. */
+function staleReadsToKoa(reads: FreshReads, handle: http.RequestListener, koaOnly: http.RequestListener): http.RequestListener {
+  return (request, response) => (reads.refuses(request.method, request.url, request.headers) ? koaOnly : handle)(request, response);
+}
 
 /** Once `closing()` holds, every answer carries `Connection: close`, so a kept-alive connection takes no new request. */
 function closeAfterAnswerWhen(closing: () => boolean, handle: http.RequestListener): http.RequestListener {

@@ -21,9 +21,9 @@ export function startNginxFront(dir: string, port: number, backends: readonly st
     const backend = backends[index];
     config =
       backend === undefined
-        ? config.replace(new RegExp(`^\\s*server 127\\.0\\.0\\.1:${8901 + index}.*$`, 'm'), '')
-        : // The upstream's server line, not the comment at the top that names the same ports.
-          config.replace(`server 127.0.0.1:${8901 + index}`, `server ${backend}`);
+        ? config.replace(new RegExp(`^\\s*server 127\\.0\\.0\\.1:${8901 + index}.*$`, 'gm'), '')
+        : // The upstream's server lines (primary and backup), not the comment at the top that names the same ports.
+          config.replaceAll(`server 127.0.0.1:${8901 + index}`, `server ${backend}`);
   });
   fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
   const check = spawnSync(NGINX as string, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });

@@ -54,7 +54,7 @@ describeWithNginx('nginx in front of three instances (docs/several-instances.md)
     const port = await unusedPort();
     let config = fs.readFileSync(CONFIG, 'utf8').replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`);
     instances.forEach((instance, index) => {
-      config = config.replace(`server 127.0.0.1:${8901 + index}`, `server ${new URL(instance.url).host}`);
+      config = config.replaceAll(`server 127.0.0.1:${8901 + index}`, `server ${new URL(instance.url).host}`);
     });
     fs.writeFileSync(path.join(temp.dir, 'nginx.conf'), config);
     const check = spawnSync(NGINX as string, ['-t', '-p', temp.dir, '-c', 'nginx.conf'], { encoding: 'utf8' });

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
 import { isBrowserNavigation, isPrivateRead, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../guards/request-guards';
+import type { FreshReads } from '../guards/fresh-reads';
 import { SECURITY_HEADERS } from '../guards/security-headers';
 
 // Koa faces of the checks in request-guards.ts (docs/decisions.md "Hostile clients and browsers").
@@ -10,6 +11,14 @@ export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): A
   return async function knownHostOnly(ctx, next) {
     const host = ctx.get('Host');
     if (hostAllowed && !hostAllowed(host)) throw new AppError('UNKNOWN_HOST', unknownHostMessage(host));
+    await next();
+  };
+}
+
+/** 503 STALE_READ_REFUSED for a read that asked for fresh state from an instance cut off from its database (guards/fresh-reads.ts). */
+export function refuseStaleReads(reads: FreshReads): AppMiddleware {
+  return async function freshOnly(ctx, next) {
+    if (reads.refuses(ctx.method, ctx.url, ctx.headers)) throw new AppError('STALE_READ_REFUSED', undefined, { headers: { 'Retry-After': '1' } });
     await next();
   };
 }

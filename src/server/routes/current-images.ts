@@ -16,7 +16,7 @@ import { sendImage } from './cover';
 // shows a broken image for that). `no-cache` with the image's ETag: a source that revalidates
 // gets a 304 until the image changes.
 
-const CURRENT_IMAGE_PATHS: Readonly<Record<string, ImageCategory>> = {
+export const CURRENT_IMAGE_PATHS: Readonly<Record<string, ImageCategory>> = {
   '/cover.png': 'cover',
   '/artistthumb.png': 'thumbnail',
   '/artistbanner.png': 'banner',
