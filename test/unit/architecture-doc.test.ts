@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 // docs/architecture.md names the files and symbols of a submission's path, the layout and the
@@ -33,6 +33,14 @@ describe('docs/architecture.md', () => {
 
   it.each([...named])('When it names %s, then that path exists', (name) => {
     expect(existsSync(path.join(root, name.replace(/\/$/, '')))).toBe(true);
+  });
+
+  it('When a middleware file exists, then the Layout row of src/server/middleware/ names it', () => {
+    const row = (/^src\/server\/middleware\/ {2,}([\s\S]*?)\n(?=src\/)/m.exec(page)?.[1] ?? '').replace(/\s+/g, ' ').toLowerCase();
+    expect(row).not.toBe('');
+    const files = readdirSync(path.join(root, 'src/server/middleware')).map((file) => file.replace(/\.ts$/, ''));
+    const unnamed = files.filter((name) => ![name, name.replaceAll('-', ' '), name.split('-').pop() ?? name].some((word) => row.includes(word)));
+    expect(unnamed).toEqual([]);
   });
 
   it.each([...symbols])('When it names `%s`, then the code has that symbol', (symbol) => {

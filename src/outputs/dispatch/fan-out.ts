@@ -44,18 +44,16 @@ export class ChangeFanOut {
   /** Moves recorded changes into the queues and wakes the outputs that got messages; one run at a time. */
   expandSoon(): void {
     if (this.deps.stop.aborted || this.deps.names.length === 0) return;
-    if (this.expansion) {
-      this.expansion.again = true;
-      return;
+    if (this.expansion) this.expansion.again = true;
+    else {
+      const expansion = (this.expansion = { again: false, running: Promise.resolve() });
+      expansion.running = this.expand(expansion);
     }
-    const expansion = { again: false, running: Promise.resolve() };
-    this.expansion = expansion;
-    expansion.running = this.expand(expansion);
   }
 
   /** Settles when the run under way, if any, has ended. */
-  async drained(): Promise<void> {
-    await this.expansion?.running;
+  drained(): Promise<void> {
+    return this.expansion?.running ?? Promise.resolve();
   }
 
   private async expand(expansion: { again: boolean }): Promise<void> {
