@@ -1,7 +1,9 @@
 'use strict';
 // One run of the census file for the busy month, in its own process so that its resident memory is
-// its own: `node census-writer.js svc|sql DB OUT`. Prints one JSON line: milliseconds, idle RSS
-// (everything loaded and the database open, before the first row) and peak RSS (VmHWM) at the end.
+// its own: `node census-writer.js svc|sql DB OUT`. Prints one JSON line: milliseconds, the CPU
+// milliseconds of the process over the same span (user + system: on a shared, loaded machine the
+// steadier measure of the work done), idle RSS (everything loaded and the database open, before
+// the first row) and peak RSS (VmHWM) at the end.
 //   svc: what `svc report soundexchange` does on the server: svc's store, the report's snapshot
 //        taken (snapshotReportSource), the file checked and made (prepareReport: the store's
 //        summary and candidates, then its census totals), then streamed into fs.createWriteStream.
@@ -39,6 +41,7 @@ async function svcRun() {
   const { reportRun } = dist('reports/report-query');
   const store = await openStore(dbFile, { maxImageBytes: 1024 * 1024 });
   const idle = procMemory(process.pid).rss;
+  const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
   const run = reportRun('soundexchange', { from: FROM, to: TO }, SETTINGS, Date.now());
   const snapshot = await snapshotReportSource(store.plays)({ startMs: run.range.startMs, endMs: run.range.endMs });
@@ -51,8 +54,15 @@ async function svcRun() {
     await snapshot.release();
   }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const cpuMs = cpuMsSince(cpu);
   await store.close();
-  return { ms, idle };
+  return { ms, cpuMs, idle };
+}
+
+/** CPU milliseconds (user + system) of this process since `start` (a process.cpuUsage()). */
+function cpuMsSince(start) {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
 }
 
 const caret = (value) => `^${String(value ?? '').replace(/[|^]/g, '')}^`;
@@ -69,6 +79,7 @@ async function sqlRun() {
      GROUP BY coalesce(json_extract(metadata, '$.isrc'), json_extract(metadata, '$.artist') || char(0) || json_extract(metadata, '$.title'))
      ORDER BY first`);
   const idle = procMemory(process.pid).rss;
+  const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
   const out = fs.createWriteStream(outFile);
   // 37 CFR 370.4(e)(8): no header, a carriage return ending each line (the bench month's names are ASCII).
@@ -79,12 +90,13 @@ async function sqlRun() {
   out.end();
   await once(out, 'finish');
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const cpuMs = cpuMsSince(cpu);
   db.close();
-  return { ms, idle };
+  return { ms, cpuMs, idle };
 }
 
 (mode === 'svc' ? svcRun() : sqlRun()).then(
-  ({ ms, idle }) => process.stdout.write(`${JSON.stringify({ ms, idle, peak: procMemory(process.pid).hwm, bytes: fs.statSync(outFile).size })}\n`),
+  ({ ms, cpuMs, idle }) => process.stdout.write(`${JSON.stringify({ ms, cpuMs, idle, peak: procMemory(process.pid).hwm, bytes: fs.statSync(outFile).size })}\n`),
   (error) => {
     process.stderr.write(`${error.stack ?? error}\n`);
     process.exitCode = 1;

@@ -72,6 +72,8 @@ export interface ReportFacts {
   problems: number;
   /** What is named but blocks nothing (cells written neutralised). */
   notes: number;
+  /** npr-streams: the listener sessions the streaming log lists (it lists no plays). */
+  sessions?: number;
 }
 
 export interface ReportRun {

@@ -205,13 +205,14 @@ class Inspection {
     if (run.format !== 'npr-streams') await this.correctionNotes();
     if (run.format !== 'npr-streams') await this.recognitionNotes();
     if (run.format === 'npr-streams') {
-      const sessionChannels = await inspectSessions(
+      const listed = await inspectSessions(
         this.deps,
         run,
         (problem) => this.report(problem),
         () => this.handOver(),
       );
-      facts.channels = sessionChannels;
+      facts.channels = listed.channels;
+      facts.sessions = listed.sessions;
     }
     if (facts.channels.length === 0) await this.nothingReported();
     else if (run.channel !== undefined && !facts.channels.includes(run.channel)) await this.nothingReported();
@@ -346,8 +347,13 @@ function settingProblems(run: ReportRun): Problem[] {
   return missing.map((key) => ({ subject: 'report', what: `${key} is not set` }));
 }
 
-/** The streaming log's check; answers the channels of the range's sessions. */
-async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (problem: Problem) => void, handOver: () => Promise<void>): Promise<string[]> {
+/** The streaming log's check; answers the channels of the range's sessions, and how many it lists. */
+async function inspectSessions(
+  deps: ReportDeps,
+  run: ReportRun,
+  report: (problem: Problem) => void,
+  handOver: () => Promise<void>,
+): Promise<{ channels: string[]; sessions: number }> {
   let withoutAddress = 0;
   let sessions = 0;
   const channels = new Set<string>();
@@ -375,7 +381,7 @@ async function inspectSessions(deps: ReportDeps, run: ReportRun, report: (proble
       subject: 'report',
       what: `sessions on ${sorted.length} channels (${sorted.join(', ')}): NPR/DS no longer accepts two streams in one log file; choose one with --channel`,
     });
-  return sorted;
+  return { channels: sorted, sessions };
 }
 
 /** A player name a spreadsheet would run as a formula (written neutralised). */

@@ -89,4 +89,31 @@ describe('svc report', () => {
     expect(result.stderr).toContain(`--out: the folder ${JSON.stringify(path.dirname(missing))} does not exist; nothing written`);
     expect(fs.existsSync(path.dirname(missing))).toBe(false);
   });
+
+  it('When --help shows the census written into a folder, then the name it shows is the one written (37 CFR 370.4(e)(5) by default)', async () => {
+    const help = await runCli(['report', '--help']);
+    const shown = /\n {2}wrote (\S+)\n/.exec(help.stdout)?.[1];
+    const dir = makeTempDir();
+    try {
+      const written = await runCli(['report', 'soundexchange', ...range, '--out', dir.dir, '--allow-problems', ...client()]);
+      expect(written.code).toBe(0);
+      expect(fs.readdirSync(dir.dir)).toEqual([shown]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('When the streaming log is checked, then its summary counts the listener sessions it lists, not music plays', async () => {
+    for (const [clientId, connectedAt, disconnectedAt] of [
+      ['1', '2026-10-05T19:58:00.000Z', '2026-10-05T20:30:00.000Z'],
+      ['2', '2026-10-05T20:04:00.000Z', '2026-10-05T20:10:00.000Z'],
+    ]) {
+      const key = { server: 'http://127.0.0.1:8000', mount: '/live', clientId };
+      await t.server.plays.openSession({ ...key, channel: 'main', source: 'poll', address: `192.0.2.${clientId}`, userAgent: 'VLC/3.0.20', connectedAt }, 10);
+      await t.server.plays.closeSession(key, disconnectedAt);
+    }
+    const check = await runCli(['report', 'check', 'npr-streams', ...range, ...client()]);
+    expect(check).toMatchObject({ code: 0, stdout: '' });
+    expect(check.stderr).toBe('2 listener sessions reported; 0 problem(s)\n');
+  });
 });

@@ -35,7 +35,7 @@ Examples:
   $ svc report check soundexchange --from 2026-10-01 --to 2026-10-31
   dbid 4711: no ISRC and no label
   $ svc report soundexchange --from 2026-10-01 --to 2026-10-31 --out .
-  wrote KSVC20261001_20261031_A.txt
+  wrote KSVC20261001-20261031.txt
   $ svc report npr-playlist --from 2026-10-01 --to 2026-10-31 --channel main > playlist.txt
   $ svc report ppl --programme 2026-10-14 --out .
   $ svc report recount --from 2026-10-01 --to 2026-10-31 --apply
@@ -120,6 +120,8 @@ async function runCheck(format: string, options: ReportOptions, ctx: CliContext,
 }
 
 function summaryText(summary: Record<string, unknown>): string {
+  // The streaming log (npr-streams) lists listener sessions, not plays: its summary counts those.
+  if (typeof summary.sessions === 'number') return `${String(summary.sessions)} listener sessions reported; ${String(summary.problems)} problem(s)`;
   const left = Object.entries((summary.excluded_not_music ?? {}) as Record<string, number>).map(([kind, n]) => `${n} ${kind}`);
   return `${String(summary.music_plays)} music plays reported; left out: ${left.length > 0 ? left.join(', ') : 'nothing'} that is not music, ${String(summary.excluded_short)} shorter than reports.minSeconds; ${String(summary.problems)} problem(s)`;
 }

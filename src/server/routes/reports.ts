@@ -177,6 +177,7 @@ export function summaryOf(facts: ReportFacts): Record<string, unknown> {
     channels: facts.channels,
     problems: facts.problems,
     notes: facts.notes,
+    ...(facts.sessions === undefined ? {} : { sessions: facts.sessions }),
   };
 }
 
