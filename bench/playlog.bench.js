@@ -11,6 +11,11 @@
 //   b) POST /v1/remoteinput p50 with session tracking on (an Icecast server configured, 200
 //      listeners coming and going through URL authentication meanwhile, every ended play
 //      counted) against an svc without it, alternating, paced like track changes (goal <= 1.1).
+//   c) a play's end at the open-session cap: the store's count of one 3-minute play with 100,000
+//      sessions open across it (50,000 listeners, some with two players) and 400 coming and going
+//      inside it, against the same count with 1,000 open, same run, same store (goal <= 2: the
+//      count reads the open totals of SQLite migration 18, not the open sessions). Both are
+//      checked against countListeners (dist/domain/play).
 // The databases are filled through svc's own store. Every request stays on loopback.
 
 const fs = require('node:fs');
@@ -31,6 +36,10 @@ const QUIET_MS = 20;
 const LISTENERS = 200;
 const ROW_COUNTS = 'listener counts, 30 d x 400 plays, 200k sessions, every play';
 const ROW_SUBMIT = 'POST /v1/remoteinput p50, session tracking on vs off, paced';
+const ROW_OPEN = "a play's end (its listener count), 100,000 open sessions vs 1,000";
+const OPEN_MANY = 100_000;
+const OPEN_FEW = 1_000;
+const COUNT_CALLS = envInt('BENCH_PLAYLOG_COUNTS', 30);
 
 const dist = (file) => require(path.join(ROOT, 'dist', file));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -164,6 +173,65 @@ async function listenerCounts(dir) {
   });
 }
 
+/** `open` sessions connected in the hour before a play (one listener in two with a second player), 400 more coming and going inside it. */
+async function fillOpen(file, open) {
+  const { openDatabase } = dist('store/sqlite/database');
+  const { createPlayLogStore } = dist('store/sqlite/plays');
+  const db = openDatabase(file);
+  const plays = createPlayLogStore(db);
+  const start = Date.UTC(2026, 9, 1, 12);
+  const iso = (ms) => new Date(ms).toISOString();
+  const sessions = [];
+  const add = (i, connected, ended, address) => {
+    const key = { server: 'http://icecast.bench:8000', mount: '/live.mp3', clientId: String(i) };
+    void plays.openSession({ ...key, channel: 'main', source: 'auth', address, userAgent: 'bench', connectedAt: iso(connected) }, OPEN_MANY * 2);
+    if (ended !== null) void plays.closeSession(key, iso(ended));
+    sessions.push({ connectedAt: iso(connected), disconnectedAt: ended === null ? null : iso(ended), listener: `${address}\nbench` });
+  };
+  db.transaction(() => {
+    for (let i = 0; i < open; i++) add(i, start - 3_600_000 + (i * 3_600_000) / open, null, `h${i % (open / 2)}`);
+    for (let i = 0; i < 400; i++) add(open + i, start + i * 400, start + i * 400 + 30_000, `p${i}`);
+  })();
+  db.close();
+  return { play: { startedAt: iso(start), endedAt: iso(start + 180_000) }, now: iso(start + 181_000), sessions };
+}
+
+/** The median ms of COUNT_CALLS counts of the play; fails when a count differs from countListeners. */
+async function timeCount(file, filled) {
+  const { openDatabase } = dist('store/sqlite/database');
+  const { createPlayLogStore } = dist('store/sqlite/plays');
+  const { countListeners } = dist('domain/play');
+  const db = openDatabase(file);
+  try {
+    const plays = createPlayLogStore(db);
+    const expected = countListeners(filled.play, filled.sessions, 0, Date.parse(filled.now));
+    const times = [];
+    for (let i = 0; i < COUNT_CALLS; i++) {
+      const started = performance.now();
+      const counted = await plays.countListeners('main', filled.play.startedAt, filled.play.endedAt, { minSessionSeconds: 0, now: filled.now });
+      times.push(performance.now() - started);
+      if (JSON.stringify(counted) !== JSON.stringify(expected)) throw new Error(`count ${JSON.stringify(counted)}, countListeners ${JSON.stringify(expected)}`);
+    }
+    return median(times);
+  } finally {
+    db.close();
+  }
+}
+
+async function openSessionCount(dir) {
+  const many = path.join(dir, 'open-many.db');
+  const few = path.join(dir, 'open-few.db');
+  const filled = { many: await fillOpen(many, OPEN_MANY), few: await fillOpen(few, OPEN_FEW) };
+  const samples = await alternate(ROUNDS, { many: () => timeCount(many, filled.many), few: () => timeCount(few, filled.few) });
+  emitRow({
+    row: ROW_OPEN,
+    unit: 'ms',
+    svc: samples.many,
+    baseline: { label: `the same count with ${OPEN_FEW} sessions open, same store`, values: samples.few },
+    goal: '<= 2',
+  });
+}
+
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 function post(url, pathName, body, type) {
@@ -246,6 +314,13 @@ async function main() {
     } catch (error) {
       log(error.stack ?? String(error));
       emitFailure(ROW_COUNTS, error, 's');
+      process.exitCode = 1;
+    }
+    try {
+      await openSessionCount(dir);
+    } catch (error) {
+      log(error.stack ?? String(error));
+      emitFailure(ROW_OPEN, error, 'ms');
       process.exitCode = 1;
     }
     try {

@@ -106,8 +106,10 @@ export interface PlayLogStore {
   replaceListeners(dbid: number, listeners: PlayListeners): Promise<void>;
   /**
    * The listeners of a channel's play [startedAt, endedAt), by countListeners' rule (domain/play.ts),
-   * in one SQL query over the indexed overlap: the work grows with the sessions that overlap the
-   * play (bounded by the open-session cap per mount), never with the table.
+   * in one SQL query: the sessions open since before the play (or since `minSessionSeconds` before
+   * `now`) come from the open totals the database keeps (SQLite migration 18, PostgreSQL 15), the
+   * rest from the sessions that opened or closed since it started (countCut). The work grows with
+   * what changed during and since the play, never with the open sessions or the table.
    */
   countListeners(channel: string, startedAt: string, endedAt: string, options: CountOptions): Promise<PlayListeners>;
   /** Records a listener who joined, unless one is open under the key already, or `maxOpen` are open on its mount. */
@@ -225,6 +227,16 @@ export function plannedEndFor(play: NewPlay, startedAt: string): string | null {
   if (play.plannedEndAt === undefined) return null;
   const durationMs = Date.parse(play.plannedEndAt) - Date.parse(play.startedAt);
   return new Date(Date.parse(startedAt) + Math.max(0, durationMs)).toISOString();
+}
+
+/**
+ * Where a play's count splits its open sessions (PlayLogStore.countListeners): those connected
+ * before `cut` span the whole play and pass the minimum length, so the open totals count them;
+ * `span` is the play's length in ms, what each of them adds to its listener time.
+ */
+export function countCut(startedAt: string, endedAt: string, options: CountOptions): { cut: string; span: number } {
+  const cutMs = Math.max(0, Math.min(Date.parse(startedAt), Date.parse(options.now) - options.minSessionSeconds * 1000));
+  return { cut: new Date(cutMs).toISOString(), span: Math.max(0, Date.parse(endedAt) - Date.parse(startedAt)) };
 }
 
 /** An end never before the play's start (a clock that went back, an end sent at once). */

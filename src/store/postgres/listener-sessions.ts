@@ -1,33 +1,55 @@
 import type pg from 'pg';
 import type { PlayListeners } from '../../domain/play';
-import { PLAY_PAGE, SESSION_COLUMNS, endNotBefore, sessionFromRow, type ListenerSession, type MountLive, type PlayLogStore, type SessionRow } from '../plays';
+import {
+  PLAY_PAGE,
+  SESSION_COLUMNS,
+  countCut,
+  endNotBefore,
+  sessionFromRow,
+  type ListenerSession,
+  type MountLive,
+  type PlayLogStore,
+  type SessionRow,
+} from '../plays';
 import { inTransaction, type Queryable } from './connection';
 import type { ListenerSessionStore } from '../listener-sessions';
 
 // The PostgreSQL listener sessions, as the SQLite ones (sqlite/listener-sessions.ts; the contract
-// is store/plays.ts). A play's listeners are one aggregate query; instances sharing the database
-// agree on the cap per mount through an advisory lock on the mount.
+// is store/plays.ts). A play's listeners are one aggregate query over what changed since it
+// started and the open totals migration 15 keeps; instances sharing the database agree on the cap
+// per mount through an advisory lock on the mount. A batch of closes takes its channels' rows in
+// order (closeOverdue), as the triggers of migration 15 take them.
 
 type SessionStore = ListenerSessionStore;
 
-/** As sqlite/listener-sessions.ts COUNT_LISTENERS: $1 channel, $2 earliest, $3 start, $4 end, $5 min, $6 now. */
+/** As sqlite/listener-sessions.ts COUNT_LISTENERS: $1 channel, $2 cut, $3 start, $4 end, $5 min, $6 now, $7 span (store/plays.ts countCut). */
 const COUNT_LISTENERS = `
   WITH s AS (
     SELECT address, user_agent, greatest(connected_at, $3) AS f, least(disconnected_at, $4) AS t
       FROM listener_sessions
-     WHERE channel = $1 AND connected_at >= $2 AND connected_at < $4 AND disconnected_at > $3
+     WHERE channel = $1 AND disconnected_at > $3 AND connected_at < $4
        AND extract(epoch FROM disconnected_at::timestamptz - connected_at::timestamptz) >= $5
     UNION ALL
     SELECT address, user_agent, greatest(connected_at, $3), $4
       FROM listener_sessions
-     WHERE channel = $1 AND disconnected_at IS NULL AND connected_at < $4
+     WHERE channel = $1 AND disconnected_at IS NULL AND connected_at >= $2 AND connected_at < $4
        AND extract(epoch FROM $6::timestamptz - connected_at::timestamptz) >= $5
+  ),
+  pre AS (
+    SELECT coalesce((SELECT sessions FROM listener_open_channels WHERE channel = $1), 0)
+           - (SELECT count(*) FROM listener_sessions WHERE channel = $1 AND disconnected_at IS NULL AND connected_at >= $2) AS n,
+           coalesce((SELECT listeners FROM listener_open_channels WHERE channel = $1), 0)
+           - (SELECT count(*) FROM listener_open_listeners WHERE channel = $1 AND earliest_open >= $2) AS l
   ),
   edges AS (SELECT f AS at, 1 AS step FROM s UNION ALL SELECT t, -1 FROM s),
   running AS (SELECT sum(step) OVER (ORDER BY at, step ROWS UNBOUNDED PRECEDING) AS n FROM edges)
-  SELECT (SELECT count(*) FROM (SELECT DISTINCT address, user_agent FROM s) AS listeners) AS atp,
-         (SELECT coalesce(sum(extract(epoch FROM t::timestamptz - f::timestamptz) * 1000), 0) FROM s WHERE t > f) AS listener_ms,
-         (SELECT coalesce(max(n), 0) FROM running) AS peak`;
+  SELECT (SELECT l FROM pre)
+         + (SELECT count(*) FROM (SELECT DISTINCT address, user_agent FROM s) AS d
+             WHERE NOT EXISTS (SELECT 1 FROM listener_open_listeners AS o
+                                WHERE o.channel = $1 AND o.address = d.address AND o.user_agent = d.user_agent AND o.earliest_open < $2)) AS atp,
+         (SELECT n FROM pre) * $7::bigint
+         + (SELECT coalesce(sum(extract(epoch FROM t::timestamptz - f::timestamptz) * 1000), 0) FROM s WHERE t > f) AS listener_ms,
+         (CASE WHEN $7::bigint > 0 THEN (SELECT n FROM pre) ELSE 0 END) + (SELECT coalesce(max(n), 0) FROM running) AS peak`;
 
 const mountLock = (client: Pick<pg.PoolClient, 'query'>, server: string, mount: string) =>
   client.query("SELECT pg_advisory_xact_lock(hashtext('svc-mount:' || $1 || ' ' || $2))", [server, mount]);
@@ -48,18 +70,18 @@ async function closeRow(
 }
 
 export function createPostgresSessionStore(pool: pg.Pool): SessionStore {
-  const longestMs = (channel: string | undefined): Promise<number> => longestSessionMs(pool, channel);
   return {
     ...createSessionPages(pool),
     async countListeners(channel, startedAt, endedAt, options): Promise<PlayListeners> {
-      const earliest = new Date(Date.parse(startedAt) - (await longestMs(channel))).toISOString();
+      const { cut, span } = countCut(startedAt, endedAt, options);
       const result = await pool.query<{ atp: string; listener_ms: string; peak: string }>(COUNT_LISTENERS, [
         channel,
-        earliest,
+        cut,
         startedAt,
         endedAt,
         options.minSessionSeconds,
         options.now,
+        span,
       ]);
       const row = result.rows[0];
       return { atp: Number(row?.atp ?? 0), listener_seconds: Math.round(Number(row?.listener_ms ?? 0) / 1000), peak: Number(row?.peak ?? 0) };
@@ -73,11 +95,11 @@ export function createPostgresSessionStore(pool: pg.Pool): SessionStore {
           session.clientId,
         ]);
         if (found.rows.length > 0) return 'already-open' as const;
-        const open = await client.query<{ open: string }>(
-          'SELECT count(*) AS open FROM (SELECT 1 FROM listener_sessions WHERE server = $1 AND mount = $2 AND disconnected_at IS NULL LIMIT $3) AS capped',
-          [session.server, session.mount, maxOpen],
-        );
-        if (Number(open.rows[0]?.open ?? 0) >= maxOpen) return 'full' as const;
+        const open = await client.query<{ sessions: string }>('SELECT sessions FROM listener_open_mounts WHERE server = $1 AND mount = $2', [
+          session.server,
+          session.mount,
+        ]);
+        if (Number(open.rows[0]?.sessions ?? 0) >= maxOpen) return 'full' as const;
         await client.query(
           `INSERT INTO listener_sessions (channel, source, server, mount, client_id, address, user_agent, connected_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
           [session.channel, session.source, session.server, session.mount, session.clientId, session.address, session.userAgent, session.connectedAt],
@@ -193,7 +215,7 @@ function createSessionSweeps(pool: pg.Pool): Pick<PlayLogStore, 'closeOverdue' |
       for (;;) {
         const batch = await inTransaction(pool, async (client) => {
           const rows = await client.query<{ id: string; channel: string; connected_at: string }>(
-            'SELECT id, channel, connected_at FROM listener_sessions WHERE disconnected_at IS NULL AND connected_at < $1 LIMIT 1000 FOR UPDATE SKIP LOCKED',
+            'SELECT id, channel, connected_at FROM listener_sessions WHERE disconnected_at IS NULL AND connected_at < $1 ORDER BY channel, id LIMIT 1000 FOR UPDATE SKIP LOCKED',
             [before],
           );
           for (const row of rows.rows) await closeRow(client, row, new Date(Date.parse(row.connected_at) + maxMs).toISOString());

@@ -347,6 +347,88 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       DROP TABLE playlog_keys;
     `,
   },
+  {
+    version: 15,
+    name: 'open listener counts',
+    sql: `
+      -- As SQLite's migration 18 (docs/play-log.md "Counting a play's listeners"): the open
+      -- sessions counted per mount, per channel and per listener by triggers, on every path that
+      -- writes a session. Each trigger takes the channel's row first, so the writers of one channel
+      -- queue there and a listener's earliest open session is read after the others' commits.
+      CREATE TABLE listener_open_mounts (
+        server text NOT NULL,
+        mount text NOT NULL,
+        sessions bigint NOT NULL,
+        PRIMARY KEY (server, mount)
+      );
+      CREATE TABLE listener_open_channels (
+        channel text PRIMARY KEY,
+        sessions bigint NOT NULL,
+        listeners bigint NOT NULL
+      );
+      CREATE TABLE listener_open_listeners (
+        channel text NOT NULL,
+        address text NOT NULL,
+        user_agent text NOT NULL,
+        sessions bigint NOT NULL,
+        earliest_open text COLLATE "C" NOT NULL,
+        PRIMARY KEY (channel, address, user_agent)
+      );
+      CREATE INDEX listener_open_listeners_by_earliest ON listener_open_listeners (channel, earliest_open);
+      CREATE INDEX listener_sessions_open_by_listener ON listener_sessions (channel, address, user_agent, connected_at) WHERE disconnected_at IS NULL;
+      CREATE INDEX listener_sessions_closed_by_end ON listener_sessions (channel, disconnected_at, connected_at) WHERE disconnected_at IS NOT NULL;
+
+      INSERT INTO listener_open_mounts (server, mount, sessions)
+        SELECT server, mount, count(*) FROM listener_sessions WHERE disconnected_at IS NULL GROUP BY server, mount;
+      INSERT INTO listener_open_listeners (channel, address, user_agent, sessions, earliest_open)
+        SELECT channel, address, user_agent, count(*), min(connected_at) FROM listener_sessions WHERE disconnected_at IS NULL
+         GROUP BY channel, address, user_agent;
+      INSERT INTO listener_open_channels (channel, sessions, listeners)
+        SELECT channel, sum(sessions), count(*) FROM listener_open_listeners GROUP BY channel;
+
+      CREATE FUNCTION listener_session_opened() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        now_open bigint;
+      BEGIN
+        INSERT INTO listener_open_channels (channel, sessions, listeners) VALUES (NEW.channel, 1, 0)
+          ON CONFLICT (channel) DO UPDATE SET sessions = listener_open_channels.sessions + 1;
+        INSERT INTO listener_open_mounts (server, mount, sessions) VALUES (NEW.server, NEW.mount, 1)
+          ON CONFLICT (server, mount) DO UPDATE SET sessions = listener_open_mounts.sessions + 1;
+        INSERT INTO listener_open_listeners (channel, address, user_agent, sessions, earliest_open)
+          VALUES (NEW.channel, NEW.address, NEW.user_agent, 1, NEW.connected_at)
+          ON CONFLICT (channel, address, user_agent) DO UPDATE
+            SET sessions = listener_open_listeners.sessions + 1, earliest_open = least(listener_open_listeners.earliest_open, excluded.earliest_open)
+          RETURNING sessions INTO now_open;
+        IF now_open = 1 THEN
+          UPDATE listener_open_channels SET listeners = listeners + 1 WHERE channel = NEW.channel;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION listener_session_closed() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        still_open bigint;
+      BEGIN
+        UPDATE listener_open_channels SET sessions = sessions - 1 WHERE channel = OLD.channel;
+        UPDATE listener_open_mounts SET sessions = sessions - 1 WHERE server = OLD.server AND mount = OLD.mount;
+        UPDATE listener_open_listeners
+           SET sessions = sessions - 1,
+               earliest_open = coalesce((SELECT min(connected_at) FROM listener_sessions
+                                          WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent
+                                            AND disconnected_at IS NULL), earliest_open)
+         WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent
+         RETURNING sessions INTO still_open;
+        IF still_open = 0 THEN
+          DELETE FROM listener_open_listeners WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent;
+          UPDATE listener_open_channels SET listeners = listeners - 1 WHERE channel = OLD.channel;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER listener_session_opened AFTER INSERT ON listener_sessions
+        FOR EACH ROW WHEN (NEW.disconnected_at IS NULL) EXECUTE FUNCTION listener_session_opened();
+      CREATE TRIGGER listener_session_closed AFTER UPDATE OF disconnected_at ON listener_sessions
+        FOR EACH ROW WHEN (OLD.disconnected_at IS NULL AND NEW.disconnected_at IS NOT NULL) EXECUTE FUNCTION listener_session_closed();
+    `,
+  },
 ];
 
 /**

@@ -1,11 +1,12 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the asynchronous store interface: `async` turns a throw into the rejection the interface promises */
 import type { PlayListeners } from '../../domain/play';
 import type { Db } from './database';
-import { SESSION_COLUMNS, SessionRow, endNotBefore, sessionFromRow, type MountLive, type PlayLogStore } from '../plays';
+import { SESSION_COLUMNS, SessionRow, countCut, endNotBefore, sessionFromRow, type MountLive, type PlayLogStore } from '../plays';
 import type { ListenerSessionStore } from '../listener-sessions';
 
 // The SQLite listener sessions (the half of PlayLogStore that Icecast feeds, store/plays.ts has
-// the contract; docs/play-log.md "Listener sessions"). A play's listeners are one aggregate query.
+// the contract; docs/play-log.md "Listener sessions"). A play's listeners are one aggregate query
+// over the sessions that changed since it started and the open totals migration 18 keeps.
 
 /** Rows per page of a session range (as sqlite/plays.ts pages plays). */
 const PAGE = 50;
@@ -13,42 +14,56 @@ const PAGE = 50;
 type SessionStore = ListenerSessionStore;
 
 /**
- * The sessions of a play as intervals clipped to it (`f`, `t`), by countListeners' overlap rule
- * (domain/play.ts): closed ones from the index range on connected_at the longest closed session
- * allows, open ones from the open index. Named parameters: channel, earliest, start, end, min, now.
+ * The sessions of a play that the open totals do not cover, as intervals clipped to it (`f`, `t`),
+ * by countListeners' overlap rule (domain/play.ts): closed ones that ended after it started (the
+ * index on disconnected_at), open ones that connected at or after @cut (the open index). Named
+ * parameters: channel, cut, start, end, span, min, now (store/plays.ts countCut).
  */
 const PLAY_SESSIONS = `
   SELECT address, user_agent, max(connected_at, @start) AS f, min(disconnected_at, @end) AS t
-    FROM listener_sessions
-   WHERE channel = @channel AND connected_at >= @earliest AND connected_at < @end AND disconnected_at > @start
+    FROM listener_sessions INDEXED BY listener_sessions_closed_by_end
+   WHERE channel = @channel AND disconnected_at > @start AND connected_at < @end
      AND (julianday(disconnected_at) - julianday(connected_at)) * 86400.0 >= @min
   UNION ALL
   SELECT address, user_agent, max(connected_at, @start), @end
-    FROM listener_sessions
-   WHERE channel = @channel AND disconnected_at IS NULL AND connected_at < @end
+    FROM listener_sessions INDEXED BY listener_sessions_open_by_channel
+   WHERE channel = @channel AND disconnected_at IS NULL AND connected_at >= @cut AND connected_at < @end
      AND (julianday(@now) - julianday(connected_at)) * 86400.0 >= @min`;
 
 /**
- * atp: distinct listeners (address and agent); listener_ms: the clipped intervals summed; peak:
- * the running sum of joins (+1) and leaves (-1), a leave first at the same moment (a reconnect is one).
+ * The open sessions connected before @cut (each spans the whole play and passes the minimum
+ * length), from the totals migration 18 keeps: `n` sessions of `l` distinct listeners.
+ */
+const OPEN_BEFORE_CUT = `
+  SELECT coalesce((SELECT sessions FROM listener_open_channels WHERE channel = @channel), 0)
+         - (SELECT count(*) FROM listener_sessions INDEXED BY listener_sessions_open_by_channel
+             WHERE channel = @channel AND disconnected_at IS NULL AND connected_at >= @cut) AS n,
+         coalesce((SELECT listeners FROM listener_open_channels WHERE channel = @channel), 0)
+         - (SELECT count(*) FROM listener_open_listeners WHERE channel = @channel AND earliest_open >= @cut) AS l`;
+
+/**
+ * atp: distinct listeners (those open since before @cut, and the others' not among them);
+ * listener_ms: the clipped intervals summed; peak: the running sum of joins (+1) and leaves (-1),
+ * a leave first at the same moment (a reconnect is one), on top of the sessions open all along.
  */
 const COUNT_LISTENERS = `
   WITH s AS (${PLAY_SESSIONS}),
+       pre AS (${OPEN_BEFORE_CUT}),
        edges AS (SELECT f AS at, 1 AS step FROM s UNION ALL SELECT t, -1 FROM s),
        running AS (SELECT sum(step) OVER (ORDER BY at, step ROWS UNBOUNDED PRECEDING) AS n FROM edges)
-  SELECT (SELECT count(*) FROM (SELECT DISTINCT address, user_agent FROM s)) AS atp,
-         (SELECT total((julianday(t) - julianday(f)) * 86400000.0) FROM s WHERE t > f) AS listener_ms,
-         (SELECT coalesce(max(n), 0) FROM running) AS peak`;
+  SELECT (SELECT l FROM pre)
+         + (SELECT count(*) FROM (SELECT DISTINCT address, user_agent FROM s) AS d
+             WHERE NOT EXISTS (SELECT 1 FROM listener_open_listeners AS o
+                                WHERE o.channel = @channel AND o.address = d.address AND o.user_agent = d.user_agent AND o.earliest_open < @cut)) AS atp,
+         (SELECT n FROM pre) * @span + (SELECT total((julianday(t) - julianday(f)) * 86400000.0) FROM s WHERE t > f) AS listener_ms,
+         (CASE WHEN @span > 0 THEN (SELECT n FROM pre) ELSE 0 END) + (SELECT coalesce(max(n), 0) FROM running) AS peak`;
 
 export function createSqliteSessionStore(db: Db): SessionStore {
-  const longest = db.prepare<[string], { longest_ms: number }>('SELECT longest_ms FROM listener_session_bounds WHERE channel = ?');
   const count = db.prepare<[Record<string, string | number>], { atp: number; listener_ms: number; peak: number }>(COUNT_LISTENERS);
   const findOpen = db.prepare<[string, string, string], SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM listener_sessions WHERE server = ? AND mount = ? AND client_id = ? AND disconnected_at IS NULL`,
   );
-  const openOnMount = db.prepare<[string, string, number], { open: number }>(
-    'SELECT count(*) AS open FROM (SELECT 1 FROM listener_sessions WHERE server = ? AND mount = ? AND disconnected_at IS NULL LIMIT ?)',
-  );
+  const openOnMount = db.prepare<[string, string], { sessions: number }>('SELECT sessions FROM listener_open_mounts WHERE server = ? AND mount = ?');
   const endedAfter = db.prepare<[string, string, string, string], { found: number }>(
     'SELECT 1 AS found FROM listener_sessions WHERE server = ? AND mount = ? AND client_id = ? AND disconnected_at >= ? LIMIT 1',
   );
@@ -78,7 +93,7 @@ export function createSqliteSessionStore(db: Db): SessionStore {
   });
   const open = db.transaction((session: Parameters<SessionStore['openSession']>[0], maxOpen: number) => {
     if (findOpen.get(session.server, session.mount, session.clientId)) return 'already-open' as const;
-    if ((openOnMount.get(session.server, session.mount, maxOpen)?.open ?? 0) >= maxOpen) return 'full' as const;
+    if ((openOnMount.get(session.server, session.mount)?.sessions ?? 0) >= maxOpen) return 'full' as const;
     insertSession.run(
       session.channel,
       session.source,
@@ -95,9 +110,14 @@ export function createSqliteSessionStore(db: Db): SessionStore {
   return {
     ...createSessionPages(db),
     async countListeners(channel, startedAt, endedAt, options): Promise<PlayListeners> {
-      const longestMs = longest.get(channel)?.longest_ms ?? 0;
-      const earliest = new Date(Date.parse(startedAt) - longestMs).toISOString();
-      const row = count.get({ channel, earliest, start: startedAt, end: endedAt, min: options.minSessionSeconds, now: options.now });
+      const row = count.get({
+        channel,
+        ...countCut(startedAt, endedAt, options),
+        start: startedAt,
+        end: endedAt,
+        min: options.minSessionSeconds,
+        now: options.now,
+      });
       return { atp: row?.atp ?? 0, listener_seconds: Math.round((row?.listener_ms ?? 0) / 1000), peak: row?.peak ?? 0 };
     },
     async openSession(session, maxOpen) {

@@ -391,4 +391,79 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE playlog_keys;
     `,
   },
+  {
+    version: 18,
+    name: 'open listener counts',
+    sql: `
+      -- The open sessions counted as they open and close (docs/play-log.md "Counting a play's
+      -- listeners"), kept by the triggers below on every path that writes a session: the cap per
+      -- mount reads one row, and a play's end reads the sessions open since it started (or
+      -- since playlog.minSessionSeconds) and these totals, never every open session.
+      CREATE TABLE listener_open_mounts (
+        server TEXT NOT NULL,
+        mount TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        PRIMARY KEY (server, mount)
+      );
+      -- sessions: open sessions of the channel; listeners: distinct (address, user agent) among them.
+      CREATE TABLE listener_open_channels (
+        channel TEXT PRIMARY KEY,
+        sessions INTEGER NOT NULL,
+        listeners INTEGER NOT NULL
+      );
+      -- One row per listener with an open session: how many, and when the earliest of them connected.
+      CREATE TABLE listener_open_listeners (
+        channel TEXT NOT NULL,
+        address TEXT NOT NULL,
+        user_agent TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        earliest_open TEXT NOT NULL,
+        PRIMARY KEY (channel, address, user_agent)
+      );
+      CREATE INDEX listener_open_listeners_by_earliest ON listener_open_listeners (channel, earliest_open);
+      -- A listener's earliest open session again when one closes.
+      CREATE INDEX listener_sessions_open_by_listener ON listener_sessions (channel, address, user_agent, connected_at) WHERE disconnected_at IS NULL;
+      -- The closed sessions overlapping a play: those that ended after it started.
+      CREATE INDEX listener_sessions_closed_by_end ON listener_sessions (channel, disconnected_at, connected_at) WHERE disconnected_at IS NOT NULL;
+
+      INSERT INTO listener_open_mounts (server, mount, sessions)
+        SELECT server, mount, count(*) FROM listener_sessions WHERE disconnected_at IS NULL GROUP BY server, mount;
+      INSERT INTO listener_open_listeners (channel, address, user_agent, sessions, earliest_open)
+        SELECT channel, address, user_agent, count(*), min(connected_at) FROM listener_sessions WHERE disconnected_at IS NULL
+         GROUP BY channel, address, user_agent;
+      INSERT INTO listener_open_channels (channel, sessions, listeners)
+        SELECT channel, sum(sessions), count(*) FROM listener_open_listeners GROUP BY channel;
+
+      -- The channel's row first on both paths, as PostgreSQL's migration 15 does.
+      CREATE TRIGGER listener_session_opened AFTER INSERT ON listener_sessions WHEN NEW.disconnected_at IS NULL
+      BEGIN
+        INSERT INTO listener_open_channels (channel, sessions, listeners) VALUES (NEW.channel, 1, 0)
+          ON CONFLICT (channel) DO UPDATE SET sessions = sessions + 1;
+        INSERT INTO listener_open_mounts (server, mount, sessions) VALUES (NEW.server, NEW.mount, 1)
+          ON CONFLICT (server, mount) DO UPDATE SET sessions = sessions + 1;
+        INSERT INTO listener_open_listeners (channel, address, user_agent, sessions, earliest_open)
+          VALUES (NEW.channel, NEW.address, NEW.user_agent, 1, NEW.connected_at)
+          ON CONFLICT (channel, address, user_agent) DO UPDATE SET sessions = sessions + 1, earliest_open = min(earliest_open, excluded.earliest_open);
+        UPDATE listener_open_channels SET listeners = listeners + 1
+         WHERE channel = NEW.channel
+           AND (SELECT sessions FROM listener_open_listeners WHERE channel = NEW.channel AND address = NEW.address AND user_agent = NEW.user_agent) = 1;
+      END;
+      CREATE TRIGGER listener_session_closed AFTER UPDATE OF disconnected_at ON listener_sessions
+        WHEN OLD.disconnected_at IS NULL AND NEW.disconnected_at IS NOT NULL
+      BEGIN
+        UPDATE listener_open_channels SET sessions = sessions - 1 WHERE channel = OLD.channel;
+        UPDATE listener_open_mounts SET sessions = sessions - 1 WHERE server = OLD.server AND mount = OLD.mount;
+        UPDATE listener_open_listeners
+           SET sessions = sessions - 1,
+               earliest_open = coalesce((SELECT min(connected_at) FROM listener_sessions
+                                          WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent
+                                            AND disconnected_at IS NULL), earliest_open)
+         WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent;
+        UPDATE listener_open_channels SET listeners = listeners - 1
+         WHERE channel = OLD.channel
+           AND (SELECT sessions FROM listener_open_listeners WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent) = 0;
+        DELETE FROM listener_open_listeners WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent AND sessions = 0;
+      END;
+    `,
+  },
 ];

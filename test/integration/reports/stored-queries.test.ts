@@ -260,7 +260,9 @@ function storedQueries(backend: 'sqlite' | 'postgres'): void {
   }, 30_000);
   afterEach(async () => {
     await log.close();
-    await database?.query('TRUNCATE tracks, listener_sessions, listener_session_bounds CASCADE');
+    await database?.query(
+      'TRUNCATE tracks, listener_sessions, listener_session_bounds, listener_open_mounts, listener_open_channels, listener_open_listeners CASCADE',
+    );
   });
   const write = (plays: readonly ReportPlay[]) => writeLog(log, plays, backend === 'postgres');
 

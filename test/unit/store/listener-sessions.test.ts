@@ -1,4 +1,5 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { countListeners, listenerOf, type SessionInterval } from '../../../src/domain/play';
 import { openStore } from '../../../src/store/open-store';
 import type { Store } from '../../../src/store/store';
@@ -9,7 +10,10 @@ import { makeTempDir } from '../../helpers/temp-dir';
 // play's listeners counted by one SQL aggregate agree with countListeners (domain/play.ts) on
 // a seeded month of sessions with reconnects; the open-session cap per mount; replays; the
 // bounded lifetime; an Icecast restart; a mount's live stretches (docs/play-log.md
-// "Sessions that must be plausible").
+// "Sessions that must be plausible"); the open totals the database keeps (SQLite migration 18,
+// PostgreSQL 15) equal the open sessions after adds, removes, replays, an Icecast restart, the
+// bounded lifetime and a reopened store, and a play's count read from them agrees with
+// countListeners while many sessions stay open across it.
 
 const SERVER = 'http://127.0.0.1:8000';
 const MOUNT = '/live.mp3';
@@ -24,7 +28,29 @@ function seeded(seed: number): () => number {
   };
 }
 
-function sessionContract(openFresh: () => Promise<Store>): void {
+/** Reads rows of the store's database directly (the open totals are not part of the store's interface). */
+type Rows = (sql: string) => Promise<Record<string, unknown>[]>;
+
+/** The open totals as kept, and as counted again from the sessions themselves. */
+async function openTotals(rows: Rows): Promise<{ kept: unknown; counted: unknown }> {
+  const text = (list: Record<string, unknown>[]) => list.map((row) => Object.values(row).map(String).join(' ')).sort();
+  const kept = {
+    mounts: text(await rows('SELECT server, mount, sessions FROM listener_open_mounts WHERE sessions <> 0')),
+    listeners: text(await rows('SELECT channel, address, user_agent, sessions, earliest_open FROM listener_open_listeners')),
+    channels: text(await rows('SELECT channel, sessions, listeners FROM listener_open_channels WHERE sessions <> 0 OR listeners <> 0')),
+  };
+  const open = 'FROM listener_sessions WHERE disconnected_at IS NULL';
+  const counted = {
+    mounts: text(await rows(`SELECT server, mount, count(*) AS sessions ${open} GROUP BY server, mount`)),
+    listeners: text(
+      await rows(`SELECT channel, address, user_agent, count(*) AS sessions, min(connected_at) AS earliest_open ${open} GROUP BY channel, address, user_agent`),
+    ),
+    channels: text(await rows(`SELECT channel, count(*) AS sessions, count(DISTINCT address || ' ' || user_agent) AS listeners ${open} GROUP BY channel`)),
+  };
+  return { kept, counted };
+}
+
+function sessionContract(openFresh: () => Promise<Store>, rows: Rows, reopen: () => Promise<Store>): void {
   let store: Store;
   beforeEach(async () => {
     store = await openFresh();
@@ -109,6 +135,69 @@ function sessionContract(openFresh: () => Promise<Store>): void {
     expect(await store.plays.openSessions(SERVER, '/other.mp3')).toHaveLength(1);
   });
 
+  it('When sessions open, close, replay, outlive their bound and an Icecast restarts, then the open totals equal the open sessions, and stay so after a reopen', async () => {
+    const expectTotalsRight = async () => {
+      const { kept, counted } = await openTotals(rows);
+      expect(kept).toEqual(counted);
+    };
+    // Two listeners with several sessions each (a reconnect, two players at one address), one alone.
+    await open('1', 0, 'same');
+    await open('2', 10, 'same');
+    await open('3', 20, 'other');
+    await open('1', 30, 'same'); // a replayed add: already open
+    await open('4', 500, 'same');
+    await expectTotalsRight();
+    expect(await store.plays.closeSession(key('1'), at(40))).toBe(true); // the listener's earliest session goes
+    expect(await store.plays.closeSession(key('1'), at(41))).toBe(false); // a replayed remove
+    await expectTotalsRight();
+    expect(await store.plays.closeOverdue(at(700), 600_000)).toBe(2); // '2' and '3' past the bound, '4' young
+    await expectTotalsRight();
+    await open('30', 710, 'late');
+    expect(await store.plays.closeEarlierRun(SERVER, MOUNT, '5', at(720))).toBe(1); // Icecast restarted: '30' was of its earlier run
+    await expectTotalsRight();
+    await store.close();
+    store = await reopen();
+    await open('5', 730, 'after');
+    await expectTotalsRight();
+    expect((await store.plays.openSessions(SERVER, MOUNT)).map((session) => session.clientId)).toEqual(['4', '5']);
+  });
+
+  it('When many sessions stay open across plays (a listener with several), then each count from the open totals equals countListeners', async () => {
+    const random = seeded(18);
+    const intervals: SessionInterval[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      // 40 listeners, half their sessions open at the end; some connect inside the plays.
+      const from = Math.floor(random() * 2000);
+      const address = `listener-${Math.floor(random() * 40)}`;
+      const to = random() < 0.5 ? null : from + Math.floor(random() * 900);
+      expect(await open(String(i), from, address)).toBe('opened');
+      if (to !== null) await store.plays.closeSession(key(String(i)), at(to));
+      intervals.push({ connectedAt: at(from), disconnectedAt: to === null ? null : at(to), listener: listenerOf(address, 'player') });
+    }
+    for (const [minSessionSeconds, now] of [
+      [0, 2100],
+      [120, 2100],
+      [1500, 2100],
+    ]) {
+      // Plays of 3 minutes, and of 5 seconds (shorter than the minimum: the cut is before now - minimum).
+      for (const [start, length] of [
+        [1000, 180],
+        [1800, 180],
+        [1900, 5],
+        [2050, 0],
+      ]) {
+        const play = { startedAt: at(start), endedAt: at(start + length) };
+        const counted = await store.plays.countListeners('main', play.startedAt, play.endedAt, { minSessionSeconds, now: at(now) });
+        expect([start, length, minSessionSeconds, counted]).toEqual([
+          start,
+          length,
+          minSessionSeconds,
+          countListeners(play, intervals, minSessionSeconds, Date.parse(at(now))),
+        ]);
+      }
+    }
+  });
+
   it('When a mount is seen live, ends, and is seen live again, then each stretch starts where the evidence says, never before the end', async () => {
     expect(await store.plays.mountLive(SERVER, MOUNT)).toBeUndefined();
     await store.plays.markLive(SERVER, MOUNT, at(100));
@@ -127,7 +216,23 @@ describe('listener sessions store: SQLite', () => {
   const temp = makeTempDir();
   afterAll(() => temp.cleanup());
   let n = 0;
-  sessionContract(() => openStore(path.join(temp.dir, `sessions-${(n += 1)}.db`), { maxImageBytes: 1000 }));
+  const file = () => path.join(temp.dir, `sessions-${n}.db`);
+  const rows: Rows = async (sql) => {
+    const db = new Database(file(), { readonly: true });
+    try {
+      return db.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  };
+  sessionContract(
+    () => {
+      n += 1;
+      return openStore(file(), { maxImageBytes: 1000 });
+    },
+    rows,
+    () => openStore(file(), { maxImageBytes: 1000 }),
+  );
 });
 
 describeWithPostgres('listener sessions store: PostgreSQL', () => {
@@ -136,9 +241,15 @@ describeWithPostgres('listener sessions store: PostgreSQL', () => {
     database = await createTestDatabase();
   });
   afterAll(() => database.drop());
-  sessionContract(async () => {
-    const store = await openStore(database.url, { maxImageBytes: 1000 });
-    await database.query('TRUNCATE tracks, listener_sessions, listener_session_bounds, icecast_mounts CASCADE');
-    return store;
-  });
+  sessionContract(
+    async () => {
+      const store = await openStore(database.url, { maxImageBytes: 1000 });
+      await database.query(
+        'TRUNCATE tracks, listener_sessions, listener_session_bounds, icecast_mounts, listener_open_mounts, listener_open_channels, listener_open_listeners CASCADE',
+      );
+      return store;
+    },
+    (sql) => database.query(sql),
+    () => openStore(database.url, { maxImageBytes: 1000 }),
+  );
 });

@@ -267,7 +267,9 @@ describeWithPostgres('play log store: PostgreSQL', () => {
   afterAll(() => database.drop());
   playContract(async () => {
     const store = await openStore(database.url, { maxImageBytes: 1000 });
-    await database.query('TRUNCATE tracks, listener_sessions, listener_session_bounds, icecast_mounts CASCADE');
+    await database.query(
+      'TRUNCATE tracks, listener_sessions, listener_session_bounds, icecast_mounts, listener_open_mounts, listener_open_channels, listener_open_listeners CASCADE',
+    );
     return store;
   });
 
