@@ -2,7 +2,8 @@ import type { FrozenConfig } from '../config/schema';
 import { recordJson } from '../domain/play';
 import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
-import { submitTrack } from '../pipeline/submit-track';
+import { fieldsSubmitter, heardFromSource } from '../pipeline/submit-fields';
+import { createInFlight } from '../pipeline/in-flight';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import type { LimiterClock } from '../enrich/rate-limit';
 import { ServiceHealth } from '../enrich/service-health';
@@ -184,7 +185,11 @@ async function startIcecastSource(
     host: config.host,
     port,
     password: password ?? config.secret,
-    submit: heardFromSource(sourceSubmitter(work, storage), work.recognition, channelOf),
+    submit: heardFromSource(
+      fieldsSubmitter(work.submitDeps, storage.tracks.nextReceivedSeq.bind(storage.tracks), work.trackInFlight),
+      work.recognition,
+      channelOf,
+    ),
     sourceGone: (mount) => work.playLog.end(channelOf(mount), 'source_disconnect'),
     ...(config.recognition.enabled
       ? {
@@ -201,27 +206,6 @@ async function startIcecastSource(
     authentication: { throttle: work.authThrottle, report: work.reportFailedAuthentication },
     ...options.icecast,
   });
-}
-
-/**
- * Tracks from a source client go through the same use case as POST /v1/remoteinput. The
- * listener has checked the source's password already, so the pipeline's own secret check is not
- * asked again; the server's shutdown waits for the submission.
- */
-function sourceSubmitter(work: Work, storage: Storage): SubmitFields {
-  const deps: SubmitDeps = { ...work.submitDeps, secret: '' };
-  return async (fields) => {
-    const receivedSeq = await storage.tracks.nextReceivedSeq();
-    return work.trackInFlight(submitTrack({ method: 'POST', query: {}, body: fields, authHeader: '' }, receivedSeq, deps));
-  };
-}
-
-/** A title the source sent itself (an Ogg tag, an updinfo) holds its channel against recognition. */
-function heardFromSource(submit: SubmitFields, recognition: Recognition, channelOf: (mount: string) => string): SubmitFields {
-  return async (fields) => {
-    if (fields.channel !== undefined) recognition.sourceTitled(channelOf(fields.channel));
-    return submit(fields);
-  };
 }
 
 /** Loads the library's index, and with `recognition.enabled` connects to the pulled streams. */
@@ -295,15 +279,6 @@ function onlineLookupsOf(config: FrozenConfig, logger: Logger): NonNullable<Reco
   }
   logger.info(`recognition: tracks the library does not know are looked up at ${settings.service}, once per play`);
   return { identifier: made.identifier, sampleSeconds: made.sampleSeconds, retryAfterSeconds: settings.retryAfterSeconds, holdSeconds: settings.holdSeconds };
-}
-
-/** A recognised play through the same use case as POST /v1/remoteinput; the server's shutdown waits for it. */
-function recognisedSubmitter(submitDeps: SubmitDeps, tracks: Storage['tracks'], trackInFlight: Work['trackInFlight']): SubmitFields {
-  const deps: SubmitDeps = { ...submitDeps, secret: '' };
-  return async (fields) => {
-    const receivedSeq = await tracks.nextReceivedSeq();
-    return trackInFlight(submitTrack({ method: 'POST', query: {}, body: fields, authHeader: '' }, receivedSeq, deps));
-  };
 }
 
 /** Opens the store, probes that it takes writes, and reads the current track; closes it again on failure. */
@@ -419,13 +394,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
   const stopFollowing = followOtherInstances({ store, tracks, nowPlaying, images, health, logger });
   // Subscribed before anything can change the current track; sends from the plain image store.
   const outputs = createOutputDispatcher(config, options, storage, logger, metrics);
-  const inFlight = new Set<Promise<unknown>>();
-  const trackInFlight = <T>(work: Promise<T>): Promise<T> => {
-    inFlight.add(work);
-    const forget = () => inFlight.delete(work);
-    work.then(forget, forget);
-    return work;
-  };
+  const { inFlight, trackInFlight } = createInFlight();
   // Outside services that failed lately: skipped for a while, and named by /v1/status.
   const serviceHealth = new ServiceHealth(Date.now, undefined, metrics);
   const planDeps = { lookupCache: store.lookupCache, requestSlots: store.requestSlots, serviceHealth, logger };
@@ -461,14 +430,22 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     images,
     playLog,
     channels: channelRules(config.channels),
-    currentOn: (channel) => nowPlaying.currentOn(channel),
+    currentOn: nowPlaying.currentOn.bind(nowPlaying),
   };
   // A first request ends within the processing budget (408 frees its key), so a key still
   // unanswered 5 s past it belongs to an instance that died: a repeat waits that long, then runs.
   const idempotencyLeaseMs = (config.processingTimeoutSeconds + 5) * 1000;
   const queueBudget = new QueueBudget(config.limits.maxQueuedBytes);
   // A recognised play is a submission (docs/recognition.md "A recognised play"), as a source's is.
-  const recognitionParts = createRecognition(config, options, store, logger, recognisedSubmitter(submitDeps, tracks, trackInFlight), playLog, metrics);
+  const recognitionParts = createRecognition(
+    config,
+    options,
+    store,
+    logger,
+    fieldsSubmitter(submitDeps, tracks.nextReceivedSeq.bind(tracks), trackInFlight),
+    playLog,
+    metrics,
+  );
   // Any other title on a channel holds it against recognition (an HTTP submission, another instance's).
   nowPlaying.on('track-changed', (record) => {
     if (record.metadata.recognition === undefined && record.play) recognitionParts.recognition.sourceTitled(record.play.channel);

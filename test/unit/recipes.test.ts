@@ -145,7 +145,8 @@ describe('the recipes of docs/architecture.md', () => {
     const root = read('src/app/start-app.ts');
     expect(root.indexOf('startIcecastSource(config')).toBeGreaterThan(root.indexOf('await startServer('));
     expect(root).toMatch(/await icecast\?\.close\(\);[\s\S]{0,200}?await server\.close\(\);/);
-    expect(root).toMatch(/function sourceSubmitter[\s\S]*?trackInFlight\(submitTrack\(/);
+    expect(root).toMatch(/submit: heardFromSource\(\s*fieldsSubmitter\(/);
+    expect(read('src/pipeline/submit-fields.ts')).toMatch(/trackInFlight\(submitTrack\(/);
   });
 
   it('When a fake output type is written by the recipe (an Output, handed to the dispatcher), then a stored track is delivered to it and its status reads ok', async () => {
