@@ -4,6 +4,7 @@ import type { EnrichmentPlan } from '../enrich/enricher';
 import type { SubmitDeps } from '../pipeline/submit-track';
 import { fieldsSubmitter, heardFromSource } from '../pipeline/submit-fields';
 import { createInFlight } from '../pipeline/in-flight';
+import { submissionCounter } from '../pipeline/submission-counter';
 import { buildEnrichmentPlan } from '../enrich/build-plan';
 import type { LimiterClock } from '../enrich/rate-limit';
 import { ServiceHealth } from '../enrich/service-health';
@@ -501,14 +502,6 @@ function unheardChannelsOf(config: FrozenConfig, nowPlaying: ChannelNowPlaying):
       }),
       heard,
     );
-}
-
-/** Each submission's outcome (HTTP and Icecast sources alike): stored, or the error code that refused it. */
-function submissionCounter(metrics: MetricsPort): (outcome: string) => void {
-  const submissions = metrics.counter('svc_submissions_total', 'Track submissions (HTTP and Icecast sources), by outcome: stored, or the error code.', [
-    'outcome',
-  ]);
-  return (outcome) => submissions.inc({ outcome });
 }
 
 /** The scrape-time readings: each output's queue and superseded messages, and the listeners per channel. */
