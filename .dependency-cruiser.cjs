@@ -14,16 +14,16 @@ const LAYERS = [
   ['pipeline', 'images', 'outputs', 'reports', 'recognition'],
   ['playlog', 'requests'],
   ['enrich'],
-  ['store/open-store\\.ts$', 'config'],
+  ['store/(open-store|health)\\.ts$', 'config'],
   ['store/sqlite', 'store/postgres'],
-  ['store/(?!open-store\\.ts$)[^/]+$'],
+  ['store/(?!(open-store|health)\\.ts$)[^/]+$'],
   ['domain'],
   ['(errors|log|signals|version|metrics)\\.ts$'],
 ];
 
 /** A rule's name: the folder, or "store-contracts" and "ground" for the two file patterns. */
 const nameOf = (folder) =>
-  folder.startsWith('(') ? 'ground' : folder.startsWith('store/(') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-');
+  folder.startsWith('(') ? 'ground' : folder.startsWith('store/(?!') ? 'store-contracts' : folder.replace(/\\.ts\$$/, '').replace(/\W+/g, '-');
 
 const pathOf = (name) => (name.endsWith('$') ? `^src/${name}` : `^src/${name}/`);
 
