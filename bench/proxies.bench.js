@@ -100,7 +100,7 @@ function configFile(dir, config) {
 async function startNginx(dir, backend) {
   const port = await freePort();
   let config = fs.readFileSync(path.join(ROOT, 'examples', 'nginx', 'nginx.conf'), 'utf8').replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`);
-  config = config.replace('server 127.0.0.1:8901', `server ${backend}`).replace(/^\s*server 127\.0\.0\.1:890[23].*$/gm, '');
+  config = config.replaceAll('server 127.0.0.1:8901', `server ${backend}`).replace(/^\s*server 127\.0\.0\.1:890[23].*$/gm, '');
   fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
   fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
   const check = spawnSync(NGINX, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
