@@ -41,7 +41,8 @@ const HEARTBEAT_BYTES = Buffer.from(HEARTBEAT);
 
 export interface EventStreamOptions {
   nowPlaying: NowPlaying;
-  tracks: Pick<TrackStore, 'since' | 'history'>;
+  /** `version` (TrackStore.version): with it, readers asking for the same piece at one version share one read. */
+  tracks: Pick<TrackStore, 'since' | 'history'> & Partial<Pick<TrackStore, 'version'>>;
   budget: QueueBudget;
   /** A replay reads up to MAX_REPLAY records per piece: each piece waits its turn with the history pages. */
   pool: WorkPool;
@@ -283,7 +284,23 @@ class Replays {
     });
   }
 
+  private readonly shared = new SharedPieces();
+
+  /**
+   * The records after `after`, in the pool as `client`'s turn, or the piece another reader asked
+   * for at the same store version: 200 readers back from one outage read their missed records
+   * once, and share their objects and encoded events (eventOf), instead of holding 200 copies.
+   */
   private readPiece(after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> {
+    const version = this.options.tracks.version?.();
+    const known = version === undefined ? undefined : this.shared.get(after, version);
+    if (known) return known;
+    const read = this.readOwnPiece(after, client, gone);
+    if (version !== undefined) this.shared.set(after, version, read);
+    return read;
+  }
+
+  private readOwnPiece(after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> {
     return this.options.pool.run(
       client,
       async () => {
@@ -372,9 +389,43 @@ function holdWhileReplaying(reader: Reader, event: LiveEvent): void {
   reader.pending.set(event.dbid, event);
 }
 
+/** Each record's event, encoded once however many readers a shared piece goes to. */
+const encoded = new WeakMap<TrackRecord, LiveEvent>();
+
 function eventOf(record: TrackRecord): LiveEvent {
+  const known = encoded.get(record);
+  if (known) return known;
   const body = recordBody(record);
-  return { dbid: record.dbid, text: Buffer.from(trackEvent(record.dbid, body)), body };
+  const event = { dbid: record.dbid, text: Buffer.from(trackEvent(record.dbid, body)), body };
+  encoded.set(record, event);
+  return event;
+}
+
+/** Pieces kept for readers that ask for the same one; a few, the newest, so a large replay costs one copy. */
+const MOST_SHARED_PIECES = 2;
+
+/**
+ * Replay pieces by their `after`, each valid at the store version it was asked at: any write
+ * (a new record, an update, a deletion, on PostgreSQL also another instance's) makes them stale,
+ * so a shared piece holds what a read of its own would. A refused read is not kept.
+ */
+class SharedPieces {
+  private readonly pieces = new Map<number, { version: number; piece: Promise<Piece> }>();
+
+  get(after: number, version: number): Promise<Piece> | undefined {
+    const entry = this.pieces.get(after);
+    return entry?.version === version ? entry.piece : undefined;
+  }
+
+  set(after: number, version: number, piece: Promise<Piece>): void {
+    for (const [key, entry] of this.pieces) if (entry.version !== version) this.pieces.delete(key);
+    this.pieces.delete(after);
+    this.pieces.set(after, { version, piece });
+    while (this.pieces.size > MOST_SHARED_PIECES) this.pieces.delete(this.pieces.keys().next().value as number);
+    piece.catch(() => {
+      if (this.pieces.get(after)?.piece === piece) this.pieces.delete(after);
+    });
+  }
 }
 
 function nextTurn(): Promise<void> {
