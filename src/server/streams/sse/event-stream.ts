@@ -34,6 +34,8 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_REPLAY_PIECES = 5;
 /** Replayed events go out in writes of about this size, one per event-loop turn. */
 const REPLAY_WRITE_BYTES = 16 * 1024;
+/** Replayed bytes written in one event-loop turn by all readers together; past them, the rest wait for the next turn. */
+const REPLAY_BYTES_PER_TURN = 1024 * 1024;
 /** Live records held for a reader while its replay runs; past it, the replay reads them from the store. */
 const MAX_PENDING = MAX_REPLAY;
 /** The keep-alive comment, encoded once for every reader. */
@@ -285,6 +287,7 @@ class Replays {
   }
 
   private readonly shared = new SharedPieces();
+  private readonly turns = new TurnBudget(REPLAY_BYTES_PER_TURN);
 
   /**
    * The records after `after`, in the pool as `client`'s turn, or the piece another reader asked
@@ -340,6 +343,7 @@ class Replays {
     let last: LiveEvent | undefined;
     const flush = async () => {
       if (!last) return;
+      await this.turns.take(bytes);
       this.readers.writeReplayed(reader, batch.length === 1 ? batch[0] : Buffer.concat(batch, bytes), last);
       batch = [];
       bytes = 0;
@@ -399,6 +403,39 @@ function eventOf(record: TrackRecord): LiveEvent {
   const event = { dbid: record.dbid, text: Buffer.from(trackEvent(record.dbid, body)), body };
   encoded.set(record, event);
   return event;
+}
+
+/**
+ * The replayed bytes of one event-loop turn, for all readers together: 200 readers catching up on
+ * 58 KB records wrote 11 MB in one turn, and a new connection's /v1/status waited behind each such
+ * turn. Past the budget a write waits for the next turn (its check phase, after the poll phase
+ * has read new connections and requests), first come, first served.
+ */
+class TurnBudget {
+  private used = 0;
+  private waiting: (() => void)[] = [];
+  private scheduled = false;
+
+  constructor(private readonly bytesPerTurn: number) {}
+
+  async take(bytes: number): Promise<void> {
+    // A write larger than the budget still goes, alone in its turn.
+    while (this.used > 0 && this.used + bytes > this.bytesPerTurn) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.used += bytes;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.used = 0;
+      const woken = this.waiting;
+      this.waiting = [];
+      for (const wake of woken) wake();
+    });
+  }
 }
 
 /** Pieces kept for readers that ask for the same one; a few, the newest, so a large replay costs one copy. */
