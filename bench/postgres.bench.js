@@ -239,7 +239,7 @@ async function throughNginx(three) {
     const port = await freePort();
     let config = fs.readFileSync(path.join(ROOT, 'examples', 'nginx', 'nginx.conf'), 'utf8').replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`);
     three.instances.forEach((svc, index) => {
-      config = config.replace(`server 127.0.0.1:${8901 + index}`, `server ${new URL(svc.url).host}`);
+      config = config.replaceAll(`server 127.0.0.1:${8901 + index}`, `server ${new URL(svc.url).host}`);
     });
     fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
     const check = spawnSync(NGINX, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });

@@ -14,6 +14,12 @@
 //    back at once having missed the same 300 records, until every one has them; against the same
 //    readers coming back with nothing missed (what 300 reconnections cost without replays),
 //    alternating. SQLite. Goal: p99 < 100 ms.
+// 4. Cheap requests while large replays go out (issue 50 item 1; docs/several-instances.md
+//    "Resuming streams"): GET /v1/last and GET /v1/status in turn, each on a new connection from
+//    an address no reader uses, every 50 ms, while 200 /v1/events readers come back at once having
+//    missed the same 50 records of about 60 KB each (600 MB to send), until every one has them;
+//    against the same readers coming back with nothing missed, alternating. SQLite. Goal: median
+//    <= 500 ms (a probe unanswered after 10 s counts as 10 s).
 // PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres); each row
 // creates its own database and drops it. nginx and pgbouncer: the Debian packages.
 
@@ -44,6 +50,15 @@ const ROW_PUSH = `cross-instance push to ${READERS} /v1/events readers through n
 const CATCH_UP_READERS = envInt('BENCH_CATCH_UP_READERS', 300);
 const MISSED = 300;
 const ROW_CATCH_UP = `GET /v1/last p99 while ${CATCH_UP_READERS} /v1/events readers catch up ${MISSED} missed records each`;
+const LARGE_READERS = envInt('BENCH_LARGE_CATCH_UP_READERS', 200);
+const LARGE_MISSED = 50;
+/** Custom fields of 1,000 characters (limits.maxFieldLength) per large record: about 58 KB of JSON, under limits.maxRecordBytes (64 KiB). */
+const LARGE_FIELDS = 57;
+const FRESH_PROBE_EVERY_MS = 50;
+const FRESH_PROBE_TIMEOUT_MS = 10_000;
+/** The probes' own address: none of bench/lib/sse-catch-up.js's readers (127.0.0.1 to .4) uses it. */
+const FRESH_ADDRESS = '127.0.0.9';
+const ROW_LARGE_CATCH_UP = `GET /v1/last and /v1/status from a fresh address, median, while ${LARGE_READERS} /v1/events readers catch up ${LARGE_MISSED} records of ~60 KB each`;
 const ROW_POOL = `PostgreSQL connections of ${INSTANCES} instances through PgBouncer (transaction mode, listenUrl direct) vs direct`;
 
 const now = () => performance.timeOrigin + performance.now();
@@ -83,9 +98,9 @@ function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-async function submit(url, title) {
+async function submit(url, title, extra = {}) {
   const sent = now();
-  const answer = await fetch(`${url}/v1/remoteinput`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ artist: 'Bench', title }) });
+  const answer = await fetch(`${url}/v1/remoteinput`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ artist: 'Bench', title, ...extra }) });
   if (answer.status !== 200) throw new Error(`${url} answered ${answer.status}`);
   return { sent, dbid: (await answer.json()).dbid };
 }
@@ -100,7 +115,7 @@ function configFile(dir, config) {
 async function startNginx(dir, backend) {
   const port = await freePort();
   let config = fs.readFileSync(path.join(ROOT, 'examples', 'nginx', 'nginx.conf'), 'utf8').replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`);
-  config = config.replace('server 127.0.0.1:8901', `server ${backend}`).replace(/^\s*server 127\.0\.0\.1:890[23].*$/gm, '');
+  config = config.replaceAll('server 127.0.0.1:8901', `server ${backend}`).replace(/^\s*server 127\.0\.0\.1:890[23].*$/gm, '');
   fs.writeFileSync(path.join(dir, 'nginx.conf'), config);
   fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
   const check = spawnSync(NGINX, ['-t', '-p', dir, '-c', 'nginx.conf'], { encoding: 'utf8' });
@@ -269,9 +284,32 @@ async function probeLast(url, stop) {
   return latencies;
 }
 
-/** The readers of bench/lib/sse-catch-up.js coming back with Last-Event-ID `since`; /v1/last probed until every one has `until`. */
-async function probeWhileReaders(svc, since, until) {
-  const client = spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'sse-catch-up.js'), `${svc.url}/v1/events`, String(CATCH_UP_READERS), String(since), String(until)], {
+/**
+ * GET /v1/last and /v1/status in turn, each on a new connection from FRESH_ADDRESS, one sent every
+ * FRESH_PROBE_EVERY_MS whether or not the ones before were answered (a stall then shows in every
+ * probe sent during it, not in one), until `stop()`; each latency in ms, in the order sent (a
+ * probe unanswered after FRESH_PROBE_TIMEOUT_MS counts as that long).
+ */
+async function probeFresh(url, stop) {
+  const probes = [];
+  for (let index = 0; !stop(); index += 1) {
+    const sent = now();
+    probes.push(
+      new Promise((resolve) => {
+        const settle = () => resolve(Math.min(FRESH_PROBE_TIMEOUT_MS, now() - sent));
+        const request = http.get(`${url}${index % 2 === 0 ? '/v1/last' : '/v1/status'}`, { agent: false, localAddress: FRESH_ADDRESS }, (response) => response.resume().on('end', settle));
+        request.setTimeout(FRESH_PROBE_TIMEOUT_MS, () => request.destroy());
+        request.on('error', settle);
+      }),
+    );
+    await sleep(FRESH_PROBE_EVERY_MS);
+  }
+  return Promise.all(probes);
+}
+
+/** The readers of bench/lib/sse-catch-up.js coming back with Last-Event-ID `since`; `probe` runs until every one has `until`. */
+async function probeWhileReaders(svc, since, until, { readers = CATCH_UP_READERS, probe = probeLast } = {}) {
+  const client = spawnPinned(CPU.load, process.execPath, [path.join(__dirname, 'lib', 'sse-catch-up.js'), `${svc.url}/v1/events`, String(readers), String(since), String(until)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let done;
@@ -283,9 +321,9 @@ async function probeWhileReaders(svc, since, until) {
     if (!done) failed = new Error(`catch-up client exited with ${code}`);
   });
   try {
-    const latencies = await probeLast(svc.url, () => done !== undefined || failed !== undefined);
+    const latencies = await probe(svc.url, () => done !== undefined || failed !== undefined);
     if (failed) throw failed;
-    return { p99: percentile(latencies, 99), ms: done.ms, refusals: done.refusals, probes: latencies.length };
+    return { p99: percentile(latencies, 99), median: percentile(latencies, 50), ms: done.ms, refusals: done.refusals, probes: latencies.length, latencies };
   } finally {
     if (client.connected) client.send('stop');
     // The readers' sockets close before the next fleet connects.
@@ -325,13 +363,52 @@ async function lastWhileCatchingUp() {
   }
 }
 
+/** Row 4. */
+async function freshWhileLargeCatchUp() {
+  const svc = await startSvc();
+  try {
+    const since = (await submit(svc.url, 'Seen')).dbid;
+    const large = Object.fromEntries(Array.from({ length: LARGE_FIELDS }, (_, index) => [`note${index}`, 'x'.repeat(1000)]));
+    let until = since;
+    for (let index = 0; index < LARGE_MISSED; index += 1) until = (await submit(svc.url, `Missed ${index}`, large)).dbid;
+    const recordBytes = (await (await fetch(`${svc.url}/v1/last`)).text()).length;
+    log(`${LARGE_MISSED} records of ${recordBytes} bytes each as /v1/last answers them: ${((LARGE_READERS * LARGE_MISSED * recordBytes) / 1e6).toFixed(0)} MB to replay per round`);
+    const options = { readers: LARGE_READERS, probe: probeFresh };
+    const samples = await alternate(ROUNDS, {
+      catchUp: async (round) => {
+        const result = await probeWhileReaders(svc, since, until, options);
+        log(`round ${round + 1}: ${LARGE_READERS} readers caught up ${LARGE_MISSED} large records each in ${result.ms} ms; fresh /v1/last, /v1/status median ${result.median.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms over ${result.probes} (over 1 s: ${result.latencies.filter((ms) => ms > 1000).length})`);
+        return result;
+      },
+      current: async (round) => {
+        const result = await probeWhileReaders(svc, until, until, options);
+        log(`round ${round + 1}: ${LARGE_READERS} readers with nothing missed connected in ${result.ms} ms; fresh median ${result.median.toFixed(1)} ms`);
+        return result;
+      },
+    }, { minRounds: 2 });
+    emitRow({
+      row: ROW_LARGE_CATCH_UP,
+      unit: 'ms',
+      svc: samples.catchUp.map((result) => result.median),
+      baseline: { label: 'the same readers reconnecting with nothing missed', values: samples.current.map((result) => result.median) },
+      goal: 'median <= 500 ms',
+      details: { p99: samples.catchUp.map((result) => result.p99), catchUpMs: samples.catchUp.map((result) => result.ms), probes: samples.catchUp.map((result) => result.probes), recordBytes },
+    });
+  } finally {
+    await svc.stop();
+  }
+}
+
 async function main() {
+  const only = process.env.BENCH_PROXIES_ROWS ? process.env.BENCH_PROXIES_ROWS.split(',').map(Number) : undefined;
   const rows = [
     [ROW_PUSH, pushThroughNginx, 'ms'],
     [ROW_CATCH_UP, lastWhileCatchingUp, 'ms'],
+    [ROW_LARGE_CATCH_UP, freshWhileLargeCatchUp, 'ms'],
     [ROW_POOL, connectionsThroughPgBouncer, 'connections'],
   ];
-  for (const [row, measure, unit] of rows) {
+  for (const [index, [row, measure, unit]] of rows.entries()) {
+    if (only && !only.includes(index + 1)) continue;
     try {
       await measure();
     } catch (error) {

@@ -36,6 +36,8 @@ export const ERRORS = {
   REQUEST_QUEUE_FULL: { status: 429, message: 'The request queue is full', expose: true },
   // docs/song-requests.md: one requester's waiting requests, and the queue's intake per minute, are bounded.
   REQUESTER_QUEUE_FULL: { status: 429, message: 'Too many requests from this requester are waiting', expose: true },
+  // server/guards/client-streams.ts: limits.maxConnectionsPerAddress per client behind a trusted proxy.
+  TOO_MANY_STREAMS: { status: 429, message: 'Too many streams open from this address, retry later', expose: true },
   REQUEST_RATE_EXCEEDED: { status: 429, message: 'Too many song requests this minute', expose: true },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large', expose: true },
   RECORD_TOO_LARGE: { status: 413, message: 'The record cannot fit in the record size limit', expose: true },

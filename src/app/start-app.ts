@@ -462,7 +462,8 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     songRequests,
     authThrottle: new AuthThrottle(options.authThrottle),
     reportFailedAuthentication: reportFailedAuthentication(logger),
-    idempotent: idempotentWrites(store.idempotency, {
+    // Guarded like the tracks: a lost database answers 503 (at once while it is known lost), never a 500.
+    idempotent: idempotentWrites(guardStore(store.idempotency, health, ['claim', 'answer', 'forget']), {
       waitMs: idempotencyLeaseMs + 2000,
       leaseMs: idempotencyLeaseMs,
       storedAnswer: async (dbid) => {

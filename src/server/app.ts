@@ -7,7 +7,8 @@ import type { AppMiddleware, AppState } from './context';
 import type { hostCheck } from './guards/request-guards';
 import { cors, type CorsPolicy } from './middleware/cors';
 import { handleErrors } from './middleware/errors';
-import { securityHeaders, refuseCrossSiteWrites, refuseStaleReads, refuseUnknownHosts } from './middleware/guards';
+import { securityHeaders, refuseCrossSiteWrites, refuseStaleReads, refuseStreamsOverCap, refuseUnknownHosts } from './middleware/guards';
+import type { ClientStreams } from './guards/client-streams';
 import type { FreshReads } from './guards/fresh-reads';
 import { createRequestIds, logRequests } from './middleware/request-log';
 import { realClientAddress } from './middleware/client-address';
@@ -29,6 +30,8 @@ export interface AppDeps {
   trustedProxy?: ProxyMatcher;
   /** Reads that asked for fresh state, refused while the database is out of reach (guards/fresh-reads.ts). */
   freshReads?: FreshReads;
+  /** Streams per client behind a trusted proxy (guards/client-streams.ts). */
+  clientStreams?: ClientStreams;
 }
 
 /**
@@ -69,6 +72,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(refuseUnknownHosts(deps.hostAllowed ?? null));
   app.use(cors(deps.cors));
   if (deps.freshReads) app.use(refuseStaleReads(deps.freshReads));
+  if (deps.clientStreams) app.use(refuseStreamsOverCap(deps.clientStreams));
   app.use(refuseCrossSiteWrites(deps.writeOrigins ?? []));
   if (deps.authThrottle) app.use(deps.authThrottle);
   for (const router of deps.routers) app.use(router.routes() as unknown as AppMiddleware);

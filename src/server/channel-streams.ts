@@ -45,6 +45,7 @@ export function createChannelStreams(ports: StreamPorts, options: ServerOptions,
             nowPlaying: view,
             tracks: {
               since: (after, limit) => tracks.since(after, limit, channel),
+              version: () => tracks.version(),
               // Past the replay budget: the newest of the channel's among the newest records.
               history: async (query) => {
                 const page = await tracks.history(query);

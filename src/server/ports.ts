@@ -59,7 +59,7 @@ export interface AuthenticationPort {
 export interface StreamPorts {
   nowPlaying: ChannelNowPlaying;
   channels: ChannelRules;
-  tracks: Pick<TrackStore, 'since' | 'history'>;
+  tracks: Pick<TrackStore, 'since' | 'history' | 'version'>;
   imageStore: Pick<MemoryCachedImageStore, 'find' | 'meta' | 'slice'>;
   images: ImageCollector;
   /** The one event stream of this process (the default view's). */

@@ -20,6 +20,7 @@ import { createRequestIds } from './middleware/request-log';
 import { answerClientError, answerUnknownExpectation, endWithError } from './guards/raw-response';
 import { CURRENT_IMAGE_PATHS, currentImageRoutes } from './routes/current-images';
 import { freshReads, type FreshReads } from './guards/fresh-reads';
+import { clientStreams, type ClientStreams } from './guards/client-streams';
 import { coverRoutes } from './routes/cover';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
@@ -133,6 +134,8 @@ interface HttpApp {
   trustedProxy: ProxyMatcher;
   /** Reads marked X-SVC-Fresh-Only, refused while the database is out of reach. */
   reads: FreshReads;
+  /** limits.maxConnectionsPerAddress for the streams of each client behind a trusted proxy. */
+  streams: ClientStreams;
 }
 
 /**
@@ -162,8 +165,10 @@ function createHttpApp(
   const trustedProxy = trustedProxies(settings.trustProxy);
   const nextRequestId = createRequestIds();
   const reads = freshReads(FRESH_READ_PATHS, routes.health.databaseOk);
+  const streams = clientStreams(settings.limits.maxConnectionsPerAddress, trustedProxy);
   const app = createApp({
     freshReads: reads,
+    clientStreams: streams,
     logger,
     cors,
     nextRequestId,
@@ -178,7 +183,7 @@ function createHttpApp(
   const answerLast = createLastFastPath({ nowPlaying: sockets.views.byDefault, cors, logger, nextRequestId, hostAllowed, text: routes.text });
   const answerCover = createCoverFastPath({ images: routes.cover.store.memory, cors, logger, nextRequestId, hostAllowed });
   const answerEvents = createEventsFastPath({ stream: sockets.events, cors, logger, nextRequestId, trustedProxy, hostAllowed });
-  return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy, reads };
+  return { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy, reads, streams };
 }
 
 /** Each router registered from its port, in the order they are tried; the streams' views are the server's own. */
@@ -218,7 +223,7 @@ type Sockets = ChannelStreams;
 /** The HTTP server: connection and pipelining limits, WebSocket upgrades by path, malformed requests answered. */
 function createHttpServer(
   settings: ServerSettings,
-  { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy, reads }: HttpApp,
+  { app, answerLast, answerCover, answerEvents, hostAllowed, trustedProxy, reads, streams: perClient }: HttpApp,
   sockets: Sockets,
   shutdown: { started: boolean },
   logger: Logger,
@@ -238,8 +243,9 @@ function createHttpServer(
       closeAfterAnswerWhen(
         () => shutdown.started,
         limitRequestsInFlight(
-          staleReadsToKoa(
+          refusalsToKoa(
             reads,
+            perClient,
             createRequestListener(app, answerLast, answerCover, answerEvents),
             createRequestListener(app, () => false),
           ),
@@ -273,6 +279,10 @@ function createHttpServer(
     }
     if (reads.refuses(request.method, request.url, request.headers)) {
       endWithError(socket, 'STALE_READ_REFUSED', undefined, { 'Retry-After': '1' });
+      return;
+    }
+    if (!perClient.admit(request, socket)) {
+      endWithError(socket, 'TOO_MANY_STREAMS', undefined, { 'Retry-After': '1' });
       return;
     }
     // `?channel=` (docs/channels.md "Now playing per channel"): that channel's stream; an undeclared one is a 400.
@@ -335,9 +345,17 @@ function closeInOrder(
  */
 const SHUTDOWN_GRACE_MS = 1500;
 
-/** A read the fresh-reads rule refuses skips the fast paths: Koa answers it 503 (and logs it) like any other error. */
-function staleReadsToKoa(reads: FreshReads, handle: http.RequestListener, koaOnly: http.RequestListener): http.RequestListener {
-  return (request, response) => (reads.refuses(request.method, request.url, request.headers) ? koaOnly : handle)(request, response);
+/**
+ * A read the fresh-reads rule refuses, and an event stream past its client's cap, skip the fast
+ * paths: Koa answers them (503, 429) and logs them like any other error.
+ */
+function refusalsToKoa(reads: FreshReads, streams: ClientStreams, handle: http.RequestListener, koaOnly: http.RequestListener): http.RequestListener {
+  return (request, response) => {
+    if (reads.refuses(request.method, request.url, request.headers)) return koaOnly(request, response);
+    const stream = request.method === 'GET' && (request.url ?? '').split('?')[0] === '/v1/events';
+    if (stream && !streams.admit(request, response)) return koaOnly(request, response);
+    handle(request, response);
+  };
 }
 
 /** Once `closing()` holds, every answer carries `Connection: close`, so a kept-alive connection takes no new request. */

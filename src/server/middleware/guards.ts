@@ -1,6 +1,7 @@
 import { AppError } from '../../errors';
 import type { AppMiddleware } from '../context';
 import { isBrowserNavigation, isPrivateRead, isWriteRequest, unknownHostMessage, writeOriginCheck, type hostCheck } from '../guards/request-guards';
+import type { ClientStreams } from '../guards/client-streams';
 import type { FreshReads } from '../guards/fresh-reads';
 import { SECURITY_HEADERS } from '../guards/security-headers';
 
@@ -19,6 +20,14 @@ export function refuseUnknownHosts(hostAllowed: ReturnType<typeof hostCheck>): A
 export function refuseStaleReads(reads: FreshReads): AppMiddleware {
   return async function freshOnly(ctx, next) {
     if (reads.refuses(ctx.method, ctx.url, ctx.headers)) throw new AppError('STALE_READ_REFUSED', undefined, { headers: { 'Retry-After': '1' } });
+    await next();
+  };
+}
+
+/** 429 TOO_MANY_STREAMS for a stream the per-client cap refused before Koa (guards/client-streams.ts). */
+export function refuseStreamsOverCap(streams: ClientStreams): AppMiddleware {
+  return async function streamsPerClient(ctx, next) {
+    if (streams.refused(ctx.req)) throw new AppError('TOO_MANY_STREAMS', undefined, { headers: { 'Retry-After': '1' } });
     await next();
   };
 }

@@ -123,10 +123,11 @@ describeWithPeers(['nginx', 'postgresql'], 'SSE readers and followers through ng
 
   test.each([
     ['with trustProxy, each reader its own client', { trustProxy: ['127.0.0.1'] }, READERS],
-    // Three times as many readers: each instance then gets more at once than one client's place in the queue holds.
-    ['without trustProxy: every reader is nginx, the fair queue full on purpose', {}, READERS * 3],
+    // Three times as many readers, all one client (nginx): more at once than one client's place in
+    // the queue holds, unless they missed the same records at one store version and share a read
+    // (src/server/streams/sse/event-stream.ts); either way none may miss or double a track.
+    ['without trustProxy: every reader is nginx, one client in the fair queue', {}, READERS * 3],
   ])('When %s, then 0 readers have a gap, 0 duplicates, ids strictly increasing', async (_name, config, readerCount) => {
-    const ownAddresses = readerCount === READERS;
     station = await startStation(config);
     const first = await submit(station.front.url, 'Opening');
     // Each reader comes from its own address behind an outer proxy (believed only with trustProxy).
@@ -144,7 +145,6 @@ describeWithPeers(['nginx', 'postgresql'], 'SSE readers and followers through ng
       expect(faults).toMatchObject({ readersWithGap: 0, duplicates: 0, backwards: 0 });
       // The killed instance's readers came back through nginx.
       expect(faults.reconnects).toBeGreaterThan(0);
-      if (!ownAddresses) expect(faults.refusals).toBeGreaterThan(0);
     } finally {
       for (const reader of readers) reader.stop();
     }

@@ -34,6 +34,8 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_REPLAY_PIECES = 5;
 /** Replayed events go out in writes of about this size, one per event-loop turn. */
 const REPLAY_WRITE_BYTES = 16 * 1024;
+/** Replayed bytes written in one event-loop turn by all readers together; past them, the rest wait for the next turn. */
+const REPLAY_BYTES_PER_TURN = 1024 * 1024;
 /** Live records held for a reader while its replay runs; past it, the replay reads them from the store. */
 const MAX_PENDING = MAX_REPLAY;
 /** The keep-alive comment, encoded once for every reader. */
@@ -41,7 +43,8 @@ const HEARTBEAT_BYTES = Buffer.from(HEARTBEAT);
 
 export interface EventStreamOptions {
   nowPlaying: NowPlaying;
-  tracks: Pick<TrackStore, 'since' | 'history'>;
+  /** `version` (TrackStore.version): with it, readers asking for the same piece at one version share one read. */
+  tracks: Pick<TrackStore, 'since' | 'history'> & Partial<Pick<TrackStore, 'version'>>;
   budget: QueueBudget;
   /** A replay reads up to MAX_REPLAY records per piece: each piece waits its turn with the history pages. */
   pool: WorkPool;
@@ -283,7 +286,24 @@ class Replays {
     });
   }
 
+  private readonly shared = new SharedPieces();
+  private readonly turns = new TurnBudget(REPLAY_BYTES_PER_TURN);
+
+  /**
+   * The records after `after`, in the pool as `client`'s turn, or the piece another reader asked
+   * for at the same store version: 200 readers back from one outage read their missed records
+   * once, and share their objects and encoded events (eventOf), instead of holding 200 copies.
+   */
   private readPiece(after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> {
+    const version = this.options.tracks.version?.();
+    const known = version === undefined ? undefined : this.shared.get(after, version);
+    if (known) return known;
+    const read = this.readOwnPiece(after, client, gone);
+    if (version !== undefined) this.shared.set(after, version, read);
+    return read;
+  }
+
+  private readOwnPiece(after: number, client: string, gone: AbortSignal | undefined): Promise<Piece> {
     return this.options.pool.run(
       client,
       async () => {
@@ -323,6 +343,7 @@ class Replays {
     let last: LiveEvent | undefined;
     const flush = async () => {
       if (!last) return;
+      await this.turns.take(bytes);
       this.readers.writeReplayed(reader, batch.length === 1 ? batch[0] : Buffer.concat(batch, bytes), last);
       batch = [];
       bytes = 0;
@@ -372,9 +393,76 @@ function holdWhileReplaying(reader: Reader, event: LiveEvent): void {
   reader.pending.set(event.dbid, event);
 }
 
+/** Each record's event, encoded once however many readers a shared piece goes to. */
+const encoded = new WeakMap<TrackRecord, LiveEvent>();
+
 function eventOf(record: TrackRecord): LiveEvent {
+  const known = encoded.get(record);
+  if (known) return known;
   const body = recordBody(record);
-  return { dbid: record.dbid, text: Buffer.from(trackEvent(record.dbid, body)), body };
+  const event = { dbid: record.dbid, text: Buffer.from(trackEvent(record.dbid, body)), body };
+  encoded.set(record, event);
+  return event;
+}
+
+/**
+ * The replayed bytes of one event-loop turn, for all readers together: 200 readers catching up on
+ * 58 KB records wrote 11 MB in one turn, and a new connection's /v1/status waited behind each such
+ * turn. Past the budget a write waits for the next turn (its check phase, after the poll phase
+ * has read new connections and requests), first come, first served.
+ */
+class TurnBudget {
+  private used = 0;
+  private waiting: (() => void)[] = [];
+  private scheduled = false;
+
+  constructor(private readonly bytesPerTurn: number) {}
+
+  async take(bytes: number): Promise<void> {
+    // A write larger than the budget still goes, alone in its turn.
+    while (this.used > 0 && this.used + bytes > this.bytesPerTurn) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.used += bytes;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.used = 0;
+      const woken = this.waiting;
+      this.waiting = [];
+      for (const wake of woken) wake();
+    });
+  }
+}
+
+/** Pieces kept for readers that ask for the same one; a few, the newest, so a large replay costs one copy. */
+const MOST_SHARED_PIECES = 2;
+
+/**
+ * Replay pieces by their `after`, each valid at the store version it was asked at: any write
+ * (a new record, an update, a deletion, on PostgreSQL also another instance's) makes them stale,
+ * so a shared piece holds what a read of its own would. A refused read is not kept.
+ */
+class SharedPieces {
+  private readonly pieces = new Map<number, { version: number; piece: Promise<Piece> }>();
+
+  get(after: number, version: number): Promise<Piece> | undefined {
+    const entry = this.pieces.get(after);
+    return entry?.version === version ? entry.piece : undefined;
+  }
+
+  set(after: number, version: number, piece: Promise<Piece>): void {
+    for (const [key, entry] of this.pieces) if (entry.version !== version) this.pieces.delete(key);
+    this.pieces.delete(after);
+    this.pieces.set(after, { version, piece });
+    while (this.pieces.size > MOST_SHARED_PIECES) this.pieces.delete(this.pieces.keys().next().value as number);
+    piece.catch(() => {
+      if (this.pieces.get(after)?.piece === piece) this.pieces.delete(after);
+    });
+  }
 }
 
 function nextTurn(): Promise<void> {

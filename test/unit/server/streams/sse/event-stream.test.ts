@@ -29,13 +29,17 @@ interface Setup {
   releaseRead: () => void;
   /** Readers whose stream was handed its response. */
   readers: () => number;
+  /** A write to the store: its version moves on (with `versioned`). */
+  write: () => void;
   close: () => Promise<void>;
 }
 
-async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3): Promise<Setup> {
+/** `versioned`: the store says its version (TrackStore.version), so readers may share a replay read. */
+async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3, versioned = false): Promise<Setup> {
   const nowPlaying = new NowPlaying(record(current));
   const stored = Array.from({ length: storedUpTo }, (_, index) => record(index + 1));
   let reads = 0;
+  let version = 0;
   let hold = false;
   const held: (() => void)[] = [];
   const tracks = {
@@ -45,6 +49,7 @@ async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3): Prom
       return stored.filter((one) => one.dbid > dbid).slice(0, limit);
     },
     history: async ({ limit }: { limit?: number }) => ({ records: [...stored].reverse().slice(0, limit ?? 100), more: false }),
+    ...(versioned ? { version: () => version } : {}),
   };
   const stream = createEventStream({ nowPlaying, tracks, budget: new QueueBudget(8 * 1024 * 1024), pool, logger: silentLogger });
   const server = http.createServer((request, response) => {
@@ -70,6 +75,7 @@ async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3): Prom
     holdReads: (value) => (hold = value),
     releaseRead: () => held.shift()?.(),
     readers: () => stream.readerCount(),
+    write: () => void (version += 1),
     close: async () => {
       stream.close();
       server.closeAllConnections();
@@ -88,6 +94,23 @@ async function ids(client: SseClient, count: number): Promise<number[]> {
 }
 
 describe('SSE replays: never silently cut, strictly increasing', () => {
+  it('When readers missed the same records at one store version, then the store is read once for them all; after a write, anew', async () => {
+    const t = await setup(createWorkPool(), 3, 3, true);
+    const first = await openSse(`${t.url}?since=1`);
+    const second = await openSse(`${t.url}?since=1`);
+    expect(await ids(first, 2)).toEqual([2, 3]);
+    expect(await ids(second, 2)).toEqual([2, 3]);
+    expect(t.reads()).toBe(1);
+    // Another record stored: a piece read before it may lack it, so the next reader reads its own.
+    t.stored.push(record(4));
+    t.write();
+    const third = await openSse(`${t.url}?since=1`);
+    expect(await ids(third, 3)).toEqual([2, 3, 4]);
+    expect(t.reads()).toBe(2);
+    for (const client of [first, second, third]) client.close();
+    await t.close();
+  });
+
   it('When the pool has room, then the missed records are replayed in order, the current one once', async () => {
     const t = await setup();
     const client = await openSse(`${t.url}?since=1`);
