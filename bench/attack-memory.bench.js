@@ -4,6 +4,8 @@
 //   - 60 connections pipelining GET /v1/status without reading the answers
 //   - 50 connections asking 8 times each for a 9.9 MB cover and never reading
 //   - 5,000 slowloris connections (one header byte every 5 s), from 10 loopback addresses
+//   - 100 /v1/events readers from one address replaying 600 records of 60 KB, reading slowly
+//     (issue 54, N7: 1,003 MiB before; one address runs 2 replays at once)
 // Goal (docs/limits-and-load.md "Memory"): growth <= limits.maxQueuedBytes (64 MiB) + 64 MiB.
 // The attackers run in this process; svc is pinned to its own CPU when possible.
 
@@ -13,7 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { startSvc, ROOT } = require('./lib/svc-process');
-const { pipeliningNonReaders, pausedCoverReaders, slowloris, loopbackAddresses } = require('./lib/attacks');
+const { pipeliningNonReaders, pausedCoverReaders, slowloris, slowSseReplayers, loopbackAddresses } = require('./lib/attacks');
 const { emitRow, emitFailure, log, envInt } = require('./lib/report');
 const { procMemory, MiB } = require('./lib/rss');
 
@@ -34,6 +36,25 @@ function databaseWithBigCover() {
   const { key } = createImageStore(db, { maxTotalBytes: 1 << 30 }).put(bytes);
   db.close();
   return { dir, dbFile, key };
+}
+
+/** A database holding 600 records of about 60 KB each (a long album field). */
+async function databaseWithFatRecords() {
+  const { openDatabase } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'database.js'));
+  const { createPlayLogStore } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'plays.js'));
+  const { createTrackStore } = require(path.join(ROOT, 'dist', 'store', 'sqlite', 'tracks.js'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-fat-'));
+  const dbFile = path.join(dir, 'svc.db');
+  const db = openDatabase(dbFile);
+  const tracks = createTrackStore(db, createPlayLogStore(db));
+  const start = Date.now() - 3_600_000;
+  db.transaction(() => {
+    for (let i = 0; i < 600; i++) {
+      void tracks.insert({ receivedSeq: i + 1, receivedAt: new Date(start + i * 1000).toISOString(), metadata: { artist: `A${i}`, title: `T${i}`, album: 'x'.repeat(60_000) } });
+    }
+  })();
+  db.close();
+  return { dir, dbFile };
 }
 
 async function underAttack(label, start, options = {}) {
@@ -70,6 +91,14 @@ async function main() {
         return await underAttack('paused cover readers', (url) => pausedCoverReaders(url, 50, cover.key, { localAddresses: addresses }), { dbFile: cover.dbFile });
       } finally {
         fs.rmSync(cover.dir, { recursive: true, force: true });
+      }
+    }],
+    ['RSS growth, 100 slow SSE replays of 60 KB records from one address (20 s)', async () => {
+      const fat = await databaseWithFatRecords();
+      try {
+        return await underAttack('slow SSE replays', (url) => slowSseReplayers(url, 100), { dbFile: fat.dbFile });
+      } finally {
+        fs.rmSync(fat.dir, { recursive: true, force: true });
       }
     }],
     ['RSS growth, 5,000 slowloris connections (20 s)', () => underAttack('slowloris', (url) => slowloris(url, 5000, { localAddresses: addresses }))],

@@ -61,6 +61,33 @@ function pausedCoverReaders(url, count, key, { localAddresses = ['127.0.0.1'], p
   return { sockets, stop: () => closeAll(sockets) };
 }
 
+/**
+ * Connections from one address that each ask /v1/events for a replay from the first record
+ * (Last-Event-ID: 0), reading slowly: 4 KiB a second each, so every replay stays running.
+ */
+function slowSseReplayers(url, count, { localAddress = '127.0.0.1' } = {}) {
+  const { hostname, port } = new URL(url);
+  const request = 'GET /v1/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nLast-Event-ID: 0\r\n\r\n';
+  const sockets = [];
+  for (let i = 0; i < count; i += 1) {
+    const socket = net.connect({ host: hostname, port: Number(port), localAddress });
+    socket.on('error', () => undefined);
+    socket.on('connect', () => socket.write(request));
+    socket.pause();
+    sockets.push(socket);
+  }
+  const timer = setInterval(() => {
+    for (const socket of sockets) socket.read(4096);
+  }, 1000);
+  return {
+    sockets,
+    stop: () => {
+      clearInterval(timer);
+      return closeAll(sockets);
+    },
+  };
+}
+
 function closeAll(sockets) {
   return Promise.all(
     sockets.map((socket) => new Promise((resolve) => {
@@ -76,4 +103,4 @@ function loopbackAddresses(n) {
   return Array.from({ length: n }, (_, i) => `127.0.0.${i + 1}`);
 }
 
-module.exports = { pipeliningNonReaders, slowloris, pausedCoverReaders, loopbackAddresses };
+module.exports = { pipeliningNonReaders, slowloris, pausedCoverReaders, slowSseReplayers, loopbackAddresses };

@@ -12,19 +12,42 @@ export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
  */
 export const IDEMPOTENCY_MAX_ENTRIES = 10_000;
 export const IDEMPOTENCY_MAX_BYTES = 32 * 1024 * 1024;
-/** What a row costs beside its answer's body (key, fingerprint, row overhead), counted against the bytes. */
-const ROW_BYTES = 'length(key) + length(fingerprint) + 64';
+/**
+ * What each row counts against the byte bound is its column counted_bytes (its answer, key and
+ * fingerprint, 64 for the row; SQLite migration 18, PostgreSQL 15), and table idempotency_totals
+ * keeps the keys and bytes of all of them. Trimming reads the totals and, only past a bound, the
+ * oldest rows from the index on (created_at, key), as many as the keys over the bound (at least
+ * one), then twice as many up to TRIM_BATCH: its work grows with what it deletes, never with the
+ * keys kept.
+ */
+export const IDEMPOTENCY_TOTALS_SQL = 'SELECT entries, bytes FROM idempotency_totals WHERE id = 1';
+/** The oldest rows first; `$1`/`?` is the batch size. */
+export const oldestKeysSql = (placeholder: string): string => `SELECT key, counted_bytes FROM idempotency_keys ORDER BY created_at, key LIMIT ${placeholder}`;
+export const TRIM_BATCH = 100;
 
-/** Deletes the oldest rows past the entry and byte bounds; `$1`/`?` is the byte bound, `$2`/`?` the entry bound. */
-export function trimOldestSql(placeholder: (index: number) => string): string {
-  return `DELETE FROM idempotency_keys WHERE key IN (
-    SELECT key FROM (
-      SELECT key,
-        SUM(COALESCE(length(body), 0) + ${ROW_BYTES}) OVER (ORDER BY created_at DESC, key DESC) AS bytes,
-        ROW_NUMBER() OVER (ORDER BY created_at DESC, key DESC) AS position
-      FROM idempotency_keys
-    ) AS newest_first WHERE bytes > ${placeholder(1)} OR position > ${placeholder(2)}
-  )`;
+export interface IdempotencyTotals {
+  entries: number | string;
+  bytes: number | string;
+}
+
+/** How many of the oldest rows to read for the next step of a trim (trimBatch(totals, bounds, previous)). */
+export function trimBatch(totals: IdempotencyTotals, bounds: IdempotencyBounds, previous = 0): number {
+  const over = Number(totals.entries) - bounds.maxEntries;
+  return Math.min(TRIM_BATCH, Math.max(1, over, previous * 2));
+}
+
+/** The oldest keys to delete so that what is left fits both bounds (none when it fits already). */
+export function keysToTrim(totals: IdempotencyTotals, oldest: readonly { key: string; counted_bytes: number | string }[], bounds: IdempotencyBounds): string[] {
+  let entries = Number(totals.entries);
+  let bytes = Number(totals.bytes);
+  const drop: string[] = [];
+  for (const row of oldest) {
+    if (entries <= bounds.maxEntries && bytes <= bounds.maxBytes) break;
+    drop.push(row.key);
+    entries -= 1;
+    bytes -= Number(row.counted_bytes);
+  }
+  return drop;
 }
 
 export interface IdempotencyBounds {

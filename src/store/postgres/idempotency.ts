@@ -1,13 +1,18 @@
 import type pg from 'pg';
 import { randomBytes } from 'node:crypto';
+import { inTransaction } from './connection';
 import {
   FINGERPRINT_KEY_NAME,
   IDEMPOTENCY_BOUNDS,
   IDEMPOTENCY_KEEP_MS,
+  IDEMPOTENCY_TOTALS_SQL,
   RECORD_NOT_KEPT,
   claimOf,
-  trimOldestSql,
+  keysToTrim,
+  oldestKeysSql,
+  trimBatch,
   type IdempotencyBounds,
+  type IdempotencyTotals,
   type IdempotencyRow,
   type IdempotencyStore,
 } from '../idempotency';
@@ -17,7 +22,19 @@ import {
 // requests goes ahead; the others read its row.
 
 export function createPostgresIdempotencyStore(pool: pg.Pool, bounds: IdempotencyBounds = IDEMPOTENCY_BOUNDS): IdempotencyStore {
-  const trim = trimOldestSql((index) => `$${index}`);
+  // One trim at a time across instances: the totals row is locked until the oldest are deleted.
+  const trim = () =>
+    inTransaction(pool, async (client) => {
+      for (let batch = 0; ;) {
+        const now = (await client.query<IdempotencyTotals>(`${IDEMPOTENCY_TOTALS_SQL} FOR UPDATE`)).rows[0];
+        if (!now || (Number(now.entries) <= bounds.maxEntries && Number(now.bytes) <= bounds.maxBytes)) return;
+        batch = trimBatch(now, bounds, batch);
+        const oldest = await client.query<{ key: string; counted_bytes: string }>(oldestKeysSql('$1'), [batch]);
+        const keys = keysToTrim(now, oldest.rows, bounds);
+        if (keys.length === 0) return;
+        await client.query('DELETE FROM idempotency_keys WHERE key = ANY($1)', [keys]);
+      }
+    });
   let fingerprintKey: Buffer | undefined;
   return {
     async claim(key, fingerprint, now, leaseMs, owner) {
@@ -36,7 +53,7 @@ export function createPostgresIdempotencyStore(pool: pg.Pool, bounds: Idempotenc
     },
     async answer(key, status, body) {
       await pool.query('UPDATE idempotency_keys SET status = $1, body = $2 WHERE key = $3', [status, body, key]);
-      await pool.query(trim, [bounds.maxBytes, bounds.maxEntries]);
+      await trim();
     },
     async forget(key) {
       await pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND status IS NULL AND ${RECORD_NOT_KEPT}`, [key]);

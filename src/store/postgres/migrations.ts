@@ -427,6 +427,49 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         FOR EACH ROW WHEN (NEW.disconnected_at IS NULL) EXECUTE FUNCTION listener_session_opened();
       CREATE TRIGGER listener_session_closed AFTER UPDATE OF disconnected_at ON listener_sessions
         FOR EACH ROW WHEN (OLD.disconnected_at IS NULL AND NEW.disconnected_at IS NOT NULL) EXECUTE FUNCTION listener_session_closed();
+      -- TRUNCATE fires no row trigger: the totals go with the sessions.
+      CREATE FUNCTION listener_sessions_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM listener_open_mounts;
+        DELETE FROM listener_open_channels;
+        DELETE FROM listener_open_listeners;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER listener_sessions_truncated AFTER TRUNCATE ON listener_sessions
+        FOR EACH STATEMENT EXECUTE FUNCTION listener_sessions_truncated();
+
+      -- As SQLite's migration 18: idempotency keys' counted bytes and totals.
+      ALTER TABLE idempotency_keys ADD COLUMN counted_bytes bigint GENERATED ALWAYS AS (coalesce(length(body), 0) + length(key) + length(fingerprint) + 64) STORED;
+      CREATE INDEX idempotency_keys_oldest ON idempotency_keys (created_at, key);
+      CREATE TABLE idempotency_totals (
+        id integer PRIMARY KEY CHECK (id = 1),
+        entries bigint NOT NULL,
+        bytes bigint NOT NULL
+      );
+      INSERT INTO idempotency_totals (id, entries, bytes) SELECT 1, count(*), coalesce(sum(counted_bytes), 0) FROM idempotency_keys;
+      CREATE FUNCTION idempotency_key_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE idempotency_totals SET entries = entries + 1, bytes = bytes + NEW.counted_bytes WHERE id = 1;
+        ELSIF TG_OP = 'UPDATE' THEN
+          UPDATE idempotency_totals SET bytes = bytes + NEW.counted_bytes - OLD.counted_bytes WHERE id = 1;
+        ELSE
+          UPDATE idempotency_totals SET entries = entries - 1, bytes = bytes - OLD.counted_bytes WHERE id = 1;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER idempotency_key_counted AFTER INSERT OR DELETE ON idempotency_keys
+        FOR EACH ROW EXECUTE FUNCTION idempotency_key_counted();
+      -- Only an answer changes a row's bytes: storing a key's dbid (tracks.ts) never waits on the totals.
+      CREATE TRIGGER idempotency_key_recounted AFTER UPDATE ON idempotency_keys
+        FOR EACH ROW WHEN (OLD.counted_bytes IS DISTINCT FROM NEW.counted_bytes) EXECUTE FUNCTION idempotency_key_counted();
+      CREATE FUNCTION idempotency_keys_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE idempotency_totals SET entries = 0, bytes = 0 WHERE id = 1;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER idempotency_keys_truncated AFTER TRUNCATE ON idempotency_keys
+        FOR EACH STATEMENT EXECUTE FUNCTION idempotency_keys_truncated();
     `,
   },
 ];

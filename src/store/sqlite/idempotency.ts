@@ -9,9 +9,13 @@ import {
   IdempotencyClaim,
   IdempotencyRow,
   IdempotencyStore,
+  IDEMPOTENCY_TOTALS_SQL,
+  IdempotencyTotals,
   RECORD_NOT_KEPT,
   claimOf,
-  trimOldestSql,
+  keysToTrim,
+  oldestKeysSql,
+  trimBatch,
 } from '../idempotency';
 
 export function createIdempotencyStore(db: Db, bounds: IdempotencyBounds = IDEMPOTENCY_BOUNDS): IdempotencyStore {
@@ -24,7 +28,19 @@ export function createIdempotencyStore(db: Db, bounds: IdempotencyBounds = IDEMP
   const select = db.prepare<[string], IdempotencyRow>('SELECT fingerprint, status, body, dbid, owner FROM idempotency_keys WHERE key = ?');
   const answer = db.prepare<[number, string, string], never>('UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ?');
   const forget = db.prepare<[string], never>(`DELETE FROM idempotency_keys WHERE key = ? AND status IS NULL AND ${RECORD_NOT_KEPT}`);
-  const trim = db.prepare<[number, number], never>(trimOldestSql(() => '?'));
+  const totals = db.prepare<[], IdempotencyTotals>(IDEMPOTENCY_TOTALS_SQL);
+  const oldest = db.prepare<[number], { key: string; counted_bytes: number }>(oldestKeysSql('?'));
+  const drop = db.prepare<[string], never>('DELETE FROM idempotency_keys WHERE key = ?');
+  const trim = db.transaction(() => {
+    for (let batch = 0; ;) {
+      const now = totals.get();
+      if (!now || (Number(now.entries) <= bounds.maxEntries && Number(now.bytes) <= bounds.maxBytes)) return;
+      batch = trimBatch(now, bounds, batch);
+      const keys = keysToTrim(now, oldest.all(batch), bounds);
+      for (const key of keys) drop.run(key);
+      if (keys.length === 0) return;
+    }
+  });
   const insertKey = db.prepare<[string, Buffer], never>('INSERT OR IGNORE INTO store_keys (name, value) VALUES (?, ?)');
   const selectKey = db.prepare<[string], { value: Buffer }>('SELECT value FROM store_keys WHERE name = ?');
   let fingerprintKey: Buffer | undefined;
@@ -40,7 +56,7 @@ export function createIdempotencyStore(db: Db, bounds: IdempotencyBounds = IDEMP
     },
     async answer(key, status, body) {
       answer.run(status, body, key);
-      trim.run(bounds.maxBytes, bounds.maxEntries);
+      trim.immediate();
     },
     async forget(key) {
       forget.run(key);

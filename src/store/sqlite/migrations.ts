@@ -464,6 +464,31 @@ export const MIGRATIONS: readonly Migration[] = [
            AND (SELECT sessions FROM listener_open_listeners WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent) = 0;
         DELETE FROM listener_open_listeners WHERE channel = OLD.channel AND address = OLD.address AND user_agent = OLD.user_agent AND sessions = 0;
       END;
+
+      -- Idempotency keys near their bounds (docs/security.md "Idempotency keys"): what each row
+      -- counts against the byte bound (its answer, key and fingerprint, 64 for the row), and the
+      -- totals kept by triggers, so trimming the oldest reads one row and the oldest keys from an
+      -- index, never every answer kept.
+      ALTER TABLE idempotency_keys ADD COLUMN counted_bytes INTEGER GENERATED ALWAYS AS (coalesce(length(body), 0) + length(key) + length(fingerprint) + 64) VIRTUAL;
+      CREATE INDEX idempotency_keys_oldest ON idempotency_keys (created_at, key);
+      CREATE TABLE idempotency_totals (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        entries INTEGER NOT NULL,
+        bytes INTEGER NOT NULL
+      );
+      INSERT INTO idempotency_totals (id, entries, bytes) SELECT 1, count(*), coalesce(sum(counted_bytes), 0) FROM idempotency_keys;
+      CREATE TRIGGER idempotency_key_added AFTER INSERT ON idempotency_keys
+      BEGIN
+        UPDATE idempotency_totals SET entries = entries + 1, bytes = bytes + NEW.counted_bytes WHERE id = 1;
+      END;
+      CREATE TRIGGER idempotency_key_changed AFTER UPDATE ON idempotency_keys WHEN OLD.counted_bytes IS NOT NEW.counted_bytes
+      BEGIN
+        UPDATE idempotency_totals SET bytes = bytes + NEW.counted_bytes - OLD.counted_bytes WHERE id = 1;
+      END;
+      CREATE TRIGGER idempotency_key_deleted AFTER DELETE ON idempotency_keys
+      BEGIN
+        UPDATE idempotency_totals SET entries = entries - 1, bytes = bytes - OLD.counted_bytes WHERE id = 1;
+      END;
     `,
   },
 ];

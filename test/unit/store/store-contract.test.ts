@@ -9,7 +9,7 @@ import { EXPAND_BATCH, type MessageOf, type NewOutputChange, type OutputEvent } 
 import { POSTGRES_MIGRATIONS } from '../../../src/store/postgres/migrations';
 import type { Store } from '../../../src/store/store';
 import { MAGIC, fakeJpeg, makePng } from '../../helpers/images';
-import { IDEMPOTENCY_KEEP_MS, type IdempotencyBounds } from '../../../src/store/idempotency';
+import { IDEMPOTENCY_KEEP_MS, IDEMPOTENCY_TOTALS_SQL, TRIM_BATCH, oldestKeysSql, type IdempotencyBounds } from '../../../src/store/idempotency';
 import { createTestDatabase, describeWithPostgres, type TestDatabase } from '../../helpers/postgres';
 import { MAX_REQUESTS_PER_WINDOW, MAX_WAITING_PER_REQUESTER, REQUEST_WINDOW_MS, normaliseName, type NewSongRequest } from '../../../src/domain/song-request';
 import { makeTempDir } from '../../helpers/temp-dir';
@@ -28,6 +28,8 @@ interface Backend {
   rows(sql: string): Promise<Record<string, unknown>[]>;
   /** Empties the database between tests. */
   reset(): Promise<void>;
+  /** The query plan of `sql` as text (SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN after ANALYZE). */
+  explain(sql: string): Promise<string>;
 }
 
 function storeContract(makeBackend: () => { backend: () => Backend; setup: () => Promise<void>; teardown: () => Promise<void> }): void {
@@ -751,6 +753,29 @@ function storeContract(makeBackend: () => { backend: () => Backend; setup: () =>
       expect(small.map((row) => row.key)).toEqual(['small-5', 'small-6', 'small-7', 'small-8', 'small-9']);
     });
 
+    // Issue 54 (Low): keyed submissions near the bounds paid a scan of every answer kept (42.7 ms
+    // median against 3.9 ms). The trim reads the totals row and the oldest keys from an index.
+    it('When keys are kept near the bounds, then the trim reads the totals by key and the oldest from the index, never the table, and the totals stay right', async () => {
+      await open(1024 * 1024, { maxEntries: 500, maxBytes: 1024 * 1024 });
+      const keys = opened().idempotency;
+      for (let index = 0; index < 600; index++) {
+        await keys.claim(`key-${index}`, 'f', 200_000_000 + index, LEASE);
+        if (index % 3 > 0) await keys.answer(`key-${index}`, 200, 'x'.repeat(index));
+      }
+      await keys.forget('key-599');
+      const totals = await harness.backend().rows(IDEMPOTENCY_TOTALS_SQL);
+      const counted = await harness
+        .backend()
+        .rows('SELECT count(*) AS entries, sum(coalesce(length(body), 0) + length(key) + length(fingerprint) + 64) AS bytes FROM idempotency_keys');
+      expect(totals.map((row) => [Number(row.entries), Number(row.bytes)])).toEqual(counted.map((row) => [Number(row.entries), Number(row.bytes)]));
+      expect(Number(counted[0]?.entries)).toBeLessThanOrEqual(500);
+      const oldest = await harness.backend().explain(oldestKeysSql(String(TRIM_BATCH)));
+      // An index on created_at read in order (PostgreSQL may sort the ties of one created_at as it goes: an incremental sort).
+      expect(oldest).toMatch(/USING (COVERING )?INDEX idempotency_keys_oldest|Index (Only )?Scan using idempotency_keys_(oldest|by_age)/);
+      expect(oldest).not.toMatch(/Seq Scan on idempotency_keys|TEMP B-TREE|(^|-> {2})Sort /m);
+      expect(await harness.backend().explain(IDEMPOTENCY_TOTALS_SQL)).toMatch(/INTEGER PRIMARY KEY|idempotency_totals_pkey|Seq Scan on idempotency_totals/);
+    });
+
     // N8: the fingerprint key is random per database and the same every time it is read.
     it('When the fingerprint key is read, then it is 32 random bytes of this database, the same on every read', async () => {
       await open();
@@ -784,6 +809,14 @@ describe('store contract: SQLite', () => {
       async reset() {
         file = path.join(temp.dir, `svc-${Math.random().toString(36).slice(2)}.db`);
       },
+      async explain(sql) {
+        const db = openDatabase(file);
+        try {
+          return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((row) => row.detail).join('\n');
+        } finally {
+          db.close();
+        }
+      },
     }),
   }));
 
@@ -807,6 +840,10 @@ describeWithPostgres('store contract: PostgreSQL', () => {
     backend: () => ({
       open: (options) => openStore(database.url, options),
       rows: (sql) => database.query(sql),
+      async explain(sql) {
+        await database.query('ANALYZE');
+        return (await database.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`)).map((row) => row['QUERY PLAN']).join('\n');
+      },
       async reset() {
         const tables = await database.query<{ n: string }>("SELECT count(*) AS n FROM pg_tables WHERE tablename = 'tracks'");
         if (Number(tables[0]?.n) === 0) return;

@@ -25,7 +25,9 @@ import { HEARTBEAT, MAX_REPLAY, OPENING, busyAnswer, busyRetryMs, gapEvent, name
 // deletion announces the record that is current again). Unsent bytes count in
 // limits.maxQueuedBytes like a WebSocket reader's: a reader that stops reading and would hold
 // more than its share is closed, never buffered without end; a replay writes on only as its
-// reader takes what it has.
+// reader takes what it has. One address runs at most maxReplaysPerClient replays at once (each
+// holds a piece of records while its reader takes them): past it, a replay gets the busy answer
+// and comes back, so many readers of one address never hold the memory and the turns of all.
 
 /** A reader may hold this much unsent before a further event closes it (an empty queue takes any one event). */
 const MAX_UNSENT_BYTES_PER_READER = 1024 * 1024;
@@ -36,6 +38,8 @@ export const MAX_REPLAY_PIECES = 5;
 const REPLAY_WRITE_BYTES = 16 * 1024;
 /** Replayed bytes written in one event-loop turn by all readers together; past them, the rest wait for the next turn. */
 const REPLAY_BYTES_PER_TURN = 1024 * 1024;
+/** Replays one client (address) runs at once, unless EventStreamOptions.maxReplaysPerClient says otherwise. */
+export const MAX_REPLAYS_PER_CLIENT = 2;
 /** Live records held for a reader while its replay runs; past it, the replay reads them from the store. */
 const MAX_PENDING = MAX_REPLAY;
 /** The keep-alive comment, encoded once for every reader. */
@@ -51,6 +55,8 @@ export interface EventStreamOptions {
   logger: Logger;
   /** Spreads the `retry:` of busy answers (frames.ts busyRetryMs); Math.random unless given. */
   random?: () => number;
+  /** Replays one client runs at once (MAX_REPLAYS_PER_CLIENT unless given). */
+  maxReplaysPerClient?: number;
 }
 
 /** Hands the response to a stream whose first replay piece is read. */
@@ -92,6 +98,8 @@ interface Reader {
   pending: Map<number, LiveEvent> | null;
   /** More live records came during the replay than are held: the replay reads on from the store. */
   pendingOverflow: boolean;
+  /** The client whose replay budget this reader's replay takes a place of, until it is live or gone. */
+  replayOf: string | undefined;
 }
 
 interface Piece {
@@ -103,6 +111,8 @@ interface Piece {
 /** The readers of one stream and how bytes reach them, in order and within their share of the budget. */
 class Readers {
   readonly all = new Set<Reader>();
+  /** Replays running per client. */
+  private readonly replays = new Map<string, number>();
   private readonly report: (key: string, message: string) => void;
 
   constructor(logger: Logger) {
@@ -113,7 +123,27 @@ class Readers {
     this.report(key, message);
   }
 
+  /** Takes one of `client`'s replay places for the reader; false when all `max` are taken. */
+  startReplay(reader: Reader, client: string, max: number): boolean {
+    const running = this.replays.get(client) ?? 0;
+    if (running >= max) return false;
+    this.replays.set(client, running + 1);
+    reader.replayOf = client;
+    return true;
+  }
+
+  /** Gives the reader's replay place back (live, ended or gone); once. */
+  endReplay(reader: Reader): void {
+    const client = reader.replayOf;
+    if (client === undefined) return;
+    reader.replayOf = undefined;
+    const running = (this.replays.get(client) ?? 1) - 1;
+    if (running > 0) this.replays.set(client, running);
+    else this.replays.delete(client);
+  }
+
   drop(reader: Reader): void {
+    this.endReplay(reader);
     if (!this.all.delete(reader)) return;
     reader.queued.release();
     if (reader.response && !reader.response.destroyed) reader.response.destroy();
@@ -121,6 +151,7 @@ class Readers {
 
   /** Ends a stream without an error: the reader reconnects with the last id it got. */
   end(reader: Reader): void {
+    this.endReplay(reader);
     if (!this.all.delete(reader)) return;
     reader.queued.release();
     reader.response?.end();
@@ -236,7 +267,15 @@ class Replays {
       lastBody: undefined,
       pending: since === undefined ? null : new Map(),
       pendingOverflow: false,
+      replayOf: undefined,
     };
+    if (since !== undefined && !this.readers.startReplay(reader, client, this.options.maxReplaysPerClient ?? MAX_REPLAYS_PER_CLIENT)) {
+      this.readers.warn(
+        'replays',
+        `events: ${client} has ${this.options.maxReplaysPerClient ?? MAX_REPLAYS_PER_CLIENT} replays running; another is told to come back`,
+      );
+      return (response) => this.answerBusy(response, since);
+    }
     // Listening before the store is read: a record stored meanwhile is either read or held.
     this.readers.all.add(reader);
     let first: Piece | undefined;
@@ -371,6 +410,7 @@ class Replays {
 
   /** The live records heard during the replay, in dbid order, then every live event as it comes. */
   private goLive(reader: Reader): void {
+    this.readers.endReplay(reader);
     const pending = [...(reader.pending?.values() ?? [])].sort((a, b) => a.dbid - b.dbid);
     reader.pending = null;
     for (const event of pending) this.readers.writeInOrder(reader, event);

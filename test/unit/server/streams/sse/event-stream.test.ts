@@ -4,7 +4,7 @@ import { NowPlaying } from '../../../../../src/domain/current-track';
 import type { TrackRecord } from '../../../../../src/domain/track';
 import { AppError } from '../../../../../src/errors';
 import { QueueBudget } from '../../../../../src/server/guards/queue-budget';
-import { MAX_REPLAY_PIECES, createEventStream } from '../../../../../src/server/streams/sse/event-stream';
+import { MAX_REPLAYS_PER_CLIENT, MAX_REPLAY_PIECES, createEventStream } from '../../../../../src/server/streams/sse/event-stream';
 import { MAX_REPLAY } from '../../../../../src/server/streams/sse/frames';
 import { createWorkPool } from '../../../../../src/server/guards/work-pool';
 import { openSse, type SseClient } from '../../../../helpers/sse-client';
@@ -34,6 +34,9 @@ interface Setup {
   close: () => Promise<void>;
 }
 
+/** The client of a request: its `x-client` header when it has one (a stand-in for other addresses), else its address. */
+const clientOf = (request: http.IncomingMessage) => String(request.headers['x-client'] ?? request.socket.remoteAddress ?? '');
+
 /** `versioned`: the store says its version (TrackStore.version), so readers may share a replay read. */
 async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3, versioned = false): Promise<Setup> {
   const nowPlaying = new NowPlaying(record(current));
@@ -54,7 +57,7 @@ async function setup(pool = createWorkPool(), current = 3, storedUpTo = 3, versi
   const stream = createEventStream({ nowPlaying, tracks, budget: new QueueBudget(8 * 1024 * 1024), pool, logger: silentLogger });
   const server = http.createServer((request, response) => {
     const since = Number(new URL(request.url ?? '/', 'http://x').searchParams.get('since'));
-    stream.open(since, request.socket.remoteAddress ?? '').then(
+    stream.open(since, clientOf(request)).then(
       (start) => {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
         start(response);
@@ -213,6 +216,33 @@ describe('SSE replays: never silently cut, strictly increasing', () => {
     const gap = client.events.find((event) => event.event === 'gap');
     expect(JSON.parse(gap?.data ?? '{}')).toEqual({ after: budget, resumes_at: total - MAX_REPLAY + 1 });
     client.close();
+    await t.close();
+  });
+
+  // Issue 54, N7: 100 readers replaying 60 KB records from one address held 1,003 MiB and let
+  // /v1/last answer 7 times in 30 s. One address runs MAX_REPLAYS_PER_CLIENT replays at once.
+  it('When one address has its replays running, then its next replay gets the busy answer without a store read, another address is served, and a place comes back when one ends', async () => {
+    const t = await setup(createWorkPool({ concurrency: 4 }), 3, 3);
+    t.holdReads(true);
+    const running = Array.from({ length: MAX_REPLAYS_PER_CLIENT }, () => openSse(`${t.url}?since=1`));
+    while (t.reads() < MAX_REPLAYS_PER_CLIENT) await new Promise((resolve) => setImmediate(resolve));
+    const over = await openSse(`${t.url}?since=1`);
+    await over.ended;
+    expect(over.status).toBe(200);
+    expect(over.events.map((event) => [event.event, event.id])).toEqual([['busy', '1']]);
+    expect(over.retries).toHaveLength(1);
+    expect(t.reads()).toBe(MAX_REPLAYS_PER_CLIENT);
+    // Another address has its own places.
+    const other = openSse(`${t.url}?since=1`, { 'x-client': '192.0.2.7' });
+    while (t.reads() < MAX_REPLAYS_PER_CLIENT + 1) await new Promise((resolve) => setImmediate(resolve));
+    // The replays end (live now): the address may replay again.
+    for (let index = 0; index <= MAX_REPLAYS_PER_CLIENT; index++) t.releaseRead();
+    const clients = await Promise.all([...running, other]);
+    for (const client of clients) expect(await ids(client, 2)).toEqual([2, 3]);
+    t.holdReads(false);
+    const again = await openSse(`${t.url}?since=1`);
+    expect(await ids(again, 2)).toEqual([2, 3]);
+    for (const client of [...clients, again, over]) client.close();
     await t.close();
   });
 });
