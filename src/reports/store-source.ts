@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { recordingNamesOf, writersOf } from '../domain/recording';
 import { fieldText } from '../domain/track';
-import type { PlayReportQueries } from '../store/play-reports';
+import type { PlayReportQueries, ReportTotals } from '../store/play-reports';
 import type { ReportReads, ReportSnapshot, ReportSnapshots } from '../store/report-snapshot';
 import type { ListenerSession as StoredSession, PlayLogStore, PlayRange, PlayRow } from '../store/plays';
 import type { OpenReportSource, ReportQuery, ReportSource } from './run-report';
@@ -69,13 +69,19 @@ interface ReadsOf {
 function sourceOver(log: ReadsOf): ReportSource {
   const range = (query: ReportQuery) => ({ from: iso(query.startMs), to: iso(query.endMs), channel: query.channel });
   const reportRange = (query: ReportQuery, minSeconds: number) => ({ ...range(query), minAiredMs: Math.max(0, minSeconds * 1000) });
+  /** The last summary's totals, for the census lines of the same range (StoredReportQueries.recordings is asked after summary). */
+  let scanned: { key: string; totals: ReportTotals } | undefined;
+  const keyOf = (query: ReportQuery, minSeconds: number) => JSON.stringify([query.startMs, query.endMs, query.channel ?? null, minSeconds]);
   return {
     stored: {
       async summary(query, minSeconds) {
-        const summary = await log.reads().playSummary(reportRange(query, minSeconds));
-        if (!summary.some((row) => row.stale > 0)) return summary;
-        await log.refresh(range(query));
-        return log.reads().playSummary(reportRange(query, minSeconds));
+        let totals = await log.reads().reportTotals(reportRange(query, minSeconds));
+        if (totals.summary.some((row) => row.stale > 0)) {
+          await log.refresh(range(query));
+          totals = await log.reads().reportTotals(reportRange(query, minSeconds));
+        }
+        scanned = { key: keyOf(query, minSeconds), totals };
+        return totals.summary;
       },
       candidates: (query, minSeconds, filter) =>
         batches(log.reads().checkCandidates(reportRange(query, minSeconds), filter), ({ row, previous }) => ({
@@ -83,8 +89,9 @@ function sourceOver(log: ReadsOf): ReportSource {
           previous: previous ?? undefined,
         })),
       async recordings(query, minSeconds, byChannel) {
+        const kept = scanned?.key === keyOf(query, minSeconds) ? scanned.totals : await log.reads().reportTotals(reportRange(query, minSeconds));
         const lines: RecordingLine[] = [];
-        for await (const page of log.reads().recordingTotals(reportRange(query, minSeconds), byChannel)) {
+        for await (const page of kept.recordings(byChannel)) {
           for (const total of page) {
             if (total.uncounted > 0) return undefined;
             const { names, channel, performances, listenerSeconds, plays } = total;

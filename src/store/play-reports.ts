@@ -70,10 +70,21 @@ export interface PlayReportQueries {
   checkCandidates(range: ReportRange, filter: CandidateFilter): AsyncIterable<readonly CheckCandidate[]>;
   /** The reported plays grouped by recording (and channel), in order of first play, page by page. */
   recordingTotals(range: ReportRange, byChannel: boolean): AsyncIterable<readonly RecordingTotal[]>;
+  /**
+   * playSummary() and recordingTotals() of the same range at once: SQLite answers both from one
+   * scan of the range (docs/reports.md "Memory and speed"); recordings() is asked after summary.
+   */
+  reportTotals(range: ReportRange): Promise<ReportTotals>;
   /** The range's plays that were corrected (PATCH /v1/history/<dbid>), in air order, each with its corrections oldest first. */
   correctedPlays(range: PlayRange): Promise<CorrectedPlay[]>;
   /** The range's music plays that recognition made (docs/recognition.md "A recognised play"), in air order. */
   recognisedPlays(range: PlayRange): Promise<RecognisedPlay[]>;
+}
+
+/** The answers of PlayReportQueries.reportTotals. */
+export interface ReportTotals {
+  summary: PlaySummaryRow[];
+  recordings(byChannel: boolean): AsyncIterable<readonly RecordingTotal[]>;
 }
 
 /** A play recognition made: its score and the playback rate it was found at (null: not recorded). */

@@ -13,6 +13,7 @@ export function reportReadsOf(queries: PlayReportQueries, pages: Pick<PlayLogSto
     playSummary: (range) => queries.playSummary(range),
     checkCandidates: (range, filter) => queries.checkCandidates(range, filter),
     recordingTotals: (range, byChannel) => queries.recordingTotals(range, byChannel),
+    reportTotals: (range) => queries.reportTotals(range),
     correctedPlays: (range) => queries.correctedPlays(range),
     recognisedPlays: (range) => queries.recognisedPlays(range),
     playPages: (range) => pages.playPages(range),

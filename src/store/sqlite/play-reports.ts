@@ -16,6 +16,7 @@ import {
   namedTotals,
   type NameSources,
   type PlayReportQueries,
+  type PlaySummaryRow,
   type RecordingTotal,
   type TotalCounts,
   type ReportRange,
@@ -39,12 +40,6 @@ const reported = (channel: boolean) => `SELECT * FROM tracks WHERE ${inRange(cha
 
 /** 1 for music that aired less than :minMs; the CASE keeps SQLite from reading the times of the rest. */
 const SHORT_MUSIC = `CASE WHEN :minMs > 0 AND kind = 'music' AND ended_at IS NOT NULL THEN CASE WHEN ${short('')} THEN 1 ELSE 0 END ELSE 0 END`;
-
-const summarySql = (channel: boolean) => `
-  SELECT kind, channel, count(*) AS plays, sum(${SHORT_MUSIC}) AS short, max(CASE WHEN trimmed_seconds > 0 THEN 1 - ${SHORT_MUSIC} ELSE 0 END) AS trimmed,
-         sum(report_version IS NOT :version) AS stale, sum(CASE WHEN kind = 'music' THEN (report_marks & ${MARKS.capitals}) != 0 ELSE 0 END) AS capitals
-    FROM tracks WHERE ${inRange(channel)}
-   GROUP BY kind, channel ORDER BY kind, channel`;
 
 /**
  * The reported plays the filter keeps, in air order, a page after (:afterStart, :afterDbid). An
@@ -81,15 +76,71 @@ const candidatesSql = (channel: boolean) => `
    ORDER BY kept.started_at, kept.dbid`;
 
 /**
- * Per recording (and channel): its first play, that play's marks (SQLite gives a bare column the
- * value of the row a lone min() picked), and the counts summed; read from tracks_for_reports alone.
+ * The range in one scan, for the summary and the census totals at once: per recording, channel,
+ * kind and whether it is short music, the counts of both. The recording's first play there and
+ * its marks (SQLite gives a bare column the value of the row a lone min() picked), and the kept
+ * counts summed; read from tracks_for_reports alone.
  */
-const totalsSql = (channel: boolean, byChannel: boolean) => `
-  SELECT ${byChannel ? 'channel' : 'NULL AS channel'}, recording_key, min(${airOrderSql('play')}) AS first, report_marks AS first_marks,
+const scanSql = (channel: boolean) => `
+  SELECT recording_key, channel, kind, ${SHORT_MUSIC} AS short, count(*) AS plays, sum(trimmed_seconds > 0) AS trimmed,
+         sum(report_version IS NOT :version) AS stale, sum((report_marks & ${MARKS.capitals}) != 0) AS capitals,
+         min(${airOrderSql('tracks')}) AS first, report_marks AS first_marks,
          coalesce(sum(listeners ->> 'atp'), 0) AS performances, coalesce(sum(listeners ->> 'listener_seconds'), 0) AS listener_seconds,
-         count(*) AS plays, sum(listeners IS NULL AND ended_at IS NOT NULL) AS uncounted
-    FROM (${reported(channel)}) play
-   GROUP BY ${byChannel ? 'channel, ' : ''}recording_key ORDER BY first`;
+         sum(listeners IS NULL AND ended_at IS NOT NULL) AS uncounted
+    FROM tracks INDEXED BY tracks_for_reports WHERE ${inRange(channel)}
+   GROUP BY recording_key, channel, kind, short`;
+
+/** A row of scanSql: the plays of one recording, channel, kind and shortness. */
+interface ScanRow extends TotalRow {
+  channel: string;
+  kind: string;
+  short: number;
+  trimmed: number;
+  stale: number;
+  capitals: number;
+}
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Pure: the summary (PlayReportQueries.playSummary) of the scan's rows, by kind then channel. */
+function summaryOfScan(rows: readonly ScanRow[]): PlaySummaryRow[] {
+  const groups = new Map<string, PlaySummaryRow>();
+  for (const row of rows) {
+    const key = `${row.kind}\u0000${row.channel}`;
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { kind: row.kind, channel: row.channel, plays: 0, short: 0, trimmed: false, stale: 0, capitals: 0 };
+      groups.set(key, group);
+    }
+    group.plays += row.plays;
+    group.stale += row.stale;
+    if (row.short === 1) group.short += row.plays;
+    else if (row.trimmed > 0) group.trimmed = true;
+    if (row.kind === 'music') group.capitals += row.capitals;
+  }
+  return [...groups.values()].sort((a, b) => byText(a.kind, b.kind) || byText(a.channel, b.channel));
+}
+
+/** Pure: the census totals of the scan's reported rows, per recording (and channel), in order of first play. */
+function totalsOfScan(rows: readonly ScanRow[], byChannel: boolean): TotalRow[] {
+  const totals = new Map<string, TotalRow>();
+  for (const row of rows) {
+    if (row.kind !== 'music' || row.short === 1) continue;
+    const key = byChannel ? groupOf(row) : row.recording_key;
+    const total = totals.get(key);
+    if (total === undefined) {
+      const { recording_key, first, first_marks, performances, listener_seconds, plays, uncounted } = row;
+      totals.set(key, { channel: byChannel ? row.channel : null, recording_key, first, first_marks, performances, listener_seconds, plays, uncounted });
+      continue;
+    }
+    if (row.first < total.first) [total.first, total.first_marks] = [row.first, row.first_marks];
+    total.performances += row.performances;
+    total.listener_seconds += row.listener_seconds;
+    total.plays += row.plays;
+    total.uncounted += row.uncounted;
+  }
+  return [...totals.values()].sort((a, b) => byText(a.first, b.first));
+}
 
 /** For the recordings in :keys (a JSON array) whose first play lacks a name: the first play that has each. */
 const nameSourcesSql = (channel: boolean, byChannel: boolean) => `
@@ -191,15 +242,8 @@ function createNamer(db: Db): (rows: readonly TotalRow[], range: ReportRange, gr
 export function createSqlitePlayReports(db: Db): PlayReportQueries {
   const refreshBatch = createRefreshBatch(db);
   const named = createNamer(db);
-  const summary = byChannel((channel) =>
-    db.prepare<
-      Record<string, unknown>,
-      { kind: string; channel: string; plays: number; short: number; trimmed: number | null; stale: number; capitals: number }
-    >(summarySql(channel)),
-  );
+  const scan = byChannel((channel) => db.prepare<Record<string, unknown>, ScanRow>(scanSql(channel)));
   const candidates = byChannel((channel) => db.prepare<Record<string, unknown>, CandidateRow>(candidatesSql(channel)));
-  const totalsAll = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, false)));
-  const totalsByChannel = byChannel((channel) => db.prepare<Record<string, unknown>, TotalRow>(totalsSql(channel, true)));
   const corrected = once(() =>
     db.prepare<{ from: string; to: string; channel: string | null }, CorrectionRow>(correctedPlaysSql(['@from', '@to', '@channel'])),
   );
@@ -209,7 +253,7 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
     ),
   );
 
-  return {
+  const queries: PlayReportQueries = {
     async correctedPlays(range) {
       return correctedPlaysOf(corrected().all({ from: range.from, to: range.to, channel: range.channel ?? null }));
     },
@@ -226,17 +270,18 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
       return refreshed;
     },
     async playSummary(range) {
-      return summary(range.channel)
-        .all({ ...params(range), version: REPORT_COLUMNS_VERSION })
-        .map((row) => ({
-          kind: row.kind,
-          channel: row.channel,
-          plays: row.plays,
-          short: row.short,
-          trimmed: row.trimmed === 1,
-          stale: row.stale,
-          capitals: row.capitals,
-        }));
+      return (await queries.reportTotals(range)).summary;
+    },
+    async reportTotals(range) {
+      const rows = scan(range.channel).all({ ...params(range), version: REPORT_COLUMNS_VERSION });
+      return {
+        summary: summaryOfScan(rows),
+        async *recordings(grouped) {
+          // One row per recording: the census holds as many (docs/reports.md "Memory and speed").
+          const totals = totalsOfScan(rows, grouped);
+          for (let start = 0; start < totals.length; start += PLAY_PAGE) yield named(totals.slice(start, start + PLAY_PAGE), range, grouped);
+        },
+      };
     },
     async *checkCandidates(range, filter) {
       // A clean month has none; each further page runs the query again from where the last ended.
@@ -261,9 +306,8 @@ export function createSqlitePlayReports(db: Db): PlayReportQueries {
       }
     },
     async *recordingTotals(range, grouped) {
-      // One row per recording: the census holds as many (docs/reports.md "Memory and speed").
-      const rows = (grouped ? totalsByChannel : totalsAll)(range.channel).all(params(range));
-      for (let start = 0; start < rows.length; start += PLAY_PAGE) yield named(rows.slice(start, start + PLAY_PAGE), range, grouped);
+      yield* (await queries.reportTotals(range)).recordings(grouped);
     },
   };
+  return queries;
 }
