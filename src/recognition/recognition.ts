@@ -21,6 +21,8 @@ import type { OnlineIdentifier } from './online';
 export const ITEMS_PER_SECOND = 11_025 / (4096 / 3);
 /** PCM kept past the window for the rate search: an item needs 19 frames (2.4 s) of audio. */
 const PCM_EXTRA_SECONDS = 2.5;
+/** PCM kept past an online sample: the decoder runs ahead of the fingerprinter's windows (src/recognition/online-lookups.ts). */
+const ONLINE_PCM_AHEAD_SECONDS = 15;
 
 export interface RecognitionOptions {
   tools: AudioTools;
@@ -167,7 +169,10 @@ export class Recognition {
       tools: this.options.tools,
       windowItems,
       pcmSamples: Math.round(
-        Math.max(this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0, this.online?.sampleSeconds ?? 0) * SAMPLE_RATE,
+        Math.max(
+          this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0,
+          this.online ? this.online.sampleSeconds + ONLINE_PCM_AHEAD_SECONDS : 0,
+        ) * SAMPLE_RATE,
       ),
       ...(inputFormat ? { inputFormat } : {}),
       ...(this.options.realTime === false ? { realTime: false } : {}),
