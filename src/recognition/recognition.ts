@@ -77,7 +77,8 @@ interface Listening {
 
 export interface StreamHandle {
   write(bytes: Buffer): boolean;
-  end(): void;
+  /** The stream is over (`reason`: why, for the status, e.g. "the source disconnected"; "the stream ended" if none). */
+  end(reason?: string): void;
   /** Settles when the decoder and fingerprinter have finished (after end(), or on a failure), with the reason. */
   done: Promise<string>;
 }
@@ -197,7 +198,7 @@ export class Recognition {
         listening.status.droppedBytes = stream.dropped;
         return taken;
       },
-      end: () => stream.end(),
+      end: (reason) => stream.end(reason),
       done,
     };
   }
