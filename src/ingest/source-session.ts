@@ -32,7 +32,8 @@ export interface SourceSessionDeps {
 /** What listens to a source's audio: its bytes as they come, then the end. */
 export interface AudioSink {
   write(bytes: Buffer): void;
-  end(): void;
+  /** The source is gone; `reason` says so where the stream's status is shown. */
+  end(reason?: string): void;
 }
 
 /** Opens a sink for a source on `mount` sending `contentType` ('' when it sent none); null: not listened to. */
@@ -97,7 +98,7 @@ export function runSourceSession(socket: Socket, head: RequestHead, mount: strin
   deps.logger.info(`${label} connected (${contentType || 'no Content-Type'})`);
   socket.on('close', () => {
     if (!refused) deps.logger.info(`${label} disconnected`);
-    sink?.end();
+    sink?.end('the source disconnected');
     // After the tracks it sent are stored: the last of them is the play that ends.
     queue = queue.then(async () => {
       await deps.disconnected?.(mount).catch(() => undefined);

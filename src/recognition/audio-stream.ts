@@ -36,8 +36,8 @@ export interface AudioStreamOptions {
 export interface AudioStream {
   /** Hands the stream's bytes to the decoder; false when they were dropped. */
   write(bytes: Buffer): boolean;
-  /** The source ended: the decoder finishes what it has, then ends. */
-  end(): void;
+  /** The source ended: the decoder finishes what it has, then ends; `reason` is then the end's reason ("the stream ended" if none). */
+  end(reason?: string): void;
   /** Stops both programs now. */
   close(): void;
   /** Bytes dropped so far (a source faster than real time, a stuck decoder). */
@@ -106,6 +106,10 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
   let lastError = '';
   let decoderDone = false;
   let heard = false;
+  let endReason = 'the stream ended';
+  /** fpcalc's exit code when it ended at the end of its input before ffmpeg's own end was seen. */
+  let fpcalcEndedFirst: number | null = null;
+  const endedWell = () => finish(heard ? endReason : 'the stream ended without audio in it (not an audio stream?)');
   const finish = (reason: string) => {
     if (ended) return;
     ended = true;
@@ -140,10 +144,15 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
   ] as const) {
     child.once('error', (error: NodeJS.ErrnoException) => finish(error.code === 'ENOENT' ? `${name} is not installed` : `${name}: ${error.message}`));
     // ffmpeg ending well leaves fpcalc its last chunk: the stream ends when fpcalc does (fpcalc
-    // 1.5 exits 1 at the end of its input, "Error decoding audio frame (End of file)").
+    // 1.5 exits 1 at the end of its input, "Error decoding audio frame (End of file)"). The two
+    // `close` events come in either order: fpcalc may be told first, once ffmpeg's output has
+    // ended but before ffmpeg's own exit is seen; then ffmpeg's exit code decides.
     child.once('close', (code) => {
-      if (child === ffmpeg && code === 0) decoderDone = true;
-      else if (child === fpcalc && decoderDone) finish(heard ? 'the stream ended' : 'the stream ended without audio in it (not an audio stream?)');
+      if (child === ffmpeg && code === 0) {
+        decoderDone = true;
+        if (fpcalcEndedFirst !== null) endedWell();
+      } else if (child === fpcalc && decoderDone) endedWell();
+      else if (child === fpcalc && ffmpeg.stdout?.readableEnded === true) fpcalcEndedFirst = code ?? -1;
       else finish(`${name} stopped (${lastError || `exit code ${code ?? 'none'}`})`);
     });
   }
@@ -157,7 +166,8 @@ export function startAudioStream(options: AudioStreamOptions): AudioStream {
       stdin.write(bytes);
       return true;
     },
-    end() {
+    end(reason) {
+      if (reason !== undefined) endReason = reason;
       ffmpeg.stdin?.end();
     },
     close() {

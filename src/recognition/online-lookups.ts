@@ -103,8 +103,11 @@ export class OnlineLookups {
     return this.options.sampleItems / this.options.itemsPerSecond;
   }
 
-  /** One window of a stream, ending at position `now` (items); `pcm` reads the stream's last PCM. */
-  window(stream: OnlineStream, now: number, titled: boolean, pcm: (() => { pcm: Int16Array }) | undefined): void {
+  /**
+   * One window of a stream, ending at position `now` (items); `pcm` reads the stream's last PCM
+   * and the stream position (items) of its first sample, when known.
+   */
+  window(stream: OnlineStream, now: number, titled: boolean, pcm: (() => { pcm: Int16Array; position?: number }) | undefined): void {
     let turns = this.turns.get(stream.name);
     if (!turns) {
       turns = new OnlineTurns(this.options);
@@ -113,13 +116,26 @@ export class OnlineLookups {
     const event = turns.window(now, titled);
     if (event === 'ended' && !titled) this.deps.end(stream);
     if (event !== 'lookup') return;
-    const held = pcm?.().pcm;
-    const samples = Math.round(this.sampleSeconds * SAMPLE_RATE);
-    if (!held || held.length < samples * 0.9) {
+    const sample = this.sampleEndingAt(now, pcm?.());
+    if (!sample) {
       turns.answered(now, null);
       return;
     }
-    void this.lookUp(stream, turns, now, held.subarray(held.length - Math.min(samples, held.length)));
+    void this.lookUp(stream, turns, now, sample);
+  }
+
+  /**
+   * The sample that ends where the window does: the decoder's PCM runs ahead of the
+   * fingerprinter's windows (by seconds when a stream arrives faster than real time), and its
+   * newest audio may already be the next track's. Null when too little of it is held.
+   */
+  private sampleEndingAt(now: number, held: { pcm: Int16Array; position?: number } | undefined): Int16Array | null {
+    if (!held) return null;
+    const samples = Math.round(this.sampleSeconds * SAMPLE_RATE);
+    const perItem = SAMPLE_RATE / this.options.itemsPerSecond;
+    const end = held.position === undefined ? held.pcm.length : Math.max(0, Math.min(held.pcm.length, Math.round((now - held.position) * perItem)));
+    const start = Math.max(0, end - samples);
+    return end - start >= samples * 0.9 ? held.pcm.subarray(start, end) : null;
   }
 
   /** A stream gone: its online title's play ends with it. */

@@ -21,6 +21,8 @@ import type { OnlineIdentifier } from './online';
 export const ITEMS_PER_SECOND = 11_025 / (4096 / 3);
 /** PCM kept past the window for the rate search: an item needs 19 frames (2.4 s) of audio. */
 const PCM_EXTRA_SECONDS = 2.5;
+/** PCM kept past an online sample: the decoder runs ahead of the fingerprinter's windows (src/recognition/online-lookups.ts). */
+const ONLINE_PCM_AHEAD_SECONDS = 15;
 
 export interface RecognitionOptions {
   tools: AudioTools;
@@ -75,7 +77,8 @@ interface Listening {
 
 export interface StreamHandle {
   write(bytes: Buffer): boolean;
-  end(): void;
+  /** The stream is over (`reason`: why, for the status, e.g. "the source disconnected"; "the stream ended" if none). */
+  end(reason?: string): void;
   /** Settles when the decoder and fingerprinter have finished (after end(), or on a failure), with the reason. */
   done: Promise<string>;
 }
@@ -167,7 +170,10 @@ export class Recognition {
       tools: this.options.tools,
       windowItems,
       pcmSamples: Math.round(
-        Math.max(this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0, this.online?.sampleSeconds ?? 0) * SAMPLE_RATE,
+        Math.max(
+          this.searchesRatesEver(vinyl) ? this.options.windowSeconds + PCM_EXTRA_SECONDS : 0,
+          this.online ? this.online.sampleSeconds + ONLINE_PCM_AHEAD_SECONDS : 0,
+        ) * SAMPLE_RATE,
       ),
       ...(inputFormat ? { inputFormat } : {}),
       ...(this.options.realTime === false ? { realTime: false } : {}),
@@ -192,7 +198,7 @@ export class Recognition {
         listening.status.droppedBytes = stream.dropped;
         return taken;
       },
-      end: () => stream.end(),
+      end: (reason) => stream.end(reason),
       done,
     };
   }

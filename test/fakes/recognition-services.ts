@@ -15,9 +15,18 @@ import { ACOUSTID_DOCUMENTED_RATE, acoustIdLookup, AcoustIdRateLimiter } from '.
 //   (multipart/form-data POST to /v1/identify: access_key, sample_bytes (under 5 MB), sample,
 //   timestamp, signature = base64 HMAC-SHA1 of "POST\n/v1/identify\n" + access_key + "\n" +
 //   data_type + "\n" + signature_version + "\n" + timestamp, data_type audio|fingerprint,
-//   signature_version 1), and its status codes, https://docs.acrcloud.com/sdk-reference/error-codes
-//   (0 success, 1001 no result, 2004 can't generate fingerprint, 3001 missing/invalid access key,
-//   3006 invalid arguments, 3014 invalid signature, 3015 QpS limit exceeded), always HTTP 200.
+//   signature_version 1), and its status codes, always HTTP 200 {"status": {"code", "msg"}}:
+//   0 success, 1001 no result, 2004 can't generate fingerprint, 3001 missing/invalid access key,
+//   3002 a body not multipart/form-data (from the scan tool below), 3006 invalid arguments, 3014 invalid signature, 3015 QpS limit exceeded. Where that list comes
+//   from: it was written from https://docs.acrcloud.com/sdk-reference/error-codes, a page the
+//   search tool used to check it does not hold (it holds the identification API page above). What
+//   could be checked against ACRCloud's own code: its scan tool acrcloud/acrcloud_scan_files_for_windows
+//   (ACRCloud_Desktop/MainForm.cs @ 324153da) reads 1001 "NoResult", 3001 "Missing/Invalid Access
+//   Key", 3002 "Invalid ContentType. valid Content-Type is multipart/form-data", 3003 "Limit
+//   exceeded", 3006 "Invalid parameters", 3014 "InvalidSignature" and 3015 "Could not generate
+//   fingerprint" -- so 3015 is unsettled (third-party clients read it as the QpS limit). svc
+//   reads every code but 0 and 1001 as a failed lookup (src/recognition/online-acrcloud.ts), so
+//   the choice changes no svc behaviour.
 // - AudD: https://docs.audd.io/ (POST to https://api.audd.io/ with api_token and a file sent as
 //   multipart/form-data; {"status":"success","result":{artist,title,album,release_date,label,
 //   timecode,song_link}} or result null; {"status":"error","error":{error_code,error_message}}:
@@ -105,7 +114,7 @@ export async function startRecognitionFake(
       const value = field(name);
       return typeof value === 'string' ? value : '';
     };
-    if (!request.form) return status(3006, 'Invalid arguments: the body is not multipart/form-data');
+    if (!request.form) return status(3002, 'Invalid ContentType. valid Content-Type is multipart/form-data');
     if (field('access_key') !== keys.acrcloud.accessKey) return status(3001, 'Missing/Invalid Access Key');
     const timestamp = text('timestamp');
     const dataType = text('data_type');

@@ -156,6 +156,13 @@ real.test(
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/^svc_recognition_plays_total\{stream="icecast:\/live\.mp3"\} 3$/m);
     expect(Number(/^svc_recognition_matches_total\{stream="icecast:\/live\.mp3"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(6);
+    // The source hangs up at the end of the set: the stream's status says so, not a decoder's error.
+    const liveStatus = async () =>
+      (
+        (await (await fetch(`${server.url}/v1/status`)).json()) as { recognition: { streams: { name: string; listening: boolean; problem?: string }[] } }
+      ).recognition.streams.find((stream) => stream.name === 'icecast:/live.mp3');
+    await until(async () => (await liveStatus())?.listening === false, 'the source of /live.mp3 gone', 60_000);
+    expect((await liveStatus())?.problem).toBe('the source disconnected');
   },
   150_000,
 );

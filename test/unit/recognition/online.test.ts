@@ -102,6 +102,33 @@ describe('the answers', () => {
   });
 });
 
+describe('OnlineLookups: the sample', () => {
+  it('ends where the window that asked ends, not at the newest decoded audio (which runs ahead)', async () => {
+    const perItem = SAMPLE_RATE / ITEMS_PER_SECOND;
+    const sent: Int16Array[] = [];
+    let asked: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (asked = resolve));
+    const identifier: OnlineIdentifier = { service: 'acoustid', identify: async ({ pcm }) => (sent.push(pcm), asked(), null) };
+    const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const lookups = new OnlineLookups(
+      { identifier, logger: quiet, submit: async () => undefined, end: () => undefined, titled: () => false },
+      { sampleItems: 80, retryItems: 1000, holdItems: 1000, itemsPerSecond: ITEMS_PER_SECOND },
+    );
+    // Held: 200 items of PCM from stream position 40, each sample its own item number.
+    const held = Int16Array.from({ length: Math.round(200 * perItem) }, (_, i) => 40 + Math.floor(i / perItem));
+    const stream = { name: 's', channel: 'c' };
+    lookups.window(stream, 50, false, () => ({ pcm: held, position: 40 }));
+    lookups.window(stream, 130, false, () => ({ pcm: held, position: 40 }));
+    await done;
+    const sample = sent[0] ?? new Int16Array(0);
+    expect(sample.length).toBe(Math.round((80 / ITEMS_PER_SECOND) * SAMPLE_RATE));
+    expect(sample[sample.length - 1]).toBe(129);
+    // Its start, 80 items earlier: within a sample of item 50 (the sample count is rounded).
+    expect(Math.abs((sample[0] ?? 0) - 50)).toBeLessThanOrEqual(1);
+    lookups.close();
+  });
+});
+
 const SETTINGS: OnlineSettings = {
   service: 'acrcloud',
   apiKey: 'acr-key',
