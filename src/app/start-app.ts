@@ -16,7 +16,7 @@ import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
 import { openStore } from '../store/open-store';
-import type { SchemaVersion, Store } from '../store/store';
+import type { SchemaVersion, Store, StoreOptions } from '../store/store';
 import { createStorageHealth, guardStore, storageFailureKind, storageFix } from '../store/health';
 import { isPostgresUrl } from '../store/store';
 import { withoutPassword } from '../store/postgres/connection';
@@ -69,6 +69,8 @@ export interface StartOptions {
   outputMaxAttempts?: number;
   /** Outputs: the clock of the queues' retries and holds (Date.now); tests move it by hand past a Retry-After or a backoff. */
   outputClock?: () => number;
+  /** PostgreSQL: the silence checks' interval and time limit (store/postgres/liveness.ts); tests use short ones. */
+  storeLiveness?: StoreOptions['liveness'];
   /** Enrichment: the clock of the request spacing and the Retry-After pauses; tests move it by hand. */
   enrichmentClock?: LimiterClock;
   /** Failed secrets (docs/security.md "Guessing the secret"): tests use short delays and their own clock. */
@@ -111,7 +113,7 @@ export async function startApp(config: FrozenConfig, options: StartOptions = {})
 
 export async function composeApp(config: FrozenConfig, options: StartOptions = {}): Promise<ComposedApp> {
   const logger = options.logger ?? createLogger();
-  const storage = await openStorage(config, logger);
+  const storage = await openStorage(config, logger, options.storeLiveness);
   // docs/running.md "Metrics": off unless configured; the parts count into the port either way.
   const metrics = config.metrics.enabled ? createPrometheusMetrics() : undefined;
   const work = createWork(config, options, storage, logger, metrics?.port ?? NO_METRICS);
@@ -310,13 +312,14 @@ function recognisedSubmitter(submitDeps: SubmitDeps, tracks: Storage['tracks'], 
 /** Most records one gap below a new record is filled with (NowPlaying's `between`); a longer gap is a catch-up's. */
 const GAP_READ_LIMIT = 500;
 
-async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storage> {
+async function openStorage(config: FrozenConfig, logger: Logger, liveness: StoreOptions['liveness']): Promise<Storage> {
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
     poolSize: config.database.poolSize,
     listenUrl: config.database.listenUrl,
+    ...(liveness ? { liveness } : {}),
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
     // An upgrade of an existing database is worth one line (docs/running.md "Upgrades"): a
     // backup taken before it is of the old version. A new database is not news.

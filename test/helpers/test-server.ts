@@ -63,6 +63,7 @@ export interface TestServerOptions {
   icecast?: StartOptions['icecast'];
   idleHeap?: StartOptions['idleHeap'];
   connections?: StartOptions['connections'];
+  storeLiveness?: StartOptions['storeLiveness'];
 }
 
 /** Starts the app as `svc serve` does, keeping the parts tests look at. */
@@ -109,6 +110,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     icecast: options.icecast,
     idleHeap: options.idleHeap,
     connections: options.connections,
+    storeLiveness: options.storeLiveness,
   });
   let server = await startHarnessed(config, startOptions());
   let running = true;
