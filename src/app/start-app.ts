@@ -23,7 +23,7 @@ import { withoutPassword } from '../store/postgres/connection';
 import { StartupError, errorMessage } from '../errors';
 import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
-import { RecordsInProgress } from '../pipeline/record-updates';
+import { RecordsInProgress, type UpdateClock } from '../pipeline/record-updates';
 import { SongRequests } from '../requests/song-requests';
 import { addressKeyFrom } from '../playlog/listener-sessions';
 import type { ListenerSessions } from '../playlog/listener-sessions';
@@ -71,6 +71,8 @@ export interface StartOptions {
   outputClock?: () => number;
   /** PostgreSQL: the silence checks' interval and time limit (store/postgres/liveness.ts); tests use short ones. */
   storeLiveness?: StoreOptions['liveness'];
+  /** A record's update spacing (250 ms, pipeline/record-updates.ts): tests move its clock by hand. */
+  updateClock?: UpdateClock;
   /** Enrichment: the clock of the request spacing and the Retry-After pauses; tests move it by hand. */
   enrichmentClock?: LimiterClock;
   /** Failed secrets (docs/security.md "Guessing the secret"): tests use short delays and their own clock. */
@@ -450,6 +452,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     maxFieldLength: config.maxFieldLength,
     maxListItems: config.limits.maxListItems,
     maxRecordBytes: config.limits.maxRecordBytes,
+    ...(options.updateClock ? { updateClock: options.updateClock } : {}),
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,

@@ -64,6 +64,7 @@ export interface TestServerOptions {
   idleHeap?: StartOptions['idleHeap'];
   connections?: StartOptions['connections'];
   storeLiveness?: StartOptions['storeLiveness'];
+  updateClock?: StartOptions['updateClock'];
 }
 
 /** Starts the app as `svc serve` does, keeping the parts tests look at. */
@@ -111,6 +112,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     idleHeap: options.idleHeap,
     connections: options.connections,
     storeLiveness: options.storeLiveness,
+    updateClock: options.updateClock,
   });
   let server = await startHarnessed(config, startOptions());
   let running = true;
