@@ -18,14 +18,14 @@ import { CoversInFlight } from '../domain/covers-in-flight';
 import { createOutputs } from '../outputs/create-outputs';
 import { OutputDispatcher } from '../outputs/dispatcher';
 import { openStore } from '../store/open-store';
-import type { SchemaVersion, Store } from '../store/store';
+import type { SchemaVersion, Store, StoreOptions } from '../store/store';
 import { createStorageHealth, guardStore, storageFailureKind, storageFix } from '../store/health';
 import { isPostgresUrl } from '../store/store';
 import { withoutPassword } from '../store/postgres/connection';
 import { StartupError, errorMessage } from '../errors';
 import { withMemoryCache } from '../store/image-memory-cache';
 import { VERSION } from '../version';
-import { RecordsInProgress } from '../pipeline/record-updates';
+import { RecordsInProgress, type UpdateClock } from '../pipeline/record-updates';
 import { SongRequests } from '../requests/song-requests';
 import { addressKeyFrom } from '../playlog/listener-sessions';
 import type { ListenerSessions } from '../playlog/listener-sessions';
@@ -71,6 +71,10 @@ export interface StartOptions {
   outputMaxAttempts?: number;
   /** Outputs: the clock of the queues' retries and holds (Date.now); tests move it by hand past a Retry-After or a backoff. */
   outputClock?: () => number;
+  /** PostgreSQL: the silence checks' interval and time limit (store/postgres/liveness.ts); tests use short ones. */
+  storeLiveness?: StoreOptions['liveness'];
+  /** A record's update spacing (250 ms, pipeline/record-updates.ts): tests move its clock by hand. */
+  updateClock?: UpdateClock;
   /** Enrichment: the clock of the request spacing and the Retry-After pauses; tests move it by hand. */
   enrichmentClock?: LimiterClock;
   /** Failed secrets (docs/security.md "Guessing the secret"): tests use short delays and their own clock. */
@@ -113,7 +117,7 @@ export async function startApp(config: FrozenConfig, options: StartOptions = {})
 
 export async function composeApp(config: FrozenConfig, options: StartOptions = {}): Promise<ComposedApp> {
   const logger = options.logger ?? createLogger();
-  const storage = await openStorage(config, logger);
+  const storage = await openStorage(config, logger, options.storeLiveness);
   // docs/running.md "Metrics": off unless configured; the parts count into the port either way.
   const metrics = config.metrics.enabled ? createPrometheusMetrics() : undefined;
   const work = createWork(config, options, storage, logger, metrics?.port ?? NO_METRICS);
@@ -286,13 +290,14 @@ function onlineLookupsOf(config: FrozenConfig, logger: Logger): NonNullable<Reco
 /** Most records one gap below a new record is filled with (NowPlaying's `between`); a longer gap is a catch-up's. */
 const GAP_READ_LIMIT = 500;
 
-async function openStorage(config: FrozenConfig, logger: Logger): Promise<Storage> {
+async function openStorage(config: FrozenConfig, logger: Logger, liveness: StoreOptions['liveness']): Promise<Storage> {
   // A lost database drops every pooled connection at once: one line per kind of news per minute.
   const reportConnection = throttledLog((message) => logger.warn(message));
   const store = await openStore(config.database.location, {
     maxImageBytes: config.images.maxTotalBytes,
     poolSize: config.database.poolSize,
     listenUrl: config.database.listenUrl,
+    ...(liveness ? { liveness } : {}),
     onConnectionProblem: (message) => reportConnection(message.includes('restored') ? 'restored' : 'lost', message),
     // An upgrade of an existing database is worth one line (docs/running.md "Upgrades"): a
     // backup taken before it is of the old version. A new database is not news.
@@ -417,6 +422,7 @@ function createWork(config: FrozenConfig, options: StartOptions, storage: Storag
     maxFieldLength: config.maxFieldLength,
     maxListItems: config.limits.maxListItems,
     maxRecordBytes: config.limits.maxRecordBytes,
+    ...(options.updateClock ? { updateClock: options.updateClock } : {}),
     processingTimeoutSeconds: config.processingTimeoutSeconds,
     enrichmentDeadlineSeconds: config.enrichment.deadlineSeconds,
     dedupeSeconds: config.dedupeSeconds,

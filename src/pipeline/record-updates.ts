@@ -15,12 +15,29 @@ import { fitRecord } from './fit-record';
 /** docs/decisions.md "Title first, details after": at most one announced update per 250 ms per record. */
 const UPDATE_INTERVAL_MS = 250;
 
+/** Time as the updates see it; tests pass a clock they move by hand (test/helpers/limiter-clock.ts). */
+export interface UpdateClock {
+  now(): number;
+  /** Calls `fire` after about `ms` milliseconds; the returned function cancels it. */
+  schedule(fire: () => void, ms: number): () => void;
+}
+
+const realClock: UpdateClock = {
+  now: () => Date.now(),
+  schedule(fire, ms) {
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
 export interface RecordUpdateDeps {
   tracks: TrackStore;
   nowPlaying: NowPlaying;
   logger: Logger;
   /** `limits.maxRecordBytes`: what enrichment adds counts in the record's size bound too. */
   maxRecordBytes: number;
+  /** The clock of the spacing (real by default; StartOptions.updateClock). */
+  updateClock?: UpdateClock;
 }
 
 /** Our own cover URL is never cut: it names an image in the store. */
@@ -31,7 +48,9 @@ export class RecordUpdates {
   /** The metadata as last written (JSON): a fill that changes nothing is not announced. */
   private written: string;
   private lastWriteAt: number;
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the scheduled write; set while one waits. */
+  private timer: (() => void) | undefined;
+  private readonly clock: UpdateClock;
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
   /** The pending change brings an image: it is not held by the interval. */
@@ -44,8 +63,9 @@ export class RecordUpdates {
   ) {
     this.record = stored;
     this.written = JSON.stringify(stored.metadata);
+    this.clock = deps.updateClock ?? realClock;
     // The bare record's announcement counts as the first.
-    this.lastWriteAt = Date.now();
+    this.lastWriteAt = this.clock.now();
   }
 
   /** The record with every fill so far (written or about to be). */
@@ -107,7 +127,7 @@ export class RecordUpdates {
   /** The record was retracted: nothing more is written or announced. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.timer?.();
     this.timer = undefined;
     this.timerFired?.();
   }
@@ -134,10 +154,10 @@ export class RecordUpdates {
     if (this.timer !== undefined) {
       // A text update waiting out the interval: an image that arrives takes it along at once.
       if (!this.urgent) return;
-      clearTimeout(this.timer);
+      this.timer();
     }
-    const wait = this.urgent ? 0 : Math.max(0, this.lastWriteAt + this.intervalMs - Date.now());
-    this.timer = setTimeout(() => {
+    const wait = this.urgent ? 0 : Math.max(0, this.lastWriteAt + this.intervalMs - this.clock.now());
+    this.timer = this.clock.schedule(() => {
       this.timer = undefined;
       this.writing = this.writing.then(() => this.write());
       const fired = this.timerFired;
@@ -152,7 +172,7 @@ export class RecordUpdates {
     // Tried once: a version the database refused is not tried again (the next fill writes it all).
     this.written = JSON.stringify(record.metadata);
     this.urgent = false;
-    this.lastWriteAt = Date.now();
+    this.lastWriteAt = this.clock.now();
     try {
       await this.deps.tracks.updateMetadata(record.dbid, record.metadata);
     } catch (error) {

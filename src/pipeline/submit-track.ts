@@ -16,7 +16,7 @@ import { knownBeforeAnnounce, withKnown } from './known-at-announce';
 import { parseSubmission, type RawRequest } from './parse';
 import { takePlay } from './play-fields';
 import type { PlayLogPort } from '../playlog/port';
-import { RecordUpdates, type RecordsInProgress } from './record-updates';
+import { RecordUpdates, type RecordsInProgress, type UpdateClock } from './record-updates';
 import type { SongRequests } from '../requests/song-requests';
 import { sanitize } from './sanitize';
 import { requireIdentifyingField } from './validate';
@@ -34,6 +34,8 @@ export interface SubmitDeps {
   maxFieldLength: number;
   maxListItems: number;
   maxRecordBytes: number;
+  /** The clock of a record's update spacing (pipeline/record-updates.ts); tests move it by hand. */
+  updateClock?: UpdateClock;
   processingTimeoutSeconds: number;
   enrichmentDeadlineSeconds: number;
   /** The same artist and title as the current track within this many seconds is the same play (0: off). */

@@ -15,7 +15,7 @@ import { createWsStream } from './streams/ws/wsstream';
 
 /** The WebSocket settings of ServerOptions (start.ts). */
 interface ServerOptions {
-  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
+  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number; fanartEvery?: (tick: () => void, ms: number) => () => void };
 }
 
 export interface Streams {
@@ -114,6 +114,13 @@ function wsStreams(ports: StreamPorts, options: ServerOptions, logger: Logger, v
   };
   return {
     wsStream: createWsStream(common),
-    fanartStream: createWsStream({ ...common, fanart: { intervalMs: wsstream.fanartSeconds * 1000, find: (query) => imageStore.find(query) } }),
+    fanartStream: createWsStream({
+      ...common,
+      fanart: {
+        intervalMs: wsstream.fanartSeconds * 1000,
+        find: (query) => imageStore.find(query),
+        ...(options.ws?.fanartEvery ? { every: options.ws.fanartEvery } : {}),
+      },
+    }),
   };
 }

@@ -59,7 +59,13 @@ import type { RouterPorts, ServerPorts, ServerSettings } from './ports';
 export interface ServerOptions {
   logger?: Logger;
   /** /v1/images/ws: tests use a short ping interval or a small per-client buffer. */
-  ws?: { pingIntervalMs?: number; maxBufferedBytes?: number; subscribeWindowMs?: number };
+  ws?: {
+    pingIntervalMs?: number;
+    maxBufferedBytes?: number;
+    subscribeWindowMs?: number;
+    /** /wsartistfanartstream's repeating timer (setInterval): tests tick the slideshow by hand. */
+    fanartEvery?: (tick: () => void, ms: number) => () => void;
+  };
   /** The mDNS responder's socket and the interfaces it reads (tests: 127.0.0.1, multicast off). */
   mdns?: { socket?: MdnsSocketOptions; announce?: boolean; interfaces?: () => ReturnType<typeof os.networkInterfaces> };
   /** Giving back the young generation (src/server/guards/idle-heap.ts): tests use a short quiet time and watch its decisions. */

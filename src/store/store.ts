@@ -106,6 +106,8 @@ export interface StoreOptions {
   onMigrated?: (fromVersion: number, toVersion: number) => void;
   /** Idempotency keys kept at most (entries, bytes); tests use small ones (store/idempotency.ts). */
   idempotencyBounds?: IdempotencyBounds;
+  /** PostgreSQL: how often and how patiently silence is checked (store/postgres/liveness.ts); tests use short ones. */
+  liveness?: { intervalMs?: number; timeoutMs?: number };
 }
 
 export function isPostgresUrl(database: string): boolean {

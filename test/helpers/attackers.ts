@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
+import { until } from './eventually';
 
 // Resource attackers for the memory tests, from loopback only: raw sockets that pipeline
 // requests and never read the answers. bench/lib/attacks.js has the same for the benchmark.
@@ -37,14 +38,27 @@ export function residentBytes(pid: number): number {
   return Number(match[1]) * 1024;
 }
 
-/** The highest resident set size of a process over `ms`, sampled every 100 ms. */
+/** Longer than any window: the poll fails only if the process stops answering /proc. */
+const HANG_GUARD_MS = 10_000;
+/** How often the resident set size is read during an attack. */
+const SAMPLE_MS = 100;
+
+/**
+ * The highest resident set size of a process over an attack's window of `ms`, read every
+ * SAMPLE_MS: a measurement over the window (there is no event for "the heap grew"), through the
+ * tests' one poll (test/helpers/eventually.ts until); the bound asserted is on bytes, never on time.
+ */
 export async function peakDuring(pid: number, ms: number): Promise<number> {
   let peak = residentBytes(pid);
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // Sampling RSS is the point here: there is no event to wait for.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    peak = Math.max(peak, residentBytes(pid));
-  }
+  const end = Date.now() + ms;
+  await until(
+    () => {
+      peak = Math.max(peak, residentBytes(pid));
+      return Date.now() >= end;
+    },
+    `the attack's ${ms} ms window ended`,
+    ms + HANG_GUARD_MS,
+    SAMPLE_MS,
+  );
   return peak;
 }

@@ -63,6 +63,8 @@ export interface TestServerOptions {
   icecast?: StartOptions['icecast'];
   idleHeap?: StartOptions['idleHeap'];
   connections?: StartOptions['connections'];
+  storeLiveness?: StartOptions['storeLiveness'];
+  updateClock?: StartOptions['updateClock'];
 }
 
 /** Starts the app as `svc serve` does, keeping the parts tests look at. */
@@ -109,6 +111,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     icecast: options.icecast,
     idleHeap: options.idleHeap,
     connections: options.connections,
+    storeLiveness: options.storeLiveness,
+    updateClock: options.updateClock,
   });
   let server = await startHarnessed(config, startOptions());
   let running = true;

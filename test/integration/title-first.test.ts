@@ -4,6 +4,8 @@ import { delayingEnricher } from '../helpers/enrichers';
 import { asObject, postJson, request } from '../helpers/http';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 import { stampedReader } from '../helpers/stamped-frames';
+import { until } from '../helpers/eventually';
+import { ManualLimiterClock } from '../helpers/limiter-clock';
 import { connectClient, type Frame, type FrameClient } from '../helpers/ws-client';
 import { storedCount } from '../helpers/stored-count';
 import { withoutPlayFields } from '../helpers/play-fields';
@@ -37,6 +39,10 @@ describe('Title first, details after', () => {
     });
 
     it('When a track is submitted, then /v1/images/ws and /wsstream get the bare title before any service answered, /v1/last has the dbid the POST returns, and the enriched update follows for the same dbid', async () => {
+      // The record's updates wait on a clock the test moves to each one's turn (StartOptions.updateClock).
+      const clock = new ManualLimiterClock();
+      await t.close();
+      t = await startTestServer({ config: enrichmentConfig(fakes), updateClock: clock });
       const push = await stampedReader(`${wsBase(t.url)}/v1/images/ws`, true);
       const stream = await stampedReader(`${wsBase(t.url)}/wsstream?complete=0`, false);
       try {
@@ -56,6 +62,33 @@ describe('Title first, details after', () => {
         const lastWhileEnriching = asObject((await request(`${t.url}/v1/last`)).json);
         expect(withoutPlayFields(lastWhileEnriching)).toEqual({ dbid: bare.frame.dbid, artist: 'Massive Attack', title: 'Teardrop' });
 
+        // Each update due is a turn the test moves the clock to, until the POST answers.
+        let answered = false;
+        void answer.then(
+          () => (answered = true),
+          () => (answered = true),
+        );
+        // When each text update is written (and then announced), on the updates' clock; one that
+        // brings the cover goes out at once (docs/decisions.md "Complete frames"), not counted here.
+        const written: number[] = [];
+        let cover: unknown;
+        const write = t.server.tracks.updateMetadata.bind(t.server.tracks);
+        jest.spyOn(t.server.tracks, 'updateMetadata').mockImplementation((dbid, metadata) => {
+          if (metadata.coverurl === cover) written.push(clock.now());
+          cover = metadata.coverurl;
+          return write(dbid, metadata);
+        });
+        while (!answered) {
+          await until(() => answered || clock.dueTimes().length > 0, 'the next update waits its turn, or the answer came');
+          const due = clock.dueTimes()[0];
+          if (due !== undefined) await clock.advance(due - clock.now());
+        }
+        // At most one announced text update per 250 ms for the record: the clock starts at the bare
+        // announcement and moves only to turns, so each write on its own point of the 250 ms grid.
+        expect(written.length).toBeGreaterThan(0);
+        expect(written.every((at) => at % 250 === 0)).toBe(true);
+        expect(new Set(written).size).toBe(written.length);
+
         const result = asObject((await answer).json);
         expect(result.dbid).toBe(bare.frame.dbid);
         expect(asObject(result.processed_metadata).musicbrainzrecordingid).toBe(TEARDROP);
@@ -64,9 +97,6 @@ describe('Title first, details after', () => {
         expect(update.frame.dbid).toBe(result.dbid);
         const streamUpdate = await stream.waitFor((frame) => frame.musicbrainzrecordingid === TEARDROP);
         expect(streamUpdate.frame.title).toBe('Teardrop');
-        // At most one announced update per 250 ms for the record.
-        const times = push.frames.filter((entry) => entry.frame.type === 'track').map((entry) => entry.at);
-        for (let index = 2; index < times.length; index += 1) expect(times[index] - times[index - 1]).toBeGreaterThanOrEqual(240);
         expect(await storedCount(t.server.tracks)).toBe(1);
       } finally {
         push.close();

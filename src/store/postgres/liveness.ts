@@ -12,6 +12,14 @@ import type pg from 'pg';
 const CHECK_INTERVAL_MS = 1500;
 /** A check that takes longer is silence; a healthy local database answers `SELECT 1` in a millisecond. */
 const CHECK_TIMEOUT_MS = 2000;
+
+/** The checks' timing, from whoever opens the store (StoreOptions.liveness); tests notice silence in milliseconds. */
+export interface LivenessTiming {
+  /** Between the end of one round and the start of the next (default CHECK_INTERVAL_MS). */
+  intervalMs?: number;
+  /** A check that takes longer is silence (default CHECK_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
 /** TCP keepalive probes start after this much idle time (the kernel's default is two hours). */
 export const KEEPALIVE_IDLE_MS = 1000;
 
@@ -22,7 +30,9 @@ export interface LivenessProbes {
 }
 
 /** Starts checking; `onSilent` is called with the reason once per failed round. Returns the stop function. */
-export function watchLiveness(probes: LivenessProbes, onSilent: (reason: string) => void): () => void {
+export function watchLiveness(probes: LivenessProbes, onSilent: (reason: string) => void, timing: LivenessTiming = {}): () => void {
+  const intervalMs = timing.intervalMs ?? CHECK_INTERVAL_MS;
+  const timeoutMs = timing.timeoutMs ?? CHECK_TIMEOUT_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -31,15 +41,15 @@ export function watchLiveness(probes: LivenessProbes, onSilent: (reason: string)
     // A pool with callers waiting is busy, not silent: their own time limits report a dead one.
     const askPool = probes.pool.waitingCount === 0;
     const checks: Promise<string | null>[] = [];
-    if (client) checks.push(answersInTime(client.query('SELECT 1'), 'the LISTEN connection'));
-    if (askPool) checks.push(answersInTime(probes.pool.query('SELECT 1'), 'the connection pool'));
+    if (client) checks.push(answersInTime(client.query('SELECT 1'), 'the LISTEN connection', timeoutMs));
+    if (askPool) checks.push(answersInTime(probes.pool.query('SELECT 1'), 'the connection pool', timeoutMs));
     const silent = (await Promise.all(checks)).find((reason) => reason !== null);
     if (silent && !stopped) onSilent(silent);
   };
 
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(() => void round().finally(schedule), CHECK_INTERVAL_MS);
+    timer = setTimeout(() => void round().finally(schedule), intervalMs);
     timer.unref();
   };
   schedule();
@@ -49,11 +59,11 @@ export function watchLiveness(probes: LivenessProbes, onSilent: (reason: string)
   };
 }
 
-/** null when `query` answered within CHECK_TIMEOUT_MS, else why not. */
-async function answersInTime(query: Promise<unknown>, what: string): Promise<string | null> {
+/** null when `query` answered within `timeoutMs`, else why not. */
+async function answersInTime(query: Promise<unknown>, what: string, timeoutMs: number): Promise<string | null> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`), CHECK_TIMEOUT_MS);
+    timer = setTimeout(() => resolve(`${what} did not answer within ${timeoutMs} ms`), timeoutMs);
   });
   const answered = query.then(
     () => null,

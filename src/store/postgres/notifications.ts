@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { ImageCategory } from '../../domain/track';
 import type { StoreChange, StoreEvents } from '../store';
 import { CONNECT_TIMEOUT_MS } from './connection';
-import { KEEPALIVE_IDLE_MS, watchLiveness } from './liveness';
+import { KEEPALIVE_IDLE_MS, watchLiveness, type LivenessTiming } from './liveness';
 import { watchEcho, type NotificationState } from './notification-echo';
 
 // How instances sharing one database hear each other's changes: NOTIFY on one channel, sent
@@ -39,6 +39,8 @@ export interface ListenOptions {
   /** The query pool, checked with the LISTEN connection (liveness.ts). */
   pool: pg.Pool;
   report: ((message: string) => void) | undefined;
+  /** The silence checks' timing (liveness.ts); tests use short ones. */
+  liveness?: LivenessTiming;
 }
 
 /**
@@ -136,10 +138,8 @@ export function listenForChanges(options: ListenOptions): { ready: Promise<void>
   });
 
   // Silence on either side counts as a lost connection: dropped, announced, reconnected.
-  const stopWatching = watchLiveness({ listening: () => client, pool: options.pool }, (reason) => {
-    if (client) lost(client, reason);
-    else report?.(`database silent (${reason})`);
-  });
+  const silent = (reason: string) => (client ? lost(client, reason) : report?.(`database silent (${reason})`));
+  const stopWatching = watchLiveness({ listening: () => client, pool: options.pool }, silent, options.liveness);
 
   return {
     ready: connect(),

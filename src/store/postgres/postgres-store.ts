@@ -36,7 +36,14 @@ export async function openPostgresStore(url: string, options: StoreOptions): Pro
   // Another instance's change, or changes missed while disconnected, make cached pages stale.
   events.on('change', tracks.markStale);
   events.on('reconnected', () => tracks.markStale());
-  const listener = listenForChanges({ url: directUrl ?? url, instanceId, events, pool, report: options.onConnectionProblem });
+  const listener = listenForChanges({
+    url: directUrl ?? url,
+    instanceId,
+    events,
+    pool,
+    report: options.onConnectionProblem,
+    ...(options.liveness ? { liveness: options.liveness } : {}),
+  });
   try {
     await listener.ready;
   } catch (error) {

@@ -28,7 +28,12 @@ describeWithPeers(['haproxy', 'postgresql'], 'a partitioned instance behind HAPr
     const proxied = await proxyInFrontOf(database.url);
     proxy = proxied.proxy;
     const config = (location: string) => ({ config: { database: { location }, trustProxy: ['127.0.0.1'] } });
-    instances = [await startTestServer(config(database.url)), await startTestServer(config(database.url)), await startTestServer(config(proxied.url))];
+    // The cut one's silence checks run every 100 ms with a 1 s limit (store/postgres/liveness.ts; 1.5 s and 2 s in production).
+    instances = [
+      await startTestServer(config(database.url)),
+      await startTestServer(config(database.url)),
+      await startTestServer({ ...config(proxied.url), storeLiveness: { intervalMs: 100, timeoutMs: 1000 } }),
+    ];
     temp = makeTempDir();
     front = await startHaproxyFront(
       temp.dir,

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { asObject, postJson, request } from '../../helpers/http';
 import { openSse, type SseClient } from '../../helpers/sse-client';
 import { startTestServer, type TestServer } from '../../helpers/test-server';
+import { until } from '../../helpers/eventually';
 
 // GET /v1/events against a real server with a real streaming reader: the current track at
 // once, live changes and updates, deletion, replay after Last-Event-ID or ?since= (in order, no
@@ -173,13 +174,10 @@ describe('GET /v1/events with a reader that stops reading', () => {
     await new Promise<void>((resolve) => stalled.once('connect', () => resolve()));
     stalled.write(`GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nLast-Event-ID: ${first}\r\n\r\n`);
     while (t.server.events.readerCount() < 1) await new Promise((resolve) => setImmediate(resolve));
-    // Once the kernel's buffers are full, what svc holds for it stops growing: one piece (about 16 KiB
-    // plus one record), far below the 300 records of 60 KB it asked for.
-    let previous = -1;
-    while (t.server.events.unsentBytes() !== previous) {
-      previous = t.server.events.unsentBytes();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    // The signal: its socket has stopped taking what was written (the kernel's buffers are full), so
+    // the replay waits for it. What svc holds for it then is one piece (about 16 KiB plus one
+    // record), far below the 300 records of 60 KB it asked for.
+    await until(() => t.server.events.waitingReaders() === 1, 'the replay waits for the stalled reader');
     expect(t.server.events.unsentBytes()).toBeLessThanOrEqual(16 * 1024 + 2 * BIG + 1024);
     expect(t.server.events.readerCount()).toBe(1);
     stalled.destroy();

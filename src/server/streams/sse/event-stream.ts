@@ -76,6 +76,8 @@ export interface EventStream {
   announce(event: string, data: object): void;
   /** Bytes written to readers that their sockets have not taken yet (what a slow reader costs). */
   unsentBytes(): number;
+  /** Readers whose socket has not taken what was written, so their replay waits for them (a count, for tests' signals). */
+  waitingReaders(): number;
   /** Ends every stream (a reader reconnects to whichever instance is up). */
   close(): void;
 }
@@ -240,6 +242,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       });
     },
     unsentBytes: () => [...readers.all].reduce((sum, reader) => sum + (reader.response?.writableLength ?? 0), 0),
+    waitingReaders: () => [...readers.all].filter((reader) => reader.response?.writableNeedDrain === true).length,
     close() {
       clearInterval(heartbeat);
       fanOut.clear();

@@ -63,7 +63,13 @@ export interface WsStreamOptions {
    * /wsartistfanartstream: every `intervalMs` (and on every change) the frame again, its
    * `artistfanartbase64` a random fanart of the artist, else the cover, else transparent.
    */
-  fanart?: { intervalMs: number; find: ImageLookup['find']; pick?: (count: number) => number };
+  fanart?: {
+    intervalMs: number;
+    find: ImageLookup['find'];
+    pick?: (count: number) => number;
+    /** The repeating timer (setInterval by default); answers its cancel. */
+    every?: (tick: () => void, ms: number) => () => void;
+  };
 }
 
 export interface WsStream {
@@ -170,9 +176,9 @@ export function createWsStream(options: WsStreamOptions): WsStream {
     socket.on('error', (error) => reportProtocolError('protocol', `wsstream: ${error.message}`));
     // The slideshow holds still while a complete reader waits for the new track's images.
     const tick = () => options.nowPlaying.current() && !(reader.complete && settling.pending()) && send(reader, true);
-    const slideshow = options.fanart ? setInterval(tick, options.fanart.intervalMs) : undefined;
+    const stopSlideshow = options.fanart ? (options.fanart.every ?? everyInterval)(tick, options.fanart.intervalMs) : undefined;
     socket.on('close', () => {
-      clearInterval(slideshow);
+      stopSlideshow?.();
       readers.delete(socket);
     });
     // A complete reader that connects while the current track is settling gets it when it has.
@@ -320,4 +326,10 @@ function wsStreamFrame(record: TrackRecord, images: CurrentImageSet, store: Pick
   }
   if (stored.length === 0) return JSON.stringify(head);
   return base64FieldFragments(head, stored);
+}
+
+/** The slideshow's real timer. */
+function everyInterval(tick: () => void, ms: number): () => void {
+  const timer = setInterval(tick, ms);
+  return () => clearInterval(timer);
 }

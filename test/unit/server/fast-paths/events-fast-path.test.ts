@@ -20,6 +20,7 @@ describe('the /v1/events fast path', () => {
     readerCount: () => 0,
     announce: () => undefined,
     unsentBytes: () => 0,
+    waitingReaders: () => 0,
     close: () => undefined,
   };
 
