@@ -144,11 +144,18 @@ class Readers {
     else this.replays.delete(client);
   }
 
-  drop(reader: Reader): void {
+  /**
+   * Closes a reader's stream. `reset`: a reader that stopped reading is reset (TCP RST), so the
+   * kernel frees what its socket still holds for it at once instead of trying to send it on.
+   */
+  drop(reader: Reader, reset = false): void {
     this.endReplay(reader);
     if (!this.all.delete(reader)) return;
     reader.queued.release();
-    if (reader.response && !reader.response.destroyed) reader.response.destroy();
+    const response = reader.response;
+    if (!response || response.destroyed) return;
+    if (reset && !response.socket?.destroyed) response.socket?.resetAndDestroy();
+    response.destroy();
   }
 
   /** Ends a stream without an error: the reader reconnects with the last id it got. */
@@ -165,7 +172,7 @@ class Readers {
     const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (!reader.queued.pushFits(bytes)) {
       this.report('slow', `events: a reader is too slow (${reader.queued.total()} bytes unsent); closing it (limits.maxQueuedBytes)`);
-      this.drop(reader);
+      this.drop(reader, true);
       return false;
     }
     reader.queued.add('push', bytes);

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { NowPlaying } from '../../../../../src/domain/current-track';
 import type { TrackRecord } from '../../../../../src/domain/track';
@@ -243,6 +244,35 @@ describe('SSE replays: never silently cut, strictly increasing', () => {
     const again = await openSse(`${t.url}?since=1`);
     expect(await ids(again, 2)).toEqual([2, 3]);
     for (const client of [...clients, again, over]) client.close();
+    await t.close();
+  });
+
+  // Issue 54, N13: 2,000 paused readers held 1,533 MiB of kernel TCP memory. A reader that stops
+  // reading is closed once its unsent events pass its share, and reset, so its socket's buffers go.
+  it('When a reader pauses its socket, then the server closes it once its unsent events pass the cap, seen by the socket closing', async () => {
+    const t = await setup(createWorkPool(), 3, 3);
+    const port = Number(new URL(t.url).port);
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let closed = false;
+    socket.on('error', () => undefined);
+    socket.on('close', () => (closed = true));
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause();
+    while (t.readers() === 0) await new Promise((resolve) => setImmediate(resolve));
+    const big = 'x'.repeat(64 * 1024);
+    // Events of 64 KiB until the server gives up on the paused reader (the kernel's buffers first, then svc's cap).
+    for (let dbid = 4; !closed; dbid += 1) {
+      t.nowPlaying.offer(record(dbid, `${big}${dbid}`));
+      await new Promise((resolve) => setImmediate(resolve));
+      // A paused socket does not read, so it learns of the reset when it reads again: only then.
+      if (t.readers() === 0) {
+        socket.resume();
+        await new Promise((resolve) => socket.once('close', resolve));
+      }
+    }
+    expect(closed).toBe(true);
+    expect(t.readers()).toBe(0);
     await t.close();
   });
 });
