@@ -14,9 +14,9 @@ const LAYERS = [
   ['pipeline', 'images', 'outputs', 'reports', 'recognition'],
   ['playlog', 'requests'],
   ['enrich'],
-  ['store/(open-store|health)\\.ts$', 'config'],
+  ['store/(open-store|health|image-memory-cache)\\.ts$', 'config'],
   ['store/sqlite', 'store/postgres'],
-  ['store/(?!(open-store|health)\\.ts$)[^/]+$'],
+  ['store/(?!(open-store|health|image-memory-cache)\\.ts$)[^/]+$'],
   ['domain'],
   ['(errors|log|signals|version|metrics)\\.ts$'],
 ];
